@@ -1,0 +1,41 @@
+# nse — run `make help` for the targets.
+SHELL := /bin/bash
+SWIFT ?= swift
+# Debian packages the build and the tests need.
+APT_PACKAGES := libsodium-dev libjansson-dev libcurl4-openssl-dev pkg-config python3 curl
+RELEASE_FLAGS := -c release --static-swift-stdlib
+RELEASE_BIN = $(shell $(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)
+DEBUG_BIN = $(shell $(SWIFT) build --show-bin-path)
+
+.PHONY: help deps build debug test demo bench clean
+
+help: ## Show this help.
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-7s %s\n", $$1, $$2}'
+
+deps: ## Install the Debian packages the build needs (only the missing ones).
+	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+build: deps ## Build the release binaries (static Swift runtime) into .build/release.
+	$(SWIFT) build $(RELEASE_FLAGS)
+	@echo "binaries: $(RELEASE_BIN)/nse $(RELEASE_BIN)/nse-extension"
+
+debug: deps
+	$(SWIFT) build
+
+test: deps ## Build, then run every test: unit tests and end-to-end tests of the built nse binary.
+	$(SWIFT) build
+	NSE_BIN_DIR="$(DEBUG_BIN)" $(SWIFT) test
+
+demo: build ## The main job on the embedded default: seal a message to a fresh device and show what the lock screen shows.
+	NSE_BIN_DIR="$(RELEASE_BIN)" bash scripts/demo.sh
+
+bench: build ## Benchmarks: nse run end to end against a C fork+exec floor measured in the same run.
+	NSE_BIN_DIR="$(RELEASE_BIN)" bash scripts/bench.sh
+
+clean: ## Remove build products.
+	rm -rf .build

@@ -1,0 +1,61 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// One set of settings for every Swift target: Swift 6 mode, explicit `any`, and imports that stay
+// internal unless a module's public API really exposes them (keeps C types out of public API).
+let swiftSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let argumentParser = Target.Dependency.product(name: "ArgumentParser", package: "swift-argument-parser")
+let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
+
+let package = Package(
+    name: "nse",
+    products: [
+        .executable(name: "nse", targets: ["nse"]),
+        .executable(name: "nse-extension", targets: ["nse-extension"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        // MARK: - C libraries (each touched by exactly one Swift file)
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(name: "CJansson", pkgConfig: "jansson", providers: [.apt(["libjansson-dev"])]),
+
+        // MARK: - Foundations
+        .target(name: "NSESystem"),
+        .target(name: "NSEJSON", dependencies: ["CJansson"]),
+        .target(name: "NSECrypto", dependencies: ["CSodium", "NSESystem"]),
+
+        // MARK: - The notification path: intake → device → extension → host
+        .target(name: "NSEPayload", dependencies: ["NSEJSON", "NSESystem"]),
+        .target(name: "NSEDevice", dependencies: ["NSECrypto", "NSEJSON", "NSEPayload", "NSESystem"]),
+        .target(name: "NSEExtension", dependencies: ["NSECrypto", "NSEDevice", "NSEJSON", "NSEPayload", "NSESystem"]),
+        .target(name: "NSEHost", dependencies: ["NSEDevice", "NSEJSON", "NSEPayload", "NSESystem"]),
+
+        // MARK: - Executables
+        .executableTarget(
+            name: "nse",
+            dependencies: [argumentParser, logging, "NSECrypto", "NSEDevice", "NSEHost", "NSEJSON", "NSEPayload", "NSESystem"]
+        ),
+        // The per-notification process: links the reference extension alone, so it starts fast and stays small.
+        .executableTarget(name: "nse-extension", dependencies: ["NSEExtension"]),
+
+        // MARK: - Tests
+        .testTarget(
+            name: "NSETests",
+            dependencies: ["NSECrypto", "NSEDevice", "NSEExtension", "NSEHost", "NSEJSON", "NSEPayload", "NSESystem"]
+        ),
+        .testTarget(name: "EndToEndTests", dependencies: ["NSEJSON", "NSESystem"]),
+    ]
+)
+
+for target in package.targets where target.type != .system {
+    target.swiftSettings = (target.swiftSettings ?? []) + swiftSettings
+}

@@ -1,0 +1,113 @@
+/// The sealed envelope that carries end-to-end-encrypted content, in a payload's `"enc"` key or a SIP MESSAGE body.
+///
+/// Text form (one line, URL-safe characters and dots only):
+/// ```
+/// nse1.x25519-sealedbox.<key id>.<base64url(crypto_box_seal(plaintext))>
+/// ```
+/// `nse1` names the format and its version, the second field the algorithm, the third the recipient key's
+/// ``PublicKey/keyID``, the last the sealed box (ephemeral public key, then the MAC'd ciphertext).
+public struct Envelope: Sendable, Equatable {
+    /// The format tag this build writes and reads.
+    public static let formatTag = "nse1"
+    /// The only algorithm of format 1.
+    public static let algorithm = "x25519-sealedbox"
+
+    /// The recipient key's identifier.
+    public var keyID: String
+    /// The sealed box.
+    public var sealed: [UInt8]
+
+    public init(keyID: String, sealed: [UInt8]) {
+        self.keyID = keyID
+        self.sealed = sealed
+    }
+
+    /// Seals `plaintext` to `recipient`.
+    public static func seal(_ plaintext: [UInt8], to recipient: PublicKey) throws(CryptoError) -> Envelope {
+        Envelope(keyID: recipient.keyID, sealed: try Sodium.seal(plaintext, to: recipient.bytes))
+    }
+
+    /// The one-line text form.
+    public var text: String {
+        "\(Envelope.formatTag).\(Envelope.algorithm).\(keyID).\(Base64.encodeURLSafe(sealed))"
+    }
+
+    /// Parses the text form.
+    public init(text: String) throws(EnvelopeError) {
+        let trimmed = text.trimmingASCIIWhitespace()
+        let fields = trimmed.split(separator: ".", omittingEmptySubsequences: false)
+        guard let tag = fields.first, tag.hasPrefix("nse") else {
+            throw EnvelopeError(.malformed, "the envelope does not start with a format tag like \"nse1\"")
+        }
+        guard tag == Envelope.formatTag else {
+            throw EnvelopeError(.unsupportedVersion, "envelope format \"\(tag.prefix(16))\" is not supported (this build reads \(Envelope.formatTag))")
+        }
+        guard fields.count == 4 else {
+            throw EnvelopeError(.malformed, "an \(Envelope.formatTag) envelope has 4 dot-separated fields, this one has \(fields.count)")
+        }
+        guard fields[1] == Envelope.algorithm else {
+            throw EnvelopeError(.unsupportedAlgorithm, "envelope algorithm \"\(fields[1].prefix(32))\" is not supported")
+        }
+        guard let sealed = Base64.decodeURLSafe(String(fields[3])) else {
+            throw EnvelopeError(.notBase64, "the envelope's sealed box is not URL-safe base64")
+        }
+        self.init(keyID: String(fields[2]), sealed: sealed)
+    }
+
+    /// Opens the envelope with the recipient's secret key.
+    public func open(with secretKey: SecretKey) throws(EnvelopeError) -> [UInt8] {
+        let publicKey: PublicKey
+        do { publicKey = try secretKey.publicKey() } catch {
+            throw EnvelopeError(.wrongKey, "the device's key pair is unusable: \(error.description)")
+        }
+        guard keyID == publicKey.keyID else {
+            throw EnvelopeError(.wrongKey, "the envelope is sealed to key \(keyID.prefix(16)), not to this device's key \(publicKey.keyID)")
+        }
+        guard sealed.count > Sodium.sealOverhead else {
+            throw EnvelopeError(.truncated, "the sealed box is \(sealed.count) bytes, shorter than its \(Sodium.sealOverhead)-byte overhead")
+        }
+        let opened: [UInt8]?
+        do { opened = try Sodium.open(sealed, publicKey: publicKey.bytes, secretKey: secretKey.bytes) } catch {
+            throw EnvelopeError(.authenticationFailed, error.description)
+        }
+        guard let opened else {
+            throw EnvelopeError(.authenticationFailed, "the sealed box does not authenticate (tampered, truncated or sealed to another key)")
+        }
+        return opened
+    }
+}
+
+/// Why an envelope could not be opened. Never carries plaintext or key bytes.
+public struct EnvelopeError: Error, Sendable, CustomStringConvertible, Equatable {
+    /// The kind of failure; its raw value is the machine-readable reason.
+    public enum Code: String, Sendable {
+        case malformed = "envelope-malformed"
+        case unsupportedVersion = "envelope-unsupported-version"
+        case unsupportedAlgorithm = "envelope-unsupported-algorithm"
+        case notBase64 = "envelope-not-base64"
+        case wrongKey = "envelope-wrong-key"
+        case truncated = "envelope-truncated"
+        case authenticationFailed = "envelope-authentication-failed"
+    }
+
+    public var code: Code
+    public var message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code.rawValue): \(message)" }
+}
+
+extension StringProtocol {
+    /// The text without leading and trailing spaces, tabs and line breaks.
+    func trimmingASCIIWhitespace() -> String {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
+        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else {
+            return ""
+        }
+        return String(self[first...last])
+    }
+}

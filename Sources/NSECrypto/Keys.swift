@@ -1,0 +1,131 @@
+/// An X25519 public key.
+public struct PublicKey: Sendable, Equatable {
+    /// The 32 key bytes.
+    public let bytes: [UInt8]
+
+    /// Wraps 32 bytes.
+    public init(bytes: [UInt8]) throws(CryptoError) {
+        guard bytes.count == Sodium.publicKeyBytes else {
+            throw CryptoError(code: .invalidKey, description: "a public key is \(Sodium.publicKeyBytes) bytes, not \(bytes.count)")
+        }
+        self.bytes = bytes
+    }
+
+    /// Parses standard or URL-safe base64.
+    public init(base64 text: String) throws(CryptoError) {
+        guard let bytes = Base64.decode(text) else {
+            throw CryptoError(code: .invalidKey, description: "the public key is not valid base64")
+        }
+        try self.init(bytes: bytes)
+    }
+
+    /// Standard base64 of the key.
+    public var base64: String { Base64.encode(bytes) }
+
+    /// The short identifier an envelope names its recipient by: URL-safe base64 of the first 8 bytes of
+    /// BLAKE2b-256 over the key.
+    public var keyID: String {
+        let digest = (try? Sodium.genericHash(bytes, length: 32)) ?? bytes
+        return Base64.encodeURLSafe(Array(digest.prefix(8)))
+    }
+}
+
+/// An X25519 secret key. Its bytes are wiped when the last copy goes away, and never printed.
+public final class SecretKey: Sendable, CustomStringConvertible {
+    let bytes: [UInt8]
+
+    /// Wraps 32 bytes.
+    public init(bytes: [UInt8]) throws(CryptoError) {
+        guard bytes.count == Sodium.secretKeyBytes else {
+            throw CryptoError(code: .invalidKey, description: "a secret key is \(Sodium.secretKeyBytes) bytes, not \(bytes.count)")
+        }
+        self.bytes = bytes
+    }
+
+    deinit {
+        var copy = bytes
+        Sodium.wipe(&copy)
+    }
+
+    /// The public key that belongs to this secret key.
+    public func publicKey() throws(CryptoError) -> PublicKey {
+        try PublicKey(bytes: Sodium.publicKey(forSecretKey: bytes))
+    }
+
+    /// The key in standard base64, for writing the key file only.
+    public func exportBase64() -> String { Base64.encode(bytes) }
+
+    public var description: String { "SecretKey(redacted)" }
+}
+
+/// A public/secret key pair.
+public struct KeyPair: Sendable {
+    public let publicKey: PublicKey
+    public let secretKey: SecretKey
+
+    public init(publicKey: PublicKey, secretKey: SecretKey) {
+        self.publicKey = publicKey
+        self.secretKey = secretKey
+    }
+
+    /// A fresh random key pair.
+    public static func generate() throws(CryptoError) -> KeyPair {
+        let (publicBytes, secretBytes) = try Sodium.keyPair()
+        return KeyPair(publicKey: try PublicKey(bytes: publicBytes), secretKey: try SecretKey(bytes: secretBytes))
+    }
+}
+
+/// Base64 through libsodium (constant-time).
+public enum Base64 {
+    /// Standard alphabet with padding.
+    public static func encode(_ bytes: [UInt8]) -> String { Sodium.base64(bytes, urlSafe: false) }
+    /// URL-safe alphabet without padding.
+    public static func encodeURLSafe(_ bytes: [UInt8]) -> String { Sodium.base64(bytes, urlSafe: true) }
+    /// Decodes the standard alphabet (padded) or the URL-safe one (unpadded); `nil` when neither fits.
+    public static func decode(_ text: String) -> [UInt8]? {
+        Sodium.decodeBase64(text, urlSafe: false) ?? Sodium.decodeBase64(text, urlSafe: true)
+    }
+    /// Decodes the URL-safe alphabet without padding only.
+    public static func decodeURLSafe(_ text: String) -> [UInt8]? { Sodium.decodeBase64(text, urlSafe: true) }
+}
+
+/// Secure randomness.
+public enum SecureRandom {
+    /// `count` random bytes.
+    public static func bytes(_ count: Int) throws(CryptoError) -> [UInt8] { try Sodium.randomBytes(count) }
+
+    /// Lowercase hex of `count` random bytes.
+    public static func hex(_ count: Int) throws(CryptoError) -> String { Hex.encode(try bytes(count)) }
+
+    /// A random RFC 4122 version-4 UUID, uppercase as iOS prints them.
+    public static func uuid() throws(CryptoError) -> String {
+        var raw = try bytes(16)
+        raw[6] = (raw[6] & 0x0F) | 0x40
+        raw[8] = (raw[8] & 0x3F) | 0x80
+        let hex = Hex.encode(raw).uppercased()
+        let characters = Array(hex)
+        return [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(characters[$0]) }.joined(separator: "-")
+    }
+}
+
+/// Hexadecimal text.
+public enum Hex {
+    private static let digits = Array("0123456789abcdef".utf8)
+
+    /// Lowercase hex.
+    public static func encode(_ bytes: [UInt8]) -> String {
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            output.append(digits[Int(byte >> 4)])
+            output.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+}
+
+/// Digests.
+public enum Digest {
+    /// SHA-256 of `bytes`.
+    public static func sha256(_ bytes: [UInt8]) throws(CryptoError) -> [UInt8] { try Sodium.sha256(bytes) }
+}

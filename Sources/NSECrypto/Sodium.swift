@@ -1,0 +1,123 @@
+import CSodium
+
+/// The bridge to libsodium: the only Swift file that touches its C API. Every failure becomes a thrown error.
+/// - SeeAlso: https://doc.libsodium.org/public-key_cryptography/sealed_boxes
+enum Sodium {
+    static let publicKeyBytes = Int(crypto_box_PUBLICKEYBYTES)
+    static let secretKeyBytes = Int(crypto_box_SECRETKEYBYTES)
+    static let sealOverhead = Int(crypto_box_sealbytes())
+
+    private static let initialized: Bool = sodium_init() >= 0
+
+    /// Initialises libsodium once; throws when it cannot start (no entropy source).
+    static func ensureInitialized() throws(CryptoError) {
+        guard initialized else { throw CryptoError(code: .unavailable, description: "libsodium could not be initialised") }
+    }
+
+    /// A fresh X25519 key pair.
+    static func keyPair() throws(CryptoError) -> (publicKey: [UInt8], secretKey: [UInt8]) {
+        try ensureInitialized()
+        var publicKey = [UInt8](repeating: 0, count: publicKeyBytes)
+        var secretKey = [UInt8](repeating: 0, count: secretKeyBytes)
+        guard crypto_box_keypair(&publicKey, &secretKey) == 0 else {
+            throw CryptoError(code: .unavailable, description: "libsodium could not make a key pair")
+        }
+        return (publicKey, secretKey)
+    }
+
+    /// The public key that belongs to `secretKey`.
+    static func publicKey(forSecretKey secretKey: [UInt8]) throws(CryptoError) -> [UInt8] {
+        try ensureInitialized()
+        guard secretKey.count == secretKeyBytes else {
+            throw CryptoError(code: .invalidKey, description: "a secret key is \(secretKeyBytes) bytes")
+        }
+        var publicKey = [UInt8](repeating: 0, count: publicKeyBytes)
+        guard crypto_scalarmult_base(&publicKey, secretKey) == 0 else {
+            throw CryptoError(code: .invalidKey, description: "the secret key is not a valid X25519 key")
+        }
+        return publicKey
+    }
+
+    /// `crypto_box_seal`: anonymous public-key encryption to `publicKey`.
+    static func seal(_ message: [UInt8], to publicKey: [UInt8]) throws(CryptoError) -> [UInt8] {
+        try ensureInitialized()
+        guard publicKey.count == publicKeyBytes else {
+            throw CryptoError(code: .invalidKey, description: "a public key is \(publicKeyBytes) bytes")
+        }
+        var sealed = [UInt8](repeating: 0, count: message.count + sealOverhead)
+        guard crypto_box_seal(&sealed, message, UInt64(message.count), publicKey) == 0 else {
+            throw CryptoError(code: .invalidKey, description: "libsodium refused to seal to this public key")
+        }
+        return sealed
+    }
+
+    /// `crypto_box_seal_open`; `nil` when the box was not sealed to this key pair or was altered.
+    static func open(_ sealed: [UInt8], publicKey: [UInt8], secretKey: [UInt8]) throws(CryptoError) -> [UInt8]? {
+        try ensureInitialized()
+        guard sealed.count >= sealOverhead else { return nil }
+        var message = [UInt8](repeating: 0, count: sealed.count - sealOverhead)
+        let status = crypto_box_seal_open(&message, sealed, UInt64(sealed.count), publicKey, secretKey)
+        return status == 0 ? message : nil
+    }
+
+    /// BLAKE2b with an output of `length` bytes.
+    static func genericHash(_ input: [UInt8], length: Int) throws(CryptoError) -> [UInt8] {
+        try ensureInitialized()
+        var output = [UInt8](repeating: 0, count: length)
+        guard crypto_generichash(&output, length, input, UInt64(input.count), nil, 0) == 0 else {
+            throw CryptoError(code: .unavailable, description: "libsodium could not hash")
+        }
+        return output
+    }
+
+    /// SHA-256.
+    static func sha256(_ input: [UInt8]) throws(CryptoError) -> [UInt8] {
+        try ensureInitialized()
+        var output = [UInt8](repeating: 0, count: Int(crypto_hash_sha256_BYTES))
+        crypto_hash_sha256(&output, input, UInt64(input.count))
+        return output
+    }
+
+    /// Cryptographically secure random bytes.
+    static func randomBytes(_ count: Int) throws(CryptoError) -> [UInt8] {
+        try ensureInitialized()
+        var output = [UInt8](repeating: 0, count: count)
+        randombytes_buf(&output, count)
+        return output
+    }
+
+    /// Base64 text; `urlSafe` uses `-_` and no padding.
+    static func base64(_ input: [UInt8], urlSafe: Bool) -> String {
+        let variant = urlSafe ? sodium_base64_VARIANT_URLSAFE_NO_PADDING : sodium_base64_VARIANT_ORIGINAL
+        let length = sodium_base64_encoded_len(input.count, variant)
+        var output = [CChar](repeating: 0, count: length)
+        _ = sodium_bin2base64(&output, length, input, input.count, variant)
+        return String(cString: output)
+    }
+
+    /// Decodes base64 (`urlSafe`: `-_`, no padding; otherwise the standard alphabet with padding);
+    /// `nil` when the text is not valid in that variant.
+    static func decodeBase64(_ text: String, urlSafe: Bool) -> [UInt8]? {
+        let variant = urlSafe ? sodium_base64_VARIANT_URLSAFE_NO_PADDING : sodium_base64_VARIANT_ORIGINAL
+        let input = Array(text.utf8)
+        var output = [UInt8](repeating: 0, count: input.count * 3 / 4 + 3)
+        var length = 0
+        var end: UnsafePointer<CChar>? = nil
+        let status = input.withUnsafeBufferPointer { buffer in
+            buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: max(buffer.count, 1)) {
+                sodium_base642bin(&output, output.count, $0, buffer.count, nil, &length, &end, variant)
+            }
+        }
+        guard status == 0, let end else { return nil }
+        let consumed = input.withUnsafeBufferPointer { buffer in
+            buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: max(buffer.count, 1)) { end - $0 }
+        }
+        guard consumed == input.count else { return nil }
+        return Array(output[0..<length])
+    }
+
+    /// Overwrites a buffer with zeros in a way the compiler cannot remove.
+    static func wipe(_ bytes: inout [UInt8]) {
+        bytes.withUnsafeMutableBytes { sodium_memzero($0.baseAddress, $0.count) }
+    }
+}

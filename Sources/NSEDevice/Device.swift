@@ -1,0 +1,222 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+public import NSECrypto
+public import NSEJSON
+public import NSEPayload
+import NSESystem
+
+/// An emulated app install: its App Group container folder, identity, keys, strings and shared state.
+///
+/// ```
+/// DIR/device.json                      identity, tokens, entitlements, locale, public key
+/// DIR/keys/private.key                 X25519 secret key, base64, mode 0600 (refused if others can read it)
+/// DIR/strings/Base.lproj/*.strings     the app's strings (Linphone defaults written at init)
+/// DIR/strings/<locale>.lproj/*.strings the user's own, for the device's locale
+/// DIR/store/                           the shared message store (SIP fetch)
+/// DIR/locks/                           cross-process locks
+/// DIR/logs/                            host logs (never plaintext)
+/// ```
+public struct Device: Sendable {
+    /// The container folder (absolute).
+    public let directory: String
+    /// The identity and settings.
+    public var config: DeviceConfig
+
+    /// Options for ``create(at:options:)``.
+    public struct Options: Sendable {
+        public var bundleID = "org.example.app"
+        public var teamID = "ABCDE12345"
+        public var filtering = false
+        public var locale = "en"
+        public init() {}
+    }
+
+    public var configPath: String { Path.join(directory, "device.json") }
+    public var secretKeyPath: String { Path.join(directory, "keys", "private.key") }
+    public var stringsDirectory: String { Path.join(directory, "strings") }
+    public var storeDirectory: String { Path.join(directory, "store") }
+    public var locksDirectory: String { Path.join(directory, "locks") }
+    public var logsDirectory: String { Path.join(directory, "logs") }
+
+    /// Creates a new container with a fresh key pair and push tokens.
+    public static func create(at path: String, options: Options = Options()) throws(DeviceError) -> Device {
+        try validate(options)
+        let directory = FileSystem.absolute(path)
+        let configPath = Path.join(directory, "device.json")
+        if FileSystem.exists(configPath) {
+            throw DeviceError(.alreadyExists, "\(directory) already holds a device (device.json exists)")
+        }
+        do {
+            let keyPair = try KeyPair.generate()
+            let config = DeviceConfig(
+                bundleID: options.bundleID, teamID: options.teamID, locale: options.locale, filtering: options.filtering,
+                remoteToken: try SecureRandom.hex(32), voipToken: try SecureRandom.hex(32),
+                publicKey: keyPair.publicKey.base64, keyID: keyPair.publicKey.keyID,
+                createdAt: Clock.rfc3339(unixSeconds: Clock.unixMilliseconds() / 1000))
+            let device = Device(directory: directory, config: config)
+            try FileSystem.createDirectory(directory, mode: 0o755)
+            try FileSystem.createDirectory(Path.join(directory, "keys"), mode: 0o700)
+            for folder in [device.storeDirectory, device.locksDirectory, device.logsDirectory] {
+                try FileSystem.createDirectory(folder, mode: 0o755)
+            }
+            try FileSystem.createDirectory(Path.join(device.stringsDirectory, "Base.lproj"), mode: 0o755)
+            try FileSystem.writeAtomically(
+                Path.join(device.stringsDirectory, "Base.lproj", "Localizable.strings"), Device.defaultStringsFile())
+            try FileSystem.writeAtomically(device.secretKeyPath, keyPair.secretKey.exportBase64() + "\n", mode: 0o600)
+            try device.save()
+            return device
+        } catch let error as SystemError {
+            throw DeviceError(.io, error.description)
+        } catch let error as CryptoError {
+            throw DeviceError(.io, error.description)
+        } catch let error as DeviceError {
+            throw error
+        } catch {
+            throw DeviceError(.io, "\(error)")
+        }
+    }
+
+    /// Opens an existing container.
+    public static func open(at path: String) throws(DeviceError) -> Device {
+        let directory = FileSystem.absolute(path)
+        let configPath = Path.join(directory, "device.json")
+        guard FileSystem.exists(configPath) else {
+            throw DeviceError(.notFound, "\(directory) is not a device (no device.json); create one with `nse device init \(path)`")
+        }
+        let bytes: [UInt8]?
+        do { bytes = try FileSystem.readFile(configPath, limit: 1024 * 1024) } catch {
+            throw DeviceError(.io, error.description)
+        }
+        guard let bytes else { throw DeviceError(.corrupt, "\(configPath) is larger than 1 MiB") }
+        let json: JSON
+        do { json = try JSON.parse(bytes) } catch { throw DeviceError(.corrupt, "\(configPath): \(error.description)") }
+        return Device(directory: directory, config: try DeviceConfig(json: json, path: configPath))
+    }
+
+    /// Opens the container at `path`, creating it with default options when it does not exist yet.
+    public static func openOrCreate(at path: String) throws(DeviceError) -> Device {
+        if FileSystem.exists(Path.join(path, "device.json")) { return try open(at: path) }
+        return try create(at: path)
+    }
+
+    /// The default container: `$NSE_DEVICE`, else `$XDG_DATA_HOME/nse/device`, else `~/.local/share/nse/device`.
+    public static func defaultDirectory() -> String {
+        if let explicit = Environment.get("NSE_DEVICE") { return explicit }
+        if let data = Environment.get("XDG_DATA_HOME") { return Path.join(data, "nse", "device") }
+        let home = Environment.get("HOME") ?? "/tmp"
+        return Path.join(home, ".local", "share", "nse", "device")
+    }
+
+    /// Writes `device.json`.
+    public func save() throws(DeviceError) {
+        do {
+            try FileSystem.writeAtomically(configPath, config.json.serialized(.pretty) + "\n")
+        } catch {
+            throw DeviceError(.io, error.description)
+        }
+    }
+
+    /// Reads the secret key, refusing a key file that anyone but the owner can read.
+    public func secretKey() throws(DeviceError) -> SecretKey {
+        let mode: mode_t
+        do { mode = try FileSystem.permissions(secretKeyPath) } catch {
+            throw DeviceError(.notFound, "the device's private key is missing: \(error.description)")
+        }
+        guard mode & 0o077 == 0 else {
+            throw DeviceError(
+                .insecureKey,
+                "\(secretKeyPath) has mode \(String(mode, radix: 8)); refusing a private key that others can access (chmod 600 it)")
+        }
+        let text: String?
+        do { text = try FileSystem.readText(secretKeyPath, limit: 4096) } catch { throw DeviceError(.io, error.description) }
+        guard let text, let bytes = Base64.decode(text.filter { !$0.isWhitespace }) else {
+            throw DeviceError(.corrupt, "\(secretKeyPath) does not hold a base64 key")
+        }
+        let key: SecretKey
+        do { key = try SecretKey(bytes: bytes) } catch { throw DeviceError(.corrupt, "\(secretKeyPath): \(error.description)") }
+        return key
+    }
+
+    /// The device's public key.
+    public func publicKey() throws(DeviceError) -> PublicKey {
+        do { return try PublicKey(base64: config.publicKey) } catch {
+            throw DeviceError(.corrupt, "\(configPath): public_key: \(error.description)")
+        }
+    }
+
+    /// The app's strings for the device's locale: Linphone's defaults, then `Base.lproj`, then the language
+    /// (`fr.lproj`), then the full tag (`fr-FR.lproj`); later files win. Unreadable files are skipped and listed.
+    public func strings() -> (table: StringsTable, problems: [String]) {
+        var table = StringsTable.linphoneDefaults
+        var problems: [String] = []
+        var folders = ["Base.lproj"]
+        let language = String(config.locale.split(separator: "-").first ?? "")
+        if !language.isEmpty { folders.append("\(language).lproj") }
+        if config.locale != language { folders.append("\(config.locale).lproj") }
+        for folder in folders {
+            let path = Path.join(stringsDirectory, folder)
+            guard FileSystem.isDirectory(path), let names = try? FileSystem.contents(ofDirectory: path) else { continue }
+            for name in names where name.hasSuffix(".strings") {
+                let file = Path.join(path, name)
+                do {
+                    guard let text = try FileSystem.readText(file, limit: 1024 * 1024) else {
+                        problems.append("\(file): larger than 1 MiB")
+                        continue
+                    }
+                    table = table.merging(try StringsTable(stringsFile: text))
+                } catch let error as StringsFileError {
+                    problems.append("\(file): \(error.description)")
+                } catch {
+                    problems.append("\(file): \(error)")
+                }
+            }
+        }
+        return (table, problems)
+    }
+
+    /// Whether `token` is one of this device's push tokens (hex, case-insensitive).
+    public func ownsToken(_ token: String) -> Bool {
+        let lowered = token.lowercased()
+        return lowered == config.remoteToken.lowercased() || lowered == config.voipToken.lowercased()
+    }
+
+    /// What `nse device show` prints.
+    public func summary() -> JSON {
+        var object = config.json.objectValue ?? JSONObject()
+        object["format"] = nil
+        var result: JSONObject = ["directory": .string(directory)]
+        for (key, value) in object { result[key] = value }
+        let (table, problems) = strings()
+        result["strings"] = .object(JSONObject(table.entries.sorted { $0.key < $1.key }.map { (key: $0.key, value: JSON.string($0.value)) }))
+        if !problems.isEmpty { result["strings_problems"] = .array(problems.map(JSON.string)) }
+        let keyMode = (try? FileSystem.permissions(secretKeyPath)).map { String($0, radix: 8) }
+        result["private_key"] = ["path": .string(secretKeyPath), "mode": .string(keyMode)]
+        return .object(result)
+    }
+
+    static func validate(_ options: Options) throws(DeviceError) {
+        func plain(_ text: String) -> Bool {
+            !text.isEmpty && text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-" || $0 == "_") }
+        }
+        guard plain(options.bundleID), options.bundleID.contains(".") else {
+            throw DeviceError(.invalidOption, "bundle id \"\(options.bundleID)\" is not reverse-DNS (letters, digits, '.', '-')")
+        }
+        guard options.teamID.count == 10, options.teamID.allSatisfy({ $0.isASCII && ($0.isUppercase || $0.isNumber) }) else {
+            throw DeviceError(.invalidOption, "team id \"\(options.teamID)\" is not 10 uppercase letters or digits")
+        }
+        guard plain(options.locale) else {
+            throw DeviceError(.invalidOption, "locale \"\(options.locale)\" is not a language tag like en or fr-FR")
+        }
+    }
+
+    static func defaultStringsFile() -> String {
+        var lines = ["/* The app's strings (Linphone's defaults). Add your own .strings files in <locale>.lproj/. */"]
+        for (key, value) in StringsTable.linphoneDefaults.entries.sorted(by: { $0.key < $1.key }) {
+            lines.append("\"\(key)\" = \"\(value)\";")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

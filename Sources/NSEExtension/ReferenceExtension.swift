@@ -1,0 +1,71 @@
+public import NSEJSON
+public import NSEPayload
+import NSECrypto
+import NSEDevice
+import NSESystem
+
+/// nse's reference Notification Service Extension: opens the sealed content and rewrites the notification,
+/// or falls back to the app's localized `loc-key` text.
+public struct ReferenceExtension {
+    public init() {}
+
+    /// Runs one request over the protocol on stdin/stdout; returns the process exit status.
+    public func main() -> Int32 {
+        let channel = ExtensionChannel()
+        let request: ServiceRequest
+        do {
+            guard case .request(let received)? = try channel.next() else {
+                StandardStreams.writeError("nse-extension: the host closed the pipe before sending a request\n")
+                return 70
+            }
+            request = received
+        } catch {
+            StandardStreams.writeError("nse-extension: \(error.description)\n")
+            return 70
+        }
+        channel.send(.content(process(request)))
+        return 0
+    }
+
+    /// Decides the content for one request (`didReceive(_:withContentHandler:)`).
+    public func process(_ request: ServiceRequest) -> DeliveredContent {
+        let payload = Payload(root: request.payload)
+        let device: Device
+        do { device = try Device.open(at: request.container) } catch {
+            return Rewriter(payload: payload, strings: .linphoneDefaults).fallback(reason: "container-unavailable: \(error.description)")
+        }
+        let rewriter = Rewriter(payload: payload, strings: device.strings().table)
+        if let envelope = payload.envelope {
+            return openEnvelope(envelope, device: device, rewriter: rewriter)
+        }
+        if let room = payload.chatRoomAddress {
+            return rewriter.chatRoomInvitation(room: room, subject: nil)
+        }
+        if let callID = payload.callID {
+            return rewriter.fallback(
+                reason: "fetch-unavailable: the payload names Call-ID \(callID) but the device has no SIP account to fetch it with")
+        }
+        return rewriter.fallback(reason: "no-content: the payload has neither \"enc\" nor a Call-ID to fetch")
+    }
+
+    private func openEnvelope(_ text: String, device: Device, rewriter: Rewriter) -> DeliveredContent {
+        let secretKey: SecretKey
+        do { secretKey = try device.secretKey() } catch {
+            return rewriter.fallback(reason: "key-unavailable: \(error.description)")
+        }
+        let plaintext: Plaintext
+        do {
+            let envelope = try Envelope(text: text)
+            var bytes = try envelope.open(with: secretKey)
+            defer { for index in bytes.indices { bytes[index] = 0 } }
+            plaintext = try Plaintext(bytes)
+        } catch let error as EnvelopeError {
+            return rewriter.fallback(reason: error.description)
+        } catch let error as PlaintextError {
+            return rewriter.fallback(reason: error.description)
+        } catch {
+            return rewriter.fallback(reason: "envelope-error: \(error)")
+        }
+        return rewriter.rewrite(plaintext, source: "enc")
+    }
+}

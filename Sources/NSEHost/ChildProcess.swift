@@ -1,0 +1,158 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import NSESystem
+
+/// A child process with pipes on its stdin, stdout and stderr, in its own process group.
+///
+/// Spawned with `posix_spawn` rather than a process library because the host needs what `wait4` reports
+/// (peak RSS) and `/proc/PID/status` while it runs (the memory limit), and must signal the whole group.
+final class ChildProcess {
+    let pid: pid_t
+    /// Write end of the child's stdin (-1 once closed).
+    private(set) var stdinFD: Int32
+    /// Read end of the child's stdout.
+    let stdoutFD: Int32
+    /// Read end of the child's stderr.
+    let stderrFD: Int32
+    private(set) var exit: ExitInfo?
+
+    /// How a process ended, with what `wait4` measured.
+    struct ExitInfo {
+        var status: Int32
+        var usage: rusage
+
+        var exitCode: Int32? { (status & 0x7f) == 0 ? (status >> 8) & 0xff : nil }
+        var signal: Int32? { (status & 0x7f) != 0 && (status & 0x7f) != 0x7f ? status & 0x7f : nil }
+        var peakRSSKilobytes: Int { Int(usage.ru_maxrss) }
+    }
+
+    private init(pid: pid_t, stdinFD: Int32, stdoutFD: Int32, stderrFD: Int32) {
+        self.pid = pid
+        self.stdinFD = stdinFD
+        self.stdoutFD = stdoutFD
+        self.stderrFD = stderrFD
+    }
+
+    deinit {
+        closeStdin()
+        close(stdoutFD)
+        close(stderrFD)
+        if exit == nil {
+            kill(-pid, SIGKILL)
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
+        }
+    }
+
+    /// Starts `arguments[0]` (looked up on `PATH` when it has no slash) with the given arguments.
+    static func spawn(_ arguments: [String]) throws(SystemError) -> ChildProcess {
+        precondition(!arguments.isEmpty)
+        var stdinPipe: [Int32] = [-1, -1]
+        var stdoutPipe: [Int32] = [-1, -1]
+        var stderrPipe: [Int32] = [-1, -1]
+        guard makePipe(&stdinPipe) else { throw SystemError.current("pipe") }
+        guard makePipe(&stdoutPipe) else {
+            closeAll(stdinPipe)
+            throw SystemError.current("pipe")
+        }
+        guard makePipe(&stderrPipe) else {
+            closeAll(stdinPipe + stdoutPipe)
+            throw SystemError.current("pipe")
+        }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, stdinPipe[0], 0)
+        posix_spawn_file_actions_adddup2(&actions, stdoutPipe[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, stderrPipe[1], 2)
+
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        // Its own process group (so the whole group can be killed), default signal dispositions (the host
+        // ignores SIGPIPE; the child must not inherit that), and an empty signal mask.
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGPIPE)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        var mask = sigset_t()
+        sigemptyset(&mask)
+        posix_spawnattr_setsigmask(&attributes, &mask)
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+
+        var pid: pid_t = 0
+        let argv = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        let status = posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, environ)
+        close(stdinPipe[0])
+        close(stdoutPipe[1])
+        close(stderrPipe[1])
+        guard status == 0 else {
+            closeAll([stdinPipe[1], stdoutPipe[0], stderrPipe[0]])
+            throw SystemError(errnoCode: status, operation: "spawn", path: arguments[0])
+        }
+        for descriptor in [stdoutPipe[0], stderrPipe[0]] {
+            _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+        }
+        return ChildProcess(pid: pid, stdinFD: stdinPipe[1], stdoutFD: stdoutPipe[0], stderrFD: stderrPipe[0])
+    }
+
+    /// A pipe whose ends are closed on exec (the child gets only the ends dup'ed onto 0, 1 and 2).
+    private static func makePipe(_ ends: inout [Int32]) -> Bool {
+        guard pipe(&ends) == 0 else { return false }
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        return true
+    }
+
+    private static func closeAll(_ descriptors: [Int32]) {
+        for descriptor in descriptors where descriptor >= 0 { close(descriptor) }
+    }
+
+    /// Writes bytes to the child's stdin; `false` when the child no longer reads it.
+    @discardableResult
+    func writeStdin(_ bytes: [UInt8]) -> Bool {
+        guard stdinFD >= 0 else { return false }
+        return FileSystem.writeFully(fd: stdinFD, bytes) == nil
+    }
+
+    /// Closes the child's stdin (the child reads end-of-file).
+    func closeStdin() {
+        if stdinFD >= 0 {
+            close(stdinFD)
+            stdinFD = -1
+        }
+    }
+
+    /// Sends `signal` to the child's whole process group.
+    func signalGroup(_ signal: Int32) {
+        if exit == nil { kill(-pid, signal) }
+    }
+
+    /// Reaps the child if it has ended (`blocking` waits for it).
+    @discardableResult
+    func reap(blocking: Bool) -> ExitInfo? {
+        if let exit { return exit }
+        var status: Int32 = 0
+        var usage = rusage()
+        while true {
+            let result = wait4(pid, &status, blocking ? 0 : WNOHANG, &usage)
+            if result == pid {
+                exit = ExitInfo(status: status, usage: usage)
+                return exit
+            }
+            if result < 0 && errno == EINTR { continue }
+            return nil
+        }
+    }
+
+    /// The child's peak resident set so far (`VmHWM` in `/proc/PID/status`), in kilobytes.
+    func peakRSSKilobytes() -> Int? {
+        guard exit == nil, let text = try? FileSystem.readText("/proc/\(pid)/status", limit: 64 * 1024) else { return nil }
+        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return nil }
+        return Int(line.dropFirst(6).filter { $0.isNumber })
+    }
+}

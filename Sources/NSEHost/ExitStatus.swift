@@ -1,0 +1,17 @@
+/// nse's exit statuses (sysexits.h), documented in docs/cli.md.
+public enum ExitStatus: Int32, Sendable {
+    /// Any outcome a device could show: rewritten, fallback, original, suppressed, not-invoked.
+    case ok = 0
+    /// Bad command-line usage.
+    case usage = 64
+    /// The payload was rejected (the result is still printed).
+    case rejected = 65
+    /// An input file does not exist or cannot be read.
+    case noInput = 66
+    /// An internal error.
+    case software = 70
+    /// Reading or writing failed.
+    case ioError = 74
+    /// The device or configuration is missing, invalid or unsafe.
+    case config = 78
+}

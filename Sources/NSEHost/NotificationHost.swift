@@ -1,0 +1,138 @@
+public import NSEDevice
+import NSECrypto
+import NSEJSON
+public import NSEPayload
+import NSESystem
+
+/// "iOS": decides whether the extension runs, runs one fresh extension process per notification under the
+/// budget and memory limit, and applies Apple's content rules to what comes back.
+public struct NotificationHost: Sendable {
+    public var device: Device
+    public var limits: ExtensionLimits
+    /// The extension program and its arguments.
+    public var extensionCommand: [String]
+
+    public init(device: Device, limits: ExtensionLimits = ExtensionLimits(), extensionCommand: [String]) {
+        self.device = device
+        self.limits = limits
+        self.extensionCommand = extensionCommand
+    }
+
+    /// The reference extension: `$NSE_EXTENSION`, else `nse-extension` beside the running executable,
+    /// else `nse-extension` on `PATH`.
+    public static func referenceExtensionCommand() -> [String] {
+        if let explicit = Environment.get("NSE_EXTENSION") { return [explicit] }
+        if let executable = FileSystem.executablePath() {
+            let sibling = Path.join(Path.dirname(executable), "nse-extension")
+            if FileSystem.isExecutable(sibling) { return [sibling] }
+        }
+        return ["nse-extension"]
+    }
+
+    /// A user's extension command line, run through `/bin/sh` with `exec` so the measured process is theirs.
+    public static func shellCommand(_ commandLine: String) -> [String] {
+        ["/bin/sh", "-c", "exec \(commandLine)"]
+    }
+
+    /// Takes one push from intake to the host's verdict.
+    public func deliver(_ bytes: [UInt8], pushType: PushType, source: PayloadSource) -> NotificationResult {
+        let start = Clock.monotonicNanoseconds()
+        let requestID = (try? SecureRandom.uuid()) ?? "00000000-0000-4000-8000-000000000000"
+        let payload: Payload
+        do {
+            payload = try Intake.accept(bytes, pushType: pushType, source: source, bundleID: device.config.bundleID)
+        } catch {
+            var result = NotificationResult(
+                outcome: .rejected, reason: error.description, requestID: requestID, pushType: pushType)
+            result.rejectionReason = error.reason.rawValue
+            result.timings = [("intake", Clock.millisecondsSince(start)), ("total", Clock.millisecondsSince(start))]
+            return result
+        }
+        let intakeMilliseconds = Clock.millisecondsSince(start)
+        let (strings, stringProblems) = device.strings()
+        var result = decide(payload, pushType: pushType, requestID: requestID, strings: strings)
+        result.warnings = payload.warnings + stringProblems + result.warnings
+        result.timings.insert(("intake", intakeMilliseconds), at: 0)
+        result.timings.append(("total", Clock.millisecondsSince(start)))
+        log(result)
+        return result
+    }
+
+    private func decide(_ payload: Payload, pushType: PushType, requestID: String, strings: StringsTable) -> NotificationResult {
+        let original = Display(alert: payload.aps.alert, strings: strings)
+        func notInvoked(_ reason: String, shown: Bool) -> NotificationResult {
+            NotificationResult(
+                outcome: .notInvoked, reason: reason, requestID: requestID, pushType: pushType,
+                notification: shown ? payload.root : nil, display: shown ? original : nil)
+        }
+        switch pushType {
+        case .background:
+            return notInvoked("background push: delivered to the app, no alert, the extension is not run", shown: false)
+        case .voip:
+            return notInvoked("voip push: delivered to PushKit, not to a Notification Service Extension", shown: false)
+        case .alert:
+            break
+        }
+        if case .none = payload.aps.alert {
+            if payload.aps.contentAvailable {
+                return notInvoked("no alert (content-available only): a background push, the extension is not run", shown: false)
+            }
+            return notInvoked("no alert: a badge/sound-only push never reaches the extension", shown: false)
+        }
+        guard original.hasText else {
+            return notInvoked("the alert has no visible text: nothing to show, the extension is not run", shown: false)
+        }
+        guard payload.aps.mutableContent else {
+            return notInvoked("aps.mutable-content is not 1: iOS shows the alert as sent", shown: true)
+        }
+        return runExtension(payload, pushType: pushType, requestID: requestID, strings: strings, original: original)
+    }
+
+    private func runExtension(
+        _ payload: Payload, pushType: PushType, requestID: String, strings: StringsTable, original: Display
+    ) -> NotificationResult {
+        let budgetMilliseconds = Int64(limits.budget * 1000)
+        let request = ServiceRequest(
+            requestID: requestID, pushType: pushType, payload: payload.root, container: device.directory,
+            budgetMilliseconds: budgetMilliseconds, deadlineUnixMilliseconds: Clock.unixMilliseconds() + budgetMilliseconds)
+        let run = ExtensionRun.run(command: extensionCommand, request: request, limits: limits)
+        var result = ContentRules.verdict(
+            run: run, original: payload, originalDisplay: original, strings: strings, filtering: device.config.filtering,
+            limits: limits)
+        result.requestID = requestID
+        result.pushType = pushType
+        result.extensionReport = NotificationResult.ExtensionReport(
+            command: extensionCommand, wallMilliseconds: run.wallMilliseconds, peakRSSKilobytes: run.peakRSSKilobytes,
+            exitCode: run.exitCode, exitSignal: run.exitSignal, killed: run.killedName,
+            timeWillExpireSent: run.expirySent, stderr: run.stderrTail, info: run.delivered?.info)
+        result.timings.append(("extension", run.wallMilliseconds))
+        return result
+    }
+
+    /// One line per notification in the container's host log: no content, no reasons (they may quote a
+    /// user's extension), only what happened and how long it took.
+    private func log(_ result: NotificationResult) {
+        var line: JSONObject = [
+            "at": .int(Clock.unixMilliseconds()), "request_id": .string(result.requestID),
+            "push_type": .string(result.pushType.rawValue), "outcome": .string(result.outcome.rawValue),
+        ]
+        if let report = result.extensionReport {
+            line["wall_ms"] = .double(NotificationResult.rounded(report.wallMilliseconds))
+            line["peak_rss_kb"] = JSON.int(report.peakRSSKilobytes)
+            line["killed"] = JSON.string(report.killed)
+        }
+        try? FileSystem.append(Path.join(device.logsDirectory, "host.jsonl"), JSON.object(line).serializedBytes() + [0x0A])
+    }
+}
+
+extension ExtensionRun {
+    var killedName: String? {
+        switch termination {
+        case .exited: nil
+        case .budget: "budget"
+        case .memory: "memory"
+        case .spawnFailed: "spawn"
+        case .protocolViolation: "protocol"
+        }
+    }
+}

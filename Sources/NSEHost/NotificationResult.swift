@@ -1,0 +1,111 @@
+public import NSEJSON
+public import NSEPayload
+
+/// The host's verdict on one notification: the same document whichever entry point was used (docs/result.md).
+public struct NotificationResult: Sendable {
+    /// What the user ends up with.
+    public enum Outcome: String, Sendable {
+        /// The extension's rewrite is shown.
+        case rewritten
+        /// The extension's fallback (or its best attempt after the expiry notice) is shown.
+        case fallback
+        /// iOS shows the payload's own alert (extension failed, or broke a content rule).
+        case original
+        /// Nothing is shown (empty content with the filtering entitlement).
+        case suppressed
+        /// The extension was not run (not a mutable-content alert); iOS shows the payload as it is, or nothing.
+        case notInvoked = "not-invoked"
+        /// APNs or intake refused the payload.
+        case rejected
+    }
+
+    /// Measurements of the extension process.
+    public struct ExtensionReport: Sendable {
+        public var command: [String]
+        public var wallMilliseconds: Double
+        public var peakRSSKilobytes: Int?
+        public var exitCode: Int32?
+        public var exitSignal: Int32?
+        /// "budget", "memory", "protocol", "spawn" or nil when it ended on its own.
+        public var killed: String?
+        public var timeWillExpireSent: Bool
+        public var stderr: String
+        public var info: JSONObject?
+    }
+
+    public var outcome: Outcome
+    public var reason: String
+    public var requestID: String
+    public var pushType: PushType
+    /// The content as delivered to the lock screen (aps + user info), nil when nothing is shown.
+    public var notification: JSONObject?
+    /// What the user reads, nil when nothing is shown.
+    public var display: Display?
+    /// Reserved for the VoIP call-report path.
+    public var callReport: JSON = .null
+    public var extensionReport: ExtensionReport?
+    public var warnings: [String] = []
+    public var timings: [(String, Double)] = []
+    /// For rejections: APNs's reason string.
+    public var rejectionReason: String?
+
+    /// Whether a device could show this outcome (exit status 0) rather than a refusal (65).
+    public var isRejected: Bool { outcome == .rejected }
+
+    /// The documented JSON form.
+    public var json: JSON {
+        var object: JSONObject = [
+            "outcome": .string(outcome.rawValue),
+            "reason": .string(reason),
+            "request_id": .string(requestID),
+            "push_type": .string(pushType.rawValue),
+        ]
+        if let rejectionReason { object["apns_reason"] = .string(rejectionReason) }
+        object["notification"] = notification.map(JSON.object) ?? .null
+        object["display"] = display.map { ["title": .string($0.title), "subtitle": .string($0.subtitle), "body": .string($0.body)] } ?? .null
+        object["call_report"] = callReport
+        if let report = extensionReport {
+            var exit: JSONObject = [:]
+            if let code = report.exitCode { exit["code"] = .int(Int64(code)) }
+            if let signal = report.exitSignal { exit["signal"] = .int(Int64(signal)) }
+            var extensionObject: JSONObject = [
+                "command": .array(report.command.map(JSON.string)),
+                "wall_ms": .double(NotificationResult.rounded(report.wallMilliseconds)),
+                "peak_rss_kb": JSON.int(report.peakRSSKilobytes),
+                "exit": .object(exit),
+                "killed": JSON.string(report.killed),
+                "time_will_expire_sent": .bool(report.timeWillExpireSent),
+            ]
+            if let info = report.info { extensionObject["info"] = .object(info) }
+            if !report.stderr.isEmpty { extensionObject["stderr"] = .string(report.stderr) }
+            object["extension"] = .object(extensionObject)
+        } else {
+            object["extension"] = .null
+        }
+        object["warnings"] = .array(warnings.map(JSON.string))
+        object["timings_ms"] = .object(JSONObject(timings.map { (key: $0.0, value: JSON.double(NotificationResult.rounded($0.1))) }))
+        return .object(object)
+    }
+
+    static func rounded(_ value: Double) -> Double { (value * 1000).rounded() / 1000 }
+
+    /// A short human-readable form (`--format text`).
+    public var text: String {
+        var lines = ["outcome:  \(outcome.rawValue)", "reason:   \(reason)"]
+        if let display {
+            lines.append("title:    \(display.title)")
+            if !display.subtitle.isEmpty { lines.append("subtitle: \(display.subtitle)") }
+            lines.append("body:     \(display.body)")
+        } else {
+            lines.append("display:  (nothing shown)")
+        }
+        if let report = extensionReport {
+            var exit = report.exitCode.map { "exit \($0)" } ?? report.exitSignal.map { "signal \($0)" } ?? "not run"
+            if let killed = report.killed { exit += ", killed (\(killed))" }
+            let rss = report.peakRSSKilobytes.map { "\($0 / 1024).\($0 % 1024 * 10 / 1024) MB" } ?? "?"
+            lines.append("extension: \(NotificationResult.rounded(report.wallMilliseconds)) ms, peak RSS \(rss), \(exit)")
+        }
+        for warning in warnings { lines.append("warning:  \(warning)") }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

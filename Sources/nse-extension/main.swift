@@ -1,0 +1,9 @@
+import NSEExtension
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+exit(ReferenceExtension().main())

@@ -1,0 +1,33 @@
+import ArgumentParser
+import Logging
+import NSESystem
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `nse`: a Linux emulator of the iOS Notification Service Extension path.
+@main
+struct NSE: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "nse",
+        abstract: "Run iOS Notification Service Extension pushes on Linux: one extension process per notification, under iOS's rules.",
+        discussion: "Exit status: 0 any outcome a device could show, 64 usage, 65 payload rejected, 66 input missing, 74 I/O error, 78 device or configuration problem.",
+        subcommands: [RunCommand.self, SealCommand.self, DeviceCommand.self]
+    )
+
+    static func main() {
+        signal(SIGPIPE, SIG_IGN)
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = Environment.get("NSE_LOG_LEVEL").flatMap(Logger.Level.init(rawValue:)) ?? .warning
+            return handler
+        }
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            exit(withError: error)
+        }
+    }
+}

@@ -1,0 +1,69 @@
+import ArgumentParser
+import NSEJSON
+import NSEHost
+import NSEPayload
+import NSESystem
+
+/// `nse run`: one push, one extension process, the host's verdict on stdout.
+struct RunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Deliver one push payload to the device and print what iOS would show, and why.",
+        discussion: "The payload is APNs JSON from stdin, a file, or a simctl .apns file. Exit status 0 for any outcome a device could show, 65 when the payload is rejected (the result is still printed).")
+
+    @OptionGroup var deviceOption: DeviceOption
+
+    @Argument(help: ArgumentHelp("The payload: a JSON file, a simctl .apns file, or - for stdin.", valueName: "payload"))
+    var payload: String?
+
+    @Option(help: "The apns-push-type: alert, background or voip.")
+    var pushType: String = "alert"
+
+    @Option(help: "Seconds before serviceExtensionTimeWillExpire (decimals allowed).")
+    var budget: Double = 30
+
+    @Option(help: "Seconds the extension has after the expiry notice before it is killed.")
+    var grace: Double = 1
+
+    @Option(help: "Peak memory allowed to the extension, in MB (iOS: 24).")
+    var memoryLimit: Double = 24
+
+    @Option(name: .customLong("extension"), help: ArgumentHelp("Run this command as the extension instead of the reference one (see docs/protocol.md).", valueName: "cmd"))
+    var extensionCommand: String?
+
+    @Option(help: "Output format: json or text.")
+    var format: String = "json"
+
+    func validate() throws {
+        guard PushType(rawValue: pushType) != nil else { throw ValidationError("--push-type must be alert, background or voip") }
+        guard budget > 0, budget <= 3600 else { throw ValidationError("--budget must be between 0 and 3600 seconds") }
+        guard grace >= 0, grace <= 60 else { throw ValidationError("--grace must be between 0 and 60 seconds") }
+        guard memoryLimit > 0, memoryLimit <= 4096 else { throw ValidationError("--memory-limit must be between 0 and 4096 MB") }
+        guard ["json", "text"].contains(format) else { throw ValidationError("--format must be json or text") }
+        if let extensionCommand, extensionCommand.allSatisfy({ $0 == " " }) { throw ValidationError("--extension needs a command") }
+    }
+
+    func run() throws {
+        do {
+            let device = try deviceOption.open()
+            let pushType = PushType(rawValue: pushType)!
+            // Read a little past the limit so an oversize payload is measured, not truncated.
+            let (bytes, _) = try readInput(payload, limit: 1024 * 1024)
+            let source: PayloadSource = (payload == nil || payload == "-") ? .stdin : .file(payload!)
+            guard let bytes else { throw Failure(.rejected, "\(source.name): the payload is larger than 1 MiB (PayloadTooLarge)") }
+            let command = extensionCommand.map(NotificationHost.shellCommand) ?? NotificationHost.referenceExtensionCommand()
+            let host = NotificationHost(
+                device: device,
+                limits: ExtensionLimits(budget: budget, grace: grace, memoryLimitKilobytes: Int(memoryLimit * 1024)),
+                extensionCommand: command)
+            let result = host.deliver(bytes, pushType: pushType, source: source)
+            StandardStreams.writeOut(format == "text" ? result.text : result.json.serialized(.pretty) + "\n")
+            if result.isRejected {
+                StandardStreams.writeError("nse: payload rejected: \(result.reason)\n")
+                throw ExitCode(ExitStatus.rejected.rawValue)
+            }
+        } catch let failure as Failure {
+            throw failure.exit()
+        }
+    }
+}

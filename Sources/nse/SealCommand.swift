@@ -1,0 +1,46 @@
+import ArgumentParser
+import NSEDevice
+import NSECrypto
+import NSEHost
+import NSEJSON
+import NSEPayload
+import NSESystem
+
+/// `nse seal`: what the sender's app does, seal a plaintext to the device's public key.
+struct SealCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "seal",
+        abstract: "Seal a plaintext JSON document (stdin) to a device; prints the envelope on one line.",
+        discussion: "The plaintext must follow the content schema (docs/envelope.md) unless --raw is given.")
+
+    @OptionGroup var deviceOption: DeviceOption
+
+    @Option(help: ArgumentHelp("Seal to this X25519 public key (base64) instead of a device.", valueName: "pubkey"))
+    var to: String?
+
+    @Flag(help: "Seal stdin as it is, without checking it against the content schema (for testing a receiver).")
+    var raw = false
+
+    func run() throws {
+        do {
+            let recipient: PublicKey
+            if let to {
+                do { recipient = try PublicKey(base64: to) } catch { throw Failure(.usage, "--to: \(error.description)") }
+            } else {
+                do { recipient = try deviceOption.open().publicKey() } catch let error as Failure { throw error } catch {
+                    throw Failure(.config, "\(error)")
+                }
+            }
+            let (input, _) = try readInput("-", limit: 64 * 1024)
+            guard let input else { throw Failure(.rejected, "the plaintext is larger than 64 KiB") }
+            if !raw {
+                do { _ = try Plaintext(input) } catch { throw Failure(.rejected, "stdin: \(error.description)") }
+            }
+            let envelope: Envelope
+            do { envelope = try Envelope.seal(input, to: recipient) } catch { throw Failure(.software, error.description) }
+            StandardStreams.writeOut(envelope.text + "\n")
+        } catch let failure as Failure {
+            throw failure.exit()
+        }
+    }
+}
