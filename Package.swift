@@ -48,11 +48,14 @@ let package = Package(
         .executableTarget(name: "nse-extension", dependencies: ["NSEExtension"]),
 
         // MARK: - Tests
+        .target(name: "NSETestSupport", path: "Tests/Support"),
         .testTarget(
             name: "NSETests",
-            dependencies: ["NSECrypto", "NSEDevice", "NSEExtension", "NSEHost", "NSEJSON", "NSEPayload", "NSESystem"]
+            dependencies: [
+                "NSECrypto", "NSEDevice", "NSEExtension", "NSEHost", "NSEJSON", "NSEPayload", "NSESystem", "NSETestSupport",
+            ]
         ),
-        .testTarget(name: "EndToEndTests", dependencies: ["NSEJSON", "NSESystem"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["NSEJSON", "NSETestSupport"]),
     ]
 )
 

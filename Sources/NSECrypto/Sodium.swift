@@ -92,7 +92,7 @@ enum Sodium {
         let length = sodium_base64_encoded_len(input.count, variant)
         var output = [CChar](repeating: 0, count: length)
         _ = sodium_bin2base64(&output, length, input, input.count, variant)
-        return String(cString: output)
+        return output.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
     }
 
     /// Decodes base64 (`urlSafe`: `-_`, no padding; otherwise the standard alphabet with padding);

@@ -24,6 +24,8 @@ public struct ReferenceExtension {
             return 70
         }
         channel.send(.content(process(request)))
+        // Stay until the host closes stdin, as the protocol asks, so the host can measure this process.
+        while (try? channel.next()) != nil {}
         return 0
     }
 

@@ -45,7 +45,10 @@ struct ExtensionRun {
     var exitCode: Int32?
     var exitSignal: Int32?
     var wallMilliseconds: Double = 0
+    /// Highest VmHWM sampled while it ran.
     var peakRSSKilobytes: Int?
+    /// What wait4 reported (includes the host's own high-water mark; see above).
+    var wait4MaxRSSKilobytes: Int?
     var stderrTail: String = ""
 
     /// Runs one extension process for `request` under `limits`.
@@ -68,6 +71,15 @@ struct ExtensionRun {
         var pollInterval: Int32 = 2
         var lingerUntil: UInt64?
 
+        // Peak memory is sampled from /proc (VmHWM of the extension's own address space). wait4's ru_maxrss is not
+        // usable: Linux carries the spawning process's high-water mark across exec, so it reports the host's size.
+        var peakSeen = 0
+        func samplePeak() -> Int? {
+            guard let peak = child.peakRSSKilobytes() else { return nil }
+            peakSeen = max(peakSeen, peak)
+            return peak
+        }
+
         func kill(_ reason: Termination) {
             child.signalGroup(SIGKILL)
             run.termination = reason
@@ -76,7 +88,7 @@ struct ExtensionRun {
         loop: while true {
             let now = Clock.monotonicNanoseconds()
             // The memory limit, checked like jetsam: on the peak, at every wake-up.
-            if let peak = child.peakRSSKilobytes(), peak > limits.memoryLimitKilobytes {
+            if let peak = samplePeak(), peak > limits.memoryLimitKilobytes {
                 kill(.memory(peakKilobytes: peak))
                 break
             }
@@ -135,6 +147,12 @@ struct ExtensionRun {
                 do {
                     let json = try JSON.parse(line, options: JSONParseOptions(maxDepth: 40))
                     guard case .content(let content) = try ExtensionMessage(json: json) else { continue }
+                    // The extension waits for end-of-file on stdin before exiting (docs/protocol.md), so its
+                    // address space is still there to measure.
+                    if let peak = samplePeak(), peak > limits.memoryLimitKilobytes {
+                        kill(.memory(peakKilobytes: peak))
+                        break loop
+                    }
                     run.delivered = content
                     run.deliveredAfterExpiry = run.expirySent
                     child.closeStdin()
@@ -157,10 +175,8 @@ struct ExtensionRun {
         run.wallMilliseconds = Clock.millisecondsSince(start)
         run.exitCode = exit?.exitCode
         run.exitSignal = exit?.signal
-        run.peakRSSKilobytes = exit?.peakRSSKilobytes
-        if let peak = exit?.peakRSSKilobytes, peak > limits.memoryLimitKilobytes, case .exited = run.termination {
-            run.termination = .memory(peakKilobytes: peak)
-        }
+        run.peakRSSKilobytes = peakSeen > 0 ? peakSeen : nil
+        run.wait4MaxRSSKilobytes = exit?.peakRSSKilobytes
         run.stderrTail = String(decoding: stderrBuffer.suffix(2048), as: UTF8.self)
         return run
     }

@@ -103,6 +103,7 @@ public struct NotificationHost: Sendable {
         result.pushType = pushType
         result.extensionReport = NotificationResult.ExtensionReport(
             command: extensionCommand, wallMilliseconds: run.wallMilliseconds, peakRSSKilobytes: run.peakRSSKilobytes,
+            wait4MaxRSSKilobytes: run.wait4MaxRSSKilobytes,
             exitCode: run.exitCode, exitSignal: run.exitSignal, killed: run.killedName,
             timeWillExpireSent: run.expirySent, stderr: run.stderrTail, info: run.delivered?.info)
         result.timings.append(("extension", run.wallMilliseconds))

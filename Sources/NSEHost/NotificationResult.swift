@@ -23,7 +23,10 @@ public struct NotificationResult: Sendable {
     public struct ExtensionReport: Sendable {
         public var command: [String]
         public var wallMilliseconds: Double
+        /// Peak resident memory of the extension's own address space (VmHWM), in KB.
         public var peakRSSKilobytes: Int?
+        /// `ru_maxrss` from wait4: on Linux it includes the spawning host's own high-water mark.
+        public var wait4MaxRSSKilobytes: Int?
         public var exitCode: Int32?
         public var exitSignal: Int32?
         /// "budget", "memory", "protocol", "spawn" or nil when it ended on its own.
@@ -72,6 +75,7 @@ public struct NotificationResult: Sendable {
                 "command": .array(report.command.map(JSON.string)),
                 "wall_ms": .double(NotificationResult.rounded(report.wallMilliseconds)),
                 "peak_rss_kb": JSON.int(report.peakRSSKilobytes),
+                "wait4_maxrss_kb": JSON.int(report.wait4MaxRSSKilobytes),
                 "exit": .object(exit),
                 "killed": JSON.string(report.killed),
                 "time_will_expire_sent": .bool(report.timeWillExpireSent),

@@ -1,0 +1,128 @@
+import Foundation
+import NSEJSON
+import NSETestSupport
+import Testing
+
+/// The `nse` command line as a user drives it: stdin, exit statuses, one-line errors, text output.
+@Suite struct CommandLineTests {
+    let root: String
+    let device: String
+
+    init() throws {
+        root = try TestSupport.temporaryDirectory("nse-cli")
+        device = root + "/bob"
+        let created = try TestSupport.nse(["device", "init", device, "--bundle-id", "org.example.app", "--team-id", "ABCDE12345", "--filtering"])
+        #expect(created.status == 0, "\(created.stderr)")
+    }
+
+    let plaintext = #"{"type":"message","from":"sip:alice@example.org","display_name":"Alice","text":"Lunch at 1?"}"#
+
+    @Test func theIssueWalkthroughFromStdin() throws {
+        let sealed = try TestSupport.nse(["seal", "--device", device], stdin: plaintext)
+        #expect(sealed.status == 0)
+        let envelope = sealed.stdout.trimmingCharacters(in: .newlines)
+        #expect(!envelope.contains("\n") && envelope.hasPrefix("nse1."))
+        #expect(!sealed.stdout.contains("Lunch"))
+        let payload = #"{"aps":{"alert":{"loc-key":"IM_MSG"},"mutable-content":1},"enc":"\#(envelope)"}"#
+        for arguments in [["run", "--device", device], ["run", "--device", device, "-"]] {
+            let run = try TestSupport.nse(arguments, stdin: payload)
+            #expect(run.status == 0)
+            let result = try JSON.parse(run.stdout)
+            #expect(result["outcome"] == "rewritten")
+            #expect(result["display"] == ["title": "Alice", "subtitle": "", "body": "Lunch at 1?"])
+            #expect(result["extension"]?["exit"]?["code"] == 0)
+            #expect((result["extension"]?["peak_rss_kb"]?.intValue ?? 0) > 0)
+            #expect(result["call_report"] == .null)
+            #expect(result["timings_ms"]?["total"]?.doubleValue != nil)
+            #expect(!run.stderr.contains("Lunch"))
+        }
+        let text = try TestSupport.nse(["run", "--device", device, "--format", "text"], stdin: payload)
+        #expect(text.stdout.contains("outcome:  rewritten") && text.stdout.contains("body:     Lunch at 1?"))
+    }
+
+    @Test func sealToAPublicKey() throws {
+        let show = try JSON.parse(try TestSupport.nse(["device", "show", device]).stdout)
+        let key = try #require(show["public_key"]?.stringValue)
+        let sealed = try TestSupport.nse(["seal", "--to", key], stdin: plaintext)
+        #expect(sealed.status == 0)
+        let payload = #"{"aps":{"alert":"x","mutable-content":1},"enc":"\#(sealed.stdout.trimmingCharacters(in: .newlines))"}"#
+        let run = try TestSupport.nse(["run", "--device", device], stdin: payload)
+        #expect(try JSON.parse(run.stdout)["outcome"] == "rewritten")
+    }
+
+    @Test func sealRefusesPlaintextOutsideTheSchemaUnlessRaw() throws {
+        let refused = try TestSupport.nse(["seal", "--device", device], stdin: #"{"type":"message"}"#)
+        #expect(refused.status == 65 && refused.stderr.contains("plaintext-schema"))
+        let raw = try TestSupport.nse(["seal", "--device", device, "--raw"], stdin: "anything")
+        #expect(raw.status == 0 && raw.stdout.hasPrefix("nse1."))
+        let badKey = try TestSupport.nse(["seal", "--to", "nope"], stdin: plaintext)
+        #expect(badKey.status == 64 && badKey.stderr.hasPrefix("nse: --to"))
+    }
+
+    @Test func exitStatusesAreDocumented() throws {
+        let usage = try TestSupport.nse(["run", "--device", device, "--budget", "-1"], stdin: "{}")
+        #expect(usage.status == 64)
+        let unknown = try TestSupport.nse(["run", "--no-such-flag"])
+        #expect(unknown.status == 64)
+        let missing = try TestSupport.nse(["run", "--device", device, root + "/nope.json"])
+        #expect(missing.status == 66 && missing.stderr.contains("nope.json"))
+        let noDevice = try TestSupport.nse(["run", "--device", root + "/ghost"], stdin: "{}")
+        #expect(noDevice.status == 78 && noDevice.stderr.contains("device init"))
+        let rejected = try TestSupport.nse(["run", "--device", device], stdin: "{\"aps\":")
+        #expect(rejected.status == 65)
+        #expect(try JSON.parse(rejected.stdout)["outcome"] == "rejected")
+        #expect(rejected.stderr.split(separator: "\n").count == 1 && rejected.stderr.contains("line 1"))
+        let badInit = try TestSupport.nse(["device", "init", root + "/x", "--team-id", "bad"])
+        #expect(badInit.status == 64 && badInit.stderr.contains("team id"))
+        let again = try TestSupport.nse(["device", "init", device])
+        #expect(again.status == 78)
+    }
+
+    @Test func insecureKeyIsRefusedWithoutLeakingIt() throws {
+        let other = root + "/leaky"
+        _ = try TestSupport.nse(["device", "init", other])
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: other + "/keys/private.key")
+        let key = try String(contentsOfFile: other + "/keys/private.key", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let sealed = try TestSupport.nse(["seal", "--device", other], stdin: plaintext).stdout.trimmingCharacters(in: .newlines)
+        let run = try TestSupport.nse(["run", "--device", other], stdin: #"{"aps":{"alert":"x","mutable-content":1},"enc":"\#(sealed)"}"#)
+        let result = try JSON.parse(run.stdout)
+        #expect(result["outcome"] == "fallback")
+        #expect(result["reason"]?.stringValue?.hasPrefix("key-unavailable") == true)
+        #expect(!run.stdout.contains(key) && !run.stderr.contains(key))
+        let show = try TestSupport.nse(["device", "show", other])
+        #expect(!show.stdout.contains(key))
+    }
+
+    @Test func defaultDeviceIsCreatedOnFirstUse() throws {
+        let data = root + "/xdg"
+        let run = try TestSupport.nse(["run"], stdin: #"{"aps":{"alert":"hello","mutable-content":1}}"#, environment: ["XDG_DATA_HOME": data, "NSE_DEVICE": ""])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(FileManager.default.fileExists(atPath: data + "/nse/device/device.json"))
+        let explicit = root + "/envdevice"
+        let viaEnv = try TestSupport.nse(["device", "show"], environment: ["NSE_DEVICE": explicit])
+        #expect(viaEnv.status == 0 && viaEnv.stdout.contains(explicit))
+    }
+
+    @Test func userExtensionUnderTheSameRules() throws {
+        let run = try TestSupport.nse(
+            ["run", "--device", device, "--budget", "0.2", "--grace", "0.1", "--extension", TestSupport.fixtures + "/extensions/hang.sh"],
+            stdin: #"{"aps":{"alert":"original text","mutable-content":1}}"#)
+        let result = try JSON.parse(run.stdout)
+        #expect(result["outcome"] == "original")
+        #expect(result["display"]?["body"] == "original text")
+        #expect(result["extension"]?["killed"] == "budget")
+        let shout = try TestSupport.nse(
+            ["run", "--device", device, "--extension", TestSupport.packageRoot + "/docs/examples/shout_extension.py"],
+            stdin: #"{"aps":{"alert":"hello","mutable-content":1}}"#)
+        #expect(try JSON.parse(shout.stdout)["display"]?["body"] == "HELLO")
+    }
+
+    @Test func memoryLimitOption() throws {
+        let run = try TestSupport.nse(
+            ["run", "--device", device, "--memory-limit", "1"],
+            stdin: #"{"aps":{"alert":{"loc-key":"IM_MSG"},"mutable-content":1},"enc":"x"}"#)
+        let result = try JSON.parse(run.stdout)
+        #expect(result["outcome"] == "original")
+        #expect(result["extension"]?["killed"] == "memory")
+    }
+}

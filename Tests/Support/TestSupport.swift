@@ -1,0 +1,106 @@
+public import Foundation
+
+/// Helpers the test targets share: where the built binaries and the fixtures are, temporary folders,
+/// and running a command like a user would.
+public enum TestSupport {
+    /// The package root (found from this file's location).
+    public static let packageRoot: String = {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { url.deleteLastPathComponent() }  // Tests/Support/TestSupport.swift
+        return url.path
+    }()
+
+    /// `fixtures/` in the package.
+    public static var fixtures: String { packageRoot + "/fixtures" }
+
+    /// The folder with the built `nse` and `nse-extension`: `$NSE_BIN_DIR`, else the folder of the test bundle.
+    public static let binDirectory: String = {
+        if let explicit = ProcessInfo.processInfo.environment["NSE_BIN_DIR"], !explicit.isEmpty { return explicit }
+        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var directory = executable.deletingLastPathComponent()
+        // Inside an .xctest bundle on Linux the runner is the bundle itself; its folder holds the products.
+        while !FileManager.default.fileExists(atPath: directory.appendingPathComponent("nse").path),
+            directory.path != "/"
+        {
+            directory.deleteLastPathComponent()
+        }
+        return directory.path
+    }()
+
+    /// The built `nse`.
+    public static var nse: String { binDirectory + "/nse" }
+    /// The built reference extension.
+    public static var referenceExtension: String { binDirectory + "/nse-extension" }
+
+    /// A new empty temporary folder.
+    public static func temporaryDirectory(_ prefix: String = "nse-test") throws -> String {
+        let path = NSTemporaryDirectory() + "\(prefix)-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    /// What a finished command printed and returned.
+    public struct Output: Sendable {
+        public var status: Int32
+        public var stdout: String
+        public var stderr: String
+    }
+
+    /// Runs a program to completion with optional stdin; killed after `timeout` seconds so a test never hangs.
+    public static func run(
+        _ executable: String, _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:],
+        timeout: TimeInterval = 60
+    ) throws -> Output {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        for (key, value) in environment { env[key] = value }
+        process.environment = env
+        let input = Pipe()
+        let output = Pipe()
+        let error = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+        let outputData = ReadBox()
+        let errorData = ReadBox()
+        let group = DispatchGroup()
+        group.enter()
+        DispatchQueue.global().async {
+            outputData.value = output.fileHandleForReading.readDataToEndOfFile()
+            group.leave()
+        }
+        group.enter()
+        DispatchQueue.global().async {
+            errorData.value = error.fileHandleForReading.readDataToEndOfFile()
+            group.leave()
+        }
+        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+        try? input.fileHandleForWriting.close()
+        if group.wait(timeout: .now() + timeout) == .timedOut {
+            process.terminate()
+            kill(process.processIdentifier, SIGKILL)
+            group.wait()
+        }
+        process.waitUntilExit()
+        return Output(
+            status: process.terminationStatus, stdout: String(decoding: outputData.value, as: UTF8.self),
+            stderr: String(decoding: errorData.value, as: UTF8.self))
+    }
+
+    /// Runs the built `nse`.
+    public static func nse(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]) throws -> Output {
+        try run(nse, arguments, stdin: stdin, environment: environment)
+    }
+
+    /// Writes a text file.
+    public static func write(_ text: String, to path: String) throws {
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+    }
+}
+
+private final class ReadBox: @unchecked Sendable {
+    var value = Data()
+}
