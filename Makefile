@@ -35,7 +35,7 @@ demo: build ## The main job on the embedded default: seal a message to a fresh d
 	NSE_BIN_DIR="$(RELEASE_BIN)" bash scripts/demo.sh
 
 bench: build ## Benchmarks: nse run end to end against a C fork+exec floor measured in the same run.
-	NSE_BIN_DIR="$(RELEASE_BIN)" bash scripts/bench.sh
+	NSE_BIN_DIR="$(RELEASE_BIN)" python3 bench/bench.py
 
 clean: ## Remove build products.
 	rm -rf .build

@@ -108,7 +108,10 @@ struct ExtensionRun {
                 break
             }
             if !stdoutOpen && !stderrOpen {
+                // Both pipes closed: the process is exiting (or detached from them); reap it as soon as it has.
                 if child.reap(blocking: false) != nil { break }
+                usleep(200)
+                continue
             }
             var descriptors: [pollfd] = []
             if stdoutOpen { descriptors.append(pollfd(fd: child.stdoutFD, events: Int16(POLLIN), revents: 0)) }
@@ -117,10 +120,6 @@ struct ExtensionRun {
             let untilDeadline = deadline > now ? Int32(min((deadline - now) / 1_000_000 + 1, 1000)) : 0
             let timeout = min(untilDeadline, pollInterval)
             pollInterval = min(pollInterval * 2, 20)
-            if descriptors.isEmpty {
-                usleep(UInt32(max(timeout, 1)) * 1000)
-                continue
-            }
             let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)
             if ready < 0 && errno != EINTR { break }
             if ready <= 0 { continue }

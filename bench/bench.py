@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""nse benchmarks: end-to-end `nse run` against a C fork+exec floor measured in the same run.
+
+Every figure is a median over N rounds, interleaved with the floor so machine noise hits both alike; the
+headline is the ratio to the floor. Peak RSS is the extension's VmHWM as the host reports it.
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+BIN = os.environ.get("NSE_BIN_DIR", ".build/release")
+NSE = os.path.join(BIN, "nse")
+ROUNDS = int(os.environ.get("NSE_BENCH_ROUNDS", "200"))
+
+
+def spawn_wait(argv, stdin_bytes):
+    """fork+exec+wait4 with stdin from a pipe; returns (wall ms, ru_maxrss KB, stdout)."""
+    read_end, write_end = os.pipe()
+    out_read, out_write = os.pipe()
+    start = time.perf_counter()
+    pid = os.posix_spawn(argv[0], argv, os.environ,
+                         file_actions=[(os.POSIX_SPAWN_DUP2, read_end, 0), (os.POSIX_SPAWN_DUP2, out_write, 1),
+                                       (os.POSIX_SPAWN_CLOSE, write_end), (os.POSIX_SPAWN_CLOSE, out_read)])
+    os.close(read_end)
+    os.close(out_write)
+    os.write(write_end, stdin_bytes)
+    os.close(write_end)
+    chunks = []
+    while True:
+        chunk = os.read(out_read, 65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(out_read)
+    _, status, usage = os.wait4(pid, 0)
+    wall = (time.perf_counter() - start) * 1000
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{argv[0]} exited with {os.waitstatus_to_exitcode(status)}")
+    return wall, usage.ru_maxrss, b"".join(chunks)
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="nse-bench-")
+    floor = os.path.join(work, "floor")
+    subprocess.run(["cc", "-O2", "-o", floor, "bench/floor.c"], check=True)
+    device = os.path.join(work, "bob")
+    subprocess.run([NSE, "device", "init", device, "--filtering"], check=True, stdout=subprocess.DEVNULL)
+    plaintext = json.dumps({"type": "message", "from": "sip:alice@example.org", "display_name": "Alice",
+                            "text": "Lunch at 1? " + "x" * 600, "subject": "Plans"})
+    envelope = subprocess.run([NSE, "seal", "--device", device], input=plaintext.encode(), check=True,
+                              capture_output=True).stdout.decode().strip()
+    payload = json.dumps({"aps": {"alert": {"loc-key": "IM_MSG", "loc-args": ["Alice"]}, "sound": "msg.caf",
+                                  "mutable-content": 1, "badge": 1},
+                          "from-uri": "sip:alice@example.org", "display-name": "Alice",
+                          "call-id": "bench@example.org", "pn_ttl": 2592000, "enc": envelope}).encode()
+    run_argv = [NSE, "run", "--device", device]
+
+    for _ in range(10):  # warm the page cache
+        spawn_wait([floor], payload)
+        spawn_wait(run_argv, payload)
+
+    floors, runs, extension_walls, peaks, intakes = [], [], [], [], []
+    for _ in range(ROUNDS):
+        floors.append(spawn_wait([floor], payload)[0])
+        wall, _, out = spawn_wait(run_argv, payload)
+        result = json.loads(out)
+        if result["outcome"] != "rewritten":
+            raise SystemExit(f"unexpected outcome {result['outcome']}: {result['reason']}")
+        runs.append(wall)
+        extension_walls.append(result["extension"]["wall_ms"])
+        peaks.append(result["extension"]["peak_rss_kb"])
+        intakes.append(result["timings_ms"]["intake"])
+
+    def q(values, fraction):
+        ordered = sorted(values)
+        return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+    floor_median = statistics.median(floors)
+    run_median = statistics.median(runs)
+    print(f"nse bench: {ROUNDS} rounds, payload {len(payload)} bytes (enc path), binaries in {BIN}")
+    print(f"{'measure':44} {'median':>9} {'p90':>9} {'x floor':>8}")
+    print(f"{'C fork+exec+wait4 floor (ms)':44} {floor_median:9.3f} {q(floors, .9):9.3f} {1:8.2f}")
+    print(f"{'nse run, enc path, end to end (ms)':44} {run_median:9.3f} {q(runs, .9):9.3f} {run_median / floor_median:8.2f}")
+    ext = statistics.median(extension_walls)
+    print(f"{'  of which the extension process (ms)':44} {ext:9.3f} {q(extension_walls, .9):9.3f} {ext / floor_median:8.2f}")
+    print(f"{'extension peak RSS (KB, VmHWM)':44} {statistics.median(peaks):9.0f} {max(peaks):9.0f}")
+    target_ms, target_kb = 10.0, 10 * 1024
+    verdict = "meets" if run_median <= target_ms and statistics.median(peaks) <= target_kb else "MISSES"
+    print(f"target: median <= {target_ms} ms and extension peak RSS <= {target_kb} KB -> {verdict}")
+
+
+if __name__ == "__main__":
+    main()
