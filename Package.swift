@@ -27,11 +27,13 @@ let package = Package(
         // MARK: - C libraries (each touched by exactly one Swift file)
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "CJansson", pkgConfig: "jansson", providers: [.apt(["libjansson-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // MARK: - Foundations
         .target(name: "NSESystem"),
         .target(name: "NSEJSON", dependencies: ["CJansson"]),
         .target(name: "NSECrypto", dependencies: ["CSodium", "NSESystem"]),
+        .target(name: "NSEHTTP", dependencies: ["CCurl"]),
 
         // MARK: - The notification path: intake → device → extension → host
         .target(name: "NSEPayload", dependencies: ["NSEJSON", "NSESystem"]),
@@ -61,6 +63,7 @@ let package = Package(
                 "NSECrypto", "NSEDevice", "NSEExtension", "NSEHost", "NSEJSON", "NSEPayload", "NSESystem", "NSETestSupport",
             ]
         ),
+        .testTarget(name: "NSEHTTPTests", dependencies: ["NSEHTTP"]),
         .testTarget(name: "EndToEndTests", dependencies: ["NSEJSON", "NSETestSupport"]),
     ]
 )
