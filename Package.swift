@@ -34,6 +34,7 @@ let package = Package(
         .target(name: "NSEJSON", dependencies: ["CJansson"]),
         .target(name: "NSECrypto", dependencies: ["CSodium", "NSESystem"]),
         .target(name: "NSEHTTP", dependencies: ["CCurl"]),
+        .target(name: "NSEChat"),
 
         // MARK: - The notification path: intake → device → extension → host
         .target(name: "NSEPayload", dependencies: ["NSEJSON", "NSESystem"]),
@@ -60,7 +61,8 @@ let package = Package(
         .testTarget(
             name: "NSETests",
             dependencies: [
-                "NSECrypto", "NSEDevice", "NSEExtension", "NSEHost", "NSEJSON", "NSEPayload", "NSESystem", "NSETestSupport",
+                "NSEChat", "NSECrypto", "NSEDevice", "NSEExtension", "NSEHost", "NSEJSON", "NSEPayload", "NSESystem",
+                "NSETestSupport",
             ]
         ),
         .testTarget(name: "NSEHTTPTests", dependencies: ["NSEHTTP"]),

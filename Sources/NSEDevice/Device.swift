@@ -31,11 +31,16 @@ public struct Device: Sendable {
         public var teamID = "ABCDE12345"
         public var filtering = false
         public var locale = "en"
+        public var sipAccount: String?
+        public var sipPassword: String?
+        public var sipProxy: String?
+        public var sipExpires: Int64 = 3600
         public init() {}
     }
 
     public var configPath: String { Path.join(directory, "device.json") }
     public var secretKeyPath: String { Path.join(directory, "keys", "private.key") }
+    public var sipPasswordPath: String { Path.join(directory, "keys", "sip.password") }
     public var stringsDirectory: String { Path.join(directory, "strings") }
     public var storeDirectory: String { Path.join(directory, "store") }
     public var locksDirectory: String { Path.join(directory, "locks") }
@@ -56,7 +61,7 @@ public struct Device: Sendable {
                 remoteToken: try SecureRandom.hex(32), voipToken: try SecureRandom.hex(32),
                 publicKey: keyPair.publicKey.base64, keyID: keyPair.publicKey.keyID,
                 createdAt: Clock.rfc3339(unixSeconds: Clock.unixMilliseconds() / 1000))
-            let device = Device(directory: directory, config: config)
+            var device = Device(directory: directory, config: config)
             try FileSystem.createDirectory(directory, mode: 0o755)
             try FileSystem.createDirectory(Path.join(directory, "keys"), mode: 0o700)
             for folder in [device.storeDirectory, device.locksDirectory, device.logsDirectory] {
@@ -66,6 +71,11 @@ public struct Device: Sendable {
             try FileSystem.writeAtomically(
                 Path.join(device.stringsDirectory, "Base.lproj", "Localizable.strings"), Device.defaultStringsFile())
             try FileSystem.writeAtomically(device.secretKeyPath, keyPair.secretKey.exportBase64() + "\n", mode: 0o600)
+            if let aor = options.sipAccount {
+                try device.setSIPAccount(
+                    aor: aor, proxy: options.sipProxy ?? Device.defaultProxy(for: aor), password: options.sipPassword,
+                    expires: options.sipExpires)
+            }
             try device.save()
             return device
         } catch let error as SystemError {
@@ -195,6 +205,45 @@ public struct Device: Sendable {
         let keyMode = (try? FileSystem.permissions(secretKeyPath)).map { String($0, radix: 8) }
         result["private_key"] = ["path": .string(secretKeyPath), "mode": .string(keyMode)]
         return .object(result)
+    }
+
+    /// Sets (or replaces) the SIP account; `password` nil keeps the stored one, "" removes it.
+    public mutating func setSIPAccount(aor: String, proxy: String, password: String?, expires: Int64) throws(DeviceError) {
+        try SIPAccount.validate(aor: aor, proxy: proxy)
+        guard expires > 0 && expires <= 7 * 24 * 3600 else {
+            throw DeviceError(.invalidOption, "--sip-expires must be between 1 and 604800 seconds")
+        }
+        let instance: String
+        if let existing = config.sip?.instance {
+            instance = existing
+        } else {
+            do { instance = "urn:uuid:" + (try SecureRandom.uuid()).lowercased() } catch { throw DeviceError(.io, error.description) }
+        }
+        config.sip = SIPAccount(aor: aor, proxy: proxy, expires: expires, instance: instance)
+        if let password {
+            do {
+                if password.isEmpty { try FileSystem.remove(sipPasswordPath) } else {
+                    try FileSystem.writeAtomically(sipPasswordPath, password, mode: 0o600)
+                }
+            } catch { throw DeviceError(.io, error.description) }
+        }
+    }
+
+    /// The SIP password, if one is stored (same 0600 rule as the private key).
+    public func sipPassword() throws(DeviceError) -> String? {
+        guard FileSystem.exists(sipPasswordPath) else { return nil }
+        let mode: mode_t
+        do { mode = try FileSystem.permissions(sipPasswordPath) } catch { throw DeviceError(.io, error.description) }
+        guard mode & 0o077 == 0 else {
+            throw DeviceError(.insecureKey, "\(sipPasswordPath) has mode \(String(mode, radix: 8)); refusing a password that others can access")
+        }
+        do { return try FileSystem.readText(sipPasswordPath, limit: 4096) } catch { throw DeviceError(.io, error.description) }
+    }
+
+    /// `sip:DOMAIN` of an address of record, as the default proxy.
+    static func defaultProxy(for aor: String) -> String {
+        let domain = aor.split(separator: "@", maxSplits: 1).last.map(String.init) ?? aor
+        return "sip:" + domain
     }
 
     static func validate(_ options: Options) throws(DeviceError) {

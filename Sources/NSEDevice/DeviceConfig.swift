@@ -21,6 +21,8 @@ public struct DeviceConfig: Sendable, Equatable {
     public var keyID: String
     /// RFC 3339.
     public var createdAt: String
+    /// The app's SIP account, if it has one (the password lives in `keys/sip.password`).
+    public var sip: SIPAccount?
 
     public init(
         bundleID: String, teamID: String, locale: String, filtering: Bool, remoteToken: String, voipToken: String,
@@ -49,6 +51,7 @@ public struct DeviceConfig: Sendable, Equatable {
             "public_key": .string(publicKey),
             "key_id": .string(keyID),
             "created_at": .string(createdAt),
+            "sip": sip?.json ?? .null,
         ]
     }
 
@@ -72,5 +75,56 @@ public struct DeviceConfig: Sendable, Equatable {
             filtering: json["entitlements"]?["com.apple.developer.usernotifications.filtering"]?.boolValue ?? false,
             remoteToken: try field("remote", in: tokens), voipToken: try field("voip", in: tokens),
             publicKey: try field("public_key"), keyID: try field("key_id"), createdAt: try field("created_at"))
+        if let account = json["sip"], !account.isNull {
+            sip = try SIPAccount(json: account, path: path)
+        }
+    }
+}
+
+/// A device's SIP account: what the app registers with.
+public struct SIPAccount: Sendable, Equatable {
+    /// The address of record, e.g. `sip:bob@example.org`.
+    public var aor: String
+    /// The outbound proxy / registrar with its transport, e.g. `sip:127.0.0.1:5060;transport=tcp`.
+    public var proxy: String
+    /// Registration lifetime asked for, in seconds.
+    public var expires: Int64
+    /// The `+sip.instance` of this install (`urn:uuid:…`).
+    public var instance: String
+
+    public init(aor: String, proxy: String, expires: Int64 = 3600, instance: String) {
+        self.aor = aor
+        self.proxy = proxy
+        self.expires = expires
+        self.instance = instance
+    }
+
+    var json: JSON {
+        ["aor": .string(aor), "proxy": .string(proxy), "expires": .int(expires), "instance": .string(instance)]
+    }
+
+    init(json: JSON, path: String) throws(DeviceError) {
+        guard let aor = json["aor"]?.stringValue, let proxy = json["proxy"]?.stringValue,
+            let instance = json["instance"]?.stringValue
+        else { throw DeviceError(.corrupt, "\(path): \"sip\" needs aor, proxy and instance") }
+        self.init(aor: aor, proxy: proxy, expires: json["expires"]?.intValue ?? 3600, instance: instance)
+    }
+
+    /// Checks the URIs' shape; the SIP layer parses them fully.
+    public static func validate(aor: String, proxy: String) throws(DeviceError) {
+        for (name, uri) in [("--sip-account", aor), ("--sip-proxy", proxy)] {
+            let lowered = uri.lowercased()
+            guard lowered.hasPrefix("sip:") || lowered.hasPrefix("sips:") else {
+                throw DeviceError(.invalidOption, "\(name) \"\(uri)\" is not a sip: or sips: URI")
+            }
+        }
+        guard aor.contains("@") else {
+            throw DeviceError(.invalidOption, "--sip-account \"\(aor)\" has no user part (sip:user@domain)")
+        }
+        if let transport = proxy.lowercased().split(separator: ";").first(where: { $0.hasPrefix("transport=") }) {
+            guard ["transport=udp", "transport=tcp", "transport=tls"].contains(String(transport)) else {
+                throw DeviceError(.invalidOption, "--sip-proxy transport must be udp, tcp or tls")
+            }
+        }
     }
 }

@@ -29,12 +29,18 @@ struct DeviceCommand: ParsableCommand {
         @Option(help: "The app's locale, e.g. en or fr-FR.")
         var locale = "en"
 
+        @OptionGroup var sip: SIPAccountOptions
+
         func run() throws {
             var options = Device.Options()
             options.bundleID = bundleID
             options.teamID = teamID
             options.filtering = filtering
             options.locale = locale
+            options.sipAccount = sip.sipAccount
+            options.sipProxy = sip.sipProxy
+            options.sipExpires = sip.sipExpires ?? 3600
+            do { options.sipPassword = try sip.password() } catch { throw error.exit() }
             do {
                 let device = try Device.create(at: directory, options: options)
                 StandardStreams.writeOut(device.summary().serialized(.pretty) + "\n")
@@ -72,17 +78,74 @@ struct DeviceCommand: ParsableCommand {
         @Option(help: "The app's locale, e.g. en or fr-FR.")
         var locale: String?
 
+        @OptionGroup var sip: SIPAccountOptions
+
+        @Flag(help: "Remove the device's SIP account.")
+        var noSipAccount = false
+
         func run() throws {
             do {
                 var device = try DeviceOption(device: directory).open()
                 if let filtering { device.config.filtering = filtering }
                 if let locale { device.config.locale = locale }
+                if noSipAccount {
+                    device.config.sip = nil
+                    do { try FileSystem.remove(device.sipPasswordPath) } catch { throw Failure(.ioError, error.description) }
+                } else if sip.sipAccount != nil || sip.sipProxy != nil || sip.sipExpires != nil || sip.hasPassword {
+                    guard let aor = sip.sipAccount ?? device.config.sip?.aor else {
+                        throw Failure(.usage, "--sip-proxy, --sip-password and --sip-expires need a --sip-account")
+                    }
+                    do {
+                        try device.setSIPAccount(
+                            aor: aor, proxy: sip.sipProxy ?? device.config.sip?.proxy ?? "sip:" + (aor.split(separator: "@").last.map(String.init) ?? aor),
+                            password: try sip.password(), expires: sip.sipExpires ?? device.config.sip?.expires ?? 3600)
+                    } catch let error as DeviceError {
+                        throw Failure(error.code == .invalidOption ? .usage : .config, error.description)
+                    }
+                }
                 do { try device.save() } catch { throw Failure(error) }
                 StandardStreams.writeOut(device.summary().serialized(.pretty) + "\n")
             } catch let failure as Failure {
                 throw failure.exit()
             }
         }
+    }
+}
+
+/// The SIP account options of `device init` and `device set`.
+struct SIPAccountOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("The app's SIP address of record, e.g. sip:bob@example.org.", valueName: "uri"))
+    var sipAccount: String?
+
+    @Option(help: ArgumentHelp("The SIP password (prefer --sip-password-file: command lines are visible to other users).", valueName: "password"))
+    var sipPassword: String?
+
+    @Option(help: ArgumentHelp("Read the SIP password from this file.", valueName: "file"))
+    var sipPasswordFile: String?
+
+    @Option(help: ArgumentHelp("The registrar/proxy with its transport, e.g. 'sip:127.0.0.1:5060;transport=tcp' (default: sip:DOMAIN).", valueName: "uri"))
+    var sipProxy: String?
+
+    @Option(help: ArgumentHelp("Registration lifetime in seconds (default 3600).", valueName: "seconds"))
+    var sipExpires: Int64?
+
+    var hasPassword: Bool { sipPassword != nil || sipPasswordFile != nil }
+
+    /// The password given, if any.
+    func password() throws(Failure) -> String? {
+        if let sipPassword { return sipPassword }
+        guard let sipPasswordFile else { return nil }
+        let (bytes, _) = try readInput(sipPasswordFile, limit: 4096)
+        guard let bytes else { throw Failure(.usage, "\(sipPasswordFile): a password file is at most 4 KiB") }
+        return String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: "\n\r")
+    }
+}
+
+extension String {
+    func trimmingCharacters(in set: String) -> String {
+        var text = Substring(self)
+        while let last = text.last, set.contains(last) { text = text.dropLast() }
+        return String(text)
     }
 }
 

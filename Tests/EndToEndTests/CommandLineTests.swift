@@ -126,3 +126,29 @@ import Testing
         #expect(result["extension"]?["killed"] == "memory")
     }
 }
+
+@Suite struct DeviceSIPAccountTests {
+    @Test func sipAccountIsStoredWithThePasswordApart() throws {
+        let root = try TestSupport.temporaryDirectory("nse-sip")
+        let created = try TestSupport.nse([
+            "device", "init", root + "/bob", "--sip-account", "sip:bob@example.org", "--sip-password", "s3cret",
+            "--sip-proxy", "sip:127.0.0.1:5070;transport=tcp",
+        ])
+        #expect(created.status == 0, "\(created.stderr)")
+        let shown = try JSON.parse(created.stdout)
+        #expect(shown["sip"]?["aor"] == "sip:bob@example.org")
+        #expect(shown["sip"]?["proxy"] == "sip:127.0.0.1:5070;transport=tcp")
+        #expect(shown["sip"]?["instance"]?.stringValue?.hasPrefix("urn:uuid:") == true)
+        #expect(!created.stdout.contains("s3cret"))
+        let mode = try FileManager.default.attributesOfItem(atPath: root + "/bob/keys/sip.password")[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        let changed = try TestSupport.nse(["device", "set", root + "/bob", "--sip-proxy", "sips:127.0.0.1:5071"])
+        #expect(try JSON.parse(changed.stdout)["sip"]?["proxy"] == "sips:127.0.0.1:5071")
+        #expect(try JSON.parse(changed.stdout)["sip"]?["instance"] == shown["sip"]?["instance"])
+        let bad = try TestSupport.nse(["device", "set", root + "/bob", "--sip-proxy", "sip:h;transport=sctp"])
+        #expect(bad.status == 64 && bad.stderr.contains("transport"))
+        let removed = try TestSupport.nse(["device", "set", root + "/bob", "--no-sip-account"])
+        #expect(try JSON.parse(removed.stdout)["sip"] == .null)
+        #expect(!FileManager.default.fileExists(atPath: root + "/bob/keys/sip.password"))
+    }
+}
