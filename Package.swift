@@ -12,6 +12,9 @@ let swiftSettings: [SwiftSetting] = [
 
 let argumentParser = Target.Dependency.product(name: "ArgumentParser", package: "swift-argument-parser")
 let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
+let nioCore = Target.Dependency.product(name: "NIOCore", package: "swift-nio")
+let nioPosix = Target.Dependency.product(name: "NIOPosix", package: "swift-nio")
+let nioSSL = Target.Dependency.product(name: "NIOSSL", package: "swift-nio-ssl")
 
 let package = Package(
     name: "nse",
@@ -22,6 +25,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         // MARK: - C libraries (each touched by exactly one Swift file)
@@ -35,17 +40,24 @@ let package = Package(
         .target(name: "NSECrypto", dependencies: ["CSodium", "NSESystem"]),
         .target(name: "NSEHTTP", dependencies: ["CCurl"]),
         .target(name: "NSEChat"),
+        .target(name: "NSESIP", dependencies: [nioCore, nioPosix, nioSSL, logging]),
 
         // MARK: - The notification path: intake → device → extension → host
         .target(name: "NSEPayload", dependencies: ["NSEJSON", "NSESystem"]),
         .target(name: "NSEDevice", dependencies: ["NSECrypto", "NSEJSON", "NSEPayload", "NSESystem"]),
-        .target(name: "NSEExtension", dependencies: ["NSECrypto", "NSEDevice", "NSEJSON", "NSEPayload", "NSESystem"]),
+        .target(
+            name: "NSEExtension",
+            dependencies: ["NSEChat", "NSECrypto", "NSEDevice", "NSEJSON", "NSEPayload", "NSESIP", "NSESystem", logging]
+        ),
         .target(name: "NSEHost", dependencies: ["NSEDevice", "NSEJSON", "NSEPayload", "NSESystem"]),
 
         // MARK: - Executables
         .executableTarget(
             name: "nse",
-            dependencies: [argumentParser, logging, "NSECrypto", "NSEDevice", "NSEHost", "NSEJSON", "NSEPayload", "NSESystem"]
+            dependencies: [
+                argumentParser, logging, "NSEChat", "NSECrypto", "NSEDevice", "NSEExtension", "NSEHost", "NSEJSON",
+                "NSEPayload", "NSESIP", "NSESystem",
+            ]
         ),
         // The per-notification process: links the reference extension alone, so it starts fast and stays small.
         // In release builds it is a fully static executable: no dynamic loader, no relocations, about half the

@@ -35,6 +35,7 @@ public struct Device: Sendable {
         public var sipPassword: String?
         public var sipProxy: String?
         public var sipExpires: Int64 = 3600
+        public var sipCAFile: String?
         public init() {}
     }
 
@@ -74,7 +75,7 @@ public struct Device: Sendable {
             if let aor = options.sipAccount {
                 try device.setSIPAccount(
                     aor: aor, proxy: options.sipProxy ?? Device.defaultProxy(for: aor), password: options.sipPassword,
-                    expires: options.sipExpires)
+                    expires: options.sipExpires, caFile: options.sipCAFile)
             }
             try device.save()
             return device
@@ -208,7 +209,9 @@ public struct Device: Sendable {
     }
 
     /// Sets (or replaces) the SIP account; `password` nil keeps the stored one, "" removes it.
-    public mutating func setSIPAccount(aor: String, proxy: String, password: String?, expires: Int64) throws(DeviceError) {
+    public mutating func setSIPAccount(
+        aor: String, proxy: String, password: String?, expires: Int64, caFile: String? = nil
+    ) throws(DeviceError) {
         try SIPAccount.validate(aor: aor, proxy: proxy)
         guard expires > 0 && expires <= 7 * 24 * 3600 else {
             throw DeviceError(.invalidOption, "--sip-expires must be between 1 and 604800 seconds")
@@ -219,7 +222,12 @@ public struct Device: Sendable {
         } else {
             do { instance = "urn:uuid:" + (try SecureRandom.uuid()).lowercased() } catch { throw DeviceError(.io, error.description) }
         }
-        config.sip = SIPAccount(aor: aor, proxy: proxy, expires: expires, instance: instance)
+        var trust = caFile ?? config.sip?.caFile
+        if let file = caFile {
+            guard FileSystem.exists(file) else { throw DeviceError(.invalidOption, "--sip-ca-file \(file): no such file") }
+            trust = FileSystem.absolute(file)
+        }
+        config.sip = SIPAccount(aor: aor, proxy: proxy, expires: expires, instance: instance, caFile: trust)
         if let password {
             do {
                 if password.isEmpty { try FileSystem.remove(sipPasswordPath) } else {

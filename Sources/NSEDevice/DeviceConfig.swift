@@ -91,23 +91,32 @@ public struct SIPAccount: Sendable, Equatable {
     public var expires: Int64
     /// The `+sip.instance` of this install (`urn:uuid:…`).
     public var instance: String
+    /// For TLS: trust the certificates in this PEM file instead of the system's.
+    public var caFile: String?
 
-    public init(aor: String, proxy: String, expires: Int64 = 3600, instance: String) {
+    public init(aor: String, proxy: String, expires: Int64 = 3600, instance: String, caFile: String? = nil) {
         self.aor = aor
         self.proxy = proxy
         self.expires = expires
         self.instance = instance
+        self.caFile = caFile
     }
 
     var json: JSON {
-        ["aor": .string(aor), "proxy": .string(proxy), "expires": .int(expires), "instance": .string(instance)]
+        var object: JSONObject = [
+            "aor": .string(aor), "proxy": .string(proxy), "expires": .int(expires), "instance": .string(instance),
+        ]
+        if let caFile { object["ca_file"] = .string(caFile) }
+        return .object(object)
     }
 
     init(json: JSON, path: String) throws(DeviceError) {
         guard let aor = json["aor"]?.stringValue, let proxy = json["proxy"]?.stringValue,
             let instance = json["instance"]?.stringValue
         else { throw DeviceError(.corrupt, "\(path): \"sip\" needs aor, proxy and instance") }
-        self.init(aor: aor, proxy: proxy, expires: json["expires"]?.intValue ?? 3600, instance: instance)
+        self.init(
+            aor: aor, proxy: proxy, expires: json["expires"]?.intValue ?? 3600, instance: instance,
+            caFile: json["ca_file"]?.stringValue)
     }
 
     /// Checks the URIs' shape; the SIP layer parses them fully.

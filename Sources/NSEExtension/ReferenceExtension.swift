@@ -4,13 +4,13 @@ import NSECrypto
 import NSEDevice
 import NSESystem
 
-/// nse's reference Notification Service Extension: opens the sealed content and rewrites the notification,
-/// or falls back to the app's localized `loc-key` text.
+/// nse's reference Notification Service Extension: opens sealed content (in the payload, or in the SIP MESSAGE
+/// fetched by Call-ID) and rewrites the notification, or falls back to the app's localized `loc-key` text.
 public struct ReferenceExtension {
     public init() {}
 
     /// Runs one request over the protocol on stdin/stdout; returns the process exit status.
-    public func main() -> Int32 {
+    public func main() async -> Int32 {
         let channel = ExtensionChannel()
         let request: ServiceRequest
         do {
@@ -23,14 +23,14 @@ public struct ReferenceExtension {
             StandardStreams.writeError("nse-extension: \(error.description)\n")
             return 70
         }
-        channel.send(.content(process(request)))
+        channel.send(.content(await process(request, channel: channel)))
         // Stay until the host closes stdin, as the protocol asks, so the host can measure this process.
         while (try? channel.next()) != nil {}
         return 0
     }
 
     /// Decides the content for one request (`didReceive(_:withContentHandler:)`).
-    public func process(_ request: ServiceRequest) -> DeliveredContent {
+    public func process(_ request: ServiceRequest, channel: ExtensionChannel? = nil) async -> DeliveredContent {
         let payload = Payload(root: request.payload)
         let device: Device
         do { device = try Device.open(at: request.container) } catch {
@@ -38,19 +38,19 @@ public struct ReferenceExtension {
         }
         let rewriter = Rewriter(payload: payload, strings: device.strings().table)
         if let envelope = payload.envelope {
-            return openEnvelope(envelope, device: device, rewriter: rewriter)
+            return ReferenceExtension.openEnvelope(envelope, device: device, rewriter: rewriter, source: "enc")
         }
         if let room = payload.chatRoomAddress {
             return rewriter.chatRoomInvitation(room: room, subject: nil)
         }
         if let callID = payload.callID {
-            return rewriter.fallback(
-                reason: "fetch-unavailable: the payload names Call-ID \(callID) but the device has no SIP account to fetch it with")
+            return await SIPFetch(device: device, rewriter: rewriter, channel: channel).run(callID: callID, request: request)
         }
         return rewriter.fallback(reason: "no-content: the payload has neither \"enc\" nor a Call-ID to fetch")
     }
 
-    private func openEnvelope(_ text: String, device: Device, rewriter: Rewriter) -> DeliveredContent {
+    /// Opens an envelope with the device's key and rewrites, or falls back naming why.
+    static func openEnvelope(_ text: String, device: Device, rewriter: Rewriter, source: String) -> DeliveredContent {
         let secretKey: SecretKey
         do { secretKey = try device.secretKey() } catch {
             return rewriter.fallback(reason: "key-unavailable: \(error.description)")
@@ -68,6 +68,6 @@ public struct ReferenceExtension {
         } catch {
             return rewriter.fallback(reason: "envelope-error: \(error)")
         }
-        return rewriter.rewrite(plaintext, source: "enc")
+        return rewriter.rewrite(plaintext, source: source)
     }
 }

@@ -52,6 +52,13 @@ public struct Rewriter: Sendable {
         }
     }
 
+    /// An unencrypted text message, shown as it is.
+    public func plainText(from: String, title: String, text: String) -> DeliveredContent {
+        var result = content(alert: ["title": .string(title), "body": .string(text)], category: Rewriter.messageCategory)
+        result["from"] = .string(from)
+        return DeliveredContent(content: result, reason: "unencrypted: a text/plain message, shown as it is")
+    }
+
     /// A group-chat invitation: the `GC_MSG` text, with the room's subject as the title when known.
     public func chatRoomInvitation(room: String, subject: String?) -> DeliveredContent {
         let alert: JSONObject = [

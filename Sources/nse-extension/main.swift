@@ -6,4 +6,4 @@ import Glibc
 import Musl
 #endif
 
-exit(ReferenceExtension().main())
+exit(await ReferenceExtension().main())

@@ -1,4 +1,7 @@
 import ArgumentParser
+import Logging
+import NSEExtension
+import NSESIP
 import NSEDevice
 import NSEHost
 import NSEJSON
@@ -9,7 +12,7 @@ struct DeviceCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "device",
         abstract: "Create, inspect and change emulated devices (an app install with its App Group container).",
-        subcommands: [Init.self, Show.self, Set.self])
+        subcommands: [Init.self, Show.self, Set.self, Register.self])
 
     struct Init: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create a device: key pair, push tokens, entitlements, strings.")
@@ -40,6 +43,7 @@ struct DeviceCommand: ParsableCommand {
             options.sipAccount = sip.sipAccount
             options.sipProxy = sip.sipProxy
             options.sipExpires = sip.sipExpires ?? 3600
+            options.sipCAFile = sip.sipCaFile
             do { options.sipPassword = try sip.password() } catch { throw error.exit() }
             do {
                 let device = try Device.create(at: directory, options: options)
@@ -91,14 +95,15 @@ struct DeviceCommand: ParsableCommand {
                 if noSipAccount {
                     device.config.sip = nil
                     do { try FileSystem.remove(device.sipPasswordPath) } catch { throw Failure(.ioError, error.description) }
-                } else if sip.sipAccount != nil || sip.sipProxy != nil || sip.sipExpires != nil || sip.hasPassword {
+                } else if sip.sipAccount != nil || sip.sipProxy != nil || sip.sipExpires != nil || sip.hasPassword || sip.sipCaFile != nil {
                     guard let aor = sip.sipAccount ?? device.config.sip?.aor else {
                         throw Failure(.usage, "--sip-proxy, --sip-password and --sip-expires need a --sip-account")
                     }
                     do {
                         try device.setSIPAccount(
                             aor: aor, proxy: sip.sipProxy ?? device.config.sip?.proxy ?? "sip:" + (aor.split(separator: "@").last.map(String.init) ?? aor),
-                            password: try sip.password(), expires: sip.sipExpires ?? device.config.sip?.expires ?? 3600)
+                            password: try sip.password(), expires: sip.sipExpires ?? device.config.sip?.expires ?? 3600,
+                            caFile: sip.sipCaFile)
                     } catch let error as DeviceError {
                         throw Failure(error.code == .invalidOption ? .usage : .config, error.description)
                     }
@@ -129,6 +134,9 @@ struct SIPAccountOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Registration lifetime in seconds (default 3600).", valueName: "seconds"))
     var sipExpires: Int64?
 
+    @Option(help: ArgumentHelp("For TLS: trust the CA certificates in this PEM file.", valueName: "file"))
+    var sipCaFile: String?
+
     var hasPassword: Bool { sipPassword != nil || sipPasswordFile != nil }
 
     /// The password given, if any.
@@ -146,6 +154,55 @@ extension String {
         var text = Substring(self)
         while let last = text.last, set.contains(last) { text = text.dropLast() }
         return String(text)
+    }
+}
+
+extension DeviceCommand {
+    /// `nse device register`: the app in the foreground registers its account with its push parameters, then goes
+    /// to the background (the connection closes, the binding stays on the server).
+    struct Register: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Register the device's SIP account with its RFC 8599 push parameters, then close (the binding stays).")
+
+        @Argument(help: ArgumentHelp("The container folder (default: the default device).", valueName: "dir"))
+        var directory: String?
+
+        @Option(help: "Seconds to wait for the registrar.")
+        var timeout: Double = 32
+
+        func run() async throws {
+            do {
+                let device = try DeviceOption(device: directory).open()
+                guard let account = device.config.sip else {
+                    throw Failure(.config, "\(device.directory) has no SIP account; add one with `nse device set --sip-account URI`")
+                }
+                let registration: SIPRegistration
+                do {
+                    registration = try AppRegistration.registration(for: device, account: account, password: try device.sipPassword())
+                } catch let error as DeviceError { throw Failure(error) } catch { throw Failure(.config, "\(error)") }
+                let agent = SIPUserAgent(configuration: AppRegistration.configuration(for: account), logger: Logger(label: "nse.register"))
+                let outcome = await withTimeout(timeout) { try await agent.register(registration) }
+                await agent.close()
+                switch outcome {
+                case .success(let result):
+                    let json: JSON = [
+                        "aor": .string(account.aor), "proxy": .string(account.proxy), "status": .int(Int64(result.statusCode)),
+                        "reason": .string(result.reasonPhrase), "expires": JSON.int(result.expires),
+                        "contact": .string(result.contact.description),
+                    ]
+                    StandardStreams.writeOut(json.serialized(.pretty) + "\n")
+                    if !(200..<300).contains(result.statusCode) {
+                        throw Failure(.ioError, "the registrar answered \(result.statusCode) \(result.reasonPhrase)")
+                    }
+                case .failure(let error):
+                    throw Failure(.ioError, "register failed: \(error)")
+                case nil:
+                    throw Failure(.ioError, "register failed: no answer within \(timeout) s")
+                }
+            } catch let failure as Failure {
+                throw failure.exit()
+            }
+        }
     }
 }
 

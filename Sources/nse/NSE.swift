@@ -8,15 +8,15 @@ import Glibc
 
 /// `nse`: a Linux emulator of the iOS Notification Service Extension path.
 @main
-struct NSE: ParsableCommand {
+struct NSE: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "nse",
         abstract: "Run iOS Notification Service Extension pushes on Linux: one extension process per notification, under iOS's rules.",
         discussion: "Exit status: 0 any outcome a device could show, 64 usage, 65 payload rejected, 66 input missing, 74 I/O error, 78 device or configuration problem.",
-        subcommands: [RunCommand.self, SealCommand.self, DeviceCommand.self]
+        subcommands: [RunCommand.self, SealCommand.self, DeviceCommand.self, SendCommand.self]
     )
 
-    static func main() {
+    static func main() async {
         signal(SIGPIPE, SIG_IGN)
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
@@ -25,7 +25,11 @@ struct NSE: ParsableCommand {
         }
         do {
             var command = try parseAsRoot()
-            try command.run()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
         } catch {
             exit(withError: error)
         }

@@ -1,0 +1,304 @@
+import Logging
+import NSEChat
+import NSECrypto
+public import NSEDevice
+public import NSEJSON
+public import NSEPayload
+import NSESIP
+import NSESystem
+import Synchronization
+
+/// The Linphone path: the push carries only a Call-ID; register, let the server re-deliver the held MESSAGE,
+/// pick the one with that Call-ID, keep every other one in the shared store for a later push.
+public struct SIPFetch {
+    public var device: Device
+    public var rewriter: Rewriter
+    public var channel: ExtensionChannel?
+    /// Stop waiting this long before the budget ends (liblinphone: 25 s of 30).
+    public var fetchFraction: Double = 25.0 / 30.0
+    /// After our message arrived, how long to keep draining a flush of others before leaving.
+    public var quietMilliseconds: Int64 = 5
+    /// Re-REGISTER this often while waiting, so messages held after our first REGISTER are flushed to us too.
+    public var reregisterMilliseconds: Int64 = 2000
+
+    public init(device: Device, rewriter: Rewriter, channel: ExtensionChannel?) {
+        self.device = device
+        self.rewriter = rewriter
+        self.channel = channel
+    }
+
+    /// Diagnostics copied into the result's `extension.info`.
+    struct Report {
+        var transport: String?
+        var registerStatus: Int?
+        var registerMilliseconds: Double?
+        var registrations = 0
+        var callIDsReceived: [String] = []
+        var stored = 0
+        var fromStore = false
+        var foundMilliseconds: Double?
+        var imdnStatus: Int?
+        var imdn: String?
+        var error: String?
+
+        func json(total: Double) -> JSONObject {
+            var object: JSONObject = ["source": "sip", "from_store": .bool(fromStore)]
+            object["transport"] = JSON.string(transport)
+            object["register_status"] = JSON.int(registerStatus)
+            object["registrations"] = .int(Int64(registrations))
+            object["call_ids_received"] = .array(callIDsReceived.map(JSON.string))
+            object["stored_for_later"] = .int(Int64(stored))
+            var timings: JSONObject = ["total_ms": .double(Self.round(total))]
+            if let registerMilliseconds { timings["register_ms"] = .double(Self.round(registerMilliseconds)) }
+            if let foundMilliseconds { timings["message_ms"] = .double(Self.round(foundMilliseconds)) }
+            object["sip_timings"] = .object(timings)
+            if let imdn { object["imdn"] = .string(imdn) }
+            if let imdnStatus { object["imdn_status"] = .int(Int64(imdnStatus)) }
+            if let error { object["sip_error"] = .string(error) }
+            return object
+        }
+
+        static func round(_ value: Double) -> Double { (value * 1000).rounded() / 1000 }
+    }
+
+    /// Fetches the message with `callID` and turns it into content.
+    public func run(callID: String, request: ServiceRequest) async -> DeliveredContent {
+        let start = Clock.monotonicNanoseconds()
+        var report = Report()
+        let store = MessageStore(directory: device.storeDirectory)
+        store.purge()
+        func finish(_ content: DeliveredContent) -> DeliveredContent {
+            var content = content
+            var info = content.info ?? JSONObject()
+            for (key, value) in report.json(total: Clock.millisecondsSince(start)) { info[key] = value }
+            content.info = info
+            return content
+        }
+        if let stored = store.take(callID: callID) {
+            report.fromStore = true
+            return finish(content(for: ReceivedContent(stored), report: &report))
+        }
+        guard let account = device.config.sip else {
+            return finish(rewriter.fallback(
+                reason: "fetch-unavailable: the payload names Call-ID \(callID) but the device has no SIP account to fetch it with"))
+        }
+        let password: String?
+        let registration: SIPRegistration
+        do {
+            password = try device.sipPassword()
+            registration = try AppRegistration.registration(for: device, account: account, password: password)
+            report.transport = try SIPTransportKind(proxy: registration.proxy).rawValue
+        } catch {
+            return finish(rewriter.fallback(reason: "sip-account-invalid: \(error)"))
+        }
+
+        let budget = Double(request.budgetMilliseconds) * fetchFraction
+        let deadline = start + UInt64(budget * 1_000_000)
+        let agent = SIPUserAgent(configuration: AppRegistration.configuration(for: account), logger: Logger(label: "nse.extension.sip"))
+        let state = FetchState()
+        let collector = Task {
+            for await message in agent.messages { state.inbox.withLock { $0.append(message) } }
+        }
+        func startRegister() -> Task<Void, Never> {
+            state.registerOutcome.withLock { $0.done = false }
+            return Task {
+                do {
+                    let result = try await agent.register(registration)
+                    state.registerOutcome.withLock { $0 = (result.statusCode, nil, true) }
+                } catch {
+                    state.registerOutcome.withLock { $0 = ($0.status, "\(error)", true) }
+                }
+            }
+        }
+        var registerTask = startRegister()
+        report.registrations = 1
+        var lastRegister = Clock.monotonicNanoseconds()
+        var found: ReceivedContent?
+        var foundAt: UInt64?
+        var expired = false
+        var failure: String?
+
+        while true {
+            let now = Clock.monotonicNanoseconds()
+            for message in state.inbox.withLock({ let taken = $0; $0.removeAll(); return taken }) {
+                report.callIDsReceived.append(message.callID)
+                if message.callID == callID {
+                    if found == nil {
+                        found = ReceivedContent(message)
+                        foundAt = now
+                        report.foundMilliseconds = Clock.millisecondsSince(start)
+                    }
+                } else if (try? store.put(StoredMessage(ReceivedContent(message)))) == true {
+                    report.stored += 1
+                }
+            }
+            let outcome = state.registerOutcome.withLock { $0 }
+            if report.registerStatus == nil, let status = outcome.status {
+                report.registerStatus = status
+                report.registerMilliseconds = Clock.millisecondsSince(start)
+            }
+            if let foundAt {
+                if now - foundAt >= UInt64(quietMilliseconds) * 1_000_000 || now >= deadline { break }
+            } else {
+                if let stored = store.take(callID: callID) {
+                    report.fromStore = true
+                    found = ReceivedContent(stored)
+                    break
+                }
+                if outcome.done, let error = outcome.error {
+                    failure = "sip-register-failed: \(error)"
+                    break
+                }
+                if outcome.done, let status = outcome.status, !(200..<300).contains(status) {
+                    failure = "sip-register-failed: the registrar answered \(status)"
+                    break
+                }
+                if now >= deadline { break }
+                if outcome.done, now - lastRegister >= UInt64(reregisterMilliseconds) * 1_000_000 {
+                    registerTask = startRegister()
+                    report.registrations += 1
+                    lastRegister = now
+                }
+            }
+            if let channel, case .timeWillExpire? = try? channel.next(timeoutMilliseconds: 0) {
+                expired = true
+                break
+            }
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+        _ = registerTask
+
+        var content: DeliveredContent
+        if let found {
+            content = self.content(for: found, report: &report)
+            if let notice = found.deliveryNotice(recipient: account.aor), Clock.monotonicNanoseconds() < deadline {
+                report.imdn = "delivered"
+                let remaining = Double(deadline - Clock.monotonicNanoseconds()) / 1e9
+                report.imdnStatus = await sendNotice(notice, account: account, password: password, agent: agent, within: min(remaining, 2))
+            }
+        } else if expired {
+            content = rewriter.fallback(reason: "time-will-expire: Call-ID \(callID) had not arrived")
+        } else if let failure {
+            report.error = failure
+            content = rewriter.fallback(reason: failure)
+        } else {
+            content = rewriter.fallback(
+                reason: "not-found: no MESSAGE with Call-ID \(callID) arrived within \(Int(budget)) ms")
+        }
+        collector.cancel()
+        await agent.close()
+        return finish(content)
+    }
+
+    /// Sends the IMDN, giving up after `seconds`; returns the final status, nil when none came.
+    private func sendNotice(
+        _ notice: (to: String, body: [UInt8]), account: SIPAccount, password: String?, agent: SIPUserAgent, within seconds: Double
+    ) async -> Int? {
+        guard let to = try? SIPURI(parsing: notice.to), let from = try? SIPURI(parsing: account.aor),
+            let proxy = try? SIPURI(parsing: account.proxy)
+        else { return nil }
+        let state = FetchState()
+        let sender = Task {
+            let outgoing = SIPOutgoingMessage(to: to, from: from, proxy: proxy, contentType: "message/cpim", body: notice.body, password: password)
+            if let sent = try? await agent.sendMessage(outgoing) { state.noticeStatus.withLock { $0 = sent.statusCode } }
+        }
+        let end = Clock.monotonicNanoseconds() + UInt64(seconds * 1e9)
+        while Clock.monotonicNanoseconds() < end, state.noticeStatus.withLock({ $0 }) == nil {
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+        sender.cancel()
+        return state.noticeStatus.withLock { $0 }
+    }
+
+    /// Opens a received message: a sealed envelope (in CPIM or bare), or plain text shown as it is.
+    func content(for received: ReceivedContent, report: inout Report) -> DeliveredContent {
+        let (type, body) = received.innerContent
+        let text = String(decoding: body, as: UTF8.self)
+        var content: DeliveredContent
+        if text.hasPrefix(Envelope.formatTag + ".") || type == ReceivedContent.envelopeType {
+            content = ReferenceExtension.openEnvelope(text, device: device, rewriter: rewriter, source: "sip")
+            content.info?["encrypted"] = true
+        } else if type.hasPrefix("text/plain") {
+            let sender = received.fromDisplayName ?? SIPAddressText.user(of: received.from)
+            content = rewriter.plainText(from: received.from, title: sender, text: text)
+            content.info = ["content_type": "message", "source": "sip", "encrypted": false]
+        } else {
+            content = rewriter.fallback(reason: "unsupported-content-type: \(type.prefix(64))")
+        }
+        if var info = content.info {
+            info["call_id"] = .string(received.callID)
+            info["from"] = .string(received.from)
+            content.info = info
+        }
+        return content
+    }
+}
+
+/// What the fetch's tasks share with its polling loop.
+final class FetchState: Sendable {
+    let inbox = Mutex<[SIPReceivedMessage]>([])
+    let registerOutcome = Mutex<(status: Int?, error: String?, done: Bool)>((nil, nil, false))
+    let noticeStatus = Mutex<Int?>(nil)
+}
+
+/// A MESSAGE as the extension uses it, whether it came from the network or the shared store.
+struct ReceivedContent {
+    /// The content type nse's sender gives a bare envelope.
+    static let envelopeType = "application/vnd.nse.envelope"
+
+    var callID: String
+    var from: String
+    var fromDisplayName: String?
+    var to: String
+    var contentType: String
+    var body: [UInt8]
+    var receivedAt: Int64
+
+    init(_ message: SIPReceivedMessage) {
+        callID = message.callID
+        from = message.from.map { $0.uri.description } ?? ""
+        fromDisplayName = message.from?.displayName
+        to = message.to.map { $0.uri.description } ?? ""
+        contentType = (message.contentType ?? "text/plain").lowercased()
+        body = message.body
+        receivedAt = Clock.unixMilliseconds()
+    }
+
+    init(_ stored: StoredMessage) {
+        callID = stored.callID
+        from = stored.from
+        to = stored.to
+        contentType = stored.contentType.lowercased()
+        body = stored.body
+        receivedAt = stored.receivedAt
+    }
+
+    /// The content type and body inside a CPIM wrapper, or the message's own.
+    var innerContent: (type: String, body: [UInt8]) {
+        if contentType.hasPrefix("message/cpim"), let cpim = CPIMMessage(bytes: body) {
+            return (cpim.contentType, cpim.body)
+        }
+        return (contentType.split(separator: ";").first.map(String.init) ?? contentType, body)
+    }
+
+    /// The IMDN to send when the sender asked for a delivery notification: (recipient, CPIM body).
+    func deliveryNotice(recipient: String) -> (to: String, body: [UInt8])? {
+        guard contentType.hasPrefix("message/cpim"), let cpim = CPIMMessage(bytes: body),
+            cpim.dispositionNotification.contains("positive-delivery"), let messageID = cpim.imdnMessageID, !from.isEmpty
+        else { return nil }
+        let now = Clock.rfc3339(unixSeconds: Clock.unixMilliseconds() / 1000)
+        let notificationID = (try? SecureRandom.hex(8)) ?? String(Clock.unixMilliseconds())
+        let notice = IMDN.deliveryNotification(
+            messageID: messageID, from: recipient, to: from, notificationID: notificationID, dateTime: now,
+            originalDateTime: cpim.header("DateTime"))
+        return (from, notice.bytes)
+    }
+}
+
+extension StoredMessage {
+    init(_ received: ReceivedContent) {
+        self.init(
+            callID: received.callID, from: received.from, to: received.to, contentType: received.contentType,
+            body: received.body, receivedAt: received.receivedAt)
+    }
+}

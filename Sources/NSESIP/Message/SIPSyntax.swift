@@ -1,0 +1,197 @@
+/// Low-level lexical helpers shared by the SIP parsers.
+enum SIPSyntax {
+    static func isWhitespace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0D || b == 0x0A }
+
+    /// Trims SP, HT, CR and LF at both ends.
+    static func trim(_ s: Substring) -> Substring {
+        var start = s.startIndex
+        var end = s.endIndex
+        let u = s.utf8
+        while start < end, isWhitespace(u[start]) { start = u.index(after: start) }
+        while end > start {
+            let before = u.index(before: end)
+            if isWhitespace(u[before]) { end = before } else { break }
+        }
+        return s[start..<end]
+    }
+
+    static func trim(_ s: String) -> String { String(trim(Substring(s))) }
+
+    /// Splits at `separator` occurring outside quoted strings and `<...>`.
+    static func splitTopLevel(_ s: Substring, separator: UInt8) -> [Substring] {
+        var parts: [Substring] = []
+        var inQuotes = false
+        var inAngle = false
+        var escaped = false
+        var segmentStart = s.startIndex
+        let u = s.utf8
+        var i = u.startIndex
+        while i < u.endIndex {
+            let b = u[i]
+            if inQuotes {
+                if escaped { escaped = false } else if b == 0x5C { escaped = true } else if b == 0x22 { inQuotes = false }
+            } else if b == 0x22 {
+                inQuotes = true
+            } else if inAngle {
+                if b == 0x3E { inAngle = false }
+            } else if b == 0x3C {
+                inAngle = true
+            } else if b == separator {
+                parts.append(s[segmentStart..<i])
+                segmentStart = u.index(after: i)
+            }
+            i = u.index(after: i)
+        }
+        parts.append(s[segmentStart..<s.endIndex])
+        return parts
+    }
+
+    /// Finds the first `byte` outside quoted strings and `<...>`.
+    static func firstTopLevel(_ s: Substring, _ byte: UInt8) -> Substring.Index? {
+        var inQuotes = false
+        var inAngle = false
+        var escaped = false
+        let u = s.utf8
+        var i = u.startIndex
+        while i < u.endIndex {
+            let b = u[i]
+            if inQuotes {
+                if escaped { escaped = false } else if b == 0x5C { escaped = true } else if b == 0x22 { inQuotes = false }
+            } else if b == 0x22 {
+                inQuotes = true
+            } else if inAngle {
+                if b == 0x3E { inAngle = false }
+            } else if b == 0x3C {
+                inAngle = true
+            } else if b == byte {
+                return i
+            }
+            i = u.index(after: i)
+        }
+        return nil
+    }
+
+    /// Parses `;a=b;c;d="x"` (leading `;` optional) into ordered parameters.
+    static func parseParameters(_ s: Substring) throws(SIPError) -> [SIPParameter] {
+        var result: [SIPParameter] = []
+        for raw in splitTopLevel(s, separator: 0x3B) {
+            let item = trim(raw)
+            if item.isEmpty { continue }
+            if let eq = item.utf8.firstIndex(of: 0x3D) {
+                let name = trim(item[item.startIndex..<eq])
+                let value = trim(item[item.utf8.index(after: eq)...])
+                guard !name.isEmpty else { throw .malformed("empty parameter name") }
+                result.append(SIPParameter(String(name), String(value)))
+            } else {
+                result.append(SIPParameter(String(item), nil))
+            }
+        }
+        return result
+    }
+
+    /// Removes surrounding double quotes and backslash escapes, if quoted.
+    static func unquote(_ s: Substring) -> String {
+        let t = trim(s)
+        guard t.utf8.count >= 2, t.utf8.first == 0x22, t.utf8.last == 0x22 else { return String(t) }
+        var out: [UInt8] = []
+        var escaped = false
+        for b in t.utf8.dropFirst().dropLast() {
+            if escaped { out.append(b); escaped = false } else if b == 0x5C { escaped = true } else { out.append(b) }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Wraps a string in double quotes, escaping `"` and `\`.
+    static func quote(_ s: String) -> String {
+        var out = "\""
+        for ch in s.unicodeScalars {
+            if ch == "\"" || ch == "\\" { out.append("\\") }
+            out.unicodeScalars.append(ch)
+        }
+        out.append("\"")
+        return out
+    }
+
+    static func isToken(_ s: Substring) -> Bool {
+        if s.isEmpty { return false }
+        for b in s.utf8 {
+            switch b {
+            case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: continue
+            case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "!"), UInt8(ascii: "%"), UInt8(ascii: "*"),
+                UInt8(ascii: "_"), UInt8(ascii: "+"), UInt8(ascii: "`"), UInt8(ascii: "'"), UInt8(ascii: "~"):
+                continue
+            default: return false
+            }
+        }
+        return true
+    }
+
+    static func parseInt(_ s: Substring, max: Int = Int(Int32.max)) -> Int? {
+        let t = trim(s)
+        guard !t.isEmpty, t.utf8.count <= 10 else { return nil }
+        var v = 0
+        for b in t.utf8 {
+            guard b >= 0x30, b <= 0x39 else { return nil }
+            v = v * 10 + Int(b - 0x30)
+        }
+        return v <= max ? v : nil
+    }
+
+    static func lowercased(_ s: some StringProtocol) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(s.utf8.count)
+        for b in s.utf8 { bytes.append(b >= 0x41 && b <= 0x5A ? b + 32 : b) }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    static func equalsIgnoringCase(_ a: some StringProtocol, _ b: some StringProtocol) -> Bool {
+        guard a.utf8.count == b.utf8.count else { return false }
+        for (x, y) in zip(a.utf8, b.utf8) {
+            let lx = x >= 0x41 && x <= 0x5A ? x + 32 : x
+            let ly = y >= 0x41 && y <= 0x5A ? y + 32 : y
+            if lx != ly { return false }
+        }
+        return true
+    }
+
+    /// Parses `host[:port]` where host may be `[IPv6]`; returns host without brackets.
+    static func parseHostPort(_ s: Substring) throws(SIPError) -> (host: String, port: Int?) {
+        let t = trim(s)
+        guard !t.isEmpty else { throw .malformed("empty host") }
+        var host: Substring
+        var rest: Substring
+        if t.utf8.first == UInt8(ascii: "[") {
+            guard let close = t.utf8.firstIndex(of: UInt8(ascii: "]")) else { throw .malformed("unterminated IPv6 reference") }
+            host = t[t.utf8.index(after: t.startIndex)..<close]
+            rest = t[t.utf8.index(after: close)...]
+            for b in host.utf8 {
+                let ok = (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x46) || (b >= 0x61 && b <= 0x66) || b == 0x3A || b == 0x2E
+                guard ok else { throw .malformed("invalid IPv6 reference") }
+            }
+            guard !host.isEmpty else { throw .malformed("empty IPv6 reference") }
+        } else if let colon = t.utf8.firstIndex(of: 0x3A) {
+            host = t[t.startIndex..<colon]
+            rest = t[colon...]
+        } else {
+            host = t
+            rest = ""
+        }
+        if host.utf8.first != nil, !t.hasPrefix("[") {
+            for b in host.utf8 {
+                let ok = (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2D || b == 0x2E || b == 0x5F
+                guard ok else { throw .malformed("invalid character in host") }
+            }
+        }
+        guard !host.isEmpty else { throw .malformed("empty host") }
+        var port: Int? = nil
+        if !rest.isEmpty {
+            guard rest.utf8.first == 0x3A, let p = parseInt(rest.dropFirst(), max: 65535) else { throw .malformed("invalid port") }
+            port = p
+        }
+        return (String(host), port)
+    }
+
+    static func formatHost(_ host: String) -> String {
+        host.utf8.contains(0x3A) ? "[\(host)]" : host
+    }
+}

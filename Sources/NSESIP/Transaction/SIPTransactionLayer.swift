@@ -1,0 +1,188 @@
+public import Logging
+
+/// Non-INVITE client and server transactions (RFC 3261 §17.1.2, §17.2.2) over one transport.
+public actor SIPTransactionLayer {
+    private struct ClientEntry {
+        var bytes: [UInt8]
+        var continuation: CheckedContinuation<SIPResponse, any Error>
+        var proceeding = false
+        var timerTask: Task<Void, Never>?
+        var retransmissions = 0
+    }
+
+    /// The transport carrying the transactions.
+    public nonisolated let transport: SIPTransport
+    /// The timer values.
+    public nonisolated let timers: SIPTimers
+    /// New incoming requests (retransmissions are absorbed and not delivered again).
+    public nonisolated let requests: AsyncStream<SIPIncomingRequest>
+    private let requestsContinuation: AsyncStream<SIPIncomingRequest>.Continuation
+    private let logger: Logger
+    private var clients: [String: ClientEntry] = [:]
+    private var servers: SIPServerTransactionTable
+    private var readerTask: Task<Void, Never>?
+    private var closed = false
+
+    /// Creates a transaction layer and starts reading from the transport.
+    public init(transport: SIPTransport, timers: SIPTimers = .default, logger: Logger) {
+        self.transport = transport
+        self.timers = timers
+        self.logger = logger
+        self.servers = SIPServerTransactionTable(lifetime: timers.timerF)
+        (requests, requestsContinuation) = AsyncStream<SIPIncomingRequest>.makeStream(bufferingPolicy: .bufferingNewest(256))
+    }
+
+    /// Starts the receive loop (idempotent).
+    public func start() {
+        guard readerTask == nil else { return }
+        let stream = transport.incoming
+        readerTask = Task { [weak self] in
+            do {
+                for try await message in stream {
+                    guard let self else { return }
+                    await self.handle(message)
+                }
+                await self?.transportClosed(SIPError(.transport, "connection closed before a final response"))
+            } catch {
+                let failure = error as? SIPError ?? SIPError(.transport, "connection failed: \(error)")
+                await self?.transportClosed(failure)
+            }
+        }
+    }
+
+    /// True once the transport has closed.
+    public var isClosed: Bool { closed }
+
+    /// Runs a non-INVITE client transaction and returns the final response (provisional ones are skipped).
+    public func send(_ request: SIPRequest) async throws -> SIPResponse {
+        guard !closed else { throw SIPError(.closed, "transport is closed") }
+        guard let branch = request.headers.topVia?.branch else {
+            throw SIPError(.invalidArgument, "request has no Via branch")
+        }
+        let key = SIPTransactionLayer.clientKey(branch: branch, method: request.method)
+        guard clients[key] == nil else { throw SIPError(.invalidArgument, "duplicate client transaction branch") }
+        let bytes = request.serialized()
+        return try await withTaskCancellationHandler {
+            try await startClientTransaction(key: key, bytes: bytes)
+        } onCancel: {
+            Task { await self.fail(key: key, error: CancellationError()) }
+        }
+    }
+
+    private func startClientTransaction(key: String, bytes: [UInt8]) async throws -> SIPResponse {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<SIPResponse, any Error>) in
+            var entry = ClientEntry(bytes: bytes, continuation: continuation)
+            entry.timerTask = makeTimer(key: key)
+            clients[key] = entry
+            let transport = self.transport
+            Task { [weak self] in
+                do {
+                    try await transport.send(bytes: bytes)
+                } catch {
+                    await self?.fail(key: key, error: error)
+                }
+            }
+        }
+    }
+
+    /// Sends the final response for an incoming request and remembers it for retransmissions.
+    public func respond(to incoming: SIPIncomingRequest, with response: SIPResponse) async throws {
+        let bytes = response.serialized()
+        if response.statusCode >= 200 { servers.store(response: bytes, for: incoming.transactionKey) }
+        try await transport.send(bytes: bytes)
+    }
+
+    /// Closes the transport and fails pending transactions.
+    public func close() async {
+        await transport.close()
+        transportClosed(SIPError(.closed, "transaction layer closed"))
+        readerTask?.cancel()
+    }
+
+    // MARK: - internals
+
+    static func clientKey(branch: String, method: String) -> String { branch + "|" + method.uppercased() }
+
+    private func makeTimer(key: String) -> Task<Void, Never> {
+        let t1 = timers.t1
+        let t2 = timers.t2
+        let timerF = timers.timerF
+        let reliable = transport.kind.isReliable
+        return Task { [weak self] in
+            let clock = ContinuousClock()
+            let deadline = clock.now + timerF
+            var interval = t1
+            while !Task.isCancelled {
+                let wake = reliable ? deadline : min(clock.now + interval, deadline)
+                do { try await clock.sleep(until: wake) } catch { return }
+                guard let self else { return }
+                if clock.now >= deadline {
+                    await self.fail(key: key, error: SIPError(.timeout, "no final response within Timer F (\(timerF))"))
+                    return
+                }
+                guard let proceeding = await self.retransmit(key: key) else { return }
+                interval = proceeding ? t2 : min(interval * 2, t2)
+            }
+        }
+    }
+
+    /// Retransmits a pending request; returns whether it is proceeding, or nil when it is gone.
+    private func retransmit(key: String) async -> Bool? {
+        guard var entry = clients[key] else { return nil }
+        entry.retransmissions += 1
+        clients[key] = entry
+        logger.debug("sip retransmit", metadata: ["sip.transaction": "\(key)", "sip.count": "\(entry.retransmissions)"])
+        try? await transport.send(bytes: entry.bytes)
+        return clients[key]?.proceeding
+    }
+
+    private func fail(key: String, error: any Error) {
+        guard let entry = clients.removeValue(forKey: key) else { return }
+        entry.timerTask?.cancel()
+        entry.continuation.resume(throwing: error)
+    }
+
+    private func transportClosed(_ error: SIPError) {
+        closed = true
+        let pending = clients
+        clients = [:]
+        for (_, entry) in pending {
+            entry.timerTask?.cancel()
+            entry.continuation.resume(throwing: error)
+        }
+        requestsContinuation.finish()
+    }
+
+    private func handle(_ message: SIPMessage) async {
+        switch message {
+        case .response(let response):
+            guard let branch = response.headers.topVia?.branch, let cseq = response.headers.cseq else {
+                logger.debug("dropping response without Via branch or CSeq")
+                return
+            }
+            let key = SIPTransactionLayer.clientKey(branch: branch, method: cseq.method)
+            guard var entry = clients[key] else {
+                logger.debug("dropping response matching no transaction", metadata: ["sip.status": "\(response.statusCode)"])
+                return
+            }
+            if response.isProvisional {
+                entry.proceeding = true
+                clients[key] = entry
+                return
+            }
+            clients[key] = nil
+            entry.timerTask?.cancel()
+            entry.continuation.resume(returning: response)
+        case .request(let request):
+            switch servers.receive(request) {
+            case .new(let key):
+                requestsContinuation.yield(SIPIncomingRequest(request: request, transactionKey: key))
+            case .retransmission(let stored):
+                logger.debug("absorbed retransmitted request", metadata: [
+                    "sip.method": "\(request.method)", "sip.call_id": "\(request.headers.callID ?? "")",
+                ])
+                if let stored { try? await transport.send(bytes: stored) }
+            }
+        }
+    }
+}

@@ -1,0 +1,286 @@
+public import NIOCore
+import NIOPosix
+public import Logging
+
+/// A minimal SIP user agent: REGISTER, out-of-dialog MESSAGE, and automatic answers to incoming MESSAGE/OPTIONS/NOTIFY.
+public actor SIPUserAgent {
+    private struct Connection {
+        let layer: SIPTransactionLayer
+        let requestTask: Task<Void, Never>
+    }
+
+    /// The configuration in use.
+    public nonisolated let configuration: SIPUserAgentConfiguration
+    /// MESSAGE requests received on any connection (each transaction delivered once).
+    public nonisolated let messages: AsyncStream<SIPReceivedMessage>
+    private let messagesContinuation: AsyncStream<SIPReceivedMessage>.Continuation
+    private let group: any EventLoopGroup
+    private let ownsGroup: Bool
+    private let logger: Logger
+    private var connections: [SIPEndpoint: Connection] = [:]
+    private var connecting: [SIPEndpoint: Task<SIPTransactionLayer, any Error>] = [:]
+    private var registerDialogs: [String: (callID: String, cseq: UInt32)] = [:]
+    private var nonceCounts: [String: UInt32] = [:]
+    private var cachedChallenges: [String: (challenge: DigestChallenge, isProxy: Bool)] = [:]
+    private var closed = false
+
+    /// Creates a user agent; without a group it owns a one-thread event loop group, released by `close()`.
+    public init(configuration: SIPUserAgentConfiguration = SIPUserAgentConfiguration(),
+                eventLoopGroup: (any EventLoopGroup)? = nil, logger: Logger = Logger(label: "nse.sip")) {
+        self.configuration = configuration
+        if let eventLoopGroup {
+            group = eventLoopGroup
+            ownsGroup = false
+        } else {
+            group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+            ownsGroup = true
+        }
+        self.logger = logger
+        (messages, messagesContinuation) = AsyncStream<SIPReceivedMessage>.makeStream(bufferingPolicy: .bufferingNewest(256))
+    }
+
+    /// Returns the (possibly new) transport for a proxy URI; useful to learn the local address.
+    public func transport(for proxy: SIPURI) async throws -> SIPTransport {
+        try await layer(for: SIPEndpoint(proxy: proxy)).transport
+    }
+
+    /// Registers a Contact for an AOR, answering up to `maxAuthAttempts` digest challenges.
+    public func register(_ registration: SIPRegistration) async throws -> SIPRegistrationResult {
+        let endpoint = try SIPEndpoint(proxy: registration.proxy)
+        let layer = try await layer(for: endpoint)
+        let transport = layer.transport
+        let aorKey = registration.aor.addressOfRecord.description
+        var dialog = registerDialogs[aorKey] ?? (callID: registration.callID ?? SIPIdentifiers.callID(), cseq: 0)
+        if let fixed = registration.callID, fixed != dialog.callID { dialog = (fixed, 0) }
+        dialog.cseq += 1
+
+        var contactParams: [SIPParameter] = []
+        if endpoint.transport != .udp, !registration.contactURIParameters.contains(parameter: "transport") {
+            contactParams.append(SIPParameter("transport", endpoint.transport.rawValue))
+        }
+        contactParams.append(contentsOf: registration.contactURIParameters)
+        let contactURI = SIPURI(scheme: .sip, user: registration.aor.user, host: transport.localHost,
+                                port: transport.localPort, parameters: contactParams)
+        let contact = SIPNameAddress(uri: contactURI, parameters: registration.contactHeaderParameters)
+
+        let registrar = SIPURI(scheme: registration.aor.scheme, host: registration.aor.host, port: registration.aor.port)
+        var base = SIPRequest(method: "REGISTER", uri: registrar)
+        base.headers.add("Max-Forwards", "70")
+        base.headers.add("From", SIPNameAddress(uri: registration.aor.addressOfRecord, parameters: [SIPParameter("tag", SIPIdentifiers.tag())]).description)
+        base.headers.add("To", SIPNameAddress(uri: registration.aor.addressOfRecord).description)
+        base.headers.add("Call-ID", dialog.callID)
+        base.headers.add("Contact", contact.description)
+        base.headers.add("Expires", String(registration.expires))
+        if let ua = configuration.userAgent { base.headers.add("User-Agent", ua) }
+        for field in registration.extraHeaders { base.headers.add(field.name, field.value) }
+
+        var log = logger
+        log[metadataKey: "sip.call_id"] = "\(dialog.callID)"
+        log[metadataKey: "sip.endpoint"] = "\(endpoint)"
+        log.debug("sip register start")
+        let username = registration.username ?? registration.aor.user ?? ""
+        var outcome = try await runWithAuth(layer: layer, base: base, cseq: dialog.cseq, endpoint: endpoint,
+                                            username: username, password: registration.password, logger: log)
+        // 423 Interval Too Brief: retry once with the server's Min-Expires (RFC 3261 §10.2.8).
+        if outcome.response.statusCode == 423, let minimum = outcome.response.headers["Min-Expires"].flatMap({ SIPSyntax.parseInt(Substring($0)) }),
+           minimum > registration.expires {
+            base.headers.set("Expires", String(minimum))
+            let first = outcome
+            outcome = try await runWithAuth(layer: layer, base: base, cseq: first.cseq + 1, endpoint: endpoint,
+                                            username: username, password: registration.password, logger: log)
+            outcome.count += first.count
+            outcome.elapsed += first.elapsed
+        }
+        dialog.cseq = outcome.cseq
+        registerDialogs[aorKey] = dialog
+        let response = outcome.response
+        var granted: Int? = nil
+        for c in response.headers.contacts where c.uri.host == contactURI.host && c.uri.port == contactURI.port && c.uri.user == contactURI.user {
+            granted = c.expires
+            break
+        }
+        if granted == nil { granted = response.headers.expires }
+        log.debug("sip register done", metadata: ["sip.status": "\(response.statusCode)", "sip.requests": "\(outcome.count)"])
+        return SIPRegistrationResult(statusCode: response.statusCode, reasonPhrase: response.reasonPhrase, expires: granted,
+                                     requestCount: outcome.count, elapsed: outcome.elapsed, callID: dialog.callID,
+                                     contact: contact, response: response,
+                                     observedHost: response.headers.topVia?.received,
+                                     observedPort: response.headers.topVia?.rport)
+    }
+
+    /// Sends an out-of-dialog MESSAGE, answering digest challenges; returns the final status and Call-ID.
+    public func sendMessage(_ message: SIPOutgoingMessage) async throws -> SIPSendResult {
+        let endpoint = try SIPEndpoint(proxy: message.proxy)
+        let layer = try await layer(for: endpoint)
+        let callID = message.callID ?? SIPIdentifiers.callID()
+        var base = SIPRequest(method: "MESSAGE", uri: message.to, body: message.body)
+        base.headers.add("Max-Forwards", "70")
+        base.headers.add("From", SIPNameAddress(uri: message.from, parameters: [SIPParameter("tag", SIPIdentifiers.tag())]).description)
+        base.headers.add("To", SIPNameAddress(uri: message.to).description)
+        base.headers.add("Call-ID", callID)
+        if let ua = configuration.userAgent { base.headers.add("User-Agent", ua) }
+        for field in message.extraHeaders where !SIPSyntax.equalsIgnoringCase(field.name, "Content-Type") {
+            base.headers.add(field.name, field.value)
+        }
+        base.headers.add("Content-Type", message.contentType)
+        var log = logger
+        log[metadataKey: "sip.call_id"] = "\(callID)"
+        log[metadataKey: "sip.endpoint"] = "\(endpoint)"
+        log.debug("sip message send start", metadata: ["sip.body_size": "\(message.body.count)"])
+        let outcome = try await runWithAuth(layer: layer, base: base, cseq: 1, endpoint: endpoint,
+                                            username: message.username ?? message.from.user ?? "",
+                                            password: message.password, logger: log)
+        log.debug("sip message send done", metadata: ["sip.status": "\(outcome.response.statusCode)"])
+        return SIPSendResult(statusCode: outcome.response.statusCode, reasonPhrase: outcome.response.reasonPhrase,
+                             callID: callID, requestCount: outcome.count, elapsed: outcome.elapsed, response: outcome.response)
+    }
+
+    /// Closes every connection, finishes `messages` and shuts down an owned event loop group.
+    public func close() async {
+        guard !closed else { return }
+        closed = true
+        for (_, task) in connecting { task.cancel() }
+        connecting = [:]
+        let current = connections
+        connections = [:]
+        for (_, connection) in current {
+            await connection.layer.close()
+            connection.requestTask.cancel()
+        }
+        messagesContinuation.finish()
+        if ownsGroup {
+            try? await group.shutdownGracefully()
+        }
+    }
+
+    // MARK: - internals
+
+    private func layer(for endpoint: SIPEndpoint) async throws -> SIPTransactionLayer {
+        guard !closed else { throw SIPError(.closed, "user agent is closed") }
+        if let existing = connections[endpoint] {
+            if await !existing.layer.isClosed, existing.layer.transport.isActive || endpoint.transport == .udp {
+                return existing.layer
+            }
+            connections[endpoint] = nil
+            existing.requestTask.cancel()
+        }
+        if let pending = connecting[endpoint] { return try await pending.value }
+        let configuration = self.configuration
+        let group = self.group
+        let logger = self.logger
+        let task = Task<SIPTransactionLayer, any Error> {
+            let transport = try await SIPTransport.connect(to: endpoint, tls: configuration.tls, limits: configuration.limits,
+                                                           group: group, connectTimeout: configuration.connectTimeout, logger: logger)
+            let layer = SIPTransactionLayer(transport: transport, timers: configuration.timers, logger: logger)
+            await layer.start()
+            return layer
+        }
+        connecting[endpoint] = task
+        defer { connecting[endpoint] = nil }
+        let layer = try await task.value
+        if closed {
+            await layer.close()
+            throw SIPError(.closed, "user agent is closed")
+        }
+        let requestTask = Task { [weak self] in
+            for await incoming in layer.requests {
+                guard let self else { return }
+                await self.handleIncoming(incoming, layer: layer)
+            }
+        }
+        connections[endpoint] = Connection(layer: layer, requestTask: requestTask)
+        return layer
+    }
+
+    private func handleIncoming(_ incoming: SIPIncomingRequest, layer: SIPTransactionLayer) async {
+        let request = incoming.request
+        let method = request.method.uppercased()
+        var log = logger
+        log[metadataKey: "sip.call_id"] = "\(request.headers.callID ?? "")"
+        log[metadataKey: "sip.method"] = "\(method)"
+        let status: Int?
+        switch method {
+        case "MESSAGE":
+            guard let callID = request.headers.callID, !callID.isEmpty else {
+                try? await layer.respond(to: incoming, with: request.makeResponse(statusCode: 400, toTag: SIPIdentifiers.tag()))
+                return
+            }
+            status = configuration.autoAnswerStatus
+            if let status {
+                try? await layer.respond(to: incoming, with: request.makeResponse(statusCode: status, toTag: SIPIdentifiers.tag()))
+            }
+            log.debug("sip message received", metadata: ["sip.body_size": "\(request.body.count)"])
+            messagesContinuation.yield(SIPReceivedMessage(callID: callID, from: request.headers.from, to: request.headers.to,
+                                                          headers: request.headers, contentType: request.headers.contentType,
+                                                          body: request.body, request: request))
+            return
+        case "OPTIONS", "NOTIFY":
+            status = configuration.autoAnswerStatus
+        default:
+            status = 501
+        }
+        if let status {
+            log.debug("sip request answered", metadata: ["sip.status": "\(status)"])
+            try? await layer.respond(to: incoming, with: request.makeResponse(statusCode: status, toTag: SIPIdentifiers.tag()))
+        }
+    }
+
+    private func runWithAuth(layer: SIPTransactionLayer, base: SIPRequest, cseq startCSeq: UInt32, endpoint: SIPEndpoint,
+                             username: String, password: String?, logger log: Logger)
+        async throws -> (response: SIPResponse, count: Int, elapsed: Duration, cseq: UInt32) {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let transport = layer.transport
+        let cacheKey = "\(endpoint)|\(username)"
+        var cseq = startCSeq
+        var answered = 0
+        var count = 0
+        var authorization: (name: String, value: String)? = nil
+        if let password, let cached = cachedChallenges[cacheKey] {
+            authorization = makeAuthorization(cached.challenge, isProxy: cached.isProxy, username: username,
+                                              password: password, method: base.method, uri: base.uri.description)
+        }
+        while true {
+            var request = base
+            let via = SIPVia(transport: endpoint.transport.viaToken, host: transport.localHost, port: transport.localPort,
+                             parameters: [SIPParameter("branch", SIPIdentifiers.branch()), SIPParameter("rport")])
+            request.headers.prepend("Via", via.description)
+            request.headers.set("CSeq", SIPCSeq(sequence: cseq, method: base.method).description)
+            if let authorization { request.headers.set(authorization.name, authorization.value) }
+            count += 1
+            let response = try await layer.send(request)
+            guard response.statusCode == 401 || response.statusCode == 407 else {
+                return (response, count, clock.now - start, cseq)
+            }
+            log.debug("sip challenge received", metadata: ["sip.status": "\(response.statusCode)"])
+            guard let password else {
+                throw SIPError(.authenticationFailed, "server sent \(response.statusCode) but no password is configured")
+            }
+            guard answered < configuration.maxAuthAttempts else {
+                cachedChallenges[cacheKey] = nil
+                throw SIPError(.authenticationFailed, "credentials rejected after \(answered) authenticated attempts (last status \(response.statusCode))")
+            }
+            let isProxy = response.statusCode == 407
+            let challenges = response.headers.values(isProxy ? "Proxy-Authenticate" : "WWW-Authenticate")
+                .compactMap { try? DigestChallenge(parsing: $0) }
+            guard let challenge = challenges.first(where: { $0.algorithm == .sha256 || $0.algorithm == .sha256Sess }) ?? challenges.first else {
+                throw SIPError(.authenticationFailed, "no usable Digest challenge in \(response.statusCode) response")
+            }
+            answered += 1
+            cachedChallenges[cacheKey] = (challenge, isProxy)
+            authorization = makeAuthorization(challenge, isProxy: isProxy, username: username, password: password,
+                                              method: base.method, uri: base.uri.description)
+            cseq += 1
+        }
+    }
+
+    private func makeAuthorization(_ challenge: DigestChallenge, isProxy: Bool, username: String, password: String,
+                                   method: String, uri: String) -> (name: String, value: String) {
+        if nonceCounts.count > 64 { nonceCounts = [:] }
+        let nc = (nonceCounts[challenge.nonce] ?? 0) + 1
+        nonceCounts[challenge.nonce] = nc
+        let creds = DigestCredentials.answer(challenge, username: username, password: password, method: method,
+                                             uri: uri, nonceCount: nc)
+        return (isProxy ? "Proxy-Authorization" : "Authorization", creds.description)
+    }
+}

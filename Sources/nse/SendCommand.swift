@@ -1,0 +1,139 @@
+import ArgumentParser
+import Logging
+import NSEChat
+import NSECrypto
+import NSEDevice
+import NSEHost
+import NSEJSON
+import NSEPayload
+import NSESIP
+import NSESystem
+
+/// `nse send`: what the sender's phone does, a SIP MESSAGE (optionally sealed to the recipient device).
+struct SendCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "send",
+        abstract: "Send a SIP MESSAGE, as Linphone does (CPIM with an IMDN delivery request); prints its Call-ID and final status.",
+        discussion: "With --seal-to DEVICE_DIR the text is sealed to that device (a message plaintext, docs/envelope.md) and the envelope is the content.")
+
+    @Option(help: ArgumentHelp("The proxy to send through, with its transport, e.g. 'sip:127.0.0.1:5060;transport=tcp'.", valueName: "uri"))
+    var proxy: String
+
+    @Option(help: ArgumentHelp("The sender's address of record.", valueName: "uri"))
+    var from: String
+
+    @Option(help: ArgumentHelp("The recipient's address of record.", valueName: "uri"))
+    var to: String
+
+    @Option(help: "The message text.")
+    var text: String
+
+    @Option(help: ArgumentHelp("Seal the message to this device's public key.", valueName: "dir"))
+    var sealTo: String?
+
+    @Option(help: "The sender's display name (goes into the sealed plaintext and the From header).")
+    var displayName: String?
+
+    @Option(help: "The sender's SIP password, for digest challenges.")
+    var password: String?
+
+    @Option(help: ArgumentHelp("Use this Call-ID instead of a random one.", valueName: "id"))
+    var callID: String?
+
+    @Flag(help: "Send the content bare instead of wrapped in CPIM with an IMDN delivery request.")
+    var noCpim = false
+
+    @Option(help: ArgumentHelp("For TLS: trust the CA certificates in this PEM file.", valueName: "file"))
+    var caFile: String?
+
+    @Option(help: "Seconds to wait for the final response.")
+    var timeout: Double = 32
+
+    func run() async throws {
+        do {
+            let toURI: SIPURI
+            let fromURI: SIPURI
+            let proxyURI: SIPURI
+            do {
+                toURI = try SIPURI(parsing: to)
+                fromURI = try SIPURI(parsing: from)
+                proxyURI = try SIPURI(parsing: proxy)
+            } catch { throw Failure(.usage, "\(error)") }
+            var contentType = "text/plain;charset=UTF-8"
+            var content = Array(text.utf8)
+            if let sealTo {
+                let device: Device
+                do { device = try Device.open(at: sealTo) } catch { throw Failure(error) }
+                var plaintext: JSONObject = ["type": "message", "from": .string(from), "text": .string(text)]
+                if let displayName { plaintext["display_name"] = .string(displayName) }
+                plaintext["sent_at"] = .string(Clock.rfc3339(unixSeconds: Clock.unixMilliseconds() / 1000))
+                do {
+                    content = Array(try Envelope.seal(JSON.object(plaintext).serializedBytes(), to: device.publicKey()).text.utf8)
+                } catch { throw Failure(.software, "\(error)") }
+                contentType = "application/vnd.nse.envelope"
+            }
+            var bodyType = contentType
+            var body = content
+            if !noCpim {
+                let messageID = (try? SecureRandom.hex(8)) ?? "0"
+                let cpim = CPIMMessage(
+                    headers: [
+                        (name: "From", value: "<\(from)>"), (name: "To", value: "<\(to)>"),
+                        (name: "DateTime", value: Clock.rfc3339(unixSeconds: Clock.unixMilliseconds() / 1000)),
+                        (name: "NS", value: "imdn <\(IMDN.namespace)>"), (name: "imdn.Message-ID", value: messageID),
+                        (name: "imdn.Disposition-Notification", value: "positive-delivery"),
+                    ],
+                    contentHeaders: [(name: "Content-Type", value: contentType), (name: "Content-Length", value: String(content.count))],
+                    body: content)
+                bodyType = "message/cpim"
+                body = cpim.bytes
+            }
+            var configuration = SIPUserAgentConfiguration()
+            configuration.userAgent = "nse-send/1"
+            if let caFile { configuration.tls = SIPTLSOptions(trust: .caFile(caFile), verifyHostname: false) }
+            let agent = SIPUserAgent(configuration: configuration, logger: Logger(label: "nse.send"))
+            var message = SIPOutgoingMessage(to: toURI, from: fromURI, proxy: proxyURI, contentType: bodyType, body: body, password: password)
+            message.callID = callID
+            let outgoing = message
+            let outcome = await withTimeout(timeout) { try await agent.sendMessage(outgoing) }
+            await agent.close()
+            switch outcome {
+            case .success(let result):
+                let json: JSON = [
+                    "call_id": .string(result.callID), "status": .int(Int64(result.statusCode)),
+                    "reason": .string(result.reasonPhrase), "elapsed_ms": .double(milliseconds(result.elapsed)),
+                ]
+                StandardStreams.writeOut(json.serialized() + "\n")
+                if !(200..<300).contains(result.statusCode) { throw ExitCode(1) }
+            case .failure(let error):
+                throw Failure(.ioError, "send failed: \(error)")
+            case nil:
+                throw Failure(.ioError, "send failed: no final response within \(timeout) s")
+            }
+        } catch let failure as Failure {
+            throw failure.exit()
+        }
+    }
+}
+
+/// A duration in milliseconds (microsecond precision).
+func milliseconds(_ duration: Duration) -> Double {
+    let (seconds, attoseconds) = duration.components
+    return Double(seconds) * 1000 + Double(attoseconds / 1_000_000_000_000) / 1000
+}
+
+/// Runs `operation`, giving up (nil) after `seconds`.
+func withTimeout<T: Sendable>(_ seconds: Double, _ operation: @escaping @Sendable () async throws -> T) async -> Result<T, any Error>? {
+    await withTaskGroup(of: Result<T, any Error>?.self) { group in
+        group.addTask {
+            do { return .success(try await operation()) } catch { return .failure(error) }
+        }
+        group.addTask {
+            try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+            return nil
+        }
+        let first = await group.next() ?? nil
+        group.cancelAll()
+        return first
+    }
+}
