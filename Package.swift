@@ -78,6 +78,15 @@ let package = Package(
             ]
         ),
         .testTarget(name: "NSEHTTPTests", dependencies: ["NSEHTTP"]),
+        .testTarget(
+            name: "NSESIPTests",
+            dependencies: [
+                "NSESIP", nioCore, nioPosix, nioSSL, logging,
+                .product(name: "NIOTestUtils", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
         .testTarget(name: "EndToEndTests", dependencies: ["NSEJSON", "NSETestSupport"]),
     ]
 )

@@ -46,6 +46,7 @@ public struct Device: Sendable {
     public var storeDirectory: String { Path.join(directory, "store") }
     public var locksDirectory: String { Path.join(directory, "locks") }
     public var logsDirectory: String { Path.join(directory, "logs") }
+    public var voipState: VoIPState { VoIPState(directory: Path.join(directory, "voip")) }
 
     /// Creates a new container with a fresh key pair and push tokens.
     public static func create(at path: String, options: Options = Options()) throws(DeviceError) -> Device {
@@ -205,6 +206,12 @@ public struct Device: Sendable {
         if !problems.isEmpty { result["strings_problems"] = .array(problems.map(JSON.string)) }
         let keyMode = (try? FileSystem.permissions(secretKeyPath)).map { String($0, radix: 8) }
         result["private_key"] = ["path": .string(secretKeyPath), "mode": .string(keyMode)]
+        result["sip_password_set"] = .bool(FileSystem.exists(sipPasswordPath))
+        let voip = voipState
+        result["voip_state"] = [
+            "strikes": .int(Int64(voip.strikes())), "max_strikes": .int(Int64(config.voip.maxStrikes)),
+            "delivering": .bool(voip.strikes() < config.voip.maxStrikes), "call_log": .array(voip.callLog(limit: 20)),
+        ]
         return .object(result)
     }
 

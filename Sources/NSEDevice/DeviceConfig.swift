@@ -23,6 +23,8 @@ public struct DeviceConfig: Sendable, Equatable {
     public var createdAt: String
     /// The app's SIP account, if it has one (the password lives in `keys/sip.password`).
     public var sip: SIPAccount?
+    /// The app's VoIP side: its handler, deadline, strikes limit, offer age.
+    public var voip = VoIPSettings()
 
     public init(
         bundleID: String, teamID: String, locale: String, filtering: Bool, remoteToken: String, voipToken: String,
@@ -52,6 +54,7 @@ public struct DeviceConfig: Sendable, Equatable {
             "key_id": .string(keyID),
             "created_at": .string(createdAt),
             "sip": sip?.json ?? .null,
+            "voip": voip.json,
         ]
     }
 
@@ -75,6 +78,7 @@ public struct DeviceConfig: Sendable, Equatable {
             filtering: json["entitlements"]?["com.apple.developer.usernotifications.filtering"]?.boolValue ?? false,
             remoteToken: try field("remote", in: tokens), voipToken: try field("voip", in: tokens),
             publicKey: try field("public_key"), keyID: try field("key_id"), createdAt: try field("created_at"))
+        voip = VoIPSettings(json: json["voip"])
         if let account = json["sip"], !account.isNull {
             sip = try SIPAccount(json: account, path: path)
         }

@@ -8,7 +8,9 @@ public import NSEPayload
 import NSESystem
 
 /// The extension's side of the host/extension protocol: reads host lines from stdin, writes lines to stdout.
-public final class ExtensionChannel {
+///
+/// Used by one thread at a time: the main thread hands it to the fetch task and waits until that task is done.
+public final class ExtensionChannel: @unchecked Sendable {
     private let input: Int32
     private let output: Int32
     private var buffer: [UInt8] = []

@@ -6,11 +6,15 @@ import NSESystem
 
 /// nse's reference Notification Service Extension: opens sealed content (in the payload, or in the SIP MESSAGE
 /// fetched by Call-ID) and rewrites the notification, or falls back to the app's localized `loc-key` text.
-public struct ReferenceExtension {
+public struct ReferenceExtension: Sendable {
     public init() {}
 
     /// Runs one request over the protocol on stdin/stdout; returns the process exit status.
-    public func main() async -> Int32 {
+    ///
+    /// Synchronous on purpose: an async `main` ends the main thread with `pthread_exit`, whose forced unwind makes
+    /// a static executable sort every unwind entry it has (~20 ms here). Only the SIP fetch runs async, on the
+    /// cooperative pool, while the main thread waits.
+    public func main() -> Int32 {
         let channel = ExtensionChannel()
         let request: ServiceRequest
         do {
@@ -23,30 +27,53 @@ public struct ReferenceExtension {
             StandardStreams.writeError("nse-extension: \(error.description)\n")
             return 70
         }
-        channel.send(.content(await process(request, channel: channel)))
+        let content: DeliveredContent
+        switch plan(request) {
+        case .deliver(let ready):
+            content = ready
+        case .fetch(let fetch, let callID):
+            content = BlockingWait.run { await fetch.with(channel: channel).run(callID: callID, request: request) }
+        }
+        channel.send(.content(content))
         // Stay until the host closes stdin, as the protocol asks, so the host can measure this process.
         while (try? channel.next()) != nil {}
         return 0
     }
 
-    /// Decides the content for one request (`didReceive(_:withContentHandler:)`).
-    public func process(_ request: ServiceRequest, channel: ExtensionChannel? = nil) async -> DeliveredContent {
+    /// What to do with a request: content at once, or a fetch over the network first.
+    public enum Plan: Sendable {
+        case deliver(DeliveredContent)
+        case fetch(SIPFetch, callID: String)
+    }
+
+    /// Decides the content for one request (`didReceive(_:withContentHandler:)`); everything but the SIP fetch is
+    /// synchronous, so the common paths start no threads.
+    public func plan(_ request: ServiceRequest) -> Plan {
         let payload = Payload(root: request.payload)
         let device: Device
         do { device = try Device.open(at: request.container) } catch {
-            return Rewriter(payload: payload, strings: .linphoneDefaults).fallback(reason: "container-unavailable: \(error.description)")
+            return .deliver(
+                Rewriter(payload: payload, strings: .linphoneDefaults).fallback(reason: "container-unavailable: \(error.description)"))
         }
         let rewriter = Rewriter(payload: payload, strings: device.strings().table)
         if let envelope = payload.envelope {
-            return ReferenceExtension.openEnvelope(envelope, device: device, rewriter: rewriter, source: "enc")
+            return .deliver(ReferenceExtension.openEnvelope(envelope, device: device, rewriter: rewriter, source: "enc"))
         }
         if let room = payload.chatRoomAddress {
-            return rewriter.chatRoomInvitation(room: room, subject: nil)
+            return .deliver(rewriter.chatRoomInvitation(room: room, subject: nil))
         }
         if let callID = payload.callID {
-            return await SIPFetch(device: device, rewriter: rewriter, channel: channel).run(callID: callID, request: request)
+            return .fetch(SIPFetch(device: device, rewriter: rewriter, channel: nil), callID: callID)
         }
-        return rewriter.fallback(reason: "no-content: the payload has neither \"enc\" nor a Call-ID to fetch")
+        return .deliver(rewriter.fallback(reason: "no-content: the payload has neither \"enc\" nor a Call-ID to fetch"))
+    }
+
+    /// The content for one request, fetching when needed (for callers that are already async).
+    public func process(_ request: ServiceRequest, channel: ExtensionChannel? = nil) async -> DeliveredContent {
+        switch plan(request) {
+        case .deliver(let content): return content
+        case .fetch(let fetch, let callID): return await fetch.with(channel: channel).run(callID: callID, request: request)
+        }
     }
 
     /// Opens an envelope with the device's key and rewrites, or falls back naming why.

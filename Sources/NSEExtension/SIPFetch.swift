@@ -10,7 +10,7 @@ import Synchronization
 
 /// The Linphone path: the push carries only a Call-ID; register, let the server re-deliver the held MESSAGE,
 /// pick the one with that Call-ID, keep every other one in the shared store for a later push.
-public struct SIPFetch {
+public struct SIPFetch: Sendable {
     public var device: Device
     public var rewriter: Rewriter
     public var channel: ExtensionChannel?
@@ -25,6 +25,13 @@ public struct SIPFetch {
         self.device = device
         self.rewriter = rewriter
         self.channel = channel
+    }
+
+    /// The same fetch, watching `channel` for the expiry notice.
+    public func with(channel: ExtensionChannel?) -> SIPFetch {
+        var copy = self
+        copy.channel = channel
+        return copy
     }
 
     /// Diagnostics copied into the result's `extension.info`.

@@ -14,6 +14,8 @@ public enum HostMessage: Sendable, Equatable {
     case request(ServiceRequest)
     /// `serviceExtensionTimeWillExpire()`: deliver a best attempt now.
     case timeWillExpire
+    /// The completion of `reportNewIncomingVoIPPushPayload`: nil on success, else the error.
+    case reportVoIPResult(VoIPReportError?)
 
     /// The line sent on the wire (without the newline).
     public var json: JSON {
@@ -27,6 +29,8 @@ public enum HostMessage: Sendable, Equatable {
             ]
         case .timeWillExpire:
             return ["type": "time-will-expire"]
+        case .reportVoIPResult(let error):
+            return ["type": "report-voip-result", "ok": .bool(error == nil), "error": error?.json ?? .null]
         }
     }
 
@@ -47,6 +51,13 @@ public enum HostMessage: Sendable, Equatable {
                     deadlineUnixMilliseconds: json["deadline_unix_ms"]?.intValue ?? 0))
         case "time-will-expire":
             self = .timeWillExpire
+        case "report-voip-result":
+            if json["ok"]?.boolValue == true {
+                self = .reportVoIPResult(nil)
+            } else {
+                let code = json["error"]?["code"]?.intValue.flatMap { VoIPReportError(rawValue: Int($0)) } ?? .unknown
+                self = .reportVoIPResult(code)
+            }
         case let other:
             throw ProtocolError("unknown host message type \(other.map { "\"\($0.prefix(32))\"" } ?? "(none)")")
         }
@@ -82,6 +93,8 @@ public struct ServiceRequest: Sendable, Equatable {
 public enum ExtensionMessage: Sendable, Equatable {
     /// `contentHandler(content)`: the content to show; the first one ends the request.
     case content(DeliveredContent)
+    /// `CXProvider.reportNewIncomingVoIPPushPayload(payload)`: the host answers with `report-voip-result`.
+    case reportVoIP(JSONObject)
 
     /// The line sent on the wire (without the newline).
     public var json: JSON {
@@ -92,6 +105,8 @@ public enum ExtensionMessage: Sendable, Equatable {
             if let reason = delivered.reason { object["reason"] = .string(reason) }
             if let info = delivered.info { object["info"] = .object(info) }
             return .object(object)
+        case .reportVoIP(let payload):
+            return ["type": "report-voip", "payload": .object(payload)]
         }
     }
 
@@ -106,6 +121,11 @@ public enum ExtensionMessage: Sendable, Equatable {
                 DeliveredContent(
                     content: content, isFallback: json["fallback"]?.boolValue ?? false,
                     reason: json["reason"]?.stringValue, info: json["info"]?.objectValue))
+        case "report-voip":
+            guard let payload = json["payload"]?.objectValue else {
+                throw ProtocolError("a report-voip message needs a \"payload\" object")
+            }
+            self = .reportVoIP(payload)
         case let other:
             throw ProtocolError("unknown extension message type \(other.map { "\"\($0.prefix(32))\"" } ?? "(none)")")
         }

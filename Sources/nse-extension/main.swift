@@ -6,4 +6,4 @@ import Glibc
 import Musl
 #endif
 
-exit(await ReferenceExtension().main())
+exit(ReferenceExtension().main())

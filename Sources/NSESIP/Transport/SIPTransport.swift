@@ -1,6 +1,7 @@
 public import NIOCore
 import NIOPosix
 import NIOSSL
+import Glibc
 public import Logging
 
 /// A client connection (UDP socket, TCP or TLS stream) carrying SIP messages to one remote endpoint.
@@ -192,7 +193,12 @@ final class SIPStreamClientHandler: ChannelInboundHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        logger.warning("sip stream error, closing connection", metadata: ["sip.error": "\(error)"])
+        if let sslError = error as? NIOSSLError, case .uncleanShutdown = sslError {
+            // Peers often close TCP without a TLS close_notify; treat it as an ordinary close.
+            logger.debug("sip tls peer closed without close_notify")
+        } else {
+            logger.warning("sip stream error, closing connection", metadata: ["sip.error": "\(error)"])
+        }
         let failure: SIPError
         if let sipError = error as? SIPError {
             failure = sipError
@@ -237,7 +243,14 @@ final class SIPDatagramClientHandler: ChannelInboundHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        // ICMP errors (e.g. port unreachable) surface here; the transaction timers decide the outcome.
+        // ICMP port unreachable on a connected socket means nobody listens: fail fast (RFC 3261 §18.4).
+        if let ioError = error as? IOError, ioError.errnoCode == ECONNREFUSED {
+            logger.debug("sip datagram destination unreachable")
+            continuation.finish(throwing: SIPError(.transport, "destination port unreachable (ICMP connection refused)"))
+            context.close(promise: nil)
+            return
+        }
+        // Other errors are transient; the transaction timers decide the outcome.
         logger.debug("sip datagram socket error", metadata: ["sip.error": "\(error)"])
     }
 }

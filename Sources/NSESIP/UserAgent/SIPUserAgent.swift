@@ -11,7 +11,7 @@ public actor SIPUserAgent {
 
     /// The configuration in use.
     public nonisolated let configuration: SIPUserAgentConfiguration
-    /// MESSAGE requests received on any connection (each transaction delivered once).
+    /// MESSAGE requests received on any connection, each delivered once (by transaction and by Call-ID/CSeq/From-tag); cancelling an iterating task ends the stream.
     public nonisolated let messages: AsyncStream<SIPReceivedMessage>
     private let messagesContinuation: AsyncStream<SIPReceivedMessage>.Continuation
     private let group: any EventLoopGroup
@@ -20,9 +20,16 @@ public actor SIPUserAgent {
     private var connections: [SIPEndpoint: Connection] = [:]
     private var connecting: [SIPEndpoint: Task<SIPTransactionLayer, any Error>] = [:]
     private var registerDialogs: [String: (callID: String, cseq: UInt32)] = [:]
+    private var messageCSeqs: [String: UInt32] = [:]
+    private var seenMessageKeys: Set<String> = []
+    private var seenMessageOrder: [String] = []
     private var nonceCounts: [String: UInt32] = [:]
     private var cachedChallenges: [String: (challenge: DigestChallenge, isProxy: Bool)] = [:]
     private var closed = false
+    private var inbox: [SIPReceivedMessage] = []
+    private var waiters: [UInt64: CheckedContinuation<SIPReceivedMessage?, Never>] = [:]
+    private var nextWaiterID: UInt64 = 0
+    private static let inboxCapacity = 64
 
     /// Creates a user agent; without a group it owns a one-thread event loop group, released by `close()`.
     public init(configuration: SIPUserAgentConfiguration = SIPUserAgentConfiguration(),
@@ -37,6 +44,28 @@ public actor SIPUserAgent {
         }
         self.logger = logger
         (messages, messagesContinuation) = AsyncStream<SIPReceivedMessage>.makeStream(bufferingPolicy: .bufferingNewest(256))
+    }
+
+    /// Waits up to `timeout` for the next received MESSAGE (queued separately from `messages`; use one of the two).
+    public func nextMessage(timeout: Duration) async -> SIPReceivedMessage? {
+        if !inbox.isEmpty { return inbox.removeFirst() }
+        if closed { return nil }
+        let id = nextWaiterID
+        nextWaiterID += 1
+        var timer: Task<Void, Never>? = nil
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<SIPReceivedMessage?, Never>) in
+                waiters[id] = continuation
+                timer = Task { [weak self] in
+                    try? await Task.sleep(for: timeout)
+                    await self?.expireWaiter(id)
+                }
+            }
+        } onCancel: {
+            Task { await self.expireWaiter(id) }
+        }
+        timer?.cancel()
+        return result
     }
 
     /// Returns the (possibly new) transport for a proxy URI; useful to learn the local address.
@@ -79,6 +108,8 @@ public actor SIPUserAgent {
         log[metadataKey: "sip.endpoint"] = "\(endpoint)"
         log.debug("sip register start")
         let username = registration.username ?? registration.aor.user ?? ""
+        // Reserve CSeq numbers so a refresh after a failed attempt still uses a higher CSeq.
+        registerDialogs[aorKey] = (dialog.callID, dialog.cseq + UInt32(2 * configuration.maxAuthAttempts + 3))
         var outcome = try await runWithAuth(layer: layer, base: base, cseq: dialog.cseq, endpoint: endpoint,
                                             username: username, password: registration.password, logger: log)
         // 423 Interval Too Brief: retry once with the server's Min-Expires (RFC 3261 §10.2.8).
@@ -127,7 +158,11 @@ public actor SIPUserAgent {
         log[metadataKey: "sip.call_id"] = "\(callID)"
         log[metadataKey: "sip.endpoint"] = "\(endpoint)"
         log.debug("sip message send start", metadata: ["sip.body_size": "\(message.body.count)"])
-        let outcome = try await runWithAuth(layer: layer, base: base, cseq: 1, endpoint: endpoint,
+        // A reused Call-ID continues its CSeq sequence (numbers reserved up front, see register).
+        if messageCSeqs.count > 256 { messageCSeqs = [:] }
+        let firstCSeq = (messageCSeqs[callID] ?? 0) + 1
+        messageCSeqs[callID] = firstCSeq + UInt32(configuration.maxAuthAttempts)
+        let outcome = try await runWithAuth(layer: layer, base: base, cseq: firstCSeq, endpoint: endpoint,
                                             username: message.username ?? message.from.user ?? "",
                                             password: message.password, logger: log)
         log.debug("sip message send done", metadata: ["sip.status": "\(outcome.response.statusCode)"])
@@ -148,6 +183,9 @@ public actor SIPUserAgent {
             connection.requestTask.cancel()
         }
         messagesContinuation.finish()
+        let pendingWaiters = waiters
+        waiters = [:]
+        for (_, waiter) in pendingWaiters { waiter.resume(returning: nil) }
         if ownsGroup {
             try? await group.shutdownGracefully()
         }
@@ -210,9 +248,20 @@ public actor SIPUserAgent {
                 try? await layer.respond(to: incoming, with: request.makeResponse(statusCode: status, toTag: SIPIdentifiers.tag()))
             }
             log.debug("sip message received", metadata: ["sip.body_size": "\(request.body.count)"])
-            messagesContinuation.yield(SIPReceivedMessage(callID: callID, from: request.headers.from, to: request.headers.to,
-                                                          headers: request.headers, contentType: request.headers.contentType,
-                                                          body: request.body, request: request))
+            // Same Call-ID/CSeq/From-tag in a new transaction (e.g. redelivery with a new branch): answered, not re-delivered.
+            let dedupKey = "\(callID)|\(request.headers.cseq?.description ?? "")|\(request.headers.from?.tag ?? "")"
+            guard !seenMessageKeys.contains(dedupKey) else {
+                log.debug("sip duplicate message not delivered again")
+                return
+            }
+            seenMessageKeys.insert(dedupKey)
+            seenMessageOrder.append(dedupKey)
+            if seenMessageOrder.count > 256 { seenMessageKeys.remove(seenMessageOrder.removeFirst()) }
+            let received = SIPReceivedMessage(callID: callID, from: request.headers.from, to: request.headers.to,
+                                              headers: request.headers, contentType: request.headers.contentType,
+                                              body: request.body, request: request)
+            messagesContinuation.yield(received)
+            deliverToWaiter(received)
             return
         case "OPTIONS", "NOTIFY":
             status = configuration.autoAnswerStatus
@@ -223,6 +272,19 @@ public actor SIPUserAgent {
             log.debug("sip request answered", metadata: ["sip.status": "\(status)"])
             try? await layer.respond(to: incoming, with: request.makeResponse(statusCode: status, toTag: SIPIdentifiers.tag()))
         }
+    }
+
+    private func deliverToWaiter(_ message: SIPReceivedMessage) {
+        if let id = waiters.keys.min(), let waiter = waiters.removeValue(forKey: id) {
+            waiter.resume(returning: message)
+            return
+        }
+        inbox.append(message)
+        if inbox.count > SIPUserAgent.inboxCapacity { inbox.removeFirst() }
+    }
+
+    private func expireWaiter(_ id: UInt64) {
+        waiters.removeValue(forKey: id)?.resume(returning: nil)
     }
 
     private func runWithAuth(layer: SIPTransactionLayer, base: SIPRequest, cseq startCSeq: UInt32, endpoint: SIPEndpoint,

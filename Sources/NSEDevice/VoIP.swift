@@ -1,0 +1,108 @@
+public import NSEJSON
+public import NSESystem
+
+/// How the device's app handles VoIP payloads (the PushKit side of the app).
+public struct VoIPSettings: Sendable, Equatable {
+    /// What runs when iOS launches the app for a VoIP payload.
+    public enum AppHandler: Sendable, Equatable {
+        /// nse's own: reports the call correctly from the payload.
+        case builtIn
+        /// A program run with the VoIP payload as JSON on stdin; it prints the call report.
+        case command(String)
+        /// An HTTP URL that gets the VoIP payload POSTed and answers with the call report.
+        case url(String)
+
+        public var name: String {
+            switch self {
+            case .builtIn: "built-in"
+            case .command: "command"
+            case .url: "url"
+            }
+        }
+    }
+
+    public var appHandler: AppHandler = .builtIn
+    /// Seconds the app has to report the call before it is terminated.
+    public var appDeadline: Double = 5
+    /// Failures to report after which iOS stops delivering VoIP payloads to the app.
+    public var maxStrikes: Int = 3
+    /// A call offer older than this (seconds) is not rung: it becomes a missed-call notification.
+    public var maxOfferAge: Double = 30
+
+    public init() {}
+
+    var json: JSON {
+        var handler: JSON = "built-in"
+        switch appHandler {
+        case .builtIn: break
+        case .command(let command): handler = ["command": .string(command)]
+        case .url(let url): handler = ["url": .string(url)]
+        }
+        return [
+            "app_handler": handler, "app_deadline_s": .double(appDeadline), "max_strikes": .int(Int64(maxStrikes)),
+            "max_offer_age_s": .double(maxOfferAge),
+        ]
+    }
+
+    init(json: JSON?) {
+        guard let json else { return }
+        if let command = json["app_handler"]?["command"]?.stringValue {
+            appHandler = .command(command)
+        } else if let url = json["app_handler"]?["url"]?.stringValue {
+            appHandler = .url(url)
+        }
+        appDeadline = json["app_deadline_s"]?.doubleValue ?? appDeadline
+        maxStrikes = json["max_strikes"]?.intValue.map { Int($0) } ?? maxStrikes
+        maxOfferAge = json["max_offer_age_s"]?.doubleValue ?? maxOfferAge
+    }
+
+    /// Parses `--app-handler CMD|URL` (`builtin` for nse's own).
+    public static func handler(from text: String) -> AppHandler {
+        if text == "builtin" || text == "built-in" { return .builtIn }
+        if text.hasPrefix("http://") || text.hasPrefix("https://") { return .url(text) }
+        return .command(text)
+    }
+}
+
+/// The device's VoIP bookkeeping: strikes against the app and the call log, in the container's `voip/` folder.
+public struct VoIPState: Sendable {
+    public let directory: String
+
+    public init(directory: String) { self.directory = directory }
+
+    var strikesPath: String { Path.join(directory, "strikes.json") }
+    var callLogPath: String { Path.join(directory, "calls.jsonl") }
+
+    /// Strikes recorded so far.
+    public func strikes() -> Int {
+        guard let bytes = try? FileSystem.readFile(strikesPath, limit: 64 * 1024), let json = try? JSON.parse(bytes) else { return 0 }
+        return Int(json["count"]?.intValue ?? 0)
+    }
+
+    /// Records one more strike; returns the new count.
+    @discardableResult
+    public func addStrike(reason: String) -> Int {
+        let count = strikes() + 1
+        try? FileSystem.createDirectory(directory)
+        let json: JSON = ["count": .int(Int64(count)), "last_reason": .string(reason), "at": .int(Clock.unixMilliseconds())]
+        try? FileSystem.writeAtomically(strikesPath, json.serializedBytes())
+        return count
+    }
+
+    /// Clears the strikes (`nse device reset-voip`).
+    public func reset() throws(SystemError) { try FileSystem.remove(strikesPath) }
+
+    /// Appends to the call log.
+    public func log(_ entry: JSONObject) {
+        try? FileSystem.createDirectory(directory)
+        var line = entry
+        line["at"] = .int(Clock.unixMilliseconds())
+        try? FileSystem.append(callLogPath, JSON.object(line).serializedBytes() + [0x0A])
+    }
+
+    /// The call log, newest last (at most `limit` entries).
+    public func callLog(limit: Int = 50) -> [JSON] {
+        guard let text = try? FileSystem.readText(callLogPath, limit: 4 * 1024 * 1024) else { return [] }
+        return text.split(separator: "\n").suffix(limit).compactMap { try? JSON.parse(String($0)) }
+    }
+}
