@@ -49,7 +49,7 @@ let package = Package(
             name: "NSEExtension",
             dependencies: ["NSEChat", "NSECrypto", "NSEDevice", "NSEJSON", "NSEPayload", "NSESIP", "NSESystem", logging]
         ),
-        .target(name: "NSEHost", dependencies: ["NSEDevice", "NSEJSON", "NSEPayload", "NSESystem"]),
+        .target(name: "NSEHost", dependencies: ["NSECrypto", "NSEDevice", "NSEHTTP", "NSEJSON", "NSEPayload", "NSESystem"]),
 
         // MARK: - Executables
         .executableTarget(

@@ -16,6 +16,9 @@ public final class ExtensionChannel: @unchecked Sendable {
     private var buffer: [UInt8] = []
     private var closed = false
 
+    /// Whether the host closed the pipe.
+    public var isClosed: Bool { closed && buffer.firstIndex(of: 0x0A) == nil }
+
     public init(input: Int32 = 0, output: Int32 = 1) {
         self.input = input
         self.output = output

@@ -28,7 +28,7 @@ public struct ReferenceExtension: Sendable {
             return 70
         }
         let content: DeliveredContent
-        switch plan(request) {
+        switch plan(request, channel: channel) {
         case .deliver(let ready):
             content = ready
         case .fetch(let fetch, let callID):
@@ -48,7 +48,7 @@ public struct ReferenceExtension: Sendable {
 
     /// Decides the content for one request (`didReceive(_:withContentHandler:)`); everything but the SIP fetch is
     /// synchronous, so the common paths start no threads.
-    public func plan(_ request: ServiceRequest) -> Plan {
+    public func plan(_ request: ServiceRequest, channel: ExtensionChannel? = nil) -> Plan {
         let payload = Payload(root: request.payload)
         let device: Device
         do { device = try Device.open(at: request.container) } catch {
@@ -57,7 +57,8 @@ public struct ReferenceExtension: Sendable {
         }
         let rewriter = Rewriter(payload: payload, strings: device.strings().table)
         if let envelope = payload.envelope {
-            return .deliver(ReferenceExtension.openEnvelope(envelope, device: device, rewriter: rewriter, source: "enc"))
+            let escalation = CallEscalation(device: device, rewriter: rewriter, channel: channel, request: request)
+            return .deliver(ReferenceExtension.openEnvelope(envelope, device: device, rewriter: rewriter, source: "enc", escalation: escalation))
         }
         if let room = payload.chatRoomAddress {
             return .deliver(rewriter.chatRoomInvitation(room: room, subject: nil))
@@ -70,14 +71,16 @@ public struct ReferenceExtension: Sendable {
 
     /// The content for one request, fetching when needed (for callers that are already async).
     public func process(_ request: ServiceRequest, channel: ExtensionChannel? = nil) async -> DeliveredContent {
-        switch plan(request) {
+        switch plan(request, channel: channel) {
         case .deliver(let content): return content
         case .fetch(let fetch, let callID): return await fetch.with(channel: channel).run(callID: callID, request: request)
         }
     }
 
     /// Opens an envelope with the device's key and rewrites, or falls back naming why.
-    static func openEnvelope(_ text: String, device: Device, rewriter: Rewriter, source: String) -> DeliveredContent {
+    static func openEnvelope(
+        _ text: String, device: Device, rewriter: Rewriter, source: String, escalation: CallEscalation
+    ) -> DeliveredContent {
         let secretKey: SecretKey
         do { secretKey = try device.secretKey() } catch {
             return rewriter.fallback(reason: "key-unavailable: \(error.description)")
@@ -95,6 +98,11 @@ public struct ReferenceExtension: Sendable {
         } catch {
             return rewriter.fallback(reason: "envelope-error: \(error)")
         }
-        return rewriter.rewrite(plaintext, source: source)
+        switch plaintext {
+        case .message(let message):
+            return rewriter.rewrite(message, source: source)
+        case .call(let call):
+            return escalation.escalate(call, source: source)
+        }
     }
 }

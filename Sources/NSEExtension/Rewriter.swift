@@ -28,28 +28,15 @@ public struct Rewriter: Sendable {
         return content
     }
 
-    /// Decrypted content → the notification the app wants shown.
-    public func rewrite(_ plaintext: Plaintext, source: String) -> DeliveredContent {
-        switch plaintext {
-        case .message(let message):
-            var alert: JSONObject = ["title": .string(message.displayName ?? SIPAddressText.user(of: message.from))]
-            if let subject = message.subject, !subject.isEmpty { alert["subtitle"] = .string(subject) }
-            alert["body"] = .string(message.text)
-            var result = content(alert: alert, threadID: message.chatRoom, category: Rewriter.messageCategory)
-            result["from"] = .string(message.from)
-            return DeliveredContent(content: result, reason: "decrypted: message from \(source)", info: ["content_type": "message", "source": .string(source)])
-        case .call(let call):
-            let alert: JSONObject = [
-                "title": .string(call.displayName ?? SIPAddressText.user(of: call.from)),
-                "body": .string(strings.localized(StringsTable.Key.incomingCall)),
-            ]
-            var result = content(alert: alert, category: Rewriter.callCategory)
-            result["from"] = .string(call.from)
-            result["call_uuid"] = .string(call.callUUID)
-            return DeliveredContent(
-                content: result, reason: "decrypted: call offer from \(source), shown as an alert",
-                info: ["content_type": "call", "source": .string(source)])
-        }
+    /// A decrypted message → the notification the app wants shown.
+    public func rewrite(_ message: Plaintext.Message, source: String) -> DeliveredContent {
+        var alert: JSONObject = ["title": .string(message.displayName ?? SIPAddressText.user(of: message.from))]
+        if let subject = message.subject, !subject.isEmpty { alert["subtitle"] = .string(subject) }
+        alert["body"] = .string(message.text)
+        var result = content(alert: alert, threadID: message.chatRoom, category: Rewriter.messageCategory)
+        result["from"] = .string(message.from)
+        return DeliveredContent(
+            content: result, reason: "decrypted: message from \(source)", info: ["content_type": "message", "source": .string(source)])
     }
 
     /// An unencrypted text message, shown as it is.
@@ -57,6 +44,29 @@ public struct Rewriter: Sendable {
         var result = content(alert: ["title": .string(title), "body": .string(text)], category: Rewriter.messageCategory)
         result["from"] = .string(from)
         return DeliveredContent(content: result, reason: "unencrypted: a text/plain message, shown as it is")
+    }
+
+    /// A call offer too old to ring: the app's "Missed call" string with the caller.
+    public func missedCall(_ call: Plaintext.Call, reason: String) -> DeliveredContent {
+        let alert: JSONObject = [
+            "title": .string(strings.localized(StringsTable.Key.missedCall)),
+            "body": .string(call.displayName ?? SIPAddressText.user(of: call.from)),
+        ]
+        var result = content(alert: alert, category: Rewriter.callCategory)
+        result["from"] = .string(call.from)
+        result["call_uuid"] = .string(call.callUUID)
+        return DeliveredContent(content: result, reason: reason, info: ["content_type": "call"])
+    }
+
+    /// A call that could not be escalated: the `IC_MSG` text with the caller as the title.
+    public func callFallback(_ call: Plaintext.Call, reason: String) -> DeliveredContent {
+        let alert: JSONObject = [
+            "title": .string(call.displayName ?? SIPAddressText.user(of: call.from)),
+            "body": .string(strings.localized(StringsTable.Key.incomingCall)),
+        ]
+        var result = content(alert: alert, category: Rewriter.callCategory)
+        result["from"] = .string(call.from)
+        return DeliveredContent(content: result, isFallback: true, reason: reason, info: ["content_type": "call"])
     }
 
     /// A group-chat invitation: the `GC_MSG` text, with the room's subject as the title when known.

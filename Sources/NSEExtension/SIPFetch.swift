@@ -83,7 +83,7 @@ public struct SIPFetch: Sendable {
         }
         if let stored = store.take(callID: callID) {
             report.fromStore = true
-            return finish(content(for: ReceivedContent(stored), report: &report))
+            return finish(content(for: ReceivedContent(stored), request: request, report: &report))
         }
         guard let account = device.config.sip else {
             return finish(rewriter.fallback(
@@ -177,7 +177,7 @@ public struct SIPFetch: Sendable {
 
         var content: DeliveredContent
         if let found {
-            content = self.content(for: found, report: &report)
+            content = self.content(for: found, request: request, report: &report)
             if let notice = found.deliveryNotice(recipient: account.aor), Clock.monotonicNanoseconds() < deadline {
                 report.imdn = "delivered"
                 let remaining = Double(deadline - Clock.monotonicNanoseconds()) / 1e9
@@ -218,12 +218,14 @@ public struct SIPFetch: Sendable {
     }
 
     /// Opens a received message: a sealed envelope (in CPIM or bare), or plain text shown as it is.
-    func content(for received: ReceivedContent, report: inout Report) -> DeliveredContent {
+    func content(for received: ReceivedContent, request: ServiceRequest, report: inout Report) -> DeliveredContent {
         let (type, body) = received.innerContent
         let text = String(decoding: body, as: UTF8.self)
         var content: DeliveredContent
         if text.hasPrefix(Envelope.formatTag + ".") || type == ReceivedContent.envelopeType {
-            content = ReferenceExtension.openEnvelope(text, device: device, rewriter: rewriter, source: "sip")
+            let escalation = CallEscalation(device: device, rewriter: rewriter, channel: channel, request: request)
+            content = ReferenceExtension.openEnvelope(text, device: device, rewriter: rewriter, source: "sip", escalation: escalation)
+            if content.info == nil { content.info = [:] }
             content.info?["encrypted"] = true
         } else if type.hasPrefix("text/plain") {
             let sender = received.fromDisplayName ?? SIPAddressText.user(of: received.from)

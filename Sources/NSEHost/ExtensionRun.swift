@@ -50,9 +50,18 @@ struct ExtensionRun {
     /// What wait4 reported (includes the host's own high-water mark; see above).
     var wait4MaxRSSKilobytes: Int?
     var stderrTail: String = ""
+    /// The payload the extension reported with `reportNewIncomingVoIPPushPayload`, when the host accepted it.
+    var acceptedVoIPPayload: JSONObject?
+    /// The error the host answered a VoIP report with, if any.
+    var voipError: VoIPReportError?
+    var voipReported = false
 
     /// Runs one extension process for `request` under `limits`.
-    static func run(command: [String], request: ServiceRequest, limits: ExtensionLimits) -> ExtensionRun {
+    /// - Parameter reportVoIP: answers `reportNewIncomingVoIPPushPayload` (nil = accepted).
+    static func run(
+        command: [String], request: ServiceRequest, limits: ExtensionLimits,
+        reportVoIP: (JSONObject, _ alreadyReported: Bool) -> VoIPReportError?
+    ) -> ExtensionRun {
         var run = ExtensionRun()
         let start = Clock.monotonicNanoseconds()
         let child: ChildProcess
@@ -145,7 +154,16 @@ struct ExtensionRun {
                 if line.allSatisfy({ $0 == 0x20 || $0 == 0x0D }) { continue }
                 do {
                     let json = try JSON.parse(line, options: JSONParseOptions(maxDepth: 40))
-                    guard case .content(let content) = try ExtensionMessage(json: json) else { continue }
+                    let message = try ExtensionMessage(json: json)
+                    if case .reportVoIP(let payload) = message {
+                        let error = reportVoIP(payload, run.voipReported)
+                        if error == nil { run.acceptedVoIPPayload = payload }
+                        run.voipReported = true
+                        run.voipError = error
+                        child.writeStdin(HostMessage.reportVoIPResult(error).json.serializedBytes() + [0x0A])
+                        continue
+                    }
+                    guard case .content(let content) = message else { continue }
                     // The extension waits for end-of-file on stdin before exiting (docs/protocol.md), so its
                     // address space is still there to measure.
                     if let peak = samplePeak(), peak > limits.memoryLimitKilobytes {

@@ -69,7 +69,12 @@ public struct NotificationHost: Sendable {
         case .background:
             return notInvoked("background push: delivered to the app, no alert, the extension is not run", shown: false)
         case .voip:
-            return notInvoked("voip push: delivered to PushKit, not to a Notification Service Extension", shown: false)
+            // PushKit: no extension; iOS launches the app, which must report the call.
+            let launch = AppLauncher(device: device).launch(payload.root)
+            var result = notInvoked("voip push: delivered to the app through PushKit; \(launch.summary)", shown: false)
+            result.callReport = launch.report?.json ?? .null
+            result.voip = ["path": "pushkit", "app": launch.json]
+            return result
         case .alert:
             break
         }
@@ -95,10 +100,28 @@ public struct NotificationHost: Sendable {
         let request = ServiceRequest(
             requestID: requestID, pushType: pushType, payload: payload.root, container: device.directory,
             budgetMilliseconds: budgetMilliseconds, deadlineUnixMilliseconds: Clock.unixMilliseconds() + budgetMilliseconds)
-        let run = ExtensionRun.run(command: extensionCommand, request: request, limits: limits)
+        let filtering = device.config.filtering
+        let run = ExtensionRun.run(command: extensionCommand, request: request, limits: limits) { _, alreadyReported in
+            // As CXProvider.reportNewIncomingVoIPPushPayload answers an NSE.
+            if alreadyReported { return .invalidClientProcess }
+            if !filtering { return .missingNotificationFilteringEntitlement }
+            return nil
+        }
         var result = ContentRules.verdict(
-            run: run, original: payload, originalDisplay: original, strings: strings, filtering: device.config.filtering,
+            run: run, original: payload, originalDisplay: original, strings: strings, filtering: filtering,
             limits: limits)
+        if run.voipReported {
+            var voip: JSONObject = ["path": "notification-service-extension", "error": run.voipError?.json ?? .null]
+            if let accepted = run.acceptedVoIPPayload {
+                let launch = AppLauncher(device: device).launch(accepted)
+                result.callReport = launch.report?.json ?? .null
+                voip["app"] = launch.json
+                if result.outcome == .suppressed {
+                    result.reason = "voip-escalated: the call offer went to the call-report path; \(launch.summary)"
+                }
+            }
+            result.voip = .object(voip)
+        }
         result.requestID = requestID
         result.pushType = pushType
         result.extensionReport = NotificationResult.ExtensionReport(

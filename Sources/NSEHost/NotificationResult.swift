@@ -44,8 +44,10 @@ public struct NotificationResult: Sendable {
     public var notification: JSONObject?
     /// What the user reads, nil when nothing is shown.
     public var display: Display?
-    /// Reserved for the VoIP call-report path.
+    /// The call the app reported to CallKit (VoIP path), `null` otherwise.
     public var callReport: JSON = .null
+    /// How the VoIP path went: the extension's report and its error, the app launch, strikes.
+    public var voip: JSON = .null
     public var extensionReport: ExtensionReport?
     public var warnings: [String] = []
     public var timings: [(String, Double)] = []
@@ -67,6 +69,7 @@ public struct NotificationResult: Sendable {
         object["notification"] = notification.map(JSON.object) ?? .null
         object["display"] = display.map { ["title": .string($0.title), "subtitle": .string($0.subtitle), "body": .string($0.body)] } ?? .null
         object["call_report"] = callReport
+        if voip != .null { object["voip"] = voip }
         if let report = extensionReport {
             var exit: JSONObject = [:]
             if let code = report.exitCode { exit["code"] = .int(Int64(code)) }
@@ -108,6 +111,9 @@ public struct NotificationResult: Sendable {
             if let killed = report.killed { exit += ", killed (\(killed))" }
             let rss = report.peakRSSKilobytes.map { "\($0 / 1024).\($0 % 1024 * 10 / 1024) MB" } ?? "?"
             lines.append("extension: \(NotificationResult.rounded(report.wallMilliseconds)) ms, peak RSS \(rss), \(exit)")
+        }
+        if let call = callReport.objectValue {
+            lines.append("call:     \(call["localized_caller_name"]?.stringValue ?? call["remote_handle"]?["value"]?.stringValue ?? "?") rings (CallKit uuid \(call["uuid"]?.stringValue ?? "?"))")
         }
         for warning in warnings { lines.append("warning:  \(warning)") }
         return lines.joined(separator: "\n") + "\n"

@@ -104,6 +104,9 @@ public enum Plaintext: Sendable, Equatable {
         }
     }
 
+    /// Whether `text` is a UUID in its 8-4-4-4-12 hex form.
+    public static func isUUIDText(_ text: String) -> Bool { isUUID(text) }
+
     static func isUUID(_ text: String) -> Bool {
         let characters = Array(text.utf8)
         guard characters.count == 36 else { return false }

@@ -12,7 +12,7 @@ struct DeviceCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "device",
         abstract: "Create, inspect and change emulated devices (an app install with its App Group container).",
-        subcommands: [Init.self, Show.self, Set.self, Register.self])
+        subcommands: [Init.self, Show.self, Set.self, Register.self, ResetVoIP.self])
 
     struct Init: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create a device: key pair, push tokens, entitlements, strings.")
@@ -34,6 +34,8 @@ struct DeviceCommand: ParsableCommand {
 
         @OptionGroup var sip: SIPAccountOptions
 
+        @OptionGroup var voip: VoIPOptions
+
         func run() throws {
             var options = Device.Options()
             options.bundleID = bundleID
@@ -46,7 +48,11 @@ struct DeviceCommand: ParsableCommand {
             options.sipCAFile = sip.sipCaFile
             do { options.sipPassword = try sip.password() } catch { throw error.exit() }
             do {
-                let device = try Device.create(at: directory, options: options)
+                var device = try Device.create(at: directory, options: options)
+                if voip.isSet {
+                    voip.apply(to: &device.config.voip)
+                    try device.save()
+                }
                 StandardStreams.writeOut(device.summary().serialized(.pretty) + "\n")
             } catch {
                 throw Failure(error.code == .invalidOption ? .usage : (error.code == .io ? .ioError : .config), error.description).exit()
@@ -87,11 +93,14 @@ struct DeviceCommand: ParsableCommand {
         @Flag(help: "Remove the device's SIP account.")
         var noSipAccount = false
 
+        @OptionGroup var voip: VoIPOptions
+
         func run() throws {
             do {
                 var device = try DeviceOption(device: directory).open()
                 if let filtering { device.config.filtering = filtering }
                 if let locale { device.config.locale = locale }
+                voip.apply(to: &device.config.voip)
                 if noSipAccount {
                     device.config.sip = nil
                     do { try FileSystem.remove(device.sipPasswordPath) } catch { throw Failure(.ioError, error.description) }
@@ -114,6 +123,37 @@ struct DeviceCommand: ParsableCommand {
                 throw failure.exit()
             }
         }
+    }
+}
+
+/// The VoIP options of `device init` and `device set`: the app side of the call-report path.
+struct VoIPOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("What iOS launches for a VoIP payload: a command (payload JSON on stdin, call report on stdout), an http(s) URL (payload POSTed, report in the answer), or 'builtin'.", valueName: "cmd|url"))
+    var appHandler: String?
+
+    @Option(help: ArgumentHelp("Seconds the app has to report the call (default 5).", valueName: "seconds"))
+    var appDeadline: Double?
+
+    @Option(help: ArgumentHelp("Failures after which VoIP payloads are no longer delivered to the app (default 3).", valueName: "n"))
+    var maxStrikes: Int?
+
+    @Option(help: ArgumentHelp("Call offers older than this are shown as missed calls instead of ringing (default 30).", valueName: "seconds"))
+    var maxOfferAge: Double?
+
+    var isSet: Bool { appHandler != nil || appDeadline != nil || maxStrikes != nil || maxOfferAge != nil }
+
+    func validate() throws {
+        if let appDeadline, !(appDeadline > 0 && appDeadline <= 600) { throw ValidationError("--app-deadline must be between 0 and 600 seconds") }
+        if let maxStrikes, !(1...1000).contains(maxStrikes) { throw ValidationError("--max-strikes must be between 1 and 1000") }
+        if let maxOfferAge, !(maxOfferAge >= 0) { throw ValidationError("--max-offer-age must be 0 or more seconds") }
+        if let appHandler, appHandler.allSatisfy({ $0 == " " }) { throw ValidationError("--app-handler needs a command or a URL") }
+    }
+
+    func apply(to settings: inout VoIPSettings) {
+        if let appHandler { settings.appHandler = VoIPSettings.handler(from: appHandler) }
+        if let appDeadline { settings.appDeadline = appDeadline }
+        if let maxStrikes { settings.maxStrikes = maxStrikes }
+        if let maxOfferAge { settings.maxOfferAge = maxOfferAge }
     }
 }
 
@@ -158,6 +198,26 @@ extension String {
 }
 
 extension DeviceCommand {
+    /// `nse device reset-voip`: clears the strikes, so VoIP payloads reach the app again.
+    struct ResetVoIP: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "reset-voip", abstract: "Clear the app's VoIP strikes so VoIP payloads are delivered to it again.")
+
+        @Argument(help: ArgumentHelp("The container folder (default: the default device).", valueName: "dir"))
+        var directory: String?
+
+        func run() throws {
+            do {
+                let device = try DeviceOption(device: directory).open()
+                do { try device.voipState.reset() } catch { throw Failure(.ioError, error.description) }
+                device.voipState.log(["outcome": "reset"])
+                StandardStreams.writeOut(device.summary().serialized(.pretty) + "\n")
+            } catch let failure as Failure {
+                throw failure.exit()
+            }
+        }
+    }
+
     /// `nse device register`: the app in the foreground registers its account with its push parameters, then goes
     /// to the background (the connection closes, the binding stays on the server).
     struct Register: AsyncParsableCommand {

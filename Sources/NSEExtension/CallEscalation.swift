@@ -1,0 +1,57 @@
+import NSEDevice
+import NSEJSON
+import NSEPayload
+import NSESystem
+
+/// Apple's "end-to-end encrypted VoIP calls" path: a decrypted call offer is handed to
+/// `CXProvider.reportNewIncomingVoIPPushPayload`, and the alert is silenced with empty content.
+struct CallEscalation: Sendable {
+    var device: Device
+    var rewriter: Rewriter
+    var channel: ExtensionChannel?
+    var request: ServiceRequest
+
+    func escalate(_ call: Plaintext.Call, source: String) -> DeliveredContent {
+        let maxAge = device.config.voip.maxOfferAge
+        if let sentAt = call.sentAt {
+            let age = Double(Clock.unixMilliseconds()) / 1000 - Double(sentAt)
+            if age > maxAge {
+                return rewriter.missedCall(
+                    call, reason: "stale-offer: the call offer was sent \(Int(age)) s ago, older than \(Int(maxAge)) s: shown as a missed call")
+            }
+        }
+        guard let channel else {
+            return rewriter.callFallback(call, reason: "voip-report-unavailable: no host to report the call to")
+        }
+        var payload: JSONObject = [
+            "call_uuid": .string(call.callUUID), "from": .string(call.from), "handle_type": .string(call.handleType.rawValue),
+            "video": .bool(call.video), "source": .string(source),
+        ]
+        if let name = call.displayName { payload["display_name"] = .string(name) }
+        if let sentAt = call.sentAt { payload["sent_at"] = .string(Clock.rfc3339(unixSeconds: sentAt)) }
+        channel.send(.reportVoIP(payload))
+        let waitUntil = request.deadlineUnixMilliseconds + 1000
+        while true {
+            let remaining = waitUntil - Clock.unixMilliseconds()
+            guard remaining > 0 else { break }
+            let message: HostMessage?
+            do { message = try channel.next(timeoutMilliseconds: Int32(min(remaining, 1000))) } catch { break }
+            switch message {
+            case .reportVoIPResult(nil)?:
+                return DeliveredContent(
+                    content: [:], reason: "voip-escalated: call offer from \(source) reported to CallKit; alert silenced",
+                    info: ["content_type": "call", "source": .string(source)])
+            case .reportVoIPResult(let error?)?:
+                return rewriter.callFallback(call, reason: "voip-report-failed: \(error.name) (\(error.rawValue))")
+            case .timeWillExpire?:
+                return rewriter.callFallback(call, reason: "time-will-expire: no answer to the VoIP report")
+            case .request?:
+                continue
+            case nil:
+                if channel.isClosed { return rewriter.callFallback(call, reason: "voip-report-failed: the host closed the pipe") }
+                continue
+            }
+        }
+        return rewriter.callFallback(call, reason: "voip-report-failed: the host did not answer")
+    }
+}

@@ -1,0 +1,186 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import NSECrypto
+import NSEDevice
+import NSEHTTP
+import NSEJSON
+import NSEPayload
+import NSESystem
+
+/// "iOS launches the app" for a VoIP payload: the app's handler must report the call to CallKit before its
+/// deadline, or it is terminated and a strike is recorded; after too many strikes VoIP payloads are no longer
+/// delivered to it.
+struct AppLauncher {
+    var device: Device
+
+    /// What happened when the app was (or was not) launched.
+    struct Launch {
+        enum Outcome: String { case reported, terminated, refused }
+        var outcome: Outcome
+        var handler: String
+        var report: CallReport?
+        var failure: String?
+        var wallMilliseconds: Double = 0
+        var strikes: Int
+        var maxStrikes: Int
+
+        var json: JSON {
+            [
+                "handler": .string(handler), "outcome": .string(outcome.rawValue), "failure": .string(failure),
+                "wall_ms": .double((wallMilliseconds * 1000).rounded() / 1000), "strikes": .int(Int64(strikes)),
+                "max_strikes": .int(Int64(maxStrikes)),
+            ]
+        }
+
+        /// One sentence for the result's reason.
+        var summary: String {
+            switch outcome {
+            case .reported: "the app reported the call to CallKit"
+            case .terminated:
+                "the app did not report the call (\(failure ?? "no report")): iOS terminated it, strike \(strikes) of \(maxStrikes)"
+            case .refused:
+                "VoIP payloads are no longer delivered to this app after \(strikes) strikes (reset with `nse device reset-voip`)"
+            }
+        }
+    }
+
+    /// Delivers a VoIP payload to the app.
+    func launch(_ payload: JSONObject) -> Launch {
+        let settings = device.config.voip
+        let state = device.voipState
+        let strikes = state.strikes()
+        var launch = Launch(outcome: .refused, handler: settings.appHandler.name, strikes: strikes, maxStrikes: settings.maxStrikes)
+        guard strikes < settings.maxStrikes else {
+            state.log(["outcome": "refused", "strikes": .int(Int64(strikes))])
+            return launch
+        }
+        let start = Clock.monotonicNanoseconds()
+        let answer: Result<[UInt8], AppFailure>
+        switch settings.appHandler {
+        case .builtIn:
+            answer = .success(BuiltInApp.report(for: payload).json.serializedBytes())
+        case .command(let command):
+            answer = runCommand(command, payload: payload, deadline: settings.appDeadline)
+        case .url(let url):
+            answer = post(url, payload: payload, deadline: settings.appDeadline)
+        }
+        launch.wallMilliseconds = Clock.millisecondsSince(start)
+        do throws(AppFailure) {
+            let bytes = try answer.get()
+            let json: JSON
+            do { json = try JSON.parse(bytes, options: JSONParseOptions(maxDepth: 8)) } catch {
+                throw AppFailure("malformed report: \(error.description)")
+            }
+            do { launch.report = try CallReport(json: json) } catch { throw AppFailure("malformed report: \(error.description)") }
+            launch.outcome = .reported
+            state.log([
+                "outcome": "reported", "uuid": .string(launch.report!.uuid), "handle": .string(launch.report!.handleValue),
+                "caller": .string(launch.report!.localizedCallerName), "video": .bool(launch.report!.hasVideo),
+            ])
+        } catch {
+            launch.outcome = .terminated
+            launch.failure = error.description
+            launch.strikes = state.addStrike(reason: error.description)
+            state.log(["outcome": "terminated", "failure": .string(error.description), "strikes": .int(Int64(launch.strikes))])
+        }
+        return launch
+    }
+
+    struct AppFailure: Error, CustomStringConvertible {
+        var description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    /// Runs the handler with the payload on stdin; its stdout (until it exits) is the report.
+    private func runCommand(_ command: String, payload: JSONObject, deadline: Double) -> Result<[UInt8], AppFailure> {
+        let child: ChildProcess
+        do { child = try ChildProcess.spawn(NotificationHost.shellCommand(command)) } catch {
+            return .failure(AppFailure("could not launch: \(error.description)"))
+        }
+        child.writeStdin(JSON.object(payload).serializedBytes() + [0x0A])
+        child.closeStdin()
+        let end = Clock.monotonicNanoseconds() + UInt64(max(deadline, 0) * 1e9)
+        var output: [UInt8] = []
+        var open = true
+        while open {
+            let now = Clock.monotonicNanoseconds()
+            if now >= end {
+                child.signalGroup(SIGKILL)
+                child.reap(blocking: true)
+                return .failure(AppFailure("no report within \(deadline) s"))
+            }
+            var descriptor = pollfd(fd: child.stdoutFD, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, Int32(min((end - now) / 1_000_000 + 1, 100)))
+            if ready <= 0 { continue }
+            var chunk = [UInt8](repeating: 0, count: 8192)
+            let count = chunk.withUnsafeMutableBytes { read(child.stdoutFD, $0.baseAddress, $0.count) }
+            if count < 0 && (errno == EAGAIN || errno == EINTR) { continue }
+            if count <= 0 { open = false } else { output.append(contentsOf: chunk[0..<count]) }
+            if output.count > 64 * 1024 {
+                child.signalGroup(SIGKILL)
+                child.reap(blocking: true)
+                return .failure(AppFailure("report larger than 64 KiB"))
+            }
+        }
+        // stdout closed: give it until the deadline to exit.
+        while child.reap(blocking: false) == nil {
+            if Clock.monotonicNanoseconds() >= end {
+                child.signalGroup(SIGKILL)
+                child.reap(blocking: true)
+                break
+            }
+            usleep(200)
+        }
+        if output.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
+            let exit = child.exit.map { $0.exitCode.map { "status \($0)" } ?? "signal \($0.signal ?? 0)" } ?? "?"
+            return .failure(AppFailure("exited (\(exit)) without reporting a call"))
+        }
+        return .success(output)
+    }
+
+    /// POSTs the payload; the answer's body is the report.
+    private func post(_ url: String, payload: JSONObject, deadline: Double) -> Result<[UInt8], AppFailure> {
+        var request = HTTPRequest.post(url: url, json: JSON.object(payload).serializedBytes())
+        request.timeout = max(deadline, 0.001)
+        request.connectTimeout = max(min(deadline, 5), 0.001)
+        do {
+            let response = try HTTPClient(maxResponseBodyBytes: 64 * 1024).send(request)
+            guard (200..<300).contains(response.status) else {
+                return .failure(AppFailure("the handler answered HTTP \(response.status)"))
+            }
+            return .success(response.body)
+        } catch let error as HTTPClientError {
+            return .failure(AppFailure(error.code == .timeout ? "no report within \(deadline) s" : error.description))
+        } catch {
+            return .failure(AppFailure("\(error)"))
+        }
+    }
+}
+
+/// The app nse provides when none is configured: it reports every call correctly.
+enum BuiltInApp {
+    static func report(for payload: JSONObject) -> CallReport {
+        let aps = payload["aps"]?.objectValue
+        let from = payload["from"]?.stringValue ?? payload["from-uri"]?.stringValue ?? ""
+        let callID = payload["call-id"]?.stringValue ?? aps?["call-id"]?.stringValue
+        var uuid = payload["call_uuid"]?.stringValue ?? ""
+        if !Plaintext.isUUIDText(uuid) {
+            // CallKit needs a UUID: derive it from the Call-ID so retransmitted pushes map to the same call.
+            let seed = Array((callID ?? from).utf8)
+            var bytes = Array(((try? Digest.sha256(seed)) ?? Array(repeating: 0, count: 32)).prefix(16))
+            bytes[6] = (bytes[6] & 0x0F) | 0x40
+            bytes[8] = (bytes[8] & 0x3F) | 0x80
+            let hex = Array(Hex.encode(bytes).uppercased())
+            uuid = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(hex[$0]) }.joined(separator: "-")
+        }
+        let type = payload["handle_type"]?.stringValue.flatMap(CallReport.HandleType.init(rawValue:)) ?? .generic
+        let name = payload["display_name"]?.stringValue ?? payload["display-name"]?.stringValue
+            ?? aps?["loc-args"]?.arrayValue?.first?.stringValue
+        return CallReport(
+            uuid: uuid, handleType: type, handleValue: from.isEmpty ? "unknown" : from,
+            localizedCallerName: (name?.isEmpty ?? true) ? nil : name, hasVideo: payload["video"]?.boolValue ?? false)
+    }
+}
