@@ -41,6 +41,7 @@ let package = Package(
         .target(name: "NSEHTTP", dependencies: ["CCurl"]),
         .target(name: "NSEChat"),
         .target(name: "NSESIP", dependencies: [nioCore, nioPosix, nioSSL, logging]),
+        .target(name: "NSESIPServer", dependencies: ["NSESIP", "NSEHTTP", nioCore, nioPosix, nioSSL, logging]),
 
         // MARK: - The notification path: intake → device → extension → host
         .target(name: "NSEPayload", dependencies: ["NSEJSON", "NSESystem"]),
@@ -56,7 +57,7 @@ let package = Package(
             name: "nse",
             dependencies: [
                 argumentParser, logging, "NSEChat", "NSECrypto", "NSEDevice", "NSEExtension", "NSEHost", "NSEJSON",
-                "NSEPayload", "NSESIP", "NSESystem",
+                "NSEPayload", "NSESIP", "NSESIPServer", "NSESystem",
             ]
         ),
         // The per-notification process: links the reference extension alone, so it starts fast and stays small.
@@ -78,6 +79,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "NSEHTTPTests", dependencies: ["NSEHTTP"]),
+        .testTarget(name: "NSESIPServerTests", dependencies: ["NSESIPServer", "NSESIP", "NSEHTTP", logging]),
         .testTarget(
             name: "NSESIPTests",
             dependencies: [

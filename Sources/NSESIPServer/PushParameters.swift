@@ -1,0 +1,218 @@
+public import NSESIP
+public import NSEHTTP
+
+/// RFC 8599 push parameters of a Contact, parsed the way Flexisip does for Apple devices.
+public struct PushParameters: Sendable, Hashable {
+    /// `pn-provider` (`apns`, `apns.dev`, ...), lowercased.
+    public var provider: String
+    /// The raw `pn-prid`.
+    public var prid: String
+    /// The raw `pn-param`.
+    public var param: String
+    /// Team id: the part of `pn-param` before the first dot.
+    public var teamID: String
+    /// Bundle id: `pn-param` minus the team id and the service suffix (the APNs topic for alerts).
+    public var bundleID: String
+    /// Services named by `pn-param` (`remote`, `voip`).
+    public var services: [String]
+    /// Token per service (`remote`, `voip`), from `TOKEN` or `TOKEN:voip&TOKEN:remote`.
+    public var tokens: [String: String]
+    /// Loc-key override (`pn-msg-str`), if any.
+    public var messageLocKey: String?
+    /// Sound override (`pn-msg-snd`), if any.
+    public var messageSound: String?
+
+    /// The token to use for a MESSAGE (the `remote` one), if any.
+    public var remoteToken: String? { tokens["remote"] }
+
+    /// True for `apns` / `apns.dev`.
+    public var isAPNs: Bool { provider == "apns" || provider == "apns.dev" }
+
+    /// Parses the Contact URI parameters; nil when `pn-provider`, `pn-prid` or `pn-param` is missing.
+    public init?(contactURI: SIPURI) {
+        let params = contactURI.parameters
+        guard let provider = params.value(of: "pn-provider"), let prid = params.value(of: "pn-prid"),
+              let param = params.value(of: "pn-param"), !prid.isEmpty, !param.isEmpty else { return nil }
+        self.init(provider: provider, prid: prid, param: param,
+                  messageLocKey: params.value(of: "pn-msg-str"), messageSound: params.value(of: "pn-msg-snd"))
+    }
+
+    /// Parses raw values.
+    public init(provider: String, prid: String, param: String, messageLocKey: String? = nil, messageSound: String? = nil) {
+        self.provider = PushParameters.lower(PushParameters.percentDecode(provider))
+        let prid = PushParameters.percentDecode(prid)
+        let param = PushParameters.percentDecode(param)
+        self.prid = prid
+        self.param = param
+        self.messageLocKey = messageLocKey.map(PushParameters.percentDecode)
+        self.messageSound = messageSound.map(PushParameters.percentDecode)
+        // pn-param: TEAMID.BUNDLEID.SERVICES, or TEAMID.BUNDLEID (= remote).
+        var team = ""
+        var rest = Substring(param)
+        if let dot = param.firstIndex(of: ".") {
+            team = String(param[param.startIndex..<dot])
+            rest = param[param.index(after: dot)...]
+        }
+        var services = ["remote"]
+        var bundle = String(rest)
+        if let lastDot = rest.lastIndex(of: ".") {
+            let suffix = rest[rest.index(after: lastDot)...]
+            let parts = suffix.split(separator: "&").map(String.init)
+            if !parts.isEmpty, parts.allSatisfy({ $0 == "voip" || $0 == "remote" }) {
+                services = parts
+                bundle = String(rest[rest.startIndex..<lastDot])
+            }
+        }
+        self.teamID = team
+        self.bundleID = bundle
+        self.services = services
+        // pn-prid: TOKEN, or TOKEN:service&TOKEN:service.
+        var tokens: [String: String] = [:]
+        if prid.contains(":") {
+            for item in prid.split(separator: "&") {
+                if let colon = item.lastIndex(of: ":") {
+                    tokens[String(item[item.index(after: colon)...])] = String(item[item.startIndex..<colon])
+                }
+            }
+        } else {
+            for service in services { tokens[service] = prid }
+        }
+        self.tokens = tokens
+    }
+
+    static func lower(_ s: String) -> String {
+        String(decoding: s.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 32 : $0 }, as: UTF8.self)
+    }
+
+    /// Decodes `%XX` escapes (URI parameters may carry escaped `&` or `:`).
+    static func percentDecode(_ s: String) -> String {
+        guard s.utf8.contains(UInt8(ascii: "%")) else { return s }
+        var out: [UInt8] = []
+        let bytes = Array(s.utf8)
+        var i = 0
+        func hexValue(_ b: UInt8) -> UInt8? {
+            switch b {
+            case 0x30...0x39: return b - 0x30
+            case 0x41...0x46: return b - 0x41 + 10
+            case 0x61...0x66: return b - 0x61 + 10
+            default: return nil
+            }
+        }
+        while i < bytes.count {
+            if bytes[i] == UInt8(ascii: "%"), i + 2 < bytes.count, let h = hexValue(bytes[i + 1]), let l = hexValue(bytes[i + 2]) {
+                out.append(h << 4 | l)
+                i += 3
+            } else {
+                out.append(bytes[i])
+                i += 1
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
+/// Builds Flexisip-shaped APNs requests for MESSAGEs.
+public enum APNsMessagePush {
+    /// The JSON payload Flexisip sends for an instant message.
+    public static func payload(callID: String, fromURI: String, displayName: String, privacy: Bool, instanceID: String,
+                               ttl: Int, sendTime: String, locKey: String = "IM_MSG", sound: String = "msg.caf") -> [UInt8] {
+        let locArg = privacy ? "" : (displayName.isEmpty ? fromURI : displayName)
+        let json = JSONValue.object([
+            ("aps", .object([
+                ("alert", .object([
+                    ("loc-key", .string(locKey)),
+                    ("loc-args", .array([.string(locArg)])),
+                ])),
+                ("sound", .string(sound)),
+                ("mutable-content", .int(1)),
+                ("badge", .int(1)),
+            ])),
+            ("from-uri", .string(fromURI)),
+            ("display-name", .string(displayName)),
+            ("call-id", .string(callID)),
+            ("pn_ttl", .int(Int64(ttl))),
+            ("uuid", .string(instanceID)),
+            ("send-time", .string(sendTime)),
+            ("chat-room-addr", .string("")),
+            ("customPayload", .object([])),
+        ])
+        return json.serialized()
+    }
+
+    /// The HTTP request for one MESSAGE push, or nil when the contact has no `remote` token.
+    public static func request(baseURL: String, push: PushParameters, payload: [UInt8], ttl: Int, now: Int64,
+                               settings: SIPServerConfiguration.Push) -> HTTPRequest? {
+        guard let token = push.remoteToken, !token.isEmpty else { return nil }
+        var base = baseURL
+        while base.hasSuffix("/") { base.removeLast() }
+        var headers = HTTPHeaders()
+        headers.add(name: "apns-topic", value: push.bundleID)
+        headers.add(name: "apns-push-type", value: "alert")
+        headers.add(name: "apns-priority", value: "10")
+        headers.add(name: "apns-expiration", value: String(now + Int64(ttl)))
+        headers.add(name: "Content-Type", value: "application/json")
+        let isTLS = PushParameters.lower(base).hasPrefix("https://")
+        return HTTPRequest(method: "POST", url: "\(base)/3/device/\(token)", headers: headers, body: payload,
+                           timeout: settings.timeout, connectTimeout: settings.connectTimeout,
+                           version: isTLS ? .http2OverTLS : .http2PriorKnowledge, tls: settings.tls)
+    }
+
+    /// Sends a push: HTTP/2 over TLS for https, HTTP/2 prior knowledge then HTTP/1.1 for http.
+    static func send(_ request: HTTPRequest) async -> (status: Int?, reason: String) {
+        let client = HTTPClient()
+        do {
+            let response = try await client.send(request)
+            if request.version == .http2PriorKnowledge, response.status == 505 {
+                return await sendHTTP1(request)
+            }
+            return (response.status, reason(response))
+        } catch {
+            if request.version == .http2PriorKnowledge { return await sendHTTP1(request) }
+            return (nil, "\(error)")
+        }
+    }
+
+    private static func sendHTTP1(_ request: HTTPRequest) async -> (status: Int?, reason: String) {
+        var retry = request
+        retry.version = .http1_1
+        do {
+            let response = try await HTTPClient().send(retry)
+            return (response.status, reason(response))
+        } catch {
+            return (nil, "\(error)")
+        }
+    }
+
+    private static func reason(_ response: HTTPResponse) -> String {
+        if let json = try? JSONValue.parse(response.body), let r = json["reason"]?.stringValue { return r }
+        return response.status / 100 == 2 ? "ok" : "http \(response.status)"
+    }
+
+    /// True for IMDNs: `message/imdn+xml`, or CPIM whose inner Content-Type is `message/imdn+xml` (never pushed).
+    public static func isIMDN(contentType: String?, body: [UInt8]) -> Bool {
+        guard let contentType else { return false }
+        let ct = PushParameters.lower(contentType)
+        if ct.hasPrefix("message/imdn+xml") { return true }
+        guard ct.hasPrefix("message/cpim") else { return false }
+        // Look at the CPIM header block and the MIME header block (the first two blank-line-separated sections).
+        let text = String(decoding: body.prefix(8192), as: UTF8.self)
+        var blocks = 0
+        // Split on LF bytes: "\r\n" is a single Character in Swift strings.
+        for lineBytes in text.utf8.split(separator: 0x0A, omittingEmptySubsequences: false) {
+            var bytes = Array(lineBytes)
+            if bytes.last == 0x0D { bytes.removeLast() }
+            let l = String(decoding: bytes, as: UTF8.self)
+            if l.isEmpty {
+                blocks += 1
+                if blocks >= 2 { break }
+                continue
+            }
+            let lower = PushParameters.lower(l)
+            if lower.hasPrefix("content-type:") {
+                let value = lower.dropFirst("content-type:".count).drop(while: { $0 == " " || $0 == "\t" })
+                if value.hasPrefix("message/imdn+xml") { return true }
+            }
+        }
+        return false
+    }
+}

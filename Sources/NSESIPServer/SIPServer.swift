@@ -1,0 +1,773 @@
+public import NIOCore
+import NIOPosix
+import NIOSSL
+public import Logging
+public import NSESIP
+import NSEHTTP
+
+/// A registrar + fork-late MESSAGE store-and-forward server with APNs pushes (Flexisip-like), for tests and the CLI.
+public actor SIPServer {
+    private struct Binding {
+        var key: String
+        var aor: String
+        var contact: SIPNameAddress
+        var expires: Int
+        var expiresAt: ContinuousClock.Instant
+        var flow: ServerFlow
+        var push: PushParameters?
+        var instance: String?
+    }
+
+    private struct PendingSender {
+        var request: SIPRequest
+        var flow: ServerFlow
+        var transactionKey: String
+        var record: HeldMessage
+        var isHeld: Bool
+        var outstanding: Int
+        var lastFailure: Int?
+        var timer: Task<Void, Never>?
+    }
+
+    private struct ClientTransaction {
+        var branch: String
+        var bytes: [UInt8]
+        var flow: ServerFlow
+        var heldID: String?
+        var senderKey: String?
+        var aor: String
+        var callID: String
+        var timer: Task<Void, Never>?
+    }
+
+    /// The configuration in use.
+    public nonisolated let configuration: SIPServerConfiguration
+    /// Everything the server reports (also kept in `eventLog()`); finishes on `shutdown()`.
+    public nonisolated let events: AsyncStream<SIPServerEvent>
+    private let eventsContinuation: AsyncStream<SIPServerEvent>.Continuation
+    private let logger: Logger
+    private let group: any EventLoopGroup
+    private let ownsGroup: Bool
+    private let inbound: AsyncStream<InboundEvent>
+    private let inboundContinuation: AsyncStream<InboundEvent>.Continuation
+
+    private var started = false
+    private var stopped = false
+    private var listenerChannels: [any Channel] = []
+    private var boundAddresses: [SIPServerBoundAddress] = []
+    private var streamFlows: [String: ServerFlow] = [:]
+    private var inboundTask: Task<Void, Never>?
+    private var sweepTask: Task<Void, Never>?
+    private var auxiliaryTasks: [Int: Task<Void, Never>] = [:]
+    private var nextTaskID = 0
+
+    private var users: [String: String]? = nil
+    private var store: MessageStore? = nil
+    private var bindings: [String: [Binding]] = [:]
+    private var knownAORs: Set<String> = []
+    private var held: [String: HeldMessage] = [:]
+    private var senderForHeld: [String: String] = [:]
+    private var pendingSenders: [String: PendingSender] = [:]
+    private var clientTransactions: [String: ClientTransaction] = [:]
+    private var serverTransactions: SIPServerTransactionTable
+    private var nonces: [String: Int64] = [:]
+    private var datagramsSeen = 0
+    private var lastOrder: Int64 = 0
+    private var log: [SIPServerEvent] = []
+
+    /// Creates a server; without a group it owns a one-thread event loop group, released by `shutdown()`.
+    public init(configuration: SIPServerConfiguration, eventLoopGroup: (any EventLoopGroup)? = nil,
+                logger: Logger = Logger(label: "nse.sipserver")) {
+        self.configuration = configuration
+        self.logger = logger
+        if let eventLoopGroup {
+            group = eventLoopGroup
+            ownsGroup = false
+        } else {
+            group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+            ownsGroup = true
+        }
+        (events, eventsContinuation) = AsyncStream<SIPServerEvent>.makeStream(bufferingPolicy: .bufferingNewest(4096))
+        (inbound, inboundContinuation) = AsyncStream<InboundEvent>.makeStream(bufferingPolicy: .unbounded)
+        serverTransactions = SIPServerTransactionTable(lifetime: configuration.timers.timerF)
+    }
+
+    // MARK: - lifecycle
+
+    /// Loads users and held messages, binds every listener and returns the bound addresses (actual ports).
+    public func start() async throws -> [SIPServerBoundAddress] {
+        guard !started else { return boundAddresses }
+        guard !stopped else { throw SIPServerError("server was shut down") }
+        started = true
+        do {
+            var loaded: [String: String]? = configuration.users
+            if let path = configuration.usersFile {
+                let fromFile = try SIPServerConfiguration.loadUsers(path: path)
+                loaded = (loaded ?? [:]).merging(fromFile) { _, new in new }
+            }
+            users = loaded
+            let store = try MessageStore(directory: configuration.databaseDirectory)
+            self.store = store
+            let (messages, skipped) = try store.loadAll()
+            for name in skipped {
+                logger.warning("sip server skipped unreadable held message file", metadata: ["sip.file": "\(name)"])
+            }
+            for message in messages {
+                held[message.id] = message
+                knownAORs.insert(message.aor)
+                lastOrder = max(lastOrder, message.order)
+            }
+            if !messages.isEmpty {
+                logger.info("sip server loaded held messages", metadata: [
+                    "sip.count": "\(messages.count)", "sip.undelivered": "\(messages.filter { !$0.delivered }.count)",
+                ])
+            }
+            let tlsContext = try configuration.tls.map { try ListenerFactory.makeTLSContext($0) }
+            for listener in configuration.listeners {
+                let channel = try await ListenerFactory.bind(listener, group: group, tls: tlsContext, limits: configuration.limits,
+                                                             sink: inboundContinuation, logger: logger)
+                listenerChannels.append(channel)
+                let address = channel.localAddress
+                boundAddresses.append(SIPServerBoundAddress(transport: listener.transport,
+                                                            host: address?.ipAddress ?? listener.host,
+                                                            port: address?.port ?? listener.port))
+            }
+        } catch {
+            await shutdown()
+            throw error
+        }
+        let stream = inbound
+        inboundTask = Task { [weak self] in
+            for await event in stream {
+                guard let self else { return }
+                await self.process(event)
+            }
+        }
+        let interval = configuration.expirySweepInterval
+        sweepTask = Task { [weak self] in
+            while !Task.isCancelled {
+                do { try await Task.sleep(for: interval) } catch { return }
+                guard let self else { return }
+                await self.sweep()
+            }
+        }
+        sweep()
+        logger.info("sip server started", metadata: ["sip.listeners": "\(boundAddresses.map(\.description))"])
+        return boundAddresses
+    }
+
+    /// Closes listeners and connections, cancels timers and pushes, finishes `events`; idempotent.
+    public func shutdown() async {
+        guard !stopped else { return }
+        stopped = true
+        sweepTask?.cancel()
+        for (_, task) in auxiliaryTasks { task.cancel() }
+        auxiliaryTasks = [:]
+        for (_, pending) in pendingSenders { pending.timer?.cancel() }
+        pendingSenders = [:]
+        for (_, tx) in clientTransactions { tx.timer?.cancel() }
+        clientTransactions = [:]
+        let channels = listenerChannels
+        listenerChannels = []
+        for channel in channels { try? await channel.close().get() }
+        let flows = streamFlows
+        streamFlows = [:]
+        for (_, flow) in flows { try? await flow.channel.close().get() }
+        inboundContinuation.finish()
+        inboundTask?.cancel()
+        eventsContinuation.finish()
+        if ownsGroup { try? await group.shutdownGracefully() }
+        logger.info("sip server stopped")
+    }
+
+    /// The addresses bound by `start()`.
+    public var addresses: [SIPServerBoundAddress] { boundAddresses }
+
+    /// Every event so far, oldest first.
+    public func eventLog() -> [SIPServerEvent] { log }
+
+    /// Held messages not yet delivered (Call-IDs, oldest first), optionally for one AOR (`sip:user@host`).
+    public func undeliveredCallIDs(aor: String? = nil) -> [String] {
+        held.values.filter { !$0.delivered && (aor == nil || $0.aor == SIPServer.aorKey(aor!)) }
+            .sorted { $0.order < $1.order }.map(\.callID)
+    }
+
+    /// Number of live bindings of an AOR (`sip:user@host`).
+    public func bindingCount(aor: String) -> Int {
+        let now = ContinuousClock.now
+        return (bindings[SIPServer.aorKey(aor)] ?? []).filter { $0.expiresAt > now }.count
+    }
+
+    /// The normalized AOR key of a URI: `sip:user@host` (scheme sip, host lowercased, no port or parameters).
+    public static func aorKey(_ uri: SIPURI) -> String {
+        let host = PushParameters.lower(uri.host)
+        if let user = uri.user { return "sip:\(user)@\(host)" }
+        return "sip:\(host)"
+    }
+
+    /// `aorKey` of a URI string (returned unchanged when it does not parse).
+    public static func aorKey(_ text: String) -> String {
+        (try? SIPURI(parsing: text)).map { aorKey($0) } ?? text
+    }
+
+    // MARK: - events and tasks
+
+    private func emit(_ event: SIPServerEvent) {
+        log.append(event)
+        if log.count > 10_000 { log.removeFirst(log.count - 10_000) }
+        eventsContinuation.yield(event)
+    }
+
+    private func spawn(_ body: @escaping @Sendable () async -> Void) {
+        guard !stopped else { return }
+        let id = nextTaskID
+        nextTaskID += 1
+        auxiliaryTasks[id] = Task { [weak self] in
+            await body()
+            await self?.taskFinished(id)
+        }
+    }
+
+    private func taskFinished(_ id: Int) { auxiliaryTasks[id] = nil }
+
+    private func nextOrder() -> Int64 {
+        lastOrder = max(lastOrder + 1, WallClock.nowNanoseconds())
+        return lastOrder
+    }
+
+    // MARK: - inbound dispatch
+
+    private func process(_ event: InboundEvent) async {
+        guard !stopped else { return }
+        switch event {
+        case .opened(let flow):
+            streamFlows[flow.key] = flow
+        case .closed(let flow):
+            streamFlows[flow.key] = nil
+        case .datagram(let message, let flow):
+            datagramsSeen += 1
+            if datagramsSeen <= configuration.faults.dropFirstPackets {
+                logger.debug("sip server dropping datagram (fault knob)", metadata: ["sip.count": "\(datagramsSeen)"])
+                return
+            }
+            if let message { await dispatch(message, flow: flow) }
+        case .message(let message, let flow):
+            await dispatch(message, flow: flow)
+        }
+    }
+
+    private func dispatch(_ message: SIPMessage, flow: ServerFlow) async {
+        switch message {
+        case .response(let response):
+            handleResponse(response)
+        case .request(let request):
+            if request.method.uppercased() == "ACK" { return }
+            var log = logger
+            log[metadataKey: "sip.call_id"] = "\(request.headers.callID ?? "")"
+            log[metadataKey: "sip.method"] = "\(request.method)"
+            if configuration.faults.neverAnswer {
+                log.debug("sip server ignoring request (neverAnswer)")
+                return
+            }
+            let key: String
+            switch serverTransactions.receive(request) {
+            case .retransmission(let stored):
+                log.debug("sip server absorbed retransmission")
+                if let stored { flow.send(stored) }
+                return
+            case .new(let k):
+                key = k
+            }
+            let delay = configuration.faults.delayMilliseconds
+            if delay > 0 {
+                spawn { [weak self] in
+                    do { try await Task.sleep(for: .milliseconds(delay)) } catch { return }
+                    await self?.handleRequest(request, flow: flow, transactionKey: key)
+                }
+            } else {
+                handleRequest(request, flow: flow, transactionKey: key)
+            }
+        }
+    }
+
+    private func handleRequest(_ request: SIPRequest, flow: ServerFlow, transactionKey: String) {
+        guard !stopped else { return }
+        let method = request.method.uppercased()
+        guard request.headers.callID != nil, request.headers.cseq != nil, request.headers.topVia != nil,
+              request.headers.from != nil, request.headers.to != nil else {
+            respond(request, flow: flow, transactionKey: transactionKey, status: 400)
+            return
+        }
+        if method == "REGISTER", configuration.faults.resetConnectionAfterRegister, flow.kind != .udp {
+            logger.debug("sip server closing connection after REGISTER (fault knob)", metadata: ["sip.method": "REGISTER"])
+            flow.close()
+            return
+        }
+        if configuration.faults.answer503 {
+            respond(request, flow: flow, transactionKey: transactionKey, status: 503,
+                    extraHeaders: [("Retry-After", "5")])
+            return
+        }
+        if configuration.faults.alwaysChallenge {
+            let realm = configuration.realm ?? request.headers.to?.uri.host ?? "nse"
+            respond(request, flow: flow, transactionKey: transactionKey, status: 401,
+                    extraHeaders: challengeHeaders(realm: realm, stale: false))
+            return
+        }
+        switch method {
+        case "REGISTER": handleRegister(request, flow: flow, transactionKey: transactionKey)
+        case "MESSAGE": handleMessage(request, flow: flow, transactionKey: transactionKey)
+        case "OPTIONS": respond(request, flow: flow, transactionKey: transactionKey, status: 200,
+                                extraHeaders: [("Allow", "REGISTER, MESSAGE, OPTIONS")])
+        default: respond(request, flow: flow, transactionKey: transactionKey, status: 501,
+                         extraHeaders: [("Allow", "REGISTER, MESSAGE, OPTIONS")])
+        }
+    }
+
+    /// Sends a final (or provisional) response on the request's flow and remembers it for retransmissions.
+    private func respond(_ request: SIPRequest, flow: ServerFlow, transactionKey: String, status: Int,
+                         extraHeaders: [(String, String)] = [], contacts: [String] = []) {
+        var response = request.makeResponse(statusCode: status, toTag: status == 100 ? nil : SIPServer.toTag(for: request))
+        // RFC 3581: tell the client where its request came from.
+        let vias = request.headers.splitValues("Via")
+        if var top = vias.first.flatMap({ try? SIPVia(parsing: $0) }) {
+            top.parameters.set("received", flow.remoteHost)
+            if top.hasRport { top.parameters.set("rport", String(flow.remotePort)) }
+            response.headers.remove("Via")
+            var all = [top.description]
+            all.append(contentsOf: vias.dropFirst())
+            for v in all.reversed() { response.headers.prepend("Via", v) }
+        }
+        for c in contacts { response.headers.add("Contact", c) }
+        for (name, value) in extraHeaders { response.headers.add(name, value) }
+        if let server = configuration.serverHeader { response.headers.add("Server", server) }
+        let bytes = response.serialized()
+        if status >= 200 { serverTransactions.store(response: bytes, for: transactionKey) }
+        flow.send(bytes)
+        if status >= 200 {
+            emit(.answered(method: request.method.uppercased(), callID: request.headers.callID ?? "", status: status))
+        }
+    }
+
+    /// A stable To tag per transaction so retransmitted answers match.
+    private static func toTag(for request: SIPRequest) -> String {
+        var h: UInt64 = 0xcbf29ce484222325
+        for b in (request.headers.callID ?? "").utf8 { h = (h ^ UInt64(b)) &* 0x100000001b3 }
+        for b in (request.headers.from?.tag ?? "").utf8 { h = (h ^ UInt64(b)) &* 0x100000001b3 }
+        return String(h, radix: 16)
+    }
+
+    // MARK: - registrar
+
+    private func challengeHeaders(realm: String, stale: Bool) -> [(String, String)] {
+        var headers: [(String, String)] = []
+        let now = WallClock.now()
+        for algorithm in configuration.authAlgorithms {
+            let challenge = DigestVerifier(realm: realm, algorithm: algorithm).makeChallenge(stale: stale, qop: true)
+            nonces[challenge.nonce] = now
+            headers.append(("WWW-Authenticate", challenge.description))
+        }
+        if nonces.count > 4096 { pruneNonces() }
+        return headers
+    }
+
+    private func pruneNonces() {
+        let limit = WallClock.now() - Int64(configuration.nonceLifetime)
+        nonces = nonces.filter { $0.value >= limit }
+    }
+
+    /// Returns nil when authorized, or the response (status, headers) to send.
+    private func authorize(_ request: SIPRequest, aorURI: SIPURI) -> (Int, [(String, String)])? {
+        guard let users else { return nil }
+        let realm = configuration.realm ?? aorURI.host
+        guard let header = request.headers["Authorization"],
+              let credentials = try? DigestCredentials(parsing: header), credentials.realm == realm else {
+            return (401, challengeHeaders(realm: realm, stale: false))
+        }
+        guard let issued = nonces[credentials.nonce], issued + Int64(configuration.nonceLifetime) >= WallClock.now() else {
+            return (401, challengeHeaders(realm: realm, stale: true))
+        }
+        guard let password = users[credentials.username], credentials.username == (aorURI.user ?? credentials.username),
+              DigestVerifier(realm: realm).verify(authorization: header, method: request.method.uppercased(),
+                                                   password: password, issuedNonce: credentials.nonce) else {
+            return (403, [])
+        }
+        return nil
+    }
+
+    private func handleRegister(_ request: SIPRequest, flow: ServerFlow, transactionKey: String) {
+        guard let to = request.headers.to else {
+            respond(request, flow: flow, transactionKey: transactionKey, status: 400)
+            return
+        }
+        let aor = SIPServer.aorKey(to.uri)
+        var log = logger
+        log[metadataKey: "sip.call_id"] = "\(request.headers.callID ?? "")"
+        log[metadataKey: "sip.method"] = "REGISTER"
+        log[metadataKey: "sip.aor"] = "\(aor)"
+        if let denial = authorize(request, aorURI: to.uri) {
+            log.debug("sip server register not authorized", metadata: ["sip.status": "\(denial.0)"])
+            respond(request, flow: flow, transactionKey: transactionKey, status: denial.0, extraHeaders: denial.1)
+            return
+        }
+        let now = ContinuousClock.now
+        var current = (bindings[aor] ?? []).filter { $0.expiresAt > now }
+        let rawContacts = request.headers.splitValues("Contact")
+        let headerExpires = request.headers.expires
+        var deliveryContact: SIPURI? = nil
+        if rawContacts.contains("*") {
+            guard headerExpires == 0 else {
+                respond(request, flow: flow, transactionKey: transactionKey, status: 400)
+                return
+            }
+            for b in current { emit(.unregistered(aor: aor, contact: b.contact.uri.description)) }
+            current = []
+        } else {
+            for contact in request.headers.contacts {
+                var expires = contact.expires ?? headerExpires ?? configuration.defaultRegistrationExpires
+                expires = min(expires, configuration.maxRegistrationExpires)
+                let instance = contact.parameters.value(of: "+sip.instance").map { SIPServer.unquote($0) }
+                let push = PushParameters(contactURI: contact.uri)
+                let key = SIPServer.bindingKey(contact: contact, instance: instance, push: push)
+                current.removeAll { $0.key == key }
+                if expires == 0 {
+                    emit(.unregistered(aor: aor, contact: contact.uri.description))
+                    continue
+                }
+                current.append(Binding(key: key, aor: aor, contact: contact, expires: expires,
+                                       expiresAt: now + .seconds(expires), flow: flow, push: push, instance: instance))
+                if deliveryContact == nil { deliveryContact = contact.uri }
+                emit(.registered(aor: aor, contact: contact.uri.description, expires: expires, transport: flow.kind))
+                log.debug("sip server binding stored", metadata: [
+                    "sip.expires": "\(expires)", "sip.transport": "\(flow.kind.rawValue)", "sip.push": "\(push != nil)",
+                ])
+            }
+        }
+        bindings[aor] = current.isEmpty ? nil : current
+        knownAORs.insert(aor)
+        let contacts = current.map { b -> String in
+            var c = SIPNameAddress(uri: b.contact.uri, parameters: [SIPParameter("expires", String(max(0, Int((b.expiresAt - now).components.seconds))))])
+            if let instance = b.contact.parameters.value(of: "+sip.instance") { c.parameters.append(SIPParameter("+sip.instance", instance)) }
+            return c.description
+        }
+        respond(request, flow: flow, transactionKey: transactionKey, status: 200, contacts: contacts)
+        if let deliveryContact { deliverHeld(aor: aor, flow: flow, contactURI: deliveryContact) }
+    }
+
+    private static func unquote(_ s: String) -> String {
+        var t = Substring(s)
+        if t.hasPrefix("\""), t.hasSuffix("\""), t.count >= 2 { t = t.dropFirst().dropLast() }
+        return String(t)
+    }
+
+    private static func bindingKey(contact: SIPNameAddress, instance: String?, push: PushParameters?) -> String {
+        if let instance { return "instance:" + instance }
+        if let push { return "prid:" + push.prid }
+        return "uri:" + (contact.uri.user ?? "") + "@" + contact.uri.hostPort
+    }
+
+    // MARK: - MESSAGE store-and-forward
+
+    private static let droppedHeaders: Set<String> = [
+        "via", "route", "record-route", "max-forwards", "cseq", "content-length", "authorization",
+        "proxy-authorization", "proxy-require", "contact", "path",
+    ]
+
+    private func handleMessage(_ request: SIPRequest, flow: ServerFlow, transactionKey: String) {
+        let aor = SIPServer.aorKey(request.uri)
+        let callID = request.headers.callID ?? ""
+        var log = logger
+        log[metadataKey: "sip.call_id"] = "\(callID)"
+        log[metadataKey: "sip.method"] = "MESSAGE"
+        log[metadataKey: "sip.aor"] = "\(aor)"
+        let now = ContinuousClock.now
+        let active = (bindings[aor] ?? []).filter { $0.expiresAt > now }
+        guard !active.isEmpty else {
+            let known = knownAORs.contains(aor) || users?[request.uri.user ?? ""] != nil
+            log.debug("sip server message for unreachable aor", metadata: ["sip.known": "\(known)"])
+            respond(request, flow: flow, transactionKey: transactionKey, status: known ? 480 : 404)
+            return
+        }
+        var headers: [(String, String)] = []
+        for field in request.headers where !SIPServer.droppedHeaders.contains(PushParameters.lower(field.name)) {
+            headers.append((field.name, field.value))
+        }
+        let wallNow = WallClock.now()
+        let record = HeldMessage(id: RandomID.hex(bytes: 16), aor: aor, callID: callID, headers: headers, body: request.body,
+                                 receivedAt: wallNow, expiresAt: wallNow + Int64(configuration.heldMessageLifetime),
+                                 order: nextOrder())
+        let hasPush = active.contains { $0.push != nil }
+        let live = active.filter { $0.flow.isLive }
+        let mustHold = hasPush || live.isEmpty
+        if mustHold {
+            do {
+                try hold(record)
+            } catch {
+                log.error("sip server cannot persist held message", metadata: ["sip.error": "\(error)"])
+                respond(request, flow: flow, transactionKey: transactionKey, status: 500)
+                return
+            }
+        }
+        let senderKey = transactionKey
+        var pending = PendingSender(request: request, flow: flow, transactionKey: transactionKey, record: record,
+                                    isHeld: mustHold, outstanding: 0)
+        if mustHold { senderForHeld[record.id] = senderKey }
+        let timeout = configuration.messageAcceptTimeout
+        pending.timer = Task { [weak self] in
+            do { try await Task.sleep(for: timeout) } catch { return }
+            await self?.acceptTimeoutFired(senderKey)
+        }
+        pendingSenders[senderKey] = pending
+        for binding in live {
+            pendingSenders[senderKey]?.outstanding += 1
+            sendCopy(record, flow: binding.flow, contactURI: binding.contact.uri, heldID: mustHold ? record.id : nil,
+                     senderKey: senderKey, duplicate: false)
+        }
+        if mustHold {
+            let imdn = APNsMessagePush.isIMDN(contentType: request.headers.contentType, body: request.body)
+            if imdn {
+                log.debug("sip server not pushing an IMDN")
+            } else {
+                for binding in active where binding.push != nil {
+                    schedulePush(record: record, request: request, binding: binding)
+                }
+            }
+        }
+    }
+
+    private func hold(_ record: HeldMessage) throws(SIPServerError) {
+        try store?.save(record)
+        held[record.id] = record
+        knownAORs.insert(record.aor)
+        emit(.held(aor: record.aor, callID: record.callID, id: record.id))
+        logger.info("sip server message held", metadata: [
+            "sip.call_id": "\(record.callID)", "sip.method": "MESSAGE", "sip.aor": "\(record.aor)",
+            "sip.body_size": "\(record.body.count)",
+        ])
+    }
+
+    private func acceptTimeoutFired(_ senderKey: String) {
+        guard var pending = pendingSenders[senderKey] else { return }
+        if !pending.isHeld {
+            // Fork-late: the live forward has not answered yet; keep the message for the next REGISTER.
+            do {
+                try hold(pending.record)
+                pending.isHeld = true
+                senderForHeld[pending.record.id] = senderKey
+                // Outstanding forwards of this record now count as deliveries of the held message.
+                for (branch, tx) in clientTransactions where tx.senderKey == senderKey {
+                    clientTransactions[branch]?.heldID = pending.record.id
+                }
+            } catch {
+                logger.error("sip server cannot persist held message", metadata: ["sip.error": "\(error)"])
+                answerSender(senderKey, status: 500)
+                return
+            }
+            pendingSenders[senderKey] = pending
+        }
+        answerSender(senderKey, status: 202)
+    }
+
+    private func answerSender(_ senderKey: String, status: Int) {
+        guard let pending = pendingSenders.removeValue(forKey: senderKey) else { return }
+        pending.timer?.cancel()
+        if senderForHeld[pending.record.id] == senderKey { senderForHeld[pending.record.id] = nil }
+        respond(pending.request, flow: pending.flow, transactionKey: pending.transactionKey, status: status)
+    }
+
+    /// Delivers every undelivered held message of `aor` over the REGISTER's flow.
+    private func deliverHeld(aor: String, flow: ServerFlow, contactURI: SIPURI) {
+        let wallNow = WallClock.now()
+        let waiting = held.values.filter { $0.aor == aor && !$0.delivered && $0.expiresAt > wallNow }
+            .sorted { $0.order < $1.order }
+        guard !waiting.isEmpty else { return }
+        if configuration.faults.unrelatedCallIDFirst {
+            var headers: [(String, String)] = []
+            headers.append(("From", SIPNameAddress(uri: SIPURI(user: "nse-server", host: contactURI.host),
+                                                   parameters: [SIPParameter("tag", RandomID.hex(bytes: 8))]).description))
+            headers.append(("To", "<\(aor)>"))
+            headers.append(("Call-ID", RandomID.hex(bytes: 16)))
+            headers.append(("Content-Type", "text/plain"))
+            let unrelated = HeldMessage(id: RandomID.hex(bytes: 16), aor: aor, callID: headers[2].1, headers: headers,
+                                        body: Array("unrelated".utf8), receivedAt: wallNow, expiresAt: wallNow + 60,
+                                        order: nextOrder())
+            sendCopy(unrelated, flow: flow, contactURI: contactURI, heldID: nil, senderKey: nil, duplicate: false)
+        }
+        for message in waiting {
+            let inFlight = clientTransactions.values.contains { $0.heldID == message.id && $0.flow.key == flow.key }
+            if inFlight { continue }
+            sendCopy(message, flow: flow, contactURI: contactURI, heldID: message.id, senderKey: nil,
+                     duplicate: configuration.faults.deliverDuplicates)
+        }
+    }
+
+    /// Sends one MESSAGE copy as a client transaction (retransmitted on UDP until Timer F).
+    private func sendCopy(_ record: HeldMessage, flow: ServerFlow, contactURI: SIPURI, heldID: String?, senderKey: String?,
+                          duplicate: Bool) {
+        var attempt = 1
+        if let heldID, var stored = held[heldID] {
+            stored.attempts += 1
+            attempt = stored.attempts
+            held[heldID] = stored
+        }
+        let branch = SIPIdentifiers.branch()
+        var request = SIPRequest(method: "MESSAGE", uri: contactURI, body: record.body)
+        request.headers.add("Via", SIPVia(transport: flow.kind.viaToken, host: flow.localHost, port: flow.localPort,
+                                          parameters: [SIPParameter("branch", branch)]).description)
+        request.headers.add("Max-Forwards", "70")
+        for (name, value) in record.headers { request.headers.add(name, value) }
+        request.headers.add("CSeq", SIPCSeq(sequence: UInt32(attempt), method: "MESSAGE").description)
+        let bytes = request.serialized()
+        var tx = ClientTransaction(branch: branch, bytes: bytes, flow: flow, heldID: heldID, senderKey: senderKey,
+                                   aor: record.aor, callID: record.callID)
+        let timers = configuration.timers
+        let reliable = flow.kind != .udp
+        tx.timer = Task { [weak self] in
+            let clock = ContinuousClock()
+            let deadline = clock.now + timers.timerF
+            var interval = timers.t1
+            while !Task.isCancelled {
+                let wake = reliable ? deadline : min(clock.now + interval, deadline)
+                do { try await clock.sleep(until: wake) } catch { return }
+                guard let self else { return }
+                if clock.now >= deadline {
+                    await self.clientTransactionFinished(branch: branch, status: 408)
+                    return
+                }
+                guard await self.retransmit(branch: branch) else { return }
+                interval = min(interval * 2, timers.t2)
+            }
+        }
+        clientTransactions[branch] = tx
+        flow.send(bytes)
+        emit(.forwarded(aor: record.aor, callID: record.callID, transport: flow.kind, attempt: attempt))
+        if duplicate {
+            flow.send(bytes)
+            emit(.forwarded(aor: record.aor, callID: record.callID, transport: flow.kind, attempt: attempt))
+        }
+        logger.debug("sip server message sent to device", metadata: [
+            "sip.call_id": "\(record.callID)", "sip.method": "MESSAGE", "sip.aor": "\(record.aor)",
+            "sip.transport": "\(flow.kind.rawValue)", "sip.duplicate": "\(duplicate)",
+        ])
+    }
+
+    private func retransmit(branch: String) -> Bool {
+        guard let tx = clientTransactions[branch] else { return false }
+        guard tx.flow.isLive else {
+            clientTransactionFinished(branch: branch, status: 503)
+            return false
+        }
+        tx.flow.send(tx.bytes)
+        return true
+    }
+
+    private func handleResponse(_ response: SIPResponse) {
+        guard let branch = response.headers.topVia?.branch, clientTransactions[branch] != nil else {
+            logger.debug("sip server dropping response matching no transaction", metadata: [
+                "sip.call_id": "\(response.headers.callID ?? "")", "sip.status": "\(response.statusCode)",
+            ])
+            return
+        }
+        if response.isProvisional { return }
+        clientTransactionFinished(branch: branch, status: response.statusCode)
+    }
+
+    private func clientTransactionFinished(branch: String, status: Int) {
+        guard let tx = clientTransactions.removeValue(forKey: branch) else { return }
+        tx.timer?.cancel()
+        let success = (200..<300).contains(status)
+        logger.debug("sip server device answered", metadata: [
+            "sip.call_id": "\(tx.callID)", "sip.method": "MESSAGE", "sip.aor": "\(tx.aor)", "sip.status": "\(status)",
+        ])
+        if success, let heldID = tx.heldID, var message = held[heldID], !message.delivered {
+            message.delivered = true
+            message.deliveredAt = WallClock.now()
+            do {
+                try store?.save(message)
+            } catch {
+                logger.error("sip server cannot persist delivery", metadata: ["sip.call_id": "\(tx.callID)", "sip.error": "\(error)"])
+            }
+            held[heldID] = message
+            emit(.delivered(aor: message.aor, callID: message.callID, id: message.id))
+            if let senderKey = senderForHeld[heldID] { answerSender(senderKey, status: 200) }
+        }
+        guard let senderKey = tx.senderKey, var pending = pendingSenders[senderKey] else { return }
+        if success {
+            answerSender(senderKey, status: status)
+            return
+        }
+        pending.outstanding -= 1
+        pending.lastFailure = status
+        pendingSenders[senderKey] = pending
+        if pending.outstanding <= 0, !pending.isHeld {
+            answerSender(senderKey, status: status >= 300 ? status : 480)
+        }
+    }
+
+    // MARK: - pushes
+
+    private func schedulePush(record: HeldMessage, request: SIPRequest, binding: Binding) {
+        guard configuration.push.enabled, let push = binding.push else { return }
+        let url = push.provider == "apns.dev" ? configuration.push.apnsDevelopmentURL : configuration.push.apnsURL
+        guard push.isAPNs else {
+            emit(.pushed(aor: record.aor, callID: record.callID, url: "", status: nil, reason: "unsupported provider \(push.provider)"))
+            return
+        }
+        let from = request.headers.from
+        let fromURI = from?.uri ?? SIPURI(host: "unknown")
+        let privacyHeader = PushParameters.lower(request.headers["Privacy"] ?? "")
+        let privacy = privacyHeader.contains("id") || privacyHeader.contains("user") || PushParameters.lower(fromURI.user ?? "") == "anonymous"
+        let ttl = configuration.push.ttl
+        let now = WallClock.now()
+        let payload = APNsMessagePush.payload(callID: record.callID, fromURI: fromURI.description,
+                                              displayName: from?.displayName ?? "", privacy: privacy,
+                                              instanceID: binding.instance ?? "", ttl: ttl,
+                                              sendTime: WallClock.utcString(now),
+                                              locKey: push.messageLocKey ?? "IM_MSG", sound: push.messageSound ?? "msg.caf")
+        guard let httpRequest = APNsMessagePush.request(baseURL: url, push: push, payload: payload, ttl: ttl, now: now,
+                                                        settings: configuration.push) else {
+            emit(.pushed(aor: record.aor, callID: record.callID, url: url, status: nil, reason: "no remote token"))
+            return
+        }
+        let aor = record.aor
+        let callID = record.callID
+        let requestURL = httpRequest.url
+        spawn { [weak self] in
+            let result = await APNsMessagePush.send(httpRequest)
+            await self?.pushFinished(aor: aor, callID: callID, url: requestURL, status: result.status, reason: result.reason)
+        }
+    }
+
+    private func pushFinished(aor: String, callID: String, url: String, status: Int?, reason: String) {
+        emit(.pushed(aor: aor, callID: callID, url: url, status: status, reason: reason))
+        let level: Logger.Level = status.map { (200..<300).contains($0) } == true ? .info : .warning
+        logger.log(level: level, "sip server push sent", metadata: [
+            "sip.call_id": "\(callID)", "sip.aor": "\(aor)", "push.status": "\(status.map(String.init) ?? "none")",
+            "push.reason": "\(reason)",
+        ])
+    }
+
+    // MARK: - expiry
+
+    private func sweep() {
+        guard !stopped else { return }
+        let wallNow = WallClock.now()
+        for (id, message) in held where message.expiresAt <= wallNow {
+            held[id] = nil
+            store?.remove(message)
+            if !message.delivered {
+                emit(.expired(aor: message.aor, callID: message.callID, id: message.id))
+                logger.info("sip server held message expired", metadata: [
+                    "sip.call_id": "\(message.callID)", "sip.method": "MESSAGE", "sip.aor": "\(message.aor)",
+                ])
+            }
+        }
+        let now = ContinuousClock.now
+        for (aor, list) in bindings {
+            let alive = list.filter { $0.expiresAt > now }
+            for b in list where b.expiresAt <= now { emit(.unregistered(aor: aor, contact: b.contact.uri.description)) }
+            bindings[aor] = alive.isEmpty ? nil : alive
+        }
+        pruneNonces()
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+import NSESIP
+import NSESIPServer
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A blocking loopback TCP client with a receive timeout (test helper).
+private func tcpExchange(port: Int, send bytes: [UInt8], expect count: Int) throws -> [UInt8] {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw TestError.setup("socket") }
+    defer { close(fd) }
+    var timeout = timeval(tv_sec: 5, tv_usec: 0)
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    var addr = sockaddr_in()
+    addr.sin_family = sa_family_t(AF_INET)
+    addr.sin_port = in_port_t(UInt16(port).bigEndian)
+    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let connected = withUnsafePointer(to: &addr) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    guard connected == 0 else { throw TestError.setup("connect") }
+    _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, 0) }
+    var out: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 4096)
+    while out.count < count {
+        let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        if n <= 0 { break }
+        out.append(contentsOf: chunk[0..<n])
+    }
+    return out
+}
+
+@Suite("TCP keep-alive", .timeLimit(.minutes(1)))
+struct KeepAliveTests {
+    @Test("A CRLFCRLF ping between messages gets a CRLF pong; the next request is still parsed")
+    func pingPong() async throws {
+        let server = SIPServer(configuration: serverConfiguration([.tcp]), logger: quietLogger)
+        do {
+            let port = try await server.start()[0].port
+            let options = "OPTIONS sip:example.org SIP/2.0\r\nVia: SIP/2.0/TCP 127.0.0.1:1;branch=z9hG4bKka1\r\nFrom: <sip:a@example.org>;tag=1\r\nTo: <sip:example.org>\r\nCall-ID: ka-1\r\nCSeq: 1 OPTIONS\r\nContent-Length: 0\r\n\r\n"
+            let reply = try await Task.detached { try tcpExchange(port: port, send: Array("\r\n\r\n".utf8) + Array(options.utf8), expect: 40) }.value
+            let text = String(decoding: reply, as: UTF8.self)
+            #expect(text.hasPrefix("\r\nSIP/2.0 200 OK\r\n"), "got: \(text.prefix(40))")
+        } catch {
+            await server.shutdown()
+            throw error
+        }
+        await server.shutdown()
+    }
+}

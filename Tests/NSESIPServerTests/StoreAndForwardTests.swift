@@ -1,0 +1,492 @@
+import Foundation
+import NSESIP
+import NSESIPServer
+import Testing
+
+@Suite("Fork-late store-and-forward", .serialized, .timeLimit(.minutes(2)))
+struct StoreAndForwardTests {
+    @Test("REGISTER with push parameters stores the binding and answers 200 with the Contact")
+    func registerStoresBinding() async throws {
+        let server = SIPServer(configuration: serverConfiguration([.tcp]), logger: quietLogger)
+        let addresses = try await server.start()
+        let device = fastUA()
+        do {
+            #expect(addresses.count == 1 && addresses[0].port != 0)
+            let result = try await registerDevice(device, proxy: addresses.proxy(.tcp), expires: 600)
+            #expect(result.statusCode == 200)
+            #expect(result.expires == 600)
+            #expect(result.response.headers.contacts.first?.uri.parameters.value(of: "pn-provider") == "apns.dev")
+            #expect(await server.bindingCount(aor: "sip:bob@example.org") == 1)
+            let events = await server.eventLog()
+            #expect(events.contains { if case .registered(let aor, _, 600, .tcp) = $0 { return aor == "sip:bob@example.org" }; return false })
+            // Unregister removes it.
+            let gone = try await registerDevice(device, proxy: addresses.proxy(.tcp), expires: 0)
+            #expect(gone.statusCode == 200)
+            #expect(await server.bindingCount(aor: "sip:bob@example.org") == 0)
+        } catch {
+            await device.close()
+            await server.shutdown()
+            throw error
+        }
+        await device.close()
+        await server.shutdown()
+    }
+
+    @Test("TCP: held MESSAGE → APNs push → device re-REGISTERs → original Call-ID and body delivered; sender gets 202")
+    func tcpHoldPushDeliver() async throws {
+        let dir = try TempDir()
+        defer { dir.cleanup() }
+        let push = try await PushReceiver(directory: dir)
+        defer { push.stop() }
+        let capture = LogCapture()
+        var config = serverConfiguration([.tcp], push: push, acceptTimeout: .milliseconds(400))
+        config.databaseDirectory = dir.file("db")
+        let server = SIPServer(configuration: config, logger: capture.logger())
+        let sender = fastUA()
+        var device2: SIPUserAgent? = nil
+        do {
+            let addresses = try await server.start()
+            let proxy = addresses.proxy(.tcp)
+            // The app registers, then goes to the background (connection closed).
+            let device1 = fastUA()
+            #expect(try await registerDevice(device1, proxy: proxy).statusCode == 200)
+            await device1.close()
+            try await Task.sleep(for: .milliseconds(100))
+
+            let secret = "top secret plaintext 42"
+            let sent = try await sendFromAlice(sender, proxy: proxy, body: secret, callID: "held-call-id-1@alice")
+            #expect(sent.statusCode == 202)
+            #expect(await server.undeliveredCallIDs(aor: "sip:bob@example.org") == ["held-call-id-1@alice"])
+            // Persisted before the answer.
+            let files = try FileManager.default.contentsOfDirectory(atPath: dir.file("db")).filter { $0.hasSuffix(".json") }
+            #expect(files.count == 1)
+
+            // The push: URL, path, headers and Flexisip's body shape.
+            let record = try #require(try await push.waitForRecords(1).first)
+            #expect(record.path == "/3/device/\(remoteToken)")
+            #expect(record.headers["apns-topic"] == "org.example.nse")
+            #expect(record.headers["apns-push-type"] == "alert")
+            #expect(record.headers["apns-priority"] == "10")
+            let expiration = try #require(Int(record.headers["apns-expiration"] ?? ""))
+            let expected = Int(Date().timeIntervalSince1970) + 2_592_000
+            #expect(abs(expiration - expected) < 120)
+            #expect(record.version == "HTTP/1.1") // prior knowledge refused by the test receiver → HTTP/1.1 fallback
+            #expect(push.refusedRequestLines.first == "PRI * HTTP/2.0") // HTTP/2 prior knowledge was tried first
+            let prefix = "{\"aps\":{\"alert\":{\"loc-key\":\"IM_MSG\",\"loc-args\":[\"sip:alice@example.org\"]},\"sound\":\"msg.caf\",\"mutable-content\":1,\"badge\":1},\"from-uri\":\"sip:alice@example.org\",\"display-name\":\"\",\"call-id\":\"held-call-id-1@alice\",\"pn_ttl\":2592000,\"uuid\":\"<urn:uuid:6f2b1c3a-0000-4000-8000-00000000b0b0>\",\"send-time\":\""
+            #expect(record.body.hasPrefix(prefix), "push body: \(record.body)")
+            #expect(record.body.hasSuffix("\",\"chat-room-addr\":\"\",\"customPayload\":{}}"))
+            let json = try #require(try JSONSerialization.jsonObject(with: Data(record.body.utf8)) as? [String: Any])
+            let sendTime = try #require(json["send-time"] as? String)
+            #expect(sendTime.count == 19 && sendTime.dropFirst(10).first == " ")
+            try await eventually("push event") {
+                await server.eventLog().contains { if case .pushed(_, "held-call-id-1@alice", _, 200, _) = $0 { return true }; return false }
+            }
+
+            // The extension wakes up and registers again: the held MESSAGE arrives with its original identity.
+            let d2 = fastUA()
+            device2 = d2
+            let collector = MessageCollector(d2)
+            #expect(try await registerDevice(d2, proxy: proxy).statusCode == 200)
+            let received = try await collector.waitForCount(1)
+            #expect(received[0].callID == "held-call-id-1@alice")
+            #expect(String(decoding: received[0].body, as: UTF8.self) == secret)
+            #expect(received[0].from?.uri == aliceAOR)
+            #expect(received[0].from?.tag != nil)
+            #expect(received[0].to?.uri == bobAOR)
+            #expect(received[0].contentType == "text/plain")
+            #expect(received[0].request.uri.parameters.value(of: "pn-provider") == "apns.dev") // R-URI = contact
+            try await eventually("delivered") { await server.undeliveredCallIDs().isEmpty }
+            #expect(count(await server.eventLog()) { if case .delivered(_, "held-call-id-1@alice", _) = $0 { return true }; return false } == 1)
+            // Bodies are never logged.
+            #expect(!capture.all.isEmpty)
+            #expect(capture.all.allSatisfy { !$0.contains(secret) })
+        } catch {
+            await device2?.close(); await sender.close(); await server.shutdown()
+            throw error
+        }
+        await device2?.close(); await sender.close(); await server.shutdown()
+    }
+
+    @Test("UDP: device re-REGISTERs within the accept timeout → sender gets 200")
+    func udpDeliveryWithinAcceptTimeout() async throws {
+        let dir = try TempDir()
+        defer { dir.cleanup() }
+        let push = try await PushReceiver(directory: dir)
+        defer { push.stop() }
+        let server = SIPServer(configuration: serverConfiguration([.udp], push: push, acceptTimeout: .seconds(20)), logger: quietLogger)
+        let sender = fastUA()
+        let device2 = fastUA()
+        do {
+            let proxy = try await server.start().proxy(.udp)
+            let device1 = fastUA()
+            #expect(try await registerDevice(device1, proxy: proxy).statusCode == 200)
+            await device1.close()
+            async let sent = sendFromAlice(sender, proxy: proxy, body: "hello over udp", callID: "udp-call-1")
+            _ = try await push.waitForRecords(1)
+            let collector = MessageCollector(device2)
+            #expect(try await registerDevice(device2, proxy: proxy).statusCode == 200)
+            let received = try await collector.waitForCount(1)
+            #expect(received[0].callID == "udp-call-1")
+            #expect(String(decoding: received[0].body, as: UTF8.self) == "hello over udp")
+            #expect(try await sent.statusCode == 200)
+        } catch {
+            await device2.close(); await sender.close(); await server.shutdown()
+            throw error
+        }
+        await device2.close(); await sender.close(); await server.shutdown()
+    }
+
+    @Test("TLS: hold and deliver over a TLS listener with an openssl test certificate")
+    func tlsHoldAndDeliver() async throws {
+        let dir = try TempDir()
+        defer { dir.cleanup() }
+        let (cert, key) = try makeTestCertificate(in: dir)
+        var config = serverConfiguration([.tls, .tcp], acceptTimeout: .milliseconds(300))
+        config.tls = SIPServerConfiguration.TLSFiles(certificatePath: cert, keyPath: key)
+        let server = SIPServer(configuration: config, logger: quietLogger)
+        let sender = fastUA()
+        let device2 = tlsUA(cert: cert)
+        do {
+            let addresses = try await server.start()
+            let tls = addresses.proxy(.tls)
+            let device1 = tlsUA(cert: cert)
+            #expect(try await registerDevice(device1, proxy: tls).statusCode == 200)
+            await device1.close()
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(try await sendFromAlice(sender, proxy: addresses.proxy(.tcp), body: "over tls", callID: "tls-call-1").statusCode == 202)
+            let collector = MessageCollector(device2)
+            #expect(try await registerDevice(device2, proxy: tls).statusCode == 200)
+            let received = try await collector.waitForCount(1)
+            #expect(received[0].callID == "tls-call-1")
+            #expect(String(decoding: received[0].body, as: UTF8.self) == "over tls")
+            #expect(received[0].headers.topVia?.transport == "TLS")
+        } catch {
+            await device2.close(); await sender.close(); await server.shutdown()
+            throw error
+        }
+        await device2.close(); await sender.close(); await server.shutdown()
+    }
+
+    @Test("A live TCP flow gets the MESSAGE at once and the sender gets the device's 200")
+    func liveForward() async throws {
+        let server = SIPServer(configuration: serverConfiguration([.tcp], acceptTimeout: .seconds(20)), logger: quietLogger)
+        let device = fastUA()
+        let sender = fastUA()
+        do {
+            let proxy = try await server.start().proxy(.tcp)
+            let collector = MessageCollector(device)
+            #expect(try await registerDevice(device, proxy: proxy, push: false).statusCode == 200)
+            let sent = try await sendFromAlice(sender, proxy: proxy, body: "live", callID: "live-call-1")
+            #expect(sent.statusCode == 200)
+            let received = try await collector.waitForCount(1)
+            #expect(received[0].callID == "live-call-1")
+            #expect(await server.undeliveredCallIDs().isEmpty)
+        } catch {
+            await device.close(); await sender.close(); await server.shutdown()
+            throw error
+        }
+        await device.close(); await sender.close(); await server.shutdown()
+    }
+
+    @Test("Two held messages for one AOR are both delivered, in order, on one REGISTER")
+    func twoHeldMessages() async throws {
+        let server = SIPServer(configuration: serverConfiguration([.tcp], acceptTimeout: .milliseconds(200)), logger: quietLogger)
+        let sender = fastUA()
+        let device2 = fastUA()
+        do {
+            let proxy = try await server.start().proxy(.tcp)
+            let device1 = fastUA()
+            #expect(try await registerDevice(device1, proxy: proxy).statusCode == 200)
+            await device1.close()
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(try await sendFromAlice(sender, proxy: proxy, body: "first", callID: "two-1").statusCode == 202)
+            #expect(try await sendFromAlice(sender, proxy: proxy, body: "second", callID: "two-2").statusCode == 202)
+            #expect(await server.undeliveredCallIDs() == ["two-1", "two-2"])
+            let collector = MessageCollector(device2)
+            #expect(try await registerDevice(device2, proxy: proxy).statusCode == 200)
+            let received = try await collector.waitForCount(2)
+            #expect(received.map(\.callID) == ["two-1", "two-2"])
+            #expect(received.map { String(decoding: $0.body, as: UTF8.self) } == ["first", "second"])
+            try await eventually("both delivered") { await server.undeliveredCallIDs().isEmpty }
+        } catch {
+            await device2.close(); await sender.close(); await server.shutdown()
+            throw error
+        }
+        await device2.close(); await sender.close(); await server.shutdown()
+    }
+
+    @Test("Persistence: a restarted server on the same db delivers once, and never twice")
+    func persistenceAcrossRestart() async throws {
+        let dir = try TempDir()
+        defer { dir.cleanup() }
+        var config = serverConfiguration([.tcp], acceptTimeout: .milliseconds(200))
+        config.databaseDirectory = dir.file("db")
+
+        // Server A holds the message.
+        let serverA = SIPServer(configuration: config, logger: quietLogger)
+        let sender = fastUA()
+        do {
+            let proxy = try await serverA.start().proxy(.tcp)
+            let device1 = fastUA()
+            #expect(try await registerDevice(device1, proxy: proxy).statusCode == 200)
+            await device1.close()
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(try await sendFromAlice(sender, proxy: proxy, body: "survives restarts", callID: "persist-1").statusCode == 202)
+        } catch {
+            await sender.close(); await serverA.shutdown()
+            throw error
+        }
+        await sender.close()
+        await serverA.shutdown()
+        // A crash mid-write leaves a temp file; a corrupt file must not stop the server.
+        try "{\"partial".write(toFile: dir.file("db/.deadbeef.json.tmp"), atomically: false, encoding: .utf8)
+        try "not json".write(toFile: dir.file("db/corrupt.json"), atomically: false, encoding: .utf8)
+
+        // Server B: the device registers → delivered once.
+        let serverB = SIPServer(configuration: config, logger: quietLogger)
+        let proxyB = try await serverB.start().proxy(.tcp)
+        #expect(await serverB.undeliveredCallIDs() == ["persist-1"])
+        #expect(!FileManager.default.fileExists(atPath: dir.file("db/.deadbeef.json.tmp")))
+        let device2 = fastUA()
+        let collector2 = MessageCollector(device2)
+        do {
+            #expect(try await registerDevice(device2, proxy: proxyB).statusCode == 200)
+            let received = try await collector2.waitForCount(1)
+            #expect(received[0].callID == "persist-1")
+            #expect(String(decoding: received[0].body, as: UTF8.self) == "survives restarts")
+            try await eventually("delivered on B") { await serverB.undeliveredCallIDs().isEmpty }
+            // Registering again on B delivers nothing.
+            #expect(try await registerDevice(device2, proxy: proxyB).statusCode == 200)
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(collector2.messages.count == 1)
+        } catch {
+            await device2.close(); await serverB.shutdown()
+            throw error
+        }
+        await device2.close()
+        await serverB.shutdown()
+
+        // Server C on the same db: the delivered mark survived.
+        let serverC = SIPServer(configuration: config, logger: quietLogger)
+        let proxyC = try await serverC.start().proxy(.tcp)
+        #expect(await serverC.undeliveredCallIDs().isEmpty)
+        let device3 = fastUA()
+        let collector3 = MessageCollector(device3)
+        do {
+            #expect(try await registerDevice(device3, proxy: proxyC).statusCode == 200)
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(collector3.messages.isEmpty)
+        } catch {
+            await device3.close(); await serverC.shutdown()
+            throw error
+        }
+        await device3.close()
+        await serverC.shutdown()
+    }
+
+    @Test("Held messages expire after their lifetime and are not delivered")
+    func expiry() async throws {
+        let dir = try TempDir()
+        defer { dir.cleanup() }
+        var config = serverConfiguration([.tcp], acceptTimeout: .milliseconds(200))
+        config.heldMessageLifetime = 1
+        config.databaseDirectory = dir.file("db")
+        let server = SIPServer(configuration: config, logger: quietLogger)
+        let sender = fastUA()
+        let device2 = fastUA()
+        do {
+            let proxy = try await server.start().proxy(.tcp)
+            let device1 = fastUA()
+            #expect(try await registerDevice(device1, proxy: proxy).statusCode == 200)
+            await device1.close()
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(try await sendFromAlice(sender, proxy: proxy, body: "short lived", callID: "expire-1").statusCode == 202)
+            try await eventually("expired event", seconds: 10) {
+                await server.eventLog().contains { if case .expired(_, "expire-1", _) = $0 { return true }; return false }
+            }
+            #expect(await server.undeliveredCallIDs().isEmpty)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: dir.file("db")).filter { $0.hasSuffix(".json") }.isEmpty)
+            let collector = MessageCollector(device2)
+            #expect(try await registerDevice(device2, proxy: proxy).statusCode == 200)
+            try await Task.sleep(for: .milliseconds(400))
+            #expect(collector.messages.isEmpty)
+        } catch {
+            await device2.close(); await sender.close(); await server.shutdown()
+            throw error
+        }
+        await device2.close(); await sender.close(); await server.shutdown()
+    }
+
+    @Test("Unknown AOR → 404; known AOR without binding → 480")
+    func unreachable() async throws {
+        let server = SIPServer(configuration: serverConfiguration([.udp]), logger: quietLogger)
+        let agent = fastUA()
+        do {
+            let proxy = try await server.start().proxy(.udp)
+            #expect(try await sendFromAlice(agent, proxy: proxy, body: "x", callID: "nobody-1").statusCode == 404)
+            #expect(try await registerDevice(agent, proxy: proxy, expires: 60).statusCode == 200)
+            #expect(try await registerDevice(agent, proxy: proxy, expires: 0).statusCode == 200)
+            #expect(try await sendFromAlice(agent, proxy: proxy, body: "x", callID: "nobody-2").statusCode == 480)
+        } catch {
+            await agent.close(); await server.shutdown()
+            throw error
+        }
+        await agent.close(); await server.shutdown()
+    }
+
+    @Test("IMDNs (plain and inside CPIM) are held but never pushed")
+    func imdnNotPushed() async throws {
+        let dir = try TempDir()
+        defer { dir.cleanup() }
+        let push = try await PushReceiver(directory: dir)
+        defer { push.stop() }
+        let server = SIPServer(configuration: serverConfiguration([.tcp], push: push, acceptTimeout: .milliseconds(200)), logger: quietLogger)
+        let sender = fastUA()
+        do {
+            let proxy = try await server.start().proxy(.tcp)
+            let device1 = fastUA()
+            #expect(try await registerDevice(device1, proxy: proxy).statusCode == 200)
+            await device1.close()
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(try await sendFromAlice(sender, proxy: proxy, body: "<imdn/>", callID: "imdn-1", contentType: "message/imdn+xml").statusCode == 202)
+            let cpim = "From: <sip:alice@example.org>\r\nTo: <sip:bob@example.org>\r\nNS: imdn <urn:ietf:params:imdn>\r\n\r\nContent-Type: message/imdn+xml\r\nContent-Disposition: notification\r\n\r\n<imdn/>"
+            #expect(try await sendFromAlice(sender, proxy: proxy, body: cpim, callID: "imdn-2", contentType: "message/cpim").statusCode == 202)
+            #expect(try await sendFromAlice(sender, proxy: proxy, body: "real text", callID: "text-3").statusCode == 202)
+            let records = try await push.waitForRecords(1)
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(push.records.count == 1)
+            #expect(records[0].body.contains("\"call-id\":\"text-3\""))
+            #expect(await server.undeliveredCallIDs() == ["imdn-1", "imdn-2", "text-3"])
+        } catch {
+            await sender.close(); await server.shutdown()
+            throw error
+        }
+        await sender.close(); await server.shutdown()
+    }
+
+    @Test("Push failures are recorded: APNs 400 with its reason, and an unreachable push URL")
+    func pushFailuresRecorded() async throws {
+        let dir = try TempDir()
+        defer { dir.cleanup() }
+        let push = try await PushReceiver(directory: dir, status: 400)
+        defer { push.stop() }
+        for (url, expectStatus) in [(push.url, Optional(400)), ("http://127.0.0.1:9", nil)] {
+            var config = serverConfiguration([.tcp], push: push, acceptTimeout: .milliseconds(200))
+            config.push.apnsDevelopmentURL = url
+            config.push.connectTimeout = 2
+            let server = SIPServer(configuration: config, logger: quietLogger)
+            let sender = fastUA()
+            do {
+                let proxy = try await server.start().proxy(.tcp)
+                let device = fastUA()
+                #expect(try await registerDevice(device, proxy: proxy).statusCode == 200)
+                await device.close()
+                try await Task.sleep(for: .milliseconds(100))
+                #expect(try await sendFromAlice(sender, proxy: proxy, body: "x", callID: "push-fail").statusCode == 202)
+                try await eventually("push outcome", seconds: 15) {
+                    await server.eventLog().contains { if case .pushed = $0 { return true }; return false }
+                }
+                let outcome = await server.eventLog().compactMap { event -> (Int?, String)? in
+                    if case .pushed(_, "push-fail", _, let status, let reason) = event { return (status, reason) }
+                    return nil
+                }
+                #expect(outcome.count == 1)
+                #expect(outcome.first?.0 == expectStatus)
+                if expectStatus == 400 { #expect(outcome.first?.1 == "BadDeviceToken") } else { #expect(outcome.first?.1.isEmpty == false) }
+                #expect(await server.undeliveredCallIDs() == ["push-fail"]) // still held
+            } catch {
+                await sender.close(); await server.shutdown()
+                throw error
+            }
+            await sender.close(); await server.shutdown()
+        }
+    }
+
+    @Test("The events stream reports registered and held")
+    func eventsStream() async throws {
+        let server = SIPServer(configuration: serverConfiguration([.udp], acceptTimeout: .milliseconds(100)), logger: quietLogger)
+        let agent = fastUA()
+        do {
+            let proxy = try await server.start().proxy(.udp)
+            let stream = server.events
+            let collected = Task { () -> [SIPServerEvent] in
+                var seen: [SIPServerEvent] = []
+                for await event in stream {
+                    seen.append(event)
+                    if case .held = event { break }
+                }
+                return seen
+            }
+            #expect(try await registerDevice(agent, proxy: proxy).statusCode == 200)
+            _ = try await sendFromAlice(agent, proxy: proxy, body: "to myself", callID: "events-1")
+            let seen = try await withTimeout(10, "events") { await collected.value }
+            #expect(seen.contains { if case .registered = $0 { return true }; return false })
+            #expect(seen.contains { if case .held(_, "events-1", _) = $0 { return true }; return false })
+        } catch {
+            await agent.close(); await server.shutdown()
+            throw error
+        }
+        await agent.close(); await server.shutdown()
+    }
+
+    @Test("Live flow with push parameters: forwarded at once AND held + pushed; 200 marks it delivered; refresh does not redeliver")
+    func liveFlowWithPushParameters() async throws {
+        let dir = try TempDir()
+        defer { dir.cleanup() }
+        let push = try await PushReceiver(directory: dir)
+        defer { push.stop() }
+        let server = SIPServer(configuration: serverConfiguration([.tcp], push: push, acceptTimeout: .seconds(20)), logger: quietLogger)
+        let device = fastUA()
+        let sender = fastUA()
+        do {
+            let proxy = try await server.start().proxy(.tcp)
+            let collector = MessageCollector(device)
+            #expect(try await registerDevice(device, proxy: proxy).statusCode == 200)
+            #expect(try await sendFromAlice(sender, proxy: proxy, body: "foreground", callID: "fg-1").statusCode == 200)
+            _ = try await collector.waitForCount(1)
+            _ = try await push.waitForRecords(1)
+            let events = await server.eventLog()
+            #expect(events.contains { if case .held(_, "fg-1", _) = $0 { return true }; return false })
+            #expect(events.contains { if case .delivered(_, "fg-1", _) = $0 { return true }; return false })
+            #expect(try await registerDevice(device, proxy: proxy).statusCode == 200)
+            try await Task.sleep(for: .milliseconds(400))
+            #expect(collector.messages.count == 1)
+        } catch {
+            await device.close(); await sender.close(); await server.shutdown()
+            throw error
+        }
+        await device.close(); await sender.close(); await server.shutdown()
+    }
+
+    @Test("A device answering non-2xx leaves the message held for the next REGISTER")
+    func nonSuccessKeepsHeld() async throws {
+        let server = SIPServer(configuration: serverConfiguration([.tcp], acceptTimeout: .milliseconds(200)), logger: quietLogger)
+        let sender = fastUA()
+        let refusing = SIPUserAgent(configuration: SIPUserAgentConfiguration(timers: SIPTimers(t1: .milliseconds(100)),
+                                                                             autoAnswerStatus: 480), logger: quietLogger)
+        let accepting = fastUA()
+        do {
+            let proxy = try await server.start().proxy(.tcp)
+            let device1 = fastUA()
+            #expect(try await registerDevice(device1, proxy: proxy).statusCode == 200)
+            await device1.close()
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(try await sendFromAlice(sender, proxy: proxy, body: "retry me", callID: "retry-1").statusCode == 202)
+            let refused = MessageCollector(refusing)
+            #expect(try await registerDevice(refusing, proxy: proxy).statusCode == 200)
+            _ = try await refused.waitForCount(1)
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(await server.undeliveredCallIDs() == ["retry-1"])
+            await refusing.close()
+            let accepted = MessageCollector(accepting)
+            #expect(try await registerDevice(accepting, proxy: proxy).statusCode == 200)
+            let received = try await accepted.waitForCount(1)
+            #expect(received[0].callID == "retry-1")
+            try await eventually("delivered after retry") { await server.undeliveredCallIDs().isEmpty }
+        } catch {
+            await refusing.close(); await accepting.close(); await sender.close(); await server.shutdown()
+            throw error
+        }
+        await accepting.close(); await sender.close(); await server.shutdown()
+    }
+}
