@@ -1,0 +1,201 @@
+import ArgumentParser
+import Dispatch
+import Logging
+import NSEHTTP
+import NSEHost
+import NSEJSON
+import NSESIP
+import NSESIPServer
+import NSESystem
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `nse sip-server`: the embedded registrar and store-and-forward proxy (Flexisip's fork-late), so the SIP fetch
+/// path works on a machine with no outside server.
+struct SIPServerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sip-server",
+        abstract: "Run the embedded SIP registrar and store-and-forward proxy that holds MESSAGEs and pushes their Call-ID.",
+        discussion: """
+            Prints one JSON line with the bound addresses (port 0 picks a free one), then runs until SIGINT or SIGTERM. \
+            A MESSAGE for an AOR whose binding has RFC 8599 push parameters is held in --db and pushed to \
+            {push-url}/3/device/{token}; the device's next REGISTER gets it with its original Call-ID.
+            """)
+
+    @Option(name: .customLong("listen"), help: ArgumentHelp("A listener, repeatable: udp|tcp|tls:HOST:PORT (IPv6 as [::1]).", valueName: "transport:host:port"))
+    var listeners: [String] = []
+
+    @Option(help: ArgumentHelp("Folder for held messages (one JSON file each); without it they live in memory only.", valueName: "dir"))
+    var db: String?
+
+    @Option(help: ArgumentHelp("APNs-compatible base URL pushes go to, e.g. http://127.0.0.1:8443 (nse serve, or any APNs endpoint).", valueName: "url"))
+    var pushURL: String?
+
+    @Flag(help: "Send no pushes.")
+    var noPush = false
+
+    @Option(help: ArgumentHelp("CA file for the push URL's TLS certificate.", valueName: "file"))
+    var pushCA: String?
+
+    @Option(help: ArgumentHelp("`username password` lines: enables digest authentication of REGISTER.", valueName: "file"))
+    var users: String?
+
+    @Option(help: "The digest realm (default: the AOR's domain).")
+    var realm: String?
+
+    @Option(help: ArgumentHelp("Certificate chain (PEM) for tls listeners.", valueName: "file"))
+    var tlsCert: String?
+
+    @Option(help: ArgumentHelp("Private key (PEM) for tls listeners.", valueName: "file"))
+    var tlsKey: String?
+
+    @Option(help: ArgumentHelp("Seconds before the sender gets 202 Accepted for a held message (Flexisip: 5).", valueName: "seconds"))
+    var acceptTimeout: Double = 5
+
+    @Option(help: ArgumentHelp("Seconds a held message is kept (Flexisip: 604800).", valueName: "seconds"))
+    var messageExpires: Int = 604_800
+
+    @Flag(help: "Print every server event (registered, held, pushed, delivered, expired) as a JSON line on stdout.")
+    var events = false
+
+    @OptionGroup(title: "Fault knobs (for testing clients)") var faults: FaultOptions
+
+    struct FaultOptions: ParsableArguments {
+        @Option(help: ArgumentHelp("Wait this long before answering or forwarding.", valueName: "ms"))
+        var delayMs: Int = 0
+        @Option(help: ArgumentHelp("UDP: ignore the first N datagrams.", valueName: "n"))
+        var dropFirstPackets: Int = 0
+        @Flag(help: "Answer every REGISTER with 401.")
+        var alwaysChallenge = false
+        @Flag(help: "Answer every request with 503.")
+        var answer503 = false
+        @Flag(help: "Close a TCP/TLS connection right after receiving a REGISTER, without answering.")
+        var resetAfterRegister = false
+        @Flag(help: "Deliver each held MESSAGE twice (a retransmission).")
+        var deliverDuplicates = false
+        @Flag(help: "Deliver a MESSAGE with an unrelated Call-ID before the held ones.")
+        var unrelatedCallIDFirst = false
+        @Flag(help: "Never answer anything.")
+        var neverAnswer = false
+    }
+
+    func validate() throws {
+        if (tlsCert == nil) != (tlsKey == nil) { throw ValidationError("--tls-cert and --tls-key go together") }
+        for listener in listeners {
+            do { _ = try SIPServerConfiguration.parseListener(listener) } catch { throw ValidationError("--listen \(listener): \(error)") }
+        }
+        if listeners.contains(where: { $0.hasPrefix("tls:") }) && tlsCert == nil {
+            throw ValidationError("a tls listener needs --tls-cert and --tls-key")
+        }
+        guard acceptTimeout > 0 else { throw ValidationError("--accept-timeout must be more than 0") }
+        guard messageExpires > 0 else { throw ValidationError("--message-expires must be more than 0") }
+        if !noPush && pushURL == nil { throw ValidationError("give --push-url URL (where pushes go) or --no-push") }
+    }
+
+    func makeConfiguration() throws -> SIPServerConfiguration {
+        var configuration = SIPServerConfiguration(listeners: try listeners.map(SIPServerConfiguration.parseListener))
+        if configuration.listeners.isEmpty {
+            configuration.listeners = [.init(transport: .udp, port: 5060), .init(transport: .tcp, port: 5060)]
+        }
+        configuration.databaseDirectory = db
+        configuration.usersFile = users
+        configuration.realm = realm
+        if let tlsCert, let tlsKey { configuration.tls = .init(certificatePath: tlsCert, keyPath: tlsKey) }
+        configuration.messageAcceptTimeout = .milliseconds(Int(acceptTimeout * 1000))
+        configuration.heldMessageLifetime = messageExpires
+        configuration.push.enabled = !noPush
+        if let pushURL {
+            configuration.push.apnsURL = pushURL
+            configuration.push.apnsDevelopmentURL = pushURL
+        }
+        configuration.push.tls.caFilePath = pushCA
+        configuration.faults = .init(
+            delayMilliseconds: faults.delayMs, dropFirstPackets: faults.dropFirstPackets, alwaysChallenge: faults.alwaysChallenge,
+            answer503: faults.answer503, resetConnectionAfterRegister: faults.resetAfterRegister,
+            deliverDuplicates: faults.deliverDuplicates, unrelatedCallIDFirst: faults.unrelatedCallIDFirst,
+            neverAnswer: faults.neverAnswer)
+        return configuration
+    }
+
+    func run() async throws {
+        let configuration: SIPServerConfiguration
+        do { configuration = try makeConfiguration() } catch { throw Failure(.usage, "\(error)").exit() }
+        let server = SIPServer(configuration: configuration, logger: Logger(label: "nse.sip-server"))
+        let addresses: [SIPServerBoundAddress]
+        do { addresses = try await server.start() } catch {
+            await server.shutdown()
+            throw Failure(.ioError, "sip-server: \(error)").exit()
+        }
+        let listening: JSON = [
+            "listening": .array(addresses.map {
+                ["transport": .string($0.transport.rawValue), "host": .string($0.host), "port": .int(Int64($0.port)), "uri": .string($0.proxyURI.description)]
+            })
+        ]
+        StandardStreams.writeOut(listening.serialized() + "\n")
+        let printer = Task {
+            guard events else { return }
+            for await event in server.events { StandardStreams.writeOut(event.json.serialized() + "\n") }
+        }
+        await waitForTermination()
+        await server.shutdown()
+        printer.cancel()
+    }
+}
+
+/// Suspends until SIGINT or SIGTERM arrives.
+func waitForTermination() async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        let queue = DispatchQueue(label: "nse.signals")
+        var sources: [any DispatchSourceSignal] = []
+        let once = OnceFlag()
+        for number in [SIGINT, SIGTERM] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler {
+                if once.claim() { continuation.resume() }
+            }
+            source.resume()
+            sources.append(source)
+        }
+        SignalSources.keep(sources)
+    }
+}
+
+/// Keeps signal sources alive for the life of the process.
+enum SignalSources {
+    nonisolated(unsafe) static var retained: [any DispatchSourceSignal] = []
+    static func keep(_ sources: [any DispatchSourceSignal]) { retained += sources }
+}
+
+/// True exactly once.
+final class OnceFlag: @unchecked Sendable {
+    private var done = false
+    private let lock = DispatchQueue(label: "nse.once")
+    func claim() -> Bool { lock.sync { if done { return false }; done = true; return true } }
+}
+
+extension SIPServerEvent {
+    /// One JSON object per event.
+    var json: JSON {
+        switch self {
+        case .registered(let aor, let contact, let expires, let transport):
+            return ["event": "registered", "aor": .string(aor), "contact": .string(contact), "expires": .int(Int64(expires)), "transport": .string(transport.rawValue)]
+        case .unregistered(let aor, let contact):
+            return ["event": "unregistered", "aor": .string(aor), "contact": .string(contact)]
+        case .held(let aor, let callID, let id):
+            return ["event": "held", "aor": .string(aor), "call_id": .string(callID), "id": .string(id)]
+        case .pushed(let aor, let callID, let url, let status, let reason):
+            return ["event": "pushed", "aor": .string(aor), "call_id": .string(callID), "url": .string(url), "status": JSON.int(status), "reason": .string(reason)]
+        case .forwarded(let aor, let callID, let transport, let attempt):
+            return ["event": "forwarded", "aor": .string(aor), "call_id": .string(callID), "transport": .string(transport.rawValue), "attempt": .int(Int64(attempt))]
+        case .delivered(let aor, let callID, let id):
+            return ["event": "delivered", "aor": .string(aor), "call_id": .string(callID), "id": .string(id)]
+        case .expired(let aor, let callID, let id):
+            return ["event": "expired", "aor": .string(aor), "call_id": .string(callID), "id": .string(id)]
+        case .answered(let method, let callID, let status):
+            return ["event": "answered", "method": .string(method), "call_id": .string(callID), "status": .int(Int64(status))]
+        }
+    }
+}
