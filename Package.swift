@@ -41,7 +41,7 @@ let package = Package(
         .target(name: "NSEHTTP", dependencies: ["CCurl"]),
         .target(name: "NSEChat"),
         .target(name: "NSESIP", dependencies: [nioCore, nioPosix, nioSSL, logging]),
-        .target(name: "NSESIPServer", dependencies: ["NSESIP", "NSEHTTP", nioCore, nioPosix, nioSSL, logging]),
+        .target(name: "NSESIPServer", dependencies: ["NSESIP", "NSEHTTP", "NSEJSON", "NSECrypto", "NSESystem", nioCore, nioPosix, nioSSL, logging]),
 
         // MARK: - The notification path: intake → device → extension → host
         .target(name: "NSEPayload", dependencies: ["NSEJSON", "NSESystem"]),

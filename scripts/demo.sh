@@ -1,32 +1,66 @@
 #!/usr/bin/env bash
-# The main job, end to end on the embedded default: a fresh device, a sealed message, one extension process.
+# The main job, end to end on the embedded default (no outside server): a device, the embedded SIP server,
+# a sealed MESSAGE held for the offline device, the server's push, one extension process that registers,
+# fetches by Call-ID, decrypts and rewrites; then a message answered from the shared store, a fallback, and an
+# encrypted call that rings.
 set -euo pipefail
 BIN="${NSE_BIN_DIR:-.build/release}"
 nse="$BIN/nse"
 work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+pids=()
+cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$work"; }
+trap cleanup EXIT
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+wait_line() { for _ in $(seq 100); do [ -s "$1" ] && return 0; sleep 0.05; done; echo "timed out waiting for $1" >&2; exit 1; }
 
-step "1. A device: org.example.app with the filtering entitlement (its App Group container is $work/bob)"
+step "1. Bob's phone: org.example.app with the filtering entitlement (App Group container $work/bob)"
 "$nse" device init "$work/bob" --bundle-id org.example.app --team-id ABCDE12345 --filtering >/dev/null
-"$nse" device show "$work/bob" | grep -E '"(bundle_id|key_id|remote)"'
 
-step "2. Alice's app seals a message to Bob's public key"
-envelope=$(printf '%s' '{"type":"message","from":"sip:alice@example.org","display_name":"Alice","text":"Lunch at 1?","subject":"Plans"}' \
-  | "$nse" seal --device "$work/bob")
-echo "envelope: ${envelope:0:72}…"
+step "2. The push path: an APNs-shaped receiver that hands every push to 'nse run' on Bob's phone"
+python3 scripts/push-receiver.py "$nse" "$work/bob" --text >"$work/pushes.txt" &
+pids+=($!)
+wait_line "$work/pushes.txt"
+push_port=$(head -1 "$work/pushes.txt")
+echo "push URL: http://127.0.0.1:$push_port"
 
-step "3. The push server sends a Flexisip-style alert push carrying the envelope"
-cat >"$work/push.json" <<JSON
-{"aps":{"alert":{"loc-key":"IM_MSG","loc-args":["Alice"]},"sound":"msg.caf","mutable-content":1,"badge":1},
- "from-uri":"sip:alice@example.org","display-name":"Alice","call-id":"demo-1@example.org","pn_ttl":2592000,
- "enc":"$envelope"}
-JSON
-"$nse" run --device "$work/bob" --format text "$work/push.json"
+step "3. The embedded SIP server (registrar + store-and-forward, Flexisip's fork-late), pushing there"
+"$nse" sip-server --listen tcp:127.0.0.1:0 --db "$work/sip-db" --push-url "http://127.0.0.1:$push_port" --events >"$work/sip.log" &
+pids+=($!)
+wait_line "$work/sip.log"
+proxy=$(python3 -c 'import json,sys; print([l["uri"] for l in json.loads(sys.stdin.readline())["listening"]][0])' <"$work/sip.log")
+echo "proxy: $proxy"
 
-step "4. A push whose content can't be opened (sealed to another device): the loc-key fallback"
+step "4. Bob's app registers (RFC 8599 push parameters in its Contact), then goes to the background"
+"$nse" device set "$work/bob" --sip-account sip:bob@example.org --sip-proxy "$proxy" >/dev/null
+"$nse" device register "$work/bob" | grep -E '"status"'
+
+step "5. Alice sends Bob a sealed MESSAGE; the server holds it and pushes its Call-ID; the extension fetches it"
+"$nse" send --proxy "$proxy" --from sip:alice@example.org --to sip:bob@example.org --display-name Alice \
+  --seal-to "$work/bob" --text "Lunch at 1?"
+for _ in $(seq 100); do grep -q '^extension' "$work/pushes.txt" && break; sleep 0.1; done
+echo "--- what Bob's lock screen shows:"
+tail -n +2 "$work/pushes.txt"
+
+step "6. Two more messages while Bob is away; the push for the first answers it, the second is kept in the store"
+first=$("$nse" send --proxy "$proxy" --from sip:alice@example.org --to sip:bob@example.org --seal-to "$work/bob" \
+  --text "Are you there?" --timeout 1 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["call_id"])' || true)
+sleep 0.5
+printf '{"aps":{"alert":{"loc-key":"IM_MSG"},"mutable-content":1},"call-id":"demo-missing"}' \
+  | "$nse" run --device "$work/bob" --budget 1 --format text >/dev/null || true
+kill "${pids[1]}"; wait "${pids[1]}" 2>/dev/null || true
+echo "(SIP server stopped: the next answer can only come from the shared store)"
+printf '{"aps":{"alert":{"loc-key":"IM_MSG"},"mutable-content":1},"call-id":"%s"}' "$first" \
+  | "$nse" run --device "$work/bob" --format text
+
+step "7. A push whose content can't be opened (sealed to another phone): the loc-key fallback"
 "$nse" device init "$work/eve" >/dev/null
 other=$(printf '%s' '{"type":"message","from":"sip:alice@example.org","text":"not for Bob"}' | "$nse" seal --device "$work/eve")
-sed "s|$envelope|$other|" "$work/push.json" >"$work/push-other.json"
-"$nse" run --device "$work/bob" --format text "$work/push-other.json"
+printf '{"aps":{"alert":{"loc-key":"IM_MSG","loc-args":["Alice"]},"mutable-content":1},"enc":"%s"}' "$other" \
+  | "$nse" run --device "$work/bob" --format text
+
+step "8. An encrypted call offer: the extension reports it to CallKit, the app reports the call, the alert is silenced"
+call=$(printf '%s' '{"type":"call","call_uuid":"6F1C6D3A-3F0B-4C59-9E55-0B7D4E0E8A11","from":"sip:alice@example.org","display_name":"Alice","video":true}' \
+  | "$nse" seal --device "$work/bob")
+printf '{"aps":{"alert":{"loc-key":"IC_MSG","loc-args":["Alice"]},"mutable-content":1},"enc":"%s"}' "$call" \
+  | "$nse" run --device "$work/bob" --format text

@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-public import NSEJSON
+import NSEJSON
 import NSECrypto
 public import NSESystem
 

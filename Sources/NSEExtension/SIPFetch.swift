@@ -2,7 +2,7 @@ import Logging
 import NSEChat
 import NSECrypto
 public import NSEDevice
-public import NSEJSON
+import NSEJSON
 public import NSEPayload
 import NSESIP
 import NSESystem

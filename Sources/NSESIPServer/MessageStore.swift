@@ -1,4 +1,7 @@
+import NSECrypto
+import NSEJSON
 import NSESIP
+import NSESystem
 
 /// A MESSAGE kept for fork-late delivery.
 struct HeldMessage: Sendable {
@@ -19,21 +22,28 @@ struct HeldMessage: Sendable {
 
     var fileName: String { id + ".json" }
 
-    func json() -> JSONValue {
-        .object([
-            ("version", .int(1)),
-            ("id", .string(id)),
-            ("aor", .string(aor)),
-            ("call-id", .string(callID)),
-            ("headers", .array(headers.map { .array([.string($0.0), .string($0.1)]) })),
-            ("body", .string(Base64.encode(body))),
-            ("received-at", .int(receivedAt)),
-            ("expires-at", .int(expiresAt)),
-            ("delivered", .bool(delivered)),
-            ("delivered-at", deliveredAt.map { .int($0) } ?? .null),
-            ("attempts", .int(Int64(attempts))),
-            ("order", .int(order)),
-        ])
+    func json() -> JSON {
+        [
+            "version": 1,
+            "id": .string(id),
+            "aor": .string(aor),
+            "call-id": .string(callID),
+            "headers": .array(headers.map { [.string($0.0), .string($0.1)] }),
+            "body": .string(Base64.encode(body)),
+            "received-at": .int(receivedAt),
+            "expires-at": .int(expiresAt),
+            "delivered": .bool(delivered),
+            "delivered-at": deliveredAt.map { JSON.int($0) } ?? .null,
+            "attempts": .int(Int64(attempts)),
+            "order": .int(order),
+        ]
+    }
+
+    /// The on-disk form: compact JSON and a newline.
+    func encoded() -> [UInt8] {
+        var bytes = json().serializedBytes()
+        bytes.append(0x0A)
+        return bytes
     }
 
     init(id: String, aor: String, callID: String, headers: [(String, String)], body: [UInt8], receivedAt: Int64,
@@ -51,7 +61,13 @@ struct HeldMessage: Sendable {
         self.order = order
     }
 
-    init?(json: JSONValue) {
+    /// Decodes the on-disk form; nil when it is not valid JSON or lacks a field.
+    init?(encoded bytes: [UInt8]) {
+        guard let json = try? JSON.parse(bytes) else { return nil }
+        self.init(json: json)
+    }
+
+    init?(json: JSON) {
         guard let id = json["id"]?.stringValue, let aor = json["aor"]?.stringValue,
               let callID = json["call-id"]?.stringValue, let headerItems = json["headers"]?.arrayValue,
               let bodyText = json["body"]?.stringValue, let body = Base64.decode(bodyText),
@@ -74,21 +90,31 @@ struct MessageStore: Sendable {
 
     init(directory: String?) throws(SIPServerError) {
         self.directory = directory
-        if let directory { try FileSystem.makeDirectory(directory) }
+        guard let directory else { return }
+        if FileSystem.exists(directory), !FileSystem.isDirectory(directory) {
+            throw SIPServerError("\(directory) exists and is not a directory")
+        }
+        do {
+            try FileSystem.createDirectory(directory, mode: 0o700, parentMode: 0o700)
+        } catch {
+            throw SIPServerError("cannot create directory \(directory): \(error)")
+        }
     }
 
-    /// Persists a message durably (temp + fsync + rename).
+    /// Persists a message durably (temp + fsync + rename + fsync of the directory).
     func save(_ message: HeldMessage) throws(SIPServerError) {
         guard let directory else { return }
-        var bytes = message.json().serialized()
-        bytes.append(0x0A)
-        try FileSystem.writeAtomically(directory: directory, name: message.fileName, bytes: bytes)
+        do {
+            try FileSystem.writeAtomically(Path.join(directory, message.fileName), message.encoded(), mode: 0o600)
+        } catch {
+            throw SIPServerError("cannot save held message: \(error)")
+        }
     }
 
     func remove(_ message: HeldMessage) {
         guard let directory else { return }
-        FileSystem.remove(directory + "/" + message.fileName)
-        FileSystem.syncDirectory(directory)
+        try? FileSystem.remove(Path.join(directory, message.fileName))
+        try? FileSystem.syncDirectory(directory)
     }
 
     /// Loads every stored message; unreadable files are skipped and reported.
@@ -96,21 +122,34 @@ struct MessageStore: Sendable {
         guard let directory else { return ([], []) }
         var messages: [HeldMessage] = []
         var skipped: [String] = []
-        let names = try FileSystem.listDirectory(directory)
+        let names: [String]
+        do { names = try FileSystem.contents(ofDirectory: directory) } catch {
+            throw SIPServerError("cannot open directory \(directory): \(error)")
+        }
         // Temp files of interrupted writes: the rename never happened, so the previous state (if any) is authoritative.
-        for name in names where name.hasPrefix(".") && name.hasSuffix(".json.tmp") {
-            FileSystem.remove(directory + "/" + name)
+        // `FileSystem.writeAtomically` names them `ID.json.tmp.PID`; older versions wrote `.ID.json.tmp`.
+        for name in names where isTemporary(name) {
+            try? FileSystem.remove(Path.join(directory, name))
         }
         for name in names where name.hasSuffix(".json") && !name.hasPrefix(".") {
-            do {
-                let bytes = try FileSystem.readFile(directory + "/" + name)
-                let json = try JSONValue.parse(bytes)
-                if let message = HeldMessage(json: json) { messages.append(message) } else { skipped.append(name) }
-            } catch {
+            // `readFile` gives nil beyond the limit; `try?` folds that into a read failure.
+            if let bytes = try? FileSystem.readFile(Path.join(directory, name), limit: 4 << 20),
+                let message = HeldMessage(encoded: bytes)
+            {
+                messages.append(message)
+            } else {
                 skipped.append(name)
             }
         }
         messages.sort { ($0.order, $0.id) < ($1.order, $1.id) }
         return (messages, skipped)
+    }
+
+    private func isTemporary(_ name: String) -> Bool {
+        if name.hasPrefix("."), name.hasSuffix(".json.tmp") { return true }
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count >= 4, parts[parts.count - 3] == "json", parts[parts.count - 2] == "tmp" else { return false }
+        let pid = parts[parts.count - 1]
+        return !pid.isEmpty && pid.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
     }
 }

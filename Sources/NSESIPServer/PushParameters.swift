@@ -1,5 +1,6 @@
 public import NSESIP
 public import NSEHTTP
+import NSEJSON
 
 /// RFC 8599 push parameters of a Contact, parsed the way Flexisip does for Apple devices.
 public struct PushParameters: Sendable, Hashable {
@@ -117,26 +118,26 @@ public enum APNsMessagePush {
     public static func payload(callID: String, fromURI: String, displayName: String, privacy: Bool, instanceID: String,
                                ttl: Int, sendTime: String, locKey: String = "IM_MSG", sound: String = "msg.caf") -> [UInt8] {
         let locArg = privacy ? "" : (displayName.isEmpty ? fromURI : displayName)
-        let json = JSONValue.object([
-            ("aps", .object([
-                ("alert", .object([
-                    ("loc-key", .string(locKey)),
-                    ("loc-args", .array([.string(locArg)])),
-                ])),
-                ("sound", .string(sound)),
-                ("mutable-content", .int(1)),
-                ("badge", .int(1)),
-            ])),
-            ("from-uri", .string(fromURI)),
-            ("display-name", .string(displayName)),
-            ("call-id", .string(callID)),
-            ("pn_ttl", .int(Int64(ttl))),
-            ("uuid", .string(instanceID)),
-            ("send-time", .string(sendTime)),
-            ("chat-room-addr", .string("")),
-            ("customPayload", .object([])),
-        ])
-        return json.serialized()
+        let json: JSON = [
+            "aps": [
+                "alert": [
+                    "loc-key": .string(locKey),
+                    "loc-args": [.string(locArg)],
+                ],
+                "sound": .string(sound),
+                "mutable-content": 1,
+                "badge": 1,
+            ],
+            "from-uri": .string(fromURI),
+            "display-name": .string(displayName),
+            "call-id": .string(callID),
+            "pn_ttl": .int(Int64(ttl)),
+            "uuid": .string(instanceID),
+            "send-time": .string(sendTime),
+            "chat-room-addr": "",
+            "customPayload": [:],
+        ]
+        return json.serializedBytes()
     }
 
     /// The HTTP request for one MESSAGE push, or nil when the contact has no `remote` token.
@@ -184,7 +185,7 @@ public enum APNsMessagePush {
     }
 
     private static func reason(_ response: HTTPResponse) -> String {
-        if let json = try? JSONValue.parse(response.body), let r = json["reason"]?.stringValue { return r }
+        if let json = try? JSON.parse(response.body), let r = json["reason"]?.stringValue { return r }
         return response.status / 100 == 2 ? "ok" : "http \(response.status)"
     }
 

@@ -4,6 +4,8 @@ import NIOSSL
 public import Logging
 public import NSESIP
 import NSEHTTP
+import NSECrypto
+import NSESystem
 
 /// A registrar + fork-late MESSAGE store-and-forward server with APNs pushes (Flexisip-like), for tests and the CLI.
 public actor SIPServer {
@@ -231,7 +233,7 @@ public actor SIPServer {
     private func taskFinished(_ id: Int) { auxiliaryTasks[id] = nil }
 
     private func nextOrder() -> Int64 {
-        lastOrder = max(lastOrder + 1, WallClock.nowNanoseconds())
+        lastOrder = max(lastOrder + 1, Clock.unixNanoseconds())
         return lastOrder
     }
 
@@ -361,7 +363,7 @@ public actor SIPServer {
 
     private func challengeHeaders(realm: String, stale: Bool) -> [(String, String)] {
         var headers: [(String, String)] = []
-        let now = WallClock.now()
+        let now = Clock.unixSeconds()
         for algorithm in configuration.authAlgorithms {
             let challenge = DigestVerifier(realm: realm, algorithm: algorithm).makeChallenge(stale: stale, qop: true)
             nonces[challenge.nonce] = now
@@ -372,7 +374,7 @@ public actor SIPServer {
     }
 
     private func pruneNonces() {
-        let limit = WallClock.now() - Int64(configuration.nonceLifetime)
+        let limit = Clock.unixSeconds() - Int64(configuration.nonceLifetime)
         nonces = nonces.filter { $0.value >= limit }
     }
 
@@ -384,7 +386,7 @@ public actor SIPServer {
               let credentials = try? DigestCredentials(parsing: header), credentials.realm == realm else {
             return (401, challengeHeaders(realm: realm, stale: false))
         }
-        guard let issued = nonces[credentials.nonce], issued + Int64(configuration.nonceLifetime) >= WallClock.now() else {
+        guard let issued = nonces[credentials.nonce], issued + Int64(configuration.nonceLifetime) >= Clock.unixSeconds() else {
             return (401, challengeHeaders(realm: realm, stale: true))
         }
         guard let password = users[credentials.username], credentials.username == (aorURI.user ?? credentials.username),
@@ -492,8 +494,14 @@ public actor SIPServer {
         for field in request.headers where !SIPServer.droppedHeaders.contains(PushParameters.lower(field.name)) {
             headers.append((field.name, field.value))
         }
-        let wallNow = WallClock.now()
-        let record = HeldMessage(id: RandomID.hex(bytes: 16), aor: aor, callID: callID, headers: headers, body: request.body,
+        let id: String
+        do { id = try SecureRandom.hex(16) } catch {
+            log.error("sip server has no secure randomness for a held message id", metadata: ["sip.error": "\(error)"])
+            respond(request, flow: flow, transactionKey: transactionKey, status: 500)
+            return
+        }
+        let wallNow = Clock.unixSeconds()
+        let record = HeldMessage(id: id, aor: aor, callID: callID, headers: headers, body: request.body,
                                  receivedAt: wallNow, expiresAt: wallNow + Int64(configuration.heldMessageLifetime),
                                  order: nextOrder())
         let hasPush = active.contains { $0.push != nil }
@@ -577,18 +585,20 @@ public actor SIPServer {
 
     /// Delivers every undelivered held message of `aor` over the REGISTER's flow.
     private func deliverHeld(aor: String, flow: ServerFlow, contactURI: SIPURI) {
-        let wallNow = WallClock.now()
+        let wallNow = Clock.unixSeconds()
         let waiting = held.values.filter { $0.aor == aor && !$0.delivered && $0.expiresAt > wallNow }
             .sorted { $0.order < $1.order }
         guard !waiting.isEmpty else { return }
-        if configuration.faults.unrelatedCallIDFirst {
+        if configuration.faults.unrelatedCallIDFirst, let tag = try? SecureRandom.hex(8),
+            let unrelatedCallID = try? SecureRandom.hex(16), let unrelatedID = try? SecureRandom.hex(16)
+        {
             var headers: [(String, String)] = []
             headers.append(("From", SIPNameAddress(uri: SIPURI(user: "nse-server", host: contactURI.host),
-                                                   parameters: [SIPParameter("tag", RandomID.hex(bytes: 8))]).description))
+                                                   parameters: [SIPParameter("tag", tag)]).description))
             headers.append(("To", "<\(aor)>"))
-            headers.append(("Call-ID", RandomID.hex(bytes: 16)))
+            headers.append(("Call-ID", unrelatedCallID))
             headers.append(("Content-Type", "text/plain"))
-            let unrelated = HeldMessage(id: RandomID.hex(bytes: 16), aor: aor, callID: headers[2].1, headers: headers,
+            let unrelated = HeldMessage(id: unrelatedID, aor: aor, callID: headers[2].1, headers: headers,
                                         body: Array("unrelated".utf8), receivedAt: wallNow, expiresAt: wallNow + 60,
                                         order: nextOrder())
             sendCopy(unrelated, flow: flow, contactURI: contactURI, heldID: nil, senderKey: nil, duplicate: false)
@@ -681,7 +691,7 @@ public actor SIPServer {
         ])
         if success, let heldID = tx.heldID, var message = held[heldID], !message.delivered {
             message.delivered = true
-            message.deliveredAt = WallClock.now()
+            message.deliveredAt = Clock.unixSeconds()
             do {
                 try store?.save(message)
             } catch {
@@ -718,11 +728,11 @@ public actor SIPServer {
         let privacyHeader = PushParameters.lower(request.headers["Privacy"] ?? "")
         let privacy = privacyHeader.contains("id") || privacyHeader.contains("user") || PushParameters.lower(fromURI.user ?? "") == "anonymous"
         let ttl = configuration.push.ttl
-        let now = WallClock.now()
+        let now = Clock.unixSeconds()
         let payload = APNsMessagePush.payload(callID: record.callID, fromURI: fromURI.description,
                                               displayName: from?.displayName ?? "", privacy: privacy,
                                               instanceID: binding.instance ?? "", ttl: ttl,
-                                              sendTime: WallClock.utcString(now),
+                                              sendTime: Clock.flexisipTime(unixSeconds: now),
                                               locKey: push.messageLocKey ?? "IM_MSG", sound: push.messageSound ?? "msg.caf")
         guard let httpRequest = APNsMessagePush.request(baseURL: url, push: push, payload: payload, ttl: ttl, now: now,
                                                         settings: configuration.push) else {
@@ -751,7 +761,7 @@ public actor SIPServer {
 
     private func sweep() {
         guard !stopped else { return }
-        let wallNow = WallClock.now()
+        let wallNow = Clock.unixSeconds()
         for (id, message) in held where message.expiresAt <= wallNow {
             held[id] = nil
             store?.remove(message)

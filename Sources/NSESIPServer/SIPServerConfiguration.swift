@@ -1,5 +1,6 @@
 public import NSESIP
 public import NSEHTTP
+import NSESystem
 
 /// Settings of a `SIPServer` (registrar + fork-late MESSAGE store-and-forward + APNs pushes).
 public struct SIPServerConfiguration: Sendable {
@@ -187,7 +188,11 @@ public struct SIPServerConfiguration: Sendable {
 
     /// Reads and parses a users file.
     public static func loadUsers(path: String) throws -> [String: String] {
-        parseUsers(String(decoding: try FileSystem.readFile(path, maxBytes: 1 << 20), as: UTF8.self))
+        let limit = 1 << 20
+        let bytes: [UInt8]?
+        do { bytes = try FileSystem.readFile(path, limit: limit) } catch { throw SIPServerError("cannot read users file: \(error)") }
+        guard let bytes else { throw SIPServerError("\(path) is larger than \(limit) bytes") }
+        return parseUsers(String(decoding: bytes, as: UTF8.self))
     }
 }
 

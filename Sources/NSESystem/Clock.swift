@@ -25,8 +25,32 @@ public enum Clock {
         return Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec) / 1_000_000
     }
 
+    /// Wall-clock whole seconds since the Unix epoch.
+    public static func unixSeconds() -> Int64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return Int64(spec.tv_sec)
+    }
+
+    /// Wall-clock nanoseconds since the Unix epoch.
+    public static func unixNanoseconds() -> Int64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec)
+    }
+
     /// Seconds since the epoch formatted as RFC 3339 UTC, e.g. `2026-11-21T10:00:00Z`.
     public static func rfc3339(unixSeconds: Int64) -> String {
+        utc(unixSeconds, separator: "T", suffix: "Z")
+    }
+
+    /// Seconds since the epoch in Flexisip's `send-time` form, UTC: `2026-11-21 10:00:00`.
+    public static func flexisipTime(unixSeconds: Int64) -> String {
+        utc(unixSeconds, separator: " ", suffix: "")
+    }
+
+    /// `YYYY-MM-DD<separator>HH:MM:SS<suffix>` in UTC.
+    private static func utc(_ unixSeconds: Int64, separator: String, suffix: String) -> String {
         var time = time_t(unixSeconds)
         var parts = tm()
         gmtime_r(&time, &parts)
@@ -34,8 +58,8 @@ public enum Clock {
             let digits = String(value)
             return String(repeating: "0", count: max(0, width - digits.count)) + digits
         }
-        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
-            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2))Z"
+        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))\(separator)"
+            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2))\(suffix)"
     }
 
     /// Parses RFC 3339 (`2026-11-21T10:00:00Z`, fractions and `±hh:mm` offsets allowed) and Flexisip's

@@ -42,6 +42,8 @@ public enum FileSystem {
     }
 
     /// Writes `bytes` to `path` through a temporary file and a rename, so readers never see a partial file.
+    /// The file is fsynced before the rename and its directory after it (best effort), so the new contents
+    /// survive a crash once this returns.
     public static func writeAtomically(_ path: String, _ bytes: [UInt8], mode: mode_t = 0o644) throws(SystemError) {
         let temporary = "\(path).tmp.\(getpid())"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
@@ -56,6 +58,16 @@ public enum FileSystem {
             unlink(temporary)
             throw failure
         }
+        // Some file systems refuse fsync on a directory; the rename itself has succeeded either way.
+        try? syncDirectory(Path.dirname(path))
+    }
+
+    /// Flushes a directory's entries (creations, renames, removals in it) to stable storage.
+    public static func syncDirectory(_ path: String) throws(SystemError) {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd < 0 { throw SystemError.current("open", path: path) }
+        defer { close(fd) }
+        if fsync(fd) != 0 { throw SystemError.current("fsync", path: path) }
     }
 
     /// Writes a string atomically.
@@ -86,15 +98,18 @@ public enum FileSystem {
         return nil
     }
 
-    /// Creates a directory and its missing parents; an existing directory is fine.
-    public static func createDirectory(_ path: String, mode: mode_t = 0o755) throws(SystemError) {
+    /// Creates a directory and its missing parents (with `parentMode`); an existing directory is fine, anything
+    /// else already at `path` is an error (`ENOTDIR`).
+    public static func createDirectory(_ path: String, mode: mode_t = 0o755, parentMode: mode_t = 0o755) throws(SystemError) {
         if isDirectory(path) { return }
         let parent = Path.dirname(path)
         if parent != path, !parent.isEmpty, !isDirectory(parent) {
-            try createDirectory(parent, mode: 0o755)
+            try createDirectory(parent, mode: parentMode, parentMode: parentMode)
         }
-        if mkdir(path, mode) != 0, errno != EEXIST {
-            throw SystemError.current("mkdir", path: path)
+        if mkdir(path, mode) != 0 {
+            guard errno == EEXIST else { throw SystemError.current("mkdir", path: path) }
+            guard isDirectory(path) else { throw SystemError(errnoCode: ENOTDIR, operation: "mkdir", path: path) }
+            return
         }
         if chmod(path, mode) != 0 { throw SystemError.current("chmod", path: path) }
     }

@@ -67,17 +67,17 @@ struct DeviceCommand: ParsableCommand {
         var directory: String?
 
         func run() throws {
-            do {
+            do throws(Failure) {
                 let device = try DeviceOption(device: directory).open()
                 StandardStreams.writeOut(device.summary().serialized(.pretty) + "\n")
-            } catch let failure as Failure {
-                throw failure.exit()
+            } catch {
+                throw error.exit()
             }
         }
     }
 
     struct Set: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Change a device's entitlements or locale.")
+        static let configuration = CommandConfiguration(abstract: "Change a device's entitlements, locale, SIP account or VoIP app.")
 
         @Argument(help: ArgumentHelp("The container folder.", valueName: "dir"))
         var directory: String

@@ -210,7 +210,7 @@ final class SIPServerProcess: @unchecked Sendable {
         #expect((result["extension"]?["info"]?["stored_for_later"]?.intValue ?? 0) >= 1)
     }
 
-    @Test func concurrentPushesEachResolveToTheirOwnMessage() async throws {
+    @Test func concurrentPushesEachResolveToTheirOwnMessage() throws {
         let server = try SIPServerProcess(["--listen", "tcp:127.0.0.1:0", "--no-push", "--accept-timeout", "0.3"])
         let proxy = try #require(server.uris["tcp"])
         let bob = try makeDevice("bob", proxy: proxy)
@@ -220,16 +220,30 @@ final class SIPServerProcess: @unchecked Sendable {
             let text = "message \(index)"
             sent.append((try send(text, via: proxy, to: bob), text))
         }
-        let results = try await withThrowingTaskGroup(of: (String, JSON).self) { group in
-            for (callID, _) in sent {
-                group.addTask { (callID, try self.run(bob, callID, budget: "15")) }
-            }
-            var collected: [String: JSON] = [:]
-            for try await (callID, result) in group { collected[callID] = result }
-            return collected
+        // N extension processes at once, started together (not limited by the test's thread pool).
+        var running: [(String, Process, Pipe)] = []
+        for (callID, _) in sent {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: TestSupport.nse)
+            process.arguments = ["run", "--device", bob, "--budget", "15"]
+            let input = Pipe()
+            let output = Pipe()
+            process.standardInput = input
+            process.standardOutput = output
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            input.fileHandleForWriting.write(Data(push(callID).utf8))
+            try input.fileHandleForWriting.close()
+            running.append((callID, process, output))
+        }
+        var results: [String: JSON] = [:]
+        for (callID, process, output) in running {
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            results[callID] = try JSON.parse(String(decoding: data, as: UTF8.self))
         }
         for (callID, text) in sent {
-            #expect(results[callID]?["outcome"] == "rewritten", "\(results[callID]?["reason"] ?? .null)")
+            #expect(results[callID]?["outcome"] == "rewritten", "\(results[callID]?["reason"] ?? .null) \(results[callID]?["extension"]?["info"] ?? .null)")
             #expect(results[callID]?["display"]?["body"] == .string(text))
         }
         let fromNetwork = results.values.filter { $0["extension"]?["info"]?["from_store"] == false }.count

@@ -150,7 +150,8 @@ struct HTTP1Tests {
             }
             #expect(error?.code == .timeout)
             #expect(error?.description.contains("timed out") == true)
-            #expect(Date().timeIntervalSince(start) < 2)
+            // The server sleeps 3 s: finishing well before proves the timeout, not the answer, ended it.
+            #expect(Date().timeIntervalSince(start) < 2.9)
         }
     }
 

@@ -67,15 +67,29 @@ struct PushParameterTests {
         #expect(!APNsMessagePush.isIMDN(contentType: "text/plain", body: []))
     }
 
-    @Test func jsonAndBase64RoundTrip() throws {
-        let value = JSONValue.object([("a", .string("é\"\\\n\u{01}")), ("b", .array([.int(-3), .double(1.5), .bool(true), .null]))])
-        #expect(try JSONValue.parse(value.serialized()) == value)
-        #expect(try JSONValue.parse(Array("{\"s\":\"\\ud83d\\ude00\"}".utf8))["s"]?.stringValue == "😀")
-        for n in 0..<20 {
-            let bytes = (0..<n).map { UInt8(($0 * 37 + n) & 0xFF) }
-            #expect(Base64.decode(Base64.encode(bytes)) == bytes)
-        }
-        #expect(Base64.encode(Array("hello".utf8)) == "aGVsbG8=")
+    @Test func heldMessageRecordRoundTrip() throws {
+        let message = HeldMessage(id: "0123abcd", aor: "sip:bob@example.org", callID: "cid@alice",
+                                  headers: [("From", "<sip:alice@example.org>;tag=1"), ("X-Note", "é\"\\\n\u{01}")],
+                                  body: (0..<20).map { UInt8(($0 * 37) & 0xFF) }, receivedAt: 1_795_000_000,
+                                  expiresAt: 1_795_604_800, delivered: true, deliveredAt: 1_795_000_005, attempts: 2,
+                                  order: 1_795_000_000_123_456_789)
+        let bytes = message.encoded()
+        let text = String(decoding: bytes, as: UTF8.self)
+        // The on-disk field names and their order are a file format: keep them.
+        #expect(text.hasPrefix("{\"version\":1,\"id\":\"0123abcd\",\"aor\":\"sip:bob@example.org\",\"call-id\":\"cid@alice\",\"headers\":[[\"From\","))
+        #expect(text.hasSuffix(",\"received-at\":1795000000,\"expires-at\":1795604800,\"delivered\":true,\"delivered-at\":1795000005,\"attempts\":2,\"order\":1795000000123456789}\n"))
+        let decoded = try #require(HeldMessage(encoded: bytes))
+        #expect(decoded.id == message.id && decoded.aor == message.aor && decoded.callID == message.callID)
+        #expect(decoded.headers.map(\.0) == message.headers.map(\.0) && decoded.headers.map(\.1) == message.headers.map(\.1))
+        #expect(decoded.body == message.body)
+        #expect(decoded.receivedAt == message.receivedAt && decoded.expiresAt == message.expiresAt)
+        #expect(decoded.delivered && decoded.deliveredAt == 1_795_000_005 && decoded.attempts == 2 && decoded.order == message.order)
+        // A record written before `attempts`/`order` existed, with `delivered-at` null.
+        let old = Array(#"{"version":1,"id":"x","aor":"sip:a@b","call-id":"c","headers":[],"body":"aGVsbG8=","received-at":5,"expires-at":9,"delivered":false,"delivered-at":null}"#.utf8)
+        let legacy = try #require(HeldMessage(encoded: old))
+        #expect(legacy.body == Array("hello".utf8) && legacy.deliveredAt == nil && legacy.attempts == 0 && legacy.order == 5_000_000_000)
+        #expect(HeldMessage(encoded: Array("not json".utf8)) == nil)
+        #expect(HeldMessage(encoded: Array(#"{"id":"x"}"#.utf8)) == nil)
     }
 
     @Test func usersFile() {
@@ -83,8 +97,10 @@ struct PushParameterTests {
         #expect(users == ["bob": "pw1", "carol": "pw2"])
     }
 
-    @Test func utcFormat() {
-        #expect(WallClock.utcString(0) == "1970-01-01 00:00:00")
-        #expect(WallClock.utcString(1_795_000_000) == "2026-11-18 11:06:40")
+    @Test func pushSendTimeIsFlexisipUTC() {
+        // `send-time` comes from NSESystem's `Clock.flexisipTime` (tested in NSETests); the payload carries it verbatim.
+        let text = String(decoding: APNsMessagePush.payload(callID: "c", fromURI: "sip:a@b", displayName: "A", privacy: false,
+                                                            instanceID: "", ttl: 1, sendTime: "1970-01-01 00:00:00"), as: UTF8.self)
+        #expect(text.contains("\"send-time\":\"1970-01-01 00:00:00\""))
     }
 }

@@ -240,6 +240,13 @@ struct StoreAndForwardTests {
         await serverA.shutdown()
         // A crash mid-write leaves a temp file; a corrupt file must not stop the server.
         try "{\"partial".write(toFile: dir.file("db/.deadbeef.json.tmp"), atomically: false, encoding: .utf8)
+        try "{\"partial".write(toFile: dir.file("db/cafebabe.json.tmp.4242"), atomically: false, encoding: .utf8)
+        for name in try FileManager.default.contentsOfDirectory(atPath: dir.file("db")) where name.hasSuffix(".json") && name != "corrupt.json" {
+            let attributes = try FileManager.default.attributesOfItem(atPath: dir.file("db/" + name))
+            #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+        }
+        let dbAttributes = try FileManager.default.attributesOfItem(atPath: dir.file("db"))
+        #expect((dbAttributes[.posixPermissions] as? NSNumber)?.intValue == 0o700)
         try "not json".write(toFile: dir.file("db/corrupt.json"), atomically: false, encoding: .utf8)
 
         // Server B: the device registers → delivered once.
@@ -247,6 +254,7 @@ struct StoreAndForwardTests {
         let proxyB = try await serverB.start().proxy(.tcp)
         #expect(await serverB.undeliveredCallIDs() == ["persist-1"])
         #expect(!FileManager.default.fileExists(atPath: dir.file("db/.deadbeef.json.tmp")))
+        #expect(!FileManager.default.fileExists(atPath: dir.file("db/cafebabe.json.tmp.4242")))
         let device2 = fastUA()
         let collector2 = MessageCollector(device2)
         do {

@@ -1,0 +1,52 @@
+import Foundation
+import NSESystem
+import Testing
+
+@Suite struct SystemTests {
+    @Test func flexisipTimeIsUTCWithASpace() {
+        #expect(Clock.flexisipTime(unixSeconds: 0) == "1970-01-01 00:00:00")
+        #expect(Clock.flexisipTime(unixSeconds: 1_795_000_000) == "2026-11-18 11:06:40")
+        #expect(Clock.rfc3339(unixSeconds: 1_795_000_000) == "2026-11-18T11:06:40Z")
+        #expect(Clock.parseTimestamp(Clock.flexisipTime(unixSeconds: 1_795_000_000)) == 1_795_000_000)
+    }
+
+    @Test func wallClockSecondsAndNanosecondsAgree() {
+        let seconds = Clock.unixSeconds()
+        let nanoseconds = Clock.unixNanoseconds()
+        let milliseconds = Clock.unixMilliseconds()
+        #expect(seconds > 1_700_000_000)
+        #expect(abs(nanoseconds / 1_000_000_000 - seconds) <= 1)
+        #expect(abs(milliseconds / 1000 - seconds) <= 1)
+    }
+
+    @Test func writeAtomicallyAndSyncDirectory() throws {
+        let directory = NSTemporaryDirectory() + "nse-system-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileSystem.createDirectory(directory + "/a/b", mode: 0o700, parentMode: 0o700)
+        #expect(try FileSystem.permissions(directory + "/a") == 0o700)
+        #expect(try FileSystem.permissions(directory + "/a/b") == 0o700)
+        let path = directory + "/a/b/record.json"
+        try FileSystem.writeAtomically(path, Array("{}\n".utf8), mode: 0o600)
+        try FileSystem.writeAtomically(path, Array("{\"v\":2}\n".utf8), mode: 0o600)
+        #expect(try FileSystem.readFile(path) == Array("{\"v\":2}\n".utf8))
+        #expect(try FileSystem.permissions(path) == 0o600)
+        #expect(try FileSystem.contents(ofDirectory: directory + "/a/b") == ["record.json"])  // no temp file left
+        try FileSystem.syncDirectory(directory + "/a/b")
+        #expect(throws: SystemError.self) { try FileSystem.syncDirectory(directory + "/missing") }
+        #expect(throws: SystemError.self) { try FileSystem.syncDirectory(path) }
+    }
+
+    @Test func createDirectoryRefusesAFile() throws {
+        let directory = NSTemporaryDirectory() + "nse-system-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileSystem.createDirectory(directory)
+        try FileSystem.writeAtomically(directory + "/file", "x", mode: 0o600)
+        #expect {
+            try FileSystem.createDirectory(directory + "/file", mode: 0o700)
+        } throws: { error in
+            (error as? SystemError)?.errnoCode == ENOTDIR
+        }
+        #expect(try FileSystem.permissions(directory + "/file") == 0o600)
+        try FileSystem.createDirectory(directory)  // an existing directory is fine
+    }
+}
