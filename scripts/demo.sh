@@ -25,7 +25,8 @@ push_port=$(head -1 "$work/pushes.txt")
 echo "push URL: http://127.0.0.1:$push_port"
 
 step "3. The embedded SIP server (registrar + store-and-forward, Flexisip's fork-late), pushing there"
-"$nse" sip-server --listen tcp:127.0.0.1:0 --db "$work/sip-db" --push-url "http://127.0.0.1:$push_port" --events >"$work/sip.log" &
+"$nse" sip-server --listen tcp:127.0.0.1:0 --db "$work/sip-db" --push-url "http://127.0.0.1:$push_port" \
+  --accept-timeout 0.5 --events >"$work/sip.log" 2>"$work/sip.err" &
 pids+=($!)
 wait_line "$work/sip.log"
 proxy=$(python3 -c 'import json,sys; print([l["uri"] for l in json.loads(sys.stdin.readline())["listening"]][0])' <"$work/sip.log")
@@ -42,15 +43,23 @@ for _ in $(seq 100); do grep -q '^extension' "$work/pushes.txt" && break; sleep 
 echo "--- what Bob's lock screen shows:"
 tail -n +2 "$work/pushes.txt"
 
-step "6. Two more messages while Bob is away; the push for the first answers it, the second is kept in the store"
-first=$("$nse" send --proxy "$proxy" --from sip:alice@example.org --to sip:bob@example.org --seal-to "$work/bob" \
-  --text "Are you there?" --timeout 1 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["call_id"])' || true)
-sleep 0.5
-printf '{"aps":{"alert":{"loc-key":"IM_MSG"},"mutable-content":1},"call-id":"demo-missing"}' \
-  | "$nse" run --device "$work/bob" --budget 1 --format text >/dev/null || true
+step "6. Bob's phone is out of reach of pushes; two messages are held; then one push arrives for the first"
+kill "${pids[0]}"; wait "${pids[0]}" 2>/dev/null || true
+call_id() { python3 -c 'import json,sys; print(json.load(sys.stdin)["call_id"])'; }
+first=$("$nse" send --proxy "$proxy" --from sip:alice@example.org --to sip:bob@example.org --display-name Alice \
+  --seal-to "$work/bob" --text "Are you there?" | call_id)
+second=$("$nse" send --proxy "$proxy" --from sip:alice@example.org --to sip:bob@example.org --display-name Alice \
+  --seal-to "$work/bob" --text "Call me when you land" | call_id)
+echo "held: $first, $second (both answered 202 Accepted by the server)"
+printf '{"aps":{"alert":{"loc-key":"IM_MSG","loc-args":["Alice"]},"mutable-content":1},"call-id":"%s"}' "$first" \
+  | "$nse" run --device "$work/bob" | python3 -c '
+import json, sys
+r = json.load(sys.stdin); i = r["extension"]["info"]
+print("outcome:", r["outcome"], "| body:", r["display"]["body"])
+print("Call-IDs received on one REGISTER:", len(i["call_ids_received"]), "| kept in the App Group store:", i["stored_for_later"])'
 kill "${pids[1]}"; wait "${pids[1]}" 2>/dev/null || true
-echo "(SIP server stopped: the next answer can only come from the shared store)"
-printf '{"aps":{"alert":{"loc-key":"IM_MSG"},"mutable-content":1},"call-id":"%s"}' "$first" \
+echo "(SIP server stopped: the push for the second message can only be answered from the shared store)"
+printf '{"aps":{"alert":{"loc-key":"IM_MSG","loc-args":["Alice"]},"mutable-content":1},"call-id":"%s"}' "$second" \
   | "$nse" run --device "$work/bob" --format text
 
 step "7. A push whose content can't be opened (sealed to another phone): the loc-key fallback"
