@@ -32,7 +32,8 @@ let package = Package(
         // MARK: - C libraries (each touched by exactly one Swift file)
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "CJansson", pkgConfig: "jansson", providers: [.apt(["libjansson-dev"])]),
-        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // libcurl is not linked but loaded on first use (see Sources/CCurl/shim.h): no pkg-config link flags.
+        .systemLibrary(name: "CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // MARK: - Foundations
         .target(name: "NSESystem"),

@@ -9,17 +9,21 @@ private let curlGlobalInitDone = Mutex<Bool>(false)
 private func ensureCurlGlobalInit() throws(HTTPClientError) {
     let code: CURLcode = curlGlobalInitDone.withLock { done in
         if done { return CURLE_OK }
-        let code = curl_global_init(Int(CURL_GLOBAL_DEFAULT))
+        guard nse_curl_load() != 0 else { return CURLE_FAILED_INIT }
+        let code = nse_curl_global_init(Int(CURL_GLOBAL_DEFAULT))
         if code == CURLE_OK { done = true }
         return code
     }
     if code != CURLE_OK {
+        if code == CURLE_FAILED_INIT {
+            throw HTTPClientError(code: .unsupported, description: "libcurl (libcurl.so.4) could not be loaded: install libcurl4", curlCode: Int(code.rawValue))
+        }
         throw HTTPClientError(code: .resourceExhausted, description: "libcurl global initialisation failed: \(curlText(code))", curlCode: Int(code.rawValue))
     }
 }
 
 private func curlText(_ code: CURLcode) -> String {
-    guard let text = curl_easy_strerror(code) else { return "error \(code.rawValue)" }
+    guard let text = nse_curl_easy_strerror(code) else { return "error \(code.rawValue)" }
     return String(cString: text)
 }
 
@@ -95,7 +99,7 @@ private final class TransferState {
 private struct MultiWaker: @unchecked Sendable {
     let multi: UnsafeMutableRawPointer
 
-    func wake() { _ = curl_multi_wakeup(multi) }
+    func wake() { _ = nse_curl_multi_wakeup(multi) }
 }
 
 /// One libcurl easy handle; freed (with its header list) on deinit.
@@ -108,7 +112,7 @@ final class CurlEasy {
 
     init() throws(HTTPClientError) {
         try ensureCurlGlobalInit()
-        guard let handle = curl_easy_init() else {
+        guard let handle = nse_curl_easy_init() else {
             throw HTTPClientError(code: .resourceExhausted, description: "libcurl could not create a transfer handle")
         }
         self.handle = handle
@@ -116,11 +120,11 @@ final class CurlEasy {
 
     deinit {
         if let multi {
-            if inMulti { _ = curl_multi_remove_handle(multi, handle) }
-            _ = curl_multi_cleanup(multi)
+            if inMulti { _ = nse_curl_multi_remove_handle(multi, handle) }
+            _ = nse_curl_multi_cleanup(multi)
         }
-        curl_easy_cleanup(handle)
-        if let headerList { curl_slist_free_all(headerList) }
+        nse_curl_easy_cleanup(handle)
+        if let headerList { nse_curl_slist_free_all(headerList) }
     }
 
     // MARK: Checked option setters
@@ -234,9 +238,9 @@ final class CurlEasy {
     /// Runs the transfer on a private multi handle, stopping early when `cancellation` fires.
     /// Returns the transfer's CURLcode, or CURLE_ABORTED_BY_CALLBACK when cancelled.
     private func runTransfer(cancellation: CancellationFlag?) -> CURLcode {
-        guard let multi = curl_multi_init() else { return CURLE_OUT_OF_MEMORY }
+        guard let multi = nse_curl_multi_init() else { return CURLE_OUT_OF_MEMORY }
         self.multi = multi
-        guard curl_multi_add_handle(multi, handle) == CURLM_OK else { return CURLE_OUT_OF_MEMORY }
+        guard nse_curl_multi_add_handle(multi, handle) == CURLM_OK else { return CURLE_OUT_OF_MEMORY }
         inMulti = true
         if let cancellation {
             let waker = MultiWaker(multi: multi)
@@ -244,22 +248,22 @@ final class CurlEasy {
         }
         defer {
             cancellation?.unregister()
-            _ = curl_multi_remove_handle(multi, handle)
+            _ = nse_curl_multi_remove_handle(multi, handle)
             inMulti = false
         }
         while true {
             if cancellation?.isCancelled == true { return CURLE_ABORTED_BY_CALLBACK }
             var running: Int32 = 0
-            let performed = curl_multi_perform(multi, &running)
+            let performed = nse_curl_multi_perform(multi, &running)
             guard performed == CURLM_OK else { return performed == CURLM_OUT_OF_MEMORY ? CURLE_OUT_OF_MEMORY : CURLE_FAILED_INIT }
             if running == 0 { break }
             // Waits for socket activity, curl's own timers (timeouts) or a wakeup, at most 1 s.
-            let polled = curl_multi_poll(multi, nil, 0, 1000, nil)
+            let polled = nse_curl_multi_poll(multi, nil, 0, 1000, nil)
             guard polled == CURLM_OK else { return polled == CURLM_OUT_OF_MEMORY ? CURLE_OUT_OF_MEMORY : CURLE_FAILED_INIT }
         }
         var result = CURLE_FAILED_INIT
         var remaining: Int32 = 0
-        while let message = curl_multi_info_read(multi, &remaining) {
+        while let message = nse_curl_multi_info_read(multi, &remaining) {
             if message.pointee.msg == CURLMSG_DONE && message.pointee.easy_handle == handle {
                 result = message.pointee.data.result
             }
@@ -330,7 +334,7 @@ final class CurlEasy {
         if !request.headers.contains(name: "expect") { lines.append("Expect:") }
         if !request.headers.contains(name: "content-type") { lines.append("Content-Type:") }
         for line in lines {
-            let appended = line.withCString { curl_slist_append(headerList, $0) }
+            let appended = line.withCString { nse_curl_slist_append(headerList, $0) }
             guard let appended else {
                 throw HTTPClientError(code: .resourceExhausted, description: "out of memory building request headers")
             }

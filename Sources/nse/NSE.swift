@@ -25,7 +25,11 @@ struct NSE: AsyncParsableCommand {
         }
         do {
             var command = try parseAsRoot()
-            if var asyncCommand = command as? any AsyncParsableCommand {
+            // `nse run` is the hot path: call it without the existential cast below, which makes the runtime scan
+            // every protocol conformance in the binary (several milliseconds with NIO linked).
+            if let run = command as? RunCommand {
+                try run.run()
+            } else if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
                 try command.run()
