@@ -266,6 +266,25 @@ final class SIPServerProcess: @unchecked Sendable {
         #expect(server.waitFor("held", ["aor": "sip:alice@example.org"]) != nil)
     }
 
+    @Test func callOfferInAFetchedMessageIsEscalated() throws {
+        let server = try SIPServerProcess(["--listen", "tcp:127.0.0.1:0", "--no-push", "--accept-timeout", "0.3"])
+        let proxy = try #require(server.uris["tcp"])
+        let bob = try makeDevice("bob", proxy: proxy, extra: ["--app-handler", TestSupport.fixtures + "/apps/report-call.py"])
+        _ = try TestSupport.nse(["device", "register", bob])
+        let call = #"{"type":"call","call_uuid":"6F1C6D3A-3F0B-4C59-9E55-0B7D4E0E8A11","from":"sip:alice@example.org","display_name":"Alice"}"#
+        let envelope = try TestSupport.nse(["seal", "--device", bob], stdin: call).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let sent = try TestSupport.nse([
+            "send", "--proxy", proxy, "--from", "sip:alice@example.org", "--to", "sip:bob@example.org", "--text", envelope,
+            "--timeout", "10",
+        ])
+        let callID = try #require(try JSON.parse(sent.stdout)["call_id"]?.stringValue)
+        let result = try run(bob, callID)
+        #expect(result["outcome"] == "suppressed", "\(result["reason"] ?? .null)")
+        #expect(result["call_report"]?["localized_caller_name"] == "ALICE")
+        #expect(result["voip"]?["path"] == "notification-service-extension")
+        #expect(result["extension"]?["info"]?["source"] == "sip")
+    }
+
     @Test func theServersPushReachesNseRun() throws {
         let bobDir = root + "/bob"
         let receiver = Process()
