@@ -33,6 +33,8 @@ test: deps ## Build, then run every test: unit tests and end-to-end tests of the
 	# One suite at a time: the end-to-end suites run many real processes and servers each, and on 2 cores
 	# running them all at once starves the timing-bound tests (budgets, timeouts) of CPU.
 	NSE_BIN_DIR="$(DEBUG_BIN)" $(SWIFT) test --skip-build --no-parallel
+	# The scenario corpus, as a user's CI would replay theirs.
+	"$(DEBUG_BIN)/nse" replay fixtures/cases --junit .build/replay-junit.xml
 
 demo: build ## The main job on the embedded default: seal a message to a fresh device and show what the lock screen shows.
 	NSE_BIN_DIR="$(RELEASE_BIN)" bash scripts/demo.sh

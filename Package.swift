@@ -51,14 +51,21 @@ let package = Package(
             name: "NSEExtension",
             dependencies: ["NSEChat", "NSECrypto", "NSEDevice", "NSEJSON", "NSEPayload", "NSESIP", "NSESystem", logging]
         ),
+        .target(
+            name: "NSEReplay",
+            dependencies: [
+                "NSEChat", "NSECrypto", "NSEDevice", "NSEExtension", "NSEHost", "NSEJSON", "NSEPayload", "NSESIP",
+                "NSESIPServer", "NSESystem", logging,
+            ]
+        ),
         .target(name: "NSEHost", dependencies: ["NSECrypto", "NSEDevice", "NSEHTTP", "NSEJSON", "NSEPayload", "NSESystem"]),
-
         // MARK: - Executables
         .executableTarget(
             name: "nse",
             dependencies: [
                 argumentParser, logging, "NSEChat", "NSECrypto", "NSEDevice", "NSEExtension", "NSEHost", "NSEJSON",
-                "NSEPayload", "NSESIP", "NSESIPServer", "NSESystem",
+                "NSEPayload", "NSEReplay", "NSESIP", "NSESIPServer", "NSESystem",
+
             ]
         ),
         // The per-notification process: links the reference extension alone, so it starts fast and stays small.

@@ -1,0 +1,248 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+import NSEChat
+import NSECrypto
+import NSEDevice
+import NSEExtension
+import NSEHost
+public import NSEJSON
+import NSEPayload
+import NSESIP
+import NSESIPServer
+import NSESystem
+
+/// What one case did.
+public struct CaseResult: Sendable {
+    public var name: String
+    public var file: String
+    public var passed: Bool
+    /// One line per expectation that did not hold.
+    public var differences: [String]
+    /// The result document (or nil when the case could not run).
+    public var actual: JSON?
+    public var milliseconds: Double
+    /// Set when the case itself is broken (unreadable, schema, setup failure).
+    public var error: String?
+    /// Where the case's full log is.
+    public var logPath: String?
+}
+
+/// Runs one case in its own folder with its own devices, its own embedded SIP server on an ephemeral loopback
+/// port, and one extension process, so cases never share state and can run in parallel.
+struct CaseRunner {
+    var replayCase: ReplayCase
+    var workDirectory: String
+    var extensionCommand: [String]
+
+    func run() async -> CaseResult {
+        let start = Clock.monotonicNanoseconds()
+        var log: [String] = ["case \(replayCase.name) (\(replayCase.file))"]
+        func finish(_ actual: JSON?, error: String?) -> CaseResult {
+            let logPath = Path.join(workDirectory, "case.log")
+            var lines = log
+            if let actual { lines.append("result: " + actual.serialized(.pretty)) }
+            if let error { lines.append("error: " + error) }
+            try? FileSystem.writeAtomically(logPath, lines.joined(separator: "\n") + "\n")
+            let differences = actual.map { Expectations.compare(expected: replayCase.expect, actual: $0) } ?? []
+            return CaseResult(
+                name: replayCase.name, file: replayCase.file, passed: error == nil && differences.isEmpty,
+                differences: differences, actual: actual, milliseconds: Clock.millisecondsSince(start), error: error,
+                logPath: logPath)
+        }
+        do {
+            try FileSystem.createDirectory(workDirectory)
+            var device = try makeDevice()
+            let other = try Device.create(at: Path.join(workDirectory, "other"))
+            var server: SIPServer?
+            defer { if let server { Task { await server.shutdown() } } }
+            if let sip = replayCase.sip {
+                let started = try await startServer(sip, device: &device, log: &log)
+                server = started
+                if sip.stopBeforePush {
+                    await started.shutdown()
+                    server = nil
+                    log.append("sip server stopped before the push")
+                }
+            }
+            let bytes = try payloadBytes(device: device, other: other)
+            let limits = ExtensionLimits(
+                budget: replayCase.budget, grace: replayCase.grace, memoryLimitKilobytes: Int(replayCase.memoryLimit * 1024))
+            let command = replayCase.extensionCommand.map {
+                NotificationHost.shellCommand($0.hasPrefix("/") ? $0 : Path.join(Path.dirname(replayCase.file), $0))
+            } ?? extensionCommand
+            let host = NotificationHost(device: device, limits: limits, extensionCommand: command)
+            let pushType = PushType(rawValue: replayCase.pushType) ?? .alert
+            let source: PayloadSource = replayCase.payloadFile.map { .file($0) } ?? .stdin
+            let result = await Threads.run { host.deliver(bytes, pushType: pushType, source: source) }
+            return finish(result.json, error: nil)
+        } catch let error as ReplayError {
+            return finish(nil, error: error.description)
+        } catch {
+            return finish(nil, error: "\(replayCase.file): setup failed: \(error)")
+        }
+    }
+
+    private func makeDevice() throws -> Device {
+        var options = Device.Options()
+        options.bundleID = replayCase.device.bundleID
+        options.teamID = replayCase.device.teamID
+        options.filtering = replayCase.device.filtering
+        options.locale = replayCase.device.locale
+        var device = try Device.create(at: Path.join(workDirectory, "device"), options: options)
+        func write(_ entries: [String: String], folder: String) throws {
+            guard !entries.isEmpty else { return }
+            let directory = Path.join(device.stringsDirectory, folder)
+            try FileSystem.createDirectory(directory)
+            let text = entries.sorted { $0.key < $1.key }.map { "\"\(escape($0.key))\" = \"\(escape($0.value))\";" }
+            try FileSystem.writeAtomically(Path.join(directory, "Case.strings"), text.joined(separator: "\n") + "\n")
+        }
+        try write(replayCase.device.strings, folder: "Base.lproj")
+        try write(replayCase.device.localeStrings, folder: "\(replayCase.device.locale).lproj")
+        var voip = device.config.voip
+        if let handler = replayCase.device.appHandler {
+            let resolved = handler.hasPrefix("/") || handler == "builtin" || handler.hasPrefix("http")
+                ? handler : Path.join(Path.dirname(replayCase.file), handler)
+            voip.appHandler = VoIPSettings.handler(from: resolved)
+        }
+        if let deadline = replayCase.device.appDeadline { voip.appDeadline = deadline }
+        if let strikes = replayCase.device.maxStrikes { voip.maxStrikes = strikes }
+        if let age = replayCase.device.maxOfferAge { voip.maxOfferAge = age }
+        device.config.voip = voip
+        try device.save()
+        for _ in 0..<replayCase.device.strikes { device.voipState.addStrike(reason: "preset by the case") }
+        if let mode = replayCase.device.keyMode { try FileSystem.setPermissions(device.secretKeyPath, mode_t(mode)) }
+        return device
+    }
+
+    private func escape(_ text: String) -> String {
+        text.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"").replacing("\n", with: "\\n")
+    }
+
+    /// The payload with `{{enc}}` replaced by the sealed plaintext.
+    private func payloadBytes(device: Device, other: Device) throws -> [UInt8] {
+        if let bytes = replayCase.payloadBytes { return bytes }
+        var text: String
+        if let file = replayCase.payloadFile {
+            let path = file.hasPrefix("/") ? file : Path.join(Path.dirname(replayCase.file), file)
+            guard let bytes = try FileSystem.readFile(path, limit: 1024 * 1024) else {
+                throw ReplayError(file: replayCase.file, field: "payload_file", message: "larger than 1 MiB")
+            }
+            text = String(decoding: bytes, as: UTF8.self)
+        } else {
+            text = replayCase.payloadText ?? ""
+        }
+        if let seal = replayCase.seal, text.contains("{{enc}}") {
+            let target = seal["to"]?.stringValue == "other" ? other : device
+            let envelope = try sealText(seal["plaintext"] ?? .null, to: target)
+            text = text.replacing("{{enc}}", with: envelope)
+        }
+        return Array(text.utf8)
+    }
+
+    /// Seals a plaintext (an object, with `{{now}}` / `{{now-SECONDS}}` in string values replaced by RFC 3339
+    /// times; or a string sealed as it is).
+    private func sealText(_ plaintext: JSON, to device: Device) throws -> String {
+        let bytes: [UInt8]
+        if let raw = plaintext.stringValue {
+            bytes = Array(raw.utf8)
+        } else {
+            bytes = Array(Self.expandTimes(plaintext.serialized()).utf8)
+        }
+        return try Envelope.seal(bytes, to: device.publicKey()).text
+    }
+
+    static func expandTimes(_ text: String) -> String {
+        var output = text
+        let now = Clock.unixMilliseconds() / 1000
+        while let range = output.firstRange(of: "{{now") {
+            guard let close = output[range.upperBound...].firstRange(of: "}}") else { break }
+            let offset = Int64(output[range.upperBound..<close.lowerBound]) ?? 0
+            output.replaceSubrange(range.lowerBound..<close.upperBound, with: Clock.rfc3339(unixSeconds: now + offset))
+        }
+        return output
+    }
+
+    /// Starts the case's embedded SIP server, gives the device an account on it, registers it as the app would,
+    /// and has the held messages sent to it.
+    private func startServer(_ spec: ReplayCase.SIPSpec, device: inout Device, log: inout [String]) async throws -> SIPServer {
+        var configuration = SIPServerConfiguration(listeners: [.init(transport: SIPTransportKind(token: spec.transport) ?? .tcp, port: 0)])
+        configuration.push.enabled = false
+        configuration.messageAcceptTimeout = .milliseconds(100)
+        if let password = spec.serverPassword { configuration.users = ["bob": password] }
+        var tlsCA: String?
+        if spec.transport == "tls" {
+            let files = try TestCertificate.make(in: workDirectory)
+            configuration.tls = .init(certificatePath: files.certificate, keyPath: files.key)
+            tlsCA = files.certificate
+        }
+        configuration.faults = faults(spec.faults)
+        let server = SIPServer(configuration: configuration, logger: Logger(label: "nse.replay.sip"))
+        let addresses = try await server.start()
+        guard let address = addresses.first else { throw ReplayError(file: replayCase.file, field: "sip", message: "the SIP server bound nothing") }
+        let proxy = address.proxyURI.description
+        log.append("sip server: \(proxy)")
+        try device.setSIPAccount(aor: "sip:bob@example.org", proxy: proxy, password: spec.password ?? "", expires: 3600, caFile: tlsCA)
+        try device.save()
+        var agentConfiguration = AppRegistration.configuration(for: device.config.sip!)
+        agentConfiguration.timers = SIPTimers(t1: .milliseconds(50))
+        let agent = SIPUserAgent(configuration: agentConfiguration, logger: Logger(label: "nse.replay.app"))
+        defer { Task { await agent.close() } }
+        if spec.register {
+            let registration = try AppRegistration.registration(for: device, account: device.config.sip!, password: spec.password)
+            let result = try await agent.register(registration)
+            log.append("app registration: \(result.statusCode)")
+        }
+        await agent.close()
+        let sender = SIPUserAgent(configuration: agentConfiguration, logger: Logger(label: "nse.replay.sender"))
+        for message in spec.held {
+            let (type, body) = try content(message, device: device)
+            var outgoing = SIPOutgoingMessage(
+                to: try SIPURI(parsing: "sip:bob@example.org"), from: try SIPURI(parsing: message.from), proxy: address.proxyURI,
+                contentType: type, body: body)
+            outgoing.callID = message.callID
+            let sent = try await sender.sendMessage(outgoing)
+            log.append("held \(message.callID): \(sent.statusCode)")
+        }
+        await sender.close()
+        let store = MessageStore(directory: device.storeDirectory)
+        for message in spec.storePrefill {
+            let (type, body) = try content(message, device: device)
+            try store.put(StoredMessage(callID: message.callID, from: message.from, to: "sip:bob@example.org", contentType: type, body: body, receivedAt: Clock.unixMilliseconds()))
+        }
+        return server
+    }
+
+    /// A held message's Content-Type and body, as Linphone would send it.
+    private func content(_ message: ReplayCase.HeldMessage, device: Device) throws -> (String, [UInt8]) {
+        var type = "text/plain;charset=UTF-8"
+        var body: [UInt8]
+        if message.sealed {
+            body = Array(try sealText(message.plaintext ?? .string(message.text ?? ""), to: device).utf8)
+            type = "application/vnd.nse.envelope"
+        } else {
+            body = Array((message.text ?? "").utf8)
+        }
+        guard message.cpim else { return (type, body) }
+        let cpim = CPIMMessage(
+            headers: [
+                (name: "From", value: "<\(message.from)>"), (name: "To", value: "<sip:bob@example.org>"),
+                (name: "DateTime", value: Clock.rfc3339(unixSeconds: Clock.unixMilliseconds() / 1000)),
+                (name: "NS", value: "imdn <\(IMDN.namespace)>"), (name: "imdn.Message-ID", value: message.callID),
+                (name: "imdn.Disposition-Notification", value: "positive-delivery"),
+            ],
+            contentHeaders: [(name: "Content-Type", value: type), (name: "Content-Length", value: String(body.count))], body: body)
+        return ("message/cpim", cpim.bytes)
+    }
+
+    private func faults(_ object: JSONObject) -> SIPServerConfiguration.Faults {
+        .init(
+            delayMilliseconds: Int(object["delay_ms"]?.intValue ?? 0), dropFirstPackets: Int(object["drop_first_packets"]?.intValue ?? 0),
+            alwaysChallenge: object["always_challenge"]?.boolValue ?? false, answer503: object["answer_503"]?.boolValue ?? false,
+            resetConnectionAfterRegister: object["reset_after_register"]?.boolValue ?? false,
+            deliverDuplicates: object["deliver_duplicates"]?.boolValue ?? false,
+            unrelatedCallIDFirst: object["unrelated_call_id_first"]?.boolValue ?? false,
+            neverAnswer: object["never_answer"]?.boolValue ?? false)
+    }
+}

@@ -1,0 +1,59 @@
+import NSEJSON
+
+/// Compares a case's `expect` with the result: only what the case states is checked, so volatile fields (timings,
+/// request ids, RSS, UUIDs) never make a case fail.
+enum Expectations {
+    /// One line per mismatch, e.g. `outcome: expected rewritten, got fallback`.
+    static func compare(expected: JSONObject, actual: JSON) -> [String] {
+        var differences: [String] = []
+        func show(_ value: JSON?) -> String { value.map { $0.serialized() } ?? "(absent)" }
+        for (key, want) in expected {
+            switch key {
+            case "outcome", "apns_reason":
+                if actual[key] != want { differences.append("\(key): expected \(show(want)), got \(show(actual[key]))") }
+            case "reason":
+                let got = actual["reason"]?.stringValue ?? ""
+                if let prefix = want.stringValue, !got.hasPrefix(prefix) {
+                    differences.append("reason: expected it to start with \(show(want)), got \(show(actual["reason"]))")
+                }
+            case "reason_contains":
+                let got = actual["reason"]?.stringValue ?? ""
+                if let part = want.stringValue, !got.contains(part) {
+                    differences.append("reason: expected it to contain \(show(want)), got \(show(actual["reason"]))")
+                }
+            case "display":
+                if actual["display"] != want { differences.append("display: expected \(show(want)), got \(show(actual["display"]))") }
+            case "call_report":
+                if want.isNull {
+                    if actual["call_report"] != .null { differences.append("call_report: expected null, got \(show(actual["call_report"]))") }
+                } else if let fields = want.objectValue {
+                    for (field, value) in fields where actual["call_report"]?[field] != value {
+                        differences.append("call_report.\(field): expected \(show(value)), got \(show(actual["call_report"]?[field]))")
+                    }
+                }
+            case "notification", "info", "voip", "extension":
+                let base: JSON? = key == "info" ? actual["extension"]?["info"] : actual[key]
+                for (path, value) in want.objectValue ?? [:] {
+                    let got = lookup(base, path)
+                    // An expected null also matches an absent key.
+                    if got != value && !(value.isNull && got == nil) { differences.append("\(key).\(path): expected \(show(value)), got \(show(got))") }
+                }
+            case "warnings_contain":
+                let warnings = actual["warnings"]?.arrayValue?.compactMap(\.stringValue) ?? []
+                if let part = want.stringValue, !warnings.contains(where: { $0.contains(part) }) {
+                    differences.append("warnings: expected one containing \(show(want)), got \(show(actual["warnings"]))")
+                }
+            default:
+                differences.append("expect.\(key): not something a case can expect")
+            }
+        }
+        return differences
+    }
+
+    /// A dotted path into a value (`aps.alert.title`).
+    static func lookup(_ value: JSON?, _ path: String) -> JSON? {
+        var current = value
+        for part in path.split(separator: ".") { current = current?[String(part)] }
+        return current
+    }
+}

@@ -1,0 +1,203 @@
+import NSECrypto
+public import NSEJSON
+import NSESystem
+
+/// One replay case, read from a JSON file (format: docs/replay.md, schema: docs/replay-case.schema.json).
+public struct ReplayCase: Sendable {
+    public var name: String
+    public var file: String
+    public var document: JSONObject
+
+    /// The device the case runs on.
+    public struct DeviceSpec: Sendable {
+        public var bundleID = "org.example.app"
+        public var teamID = "ABCDE12345"
+        public var filtering = false
+        public var locale = "en"
+        public var strings: [String: String] = [:]
+        public var localeStrings: [String: String] = [:]
+        public var appHandler: String?
+        public var appDeadline: Double?
+        public var maxStrikes: Int?
+        public var maxOfferAge: Double?
+        public var strikes = 0
+        public var keyMode: Int?
+    }
+
+    /// A message the embedded SIP server holds before the push.
+    public struct HeldMessage: Sendable {
+        public var callID: String
+        public var text: String?
+        public var plaintext: JSON?
+        public var sealed: Bool
+        public var cpim: Bool
+        public var from: String
+    }
+
+    /// The embedded SIP server's scenario.
+    public struct SIPSpec: Sendable {
+        public var transport = "tcp"
+        public var password: String?
+        public var serverPassword: String?
+        public var register = true
+        public var held: [HeldMessage] = []
+        public var faults: JSONObject = [:]
+        public var stopBeforePush = false
+        public var storePrefill: [HeldMessage] = []
+    }
+
+    public var device = DeviceSpec()
+    public var pushType = "alert"
+    public var payloadText: String?
+    public var payloadBytes: [UInt8]?
+    public var payloadFile: String?
+    public var seal: JSON?
+    public var sip: SIPSpec?
+    public var budget: Double = 5
+    public var grace: Double = 0.5
+    public var memoryLimit: Double = 24
+    public var extensionCommand: String?
+    public var expect: JSONObject
+
+    /// Reads and checks a case file; errors name the file and the field.
+    public static func load(_ path: String) throws(ReplayError) -> ReplayCase {
+        let bytes: [UInt8]?
+        do { bytes = try FileSystem.readFile(path, limit: 1024 * 1024) } catch {
+            throw ReplayError(file: path, field: nil, message: error.description)
+        }
+        guard let bytes else { throw ReplayError(file: path, field: nil, message: "larger than 1 MiB") }
+        let json: JSON
+        do { json = try JSON.parse(bytes, options: JSONParseOptions(maxDepth: 32)) } catch {
+            throw ReplayError(file: path, field: nil, message: error.description)
+        }
+        return try ReplayCase(json.objectValue ?? [:], file: path)
+    }
+
+    init(_ object: JSONObject, file: String) throws(ReplayError) {
+        func fail(_ field: String, _ message: String) -> ReplayError { ReplayError(file: file, field: field, message: message) }
+        func string(_ value: JSON?, _ field: String) throws(ReplayError) -> String? {
+            guard let value, !value.isNull else { return nil }
+            guard let text = value.stringValue else { throw fail(field, "must be a string, not a \(value.typeName)") }
+            return text
+        }
+        func number(_ value: JSON?, _ field: String) throws(ReplayError) -> Double? {
+            guard let value, !value.isNull else { return nil }
+            guard let number = value.doubleValue else { throw fail(field, "must be a number, not a \(value.typeName)") }
+            return number
+        }
+        func bool(_ value: JSON?, _ field: String) throws(ReplayError) -> Bool? {
+            guard let value, !value.isNull else { return nil }
+            guard let flag = value.boolValue else { throw fail(field, "must be true or false, not a \(value.typeName)") }
+            return flag
+        }
+        func strings(_ value: JSON?, _ field: String) throws(ReplayError) -> [String: String] {
+            guard let value, !value.isNull else { return [:] }
+            guard let object = value.objectValue else { throw fail(field, "must be an object of strings") }
+            var result: [String: String] = [:]
+            for (key, entry) in object {
+                guard let text = entry.stringValue else { throw fail("\(field).\(key)", "must be a string") }
+                result[key] = text
+            }
+            return result
+        }
+        let known: Set<String> = [
+            "name", "description", "device", "push_type", "payload", "payload_file", "payload_raw", "payload_base64",
+            "seal", "sip", "budget", "grace", "memory_limit", "extension", "expect",
+        ]
+        for key in object.keys where !known.contains(key) { throw fail(key, "is not a case field") }
+        self.file = file
+        self.document = object
+        name = try string(object["name"], "name") ?? Path.basename(file).replacing(".json", with: "")
+        if let deviceValue = object["device"] {
+            guard let spec = deviceValue.objectValue else { throw fail("device", "must be an object") }
+            let allowed: Set<String> = [
+                "bundle_id", "team_id", "filtering", "locale", "strings", "locale_strings", "app_handler", "app_deadline",
+                "max_strikes", "max_offer_age", "strikes", "key_mode",
+            ]
+            for key in spec.keys where !allowed.contains(key) { throw fail("device.\(key)", "is not a device field") }
+            device.bundleID = try string(spec["bundle_id"], "device.bundle_id") ?? device.bundleID
+            device.teamID = try string(spec["team_id"], "device.team_id") ?? device.teamID
+            device.filtering = try bool(spec["filtering"], "device.filtering") ?? false
+            device.locale = try string(spec["locale"], "device.locale") ?? "en"
+            device.strings = try strings(spec["strings"], "device.strings")
+            device.localeStrings = try strings(spec["locale_strings"], "device.locale_strings")
+            device.appHandler = try string(spec["app_handler"], "device.app_handler")
+            device.appDeadline = try number(spec["app_deadline"], "device.app_deadline")
+            device.maxStrikes = try number(spec["max_strikes"], "device.max_strikes").map { Int($0) }
+            device.maxOfferAge = try number(spec["max_offer_age"], "device.max_offer_age")
+            device.strikes = Int(try number(spec["strikes"], "device.strikes") ?? 0)
+            device.keyMode = try string(spec["key_mode"], "device.key_mode").flatMap { Int($0, radix: 8) }
+        }
+        pushType = try string(object["push_type"], "push_type") ?? "alert"
+        guard ["alert", "background", "voip"].contains(pushType) else { throw fail("push_type", "must be alert, background or voip") }
+        let payloadKeys = ["payload", "payload_file", "payload_raw", "payload_base64"].filter { object[$0] != nil }
+        guard payloadKeys.count == 1 else { throw fail("payload", "give exactly one of payload, payload_file, payload_raw, payload_base64") }
+        if let payload = object["payload"] {
+            guard payload.objectValue != nil else { throw fail("payload", "must be an object (use payload_raw for other text)") }
+            payloadText = payload.serialized()
+        }
+        payloadFile = try string(object["payload_file"], "payload_file")
+        if let raw = try string(object["payload_raw"], "payload_raw") { payloadText = raw }
+        if let encoded = try string(object["payload_base64"], "payload_base64") {
+            guard let decoded = Base64.decode(encoded) else { throw fail("payload_base64", "is not base64") }
+            payloadBytes = decoded
+        }
+        seal = object["seal"]
+        if let seal, seal.objectValue?["plaintext"] == nil {
+            throw fail("seal.plaintext", "is required (the plaintext sealed to the device at replay time)")
+        }
+        if let sipValue = object["sip"] {
+            guard let spec = sipValue.objectValue else { throw fail("sip", "must be an object") }
+            var sip = SIPSpec()
+            sip.transport = try string(spec["transport"], "sip.transport") ?? "tcp"
+            guard ["udp", "tcp", "tls"].contains(sip.transport) else { throw fail("sip.transport", "must be udp, tcp or tls") }
+            sip.password = try string(spec["password"], "sip.password")
+            sip.serverPassword = try string(spec["server_password"], "sip.server_password")
+            sip.register = try bool(spec["register"], "sip.register") ?? true
+            sip.stopBeforePush = try bool(spec["stop_before_push"], "sip.stop_before_push") ?? false
+            if let faults = spec["faults"] {
+                guard let object = faults.objectValue else { throw fail("sip.faults", "must be an object") }
+                sip.faults = object
+            }
+            func messages(_ key: String) throws(ReplayError) -> [HeldMessage] {
+                guard let list = spec[key] else { return [] }
+                guard let array = list.arrayValue else { throw fail("sip.\(key)", "must be an array") }
+                var result: [HeldMessage] = []
+                for (index, entry) in array.enumerated() {
+                    let field = "sip.\(key)[\(index)]"
+                    guard let message = entry.objectValue else { throw fail(field, "must be an object") }
+                    guard let callID = try string(message["call_id"], "\(field).call_id") else { throw fail("\(field).call_id", "is required") }
+                    let text = try string(message["text"], "\(field).text")
+                    let plaintext = message["plaintext"]
+                    if text == nil && plaintext == nil { throw fail(field, "needs text or plaintext") }
+                    result.append(
+                        HeldMessage(
+                            callID: callID, text: text, plaintext: plaintext,
+                            sealed: try bool(message["sealed"], "\(field).sealed") ?? (plaintext != nil),
+                            cpim: try bool(message["cpim"], "\(field).cpim") ?? true,
+                            from: try string(message["from"], "\(field).from") ?? "sip:alice@example.org"))
+                }
+                return result
+            }
+            sip.held = try messages("held")
+            sip.storePrefill = try messages("store")
+            self.sip = sip
+        }
+        budget = try number(object["budget"], "budget") ?? 5
+        grace = try number(object["grace"], "grace") ?? 0.5
+        memoryLimit = try number(object["memory_limit"], "memory_limit") ?? 24
+        extensionCommand = try string(object["extension"], "extension")
+        guard let expect = object["expect"]?.objectValue else { throw fail("expect", "is required (an object with at least outcome)") }
+        guard expect["outcome"]?.stringValue != nil else { throw fail("expect.outcome", "is required") }
+        self.expect = expect
+    }
+}
+
+/// A case file that can't be used.
+public struct ReplayError: Error, Sendable, CustomStringConvertible {
+    public var file: String
+    public var field: String?
+    public var message: String
+    public var description: String { field.map { "\(file): \($0): \(message)" } ?? "\(file): \(message)" }
+}
+

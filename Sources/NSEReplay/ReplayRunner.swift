@@ -1,0 +1,188 @@
+import NSEHost
+public import NSEJSON
+import NSESystem
+
+/// `nse replay`: runs case files, reports progress, writes JUnit, re-records expectations.
+public struct ReplayRunner: Sendable {
+    public var jobs: Int
+    public var filter: String?
+    public var update: Bool
+    public var workRoot: String
+    public var extensionCommand: [String]
+
+    public init(jobs: Int, filter: String?, update: Bool, workRoot: String, extensionCommand: [String]) {
+        self.jobs = max(1, jobs)
+        self.filter = filter
+        self.update = update
+        self.workRoot = workRoot
+        self.extensionCommand = extensionCommand
+    }
+
+    /// The case files under the given paths (files as given; folders searched for `*.json`, sorted).
+    public static func caseFiles(_ paths: [String]) throws(ReplayError) -> [String] {
+        var files: [String] = []
+        for path in paths {
+            if FileSystem.isDirectory(path) {
+                files += collect(path)
+            } else if FileSystem.exists(path) {
+                files.append(path)
+            } else {
+                throw ReplayError(file: path, field: nil, message: "no such file or folder")
+            }
+        }
+        return files
+    }
+
+    private static func collect(_ directory: String) -> [String] {
+        guard let names = try? FileSystem.contents(ofDirectory: directory) else { return [] }
+        var files: [String] = []
+        for name in names {
+            let path = Path.join(directory, name)
+            if FileSystem.isDirectory(path) { files += collect(path) } else if name.hasSuffix(".json") { files.append(path) }
+        }
+        return files
+    }
+
+    /// Runs the cases, `jobs` at a time, calling `progress` as each one ends (in completion order).
+    public func run(files: [String], progress: @escaping @Sendable (CaseResult) -> Void) async -> [CaseResult] {
+        var cases: [(Int, Result<ReplayCase, ReplayError>)] = []
+        for (index, file) in files.enumerated() {
+            do { cases.append((index, .success(try ReplayCase.load(file)))) } catch { cases.append((index, .failure(error))) }
+        }
+        if let filter {
+            cases = cases.filter { entry in
+                switch entry.1 {
+                case .success(let replayCase): replayCase.name.contains(filter) || replayCase.file.contains(filter)
+                case .failure(let error): error.file.contains(filter)
+                }
+            }
+        }
+        var results: [(Int, CaseResult)] = []
+        await withTaskGroup(of: (Int, CaseResult).self) { group in
+            var iterator = cases.makeIterator()
+            func launch(_ entry: (Int, Result<ReplayCase, ReplayError>)) {
+                let (index, loaded) = entry
+                group.addTask {
+                    switch loaded {
+                    case .failure(let error):
+                        return (index, CaseResult(name: Path.basename(error.file), file: error.file, passed: false, differences: [], actual: nil, milliseconds: 0, error: error.description, logPath: nil))
+                    case .success(let replayCase):
+                        let runner = CaseRunner(
+                            replayCase: replayCase, workDirectory: Path.join(workRoot, "\(index)-\(Path.basename(replayCase.file))"),
+                            extensionCommand: extensionCommand)
+                        return (index, await runner.run())
+                    }
+                }
+            }
+            for _ in 0..<jobs { if let next = iterator.next() { launch(next) } }
+            while let finished = await group.next() {
+                progress(finished.1)
+                results.append(finished)
+                if let next = iterator.next() { launch(next) }
+            }
+        }
+        let ordered = results.sorted { $0.0 < $1.0 }.map(\.1)
+        if update { for result in ordered { Recorder.rerecord(result) } }
+        return ordered
+    }
+}
+
+/// `--update`: writes a case's actual outcome back into its `expect`.
+enum Recorder {
+    static func rerecord(_ result: CaseResult) {
+        guard let actual = result.actual, result.error == nil,
+            let bytes = try? FileSystem.readFile(result.file, limit: 1024 * 1024),
+            var document = (try? JSON.parse(bytes))?.objectValue
+        else { return }
+        var expect = document["expect"]?.objectValue ?? [:]
+        expect["outcome"] = actual["outcome"]
+        if let reason = actual["reason"]?.stringValue {
+            expect["reason"] = .string(String(reason.split(separator: ":", maxSplits: 1).first ?? Substring(reason)))
+        }
+        expect["display"] = actual["display"]
+        if actual["outcome"] == "rejected" { expect["apns_reason"] = actual["apns_reason"] }
+        if let report = actual["call_report"]?.objectValue {
+            expect["call_report"] = ["localized_caller_name": report["localized_caller_name"] ?? .null, "remote_handle": report["remote_handle"] ?? .null]
+        } else if expect["call_report"] != nil {
+            expect["call_report"] = .null
+        }
+        // Keep only the notification/info expectations that still hold.
+        for key in ["notification", "info", "voip", "extension"] {
+            guard let fields = expect[key]?.objectValue else { continue }
+            let base: JSON? = key == "info" ? actual["extension"]?["info"] : actual[key]
+            expect[key] = .object(JSONObject(fields.members.map { (key: $0.key, value: Expectations.lookup(base, $0.key) ?? .null) }))
+        }
+        document["expect"] = .object(expect)
+        try? FileSystem.writeAtomically(result.file, JSON.object(document).serialized(.pretty) + "\n")
+    }
+}
+
+/// Reporters: text lines, JSON, JUnit XML.
+public enum ReplayReport {
+    /// One progress line: status, name, outcome, time.
+    public static func line(_ result: CaseResult) -> String {
+        let status = result.passed ? "PASS" : (result.error != nil ? "ERROR" : "FAIL")
+        let outcome = result.actual?["outcome"]?.stringValue ?? "-"
+        var text = "\(status)  \(result.name)  \(outcome)  \(Int(result.milliseconds)) ms"
+        if let error = result.error { text += "\n      \(error)" }
+        for difference in result.differences { text += "\n      \(difference)" }
+        if !result.passed, let log = result.logPath { text += "\n      full log: \(log)" }
+        return text
+    }
+
+    /// The plain closing line.
+    public static func summary(_ results: [CaseResult]) -> String {
+        let passed = results.filter(\.passed).count
+        return "\(passed) passed, \(results.count - passed) failed"
+    }
+
+    /// The results as one JSON document.
+    public static func json(_ results: [CaseResult]) -> JSON {
+        .array(results.map { result in
+            [
+                "name": .string(result.name), "file": .string(result.file), "passed": .bool(result.passed),
+                "differences": .array(result.differences.map(JSON.string)), "error": .string(result.error),
+                "ms": .double((result.milliseconds * 10).rounded() / 10), "result": result.actual ?? .null,
+            ]
+        })
+    }
+
+    /// JUnit XML for CI systems.
+    public static func junit(_ results: [CaseResult]) -> String {
+        let failures = results.filter { !$0.passed && $0.error == nil }.count
+        let errors = results.filter { $0.error != nil }.count
+        let seconds = results.reduce(0) { $0 + $1.milliseconds } / 1000
+        var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        xml += "<testsuite name=\"nse replay\" tests=\"\(results.count)\" failures=\"\(failures)\" errors=\"\(errors)\" time=\"\(seconds)\">\n"
+        for result in results {
+            xml += "  <testcase classname=\"\(escape(result.file))\" name=\"\(escape(result.name))\" time=\"\(result.milliseconds / 1000)\""
+            if result.passed {
+                xml += "/>\n"
+                continue
+            }
+            xml += ">\n"
+            if let error = result.error {
+                xml += "    <error message=\"\(escape(error))\"/>\n"
+            } else {
+                let message = result.differences.joined(separator: "; ")
+                xml += "    <failure message=\"\(escape(message))\">\(escape(result.differences.joined(separator: "\n")))</failure>\n"
+            }
+            xml += "  </testcase>\n"
+        }
+        return xml + "</testsuite>\n"
+    }
+
+    static func escape(_ text: String) -> String {
+        var output = ""
+        for character in text {
+            switch character {
+            case "&": output += "&amp;"
+            case "<": output += "&lt;"
+            case ">": output += "&gt;"
+            case "\"": output += "&quot;"
+            default: output.append(character)
+            }
+        }
+        return output
+    }
+}

@@ -1,0 +1,68 @@
+import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#endif
+import NSEHost
+import NSEJSON
+import NSEReplay
+import NSESystem
+
+/// `nse replay`: a corpus of push scenarios, each run in its own processes, compared with what it expects.
+struct ReplayCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "replay",
+        abstract: "Replay push scenario cases (docs/replay.md) and compare what the lock screen shows with what each case expects.",
+        discussion: "Exit status 0 when every case passes, 1 when any fails, 65 when a case file is broken.")
+
+    @Argument(help: ArgumentHelp("Case files, or folders searched for *.json cases.", valueName: "path"))
+    var paths: [String]
+
+    @Option(help: "Cases run at once (default: the number of cores).")
+    var jobs: Int?
+
+    @Option(help: "Run only the cases whose name or file contains this text.")
+    var filter: String?
+
+    @Option(help: ArgumentHelp("Write JUnit XML here.", valueName: "file"))
+    var junit: String?
+
+    @Flag(help: "Re-record each case's expectations from what happened (and say which changed).")
+    var update = false
+
+    @Option(help: "Output: text (a line per case, then the summary) or json.")
+    var format: String = "text"
+
+    @Option(help: ArgumentHelp("Keep every case's folder (devices, logs) here instead of a temporary folder.", valueName: "dir"))
+    var workDir: String?
+
+    func validate() throws {
+        guard ["text", "json"].contains(format) else { throw ValidationError("--format must be text or json") }
+        if let jobs, jobs < 1 || jobs > 64 { throw ValidationError("--jobs must be between 1 and 64") }
+    }
+
+    func run() async throws {
+        let files: [String]
+        do { files = try ReplayRunner.caseFiles(paths) } catch { throw Failure(.noInput, error.description).exit() }
+        let root = workDir ?? Path.join(Environment.get("TMPDIR") ?? "/tmp", "nse-replay-\(Clock.unixMilliseconds())")
+        let runner = ReplayRunner(
+            jobs: jobs ?? Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))), filter: filter, update: update, workRoot: root,
+            extensionCommand: NotificationHost.referenceExtensionCommand())
+        let text = format == "text"
+        let results = await runner.run(files: files) { result in
+            if text { StandardStreams.writeOut(ReplayReport.line(result) + "\n") }
+        }
+        if let junit {
+            do { try FileSystem.writeAtomically(junit, ReplayReport.junit(results)) } catch {
+                throw Failure(.ioError, "--junit: \(error.description)").exit()
+            }
+        }
+        if text {
+            if update { StandardStreams.writeOut("expectations re-recorded for \(results.filter { $0.actual != nil }.count) case(s)\n") }
+            StandardStreams.writeOut(ReplayReport.summary(results) + "\n")
+        } else {
+            StandardStreams.writeOut(ReplayReport.json(results).serialized(.pretty) + "\n")
+        }
+        if results.contains(where: { $0.error != nil }) { throw ExitCode(ExitStatus.rejected.rawValue) }
+        if results.contains(where: { !$0.passed }) && !update { throw ExitCode(1) }
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import NSEJSON
+import NSETestSupport
+import Testing
+
+/// `nse replay` as a CI job uses it: progress lines, the closing line, JUnit, failures with a diff, broken cases,
+/// and --update.
+@Suite struct ReplayTests {
+    let root: String
+    init() throws { root = try TestSupport.temporaryDirectory("nse-replay") }
+
+    func write(_ name: String, _ json: String) throws -> String {
+        let path = root + "/" + name
+        try TestSupport.write(json, to: path)
+        return path
+    }
+
+    let passing = #"{"name":"passes","payload":{"aps":{"alert":"hi"}},"expect":{"outcome":"not-invoked","display":{"title":"","subtitle":"","body":"hi"}}}"#
+    let failing = #"{"name":"fails","payload":{"aps":{"alert":"hi","mutable-content":1},"enc":"x"},"expect":{"outcome":"rewritten","display":{"title":"Alice","subtitle":"","body":"hi"}}}"#
+
+    @Test func passingAndFailingCasesWithJUnit() throws {
+        _ = try write("a.json", passing)
+        _ = try write("b.json", failing)
+        let junit = root + "/junit.xml"
+        let output = try TestSupport.nse(["replay", root, "--jobs", "2", "--junit", junit])
+        #expect(output.status == 1)
+        let lines = output.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.last == "1 passed, 1 failed")
+        #expect(lines.contains { $0.hasPrefix("PASS  passes  not-invoked") })
+        #expect(lines.contains { $0.hasPrefix("FAIL  fails  fallback") })
+        #expect(output.stdout.contains("outcome: expected \"rewritten\", got \"fallback\""))
+        #expect(output.stdout.contains("full log: "))
+        let xml = try String(contentsOfFile: junit, encoding: .utf8)
+        #expect(xml.contains("tests=\"2\" failures=\"1\""))
+        #expect(xml.contains("<failure message=\"outcome: expected"))
+    }
+
+    @Test func brokenCasesNameTheFileAndField() throws {
+        let bad = try write("bad.json", #"{"payload":{"aps":{}},"expect":{"outcome":"rewritten"},"budget":"soon"}"#)
+        let output = try TestSupport.nse(["replay", bad])
+        #expect(output.status == 65)
+        #expect(output.stdout.contains("ERROR"))
+        #expect(output.stdout.contains("bad.json: budget: must be a number"))
+        let noExpect = try write("noexpect.json", #"{"payload":{"aps":{}}}"#)
+        #expect(try TestSupport.nse(["replay", noExpect]).stdout.contains("noexpect.json: expect: is required"))
+        let notJSON = try write("notjson.json", "{")
+        #expect(try TestSupport.nse(["replay", notJSON]).stdout.contains("notjson.json: "))
+        #expect(try TestSupport.nse(["replay", root + "/missing"]).status == 66)
+    }
+
+    @Test func updateReRecordsExpectations() throws {
+        let path = try write("rerecord.json", failing)
+        let updated = try TestSupport.nse(["replay", path, "--update"])
+        #expect(updated.status == 0)
+        #expect(updated.stdout.contains("re-recorded"))
+        let case_ = try JSON.parse(try String(contentsOfFile: path, encoding: .utf8))
+        #expect(case_["expect"]?["outcome"] == "fallback")
+        #expect(case_["expect"]?["reason"] == "envelope-malformed")
+        #expect(try TestSupport.nse(["replay", path]).status == 0)
+    }
+
+    @Test func filterAndJSONFormat() throws {
+        _ = try write("one.json", passing)
+        _ = try write("two.json", failing)
+        let output = try TestSupport.nse(["replay", root, "--filter", "one", "--format", "json"])
+        #expect(output.status == 0)
+        let results = try JSON.parse(output.stdout, options: JSONParseOptions(requireObject: false))
+        #expect(results.arrayValue?.count == 1)
+        #expect(results.arrayValue?.first?["passed"] == true)
+    }
+
+    @Test func theProjectCorpusPasses() throws {
+        let output = try TestSupport.nse(["replay", TestSupport.fixtures + "/cases"])
+        #expect(output.status == 0, "\(output.stdout.split(separator: "\n").filter { !$0.hasPrefix("PASS") }.joined(separator: "\n"))")
+        let count = try Int(#require(output.stdout.split(separator: "\n").last?.split(separator: " ").first.map(String.init)))
+        #expect((count ?? 0) >= 60)
+    }
+}
