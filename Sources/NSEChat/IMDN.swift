@@ -18,8 +18,8 @@ public enum IMDN {
         var xml = """
             <?xml version="1.0" encoding="UTF-8"?>
             <imdn xmlns="urn:ietf:params:xml:ns:imdn">
-            <message-id>\(escape(messageID))</message-id>
-            <datetime>\(escape(originalDateTime ?? dateTime))</datetime>
+            <message-id>\(XMLText.escape(messageID))</message-id>
+            <datetime>\(XMLText.escape(originalDateTime ?? dateTime))</datetime>
 
             """
         xml += """
@@ -57,7 +57,16 @@ public enum IMDN {
         return unescape(String(text[open.upperBound..<close.lowerBound]))
     }
 
-    static func escape(_ text: String) -> String {
+    static func unescape(_ text: String) -> String {
+        text.replacing("&lt;", with: "<").replacing("&gt;", with: ">").replacing("&quot;", with: "\"")
+            .replacing("&amp;", with: "&")
+    }
+}
+
+/// Escaping text for XML content and attribute values.
+public enum XMLText {
+    /// `&`, `<`, `>` and `"` as entities.
+    public static func escape(_ text: String) -> String {
         var output = ""
         for character in text {
             switch character {
@@ -69,10 +78,5 @@ public enum IMDN {
             }
         }
         return output
-    }
-
-    static func unescape(_ text: String) -> String {
-        text.replacing("&lt;", with: "<").replacing("&gt;", with: ">").replacing("&quot;", with: "\"")
-            .replacing("&amp;", with: "&")
     }
 }

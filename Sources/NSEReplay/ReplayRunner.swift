@@ -1,3 +1,4 @@
+import NSEChat
 import NSEHost
 public import NSEJSON
 import NSESystem
@@ -172,17 +173,5 @@ public enum ReplayReport {
         return xml + "</testsuite>\n"
     }
 
-    static func escape(_ text: String) -> String {
-        var output = ""
-        for character in text {
-            switch character {
-            case "&": output += "&amp;"
-            case "<": output += "&lt;"
-            case ">": output += "&gt;"
-            case "\"": output += "&quot;"
-            default: output.append(character)
-            }
-        }
-        return output
-    }
+    static func escape(_ text: String) -> String { XMLText.escape(text) }
 }
