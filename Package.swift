@@ -27,6 +27,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
     ],
     targets: [
         // MARK: - C libraries (each touched by exactly one Swift file)
@@ -59,13 +60,25 @@ let package = Package(
             ]
         ),
         .target(name: "NSEHost", dependencies: ["NSECrypto", "NSEDevice", "NSEHTTP", "NSEJSON", "NSEPayload", "NSESystem"]),
+        // `nse serve`: the APNs-shaped HTTP endpoint (HTTP/1.1, h2 over TLS, h2c) that runs the host per push.
+        .target(
+            name: "NSEServer",
+            dependencies: [
+                "NSEHost", "NSEDevice", "NSEJSON", "NSEPayload", "NSECrypto", "NSESystem", logging, nioCore, nioPosix, nioSSL,
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+            ]
+        ),
+
         // MARK: - Executables
         .executableTarget(
             name: "nse",
             dependencies: [
                 argumentParser, logging, "NSEChat", "NSECrypto", "NSEDevice", "NSEExtension", "NSEHost", "NSEJSON",
-                "NSEPayload", "NSEReplay", "NSESIP", "NSESIPServer", "NSESystem",
-
+                "NSEPayload", "NSEReplay", "NSESIP", "NSESIPServer", "NSESystem", "NSEServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
             ]
         ),
         // The per-notification process: links the reference extension alone, so it starts fast and stays small.
@@ -98,6 +111,14 @@ let package = Package(
             ]
         ),
         .testTarget(name: "EndToEndTests", dependencies: ["NSEJSON", "NSETestSupport"]),
+        .testTarget(
+            name: "NSEServerTests",
+            dependencies: [
+                "NSEServer", "NSEDevice", "NSEHost", "NSEHTTP", "NSEJSON", "NSETestSupport", logging,
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
     ]
 )
 

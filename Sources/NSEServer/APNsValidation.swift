@@ -1,0 +1,149 @@
+public import NSEDevice
+public import NSEPayload
+import NSEJSON
+
+/// An APNs error: the HTTP status and the `reason` APNs puts in its JSON body.
+public struct APNsError: Error, Sendable, Equatable {
+    public var status: Int
+    public var reason: String
+
+    public init(_ status: Int, _ reason: String) {
+        self.status = status
+        self.reason = reason
+    }
+
+    static func badRequest(_ reason: String) -> APNsError { APNsError(400, reason) }
+    public static let badPath = APNsError(404, "BadPath")
+    public static let methodNotAllowed = APNsError(405, "MethodNotAllowed")
+    public static let payloadTooLarge = APNsError(413, "PayloadTooLarge")
+    public static let tooManyRequests = APNsError(429, "TooManyRequests")
+    public static let shutdown = APNsError(503, "Shutdown")
+}
+
+/// Which of a device's tokens a push was addressed to.
+public enum TokenKind: String, Sendable {
+    /// The app's remote-notification token (alert and background pushes).
+    case remote
+    /// The app's PushKit token (voip pushes).
+    case voip
+}
+
+/// A push APNs accepted: what goes to the device.
+public struct AcceptedPush: Sendable {
+    public var apnsID: String
+    public var token: String
+    public var tokenKind: TokenKind
+    public var pushType: PushType
+    public var priority: Int
+    public var payload: [UInt8]
+}
+
+/// The headers of one `POST /3/device/{token}`, lower-cased names, in the order received.
+public typealias APNsHeaders = [(name: String, value: String)]
+
+/// APNs's request rules, in the order APNs applies them. Pure: no I/O, so every rule is testable alone.
+public enum APNsValidation {
+    /// Every `apns-push-type` APNs knows; nse delivers `alert`, `background` and `voip`.
+    public static let knownPushTypes: [String: String] = [
+        "alert": "", "background": "", "voip": ".voip", "complication": ".complication",
+        "fileprovider": ".pushkit.fileprovider", "location": ".location-query", "liveactivity": ".push-type.liveactivity",
+        "pushtotalk": ".voip-ptt", "mdm": "", "widgets": ".push-type.widgets", "controls": ".push-type.controls",
+    ]
+    /// The `apns-collapse-id` limit, in bytes.
+    public static let maxCollapseIDBytes = 64
+
+    /// Checks a push against APNs's rules and the registered devices.
+    /// - Parameters:
+    ///   - token: the `{token}` path component.
+    ///   - headers: the request's headers.
+    ///   - body: the payload, or `nil` when it was over the largest limit (5120 bytes).
+    ///   - device: finds the device owning a token.
+    ///   - newID: makes a lowercase UUID for a push without `apns-id`.
+    public static func validate(
+        token: String, headers: APNsHeaders, body: [UInt8]?, device: (String) -> Device?, newID: () -> String
+    ) -> Result<(AcceptedPush, Device), APNsError> {
+        // DuplicateHeaders: any apns-* header more than once.
+        var seen = Set<String>()
+        for header in headers where header.name.hasPrefix("apns-") {
+            if !seen.insert(header.name).inserted { return .failure(.badRequest("DuplicateHeaders")) }
+        }
+        func value(_ name: String) -> String? { headers.first(where: { $0.name == name })?.value }
+
+        let apnsID: String
+        if let given = value("apns-id") {
+            guard isUUID(given) else { return .failure(.badRequest("BadMessageId")) }
+            apnsID = given
+        } else {
+            apnsID = newID()
+        }
+        guard !token.isEmpty else { return .failure(.badRequest("MissingDeviceToken")) }
+        guard token.allSatisfy(\.isHexDigit), let device = device(token) else {
+            return .failure(.badRequest("BadDeviceToken"))
+        }
+        let kind: TokenKind = device.config.remoteToken.lowercased() == token.lowercased() ? .remote : .voip
+
+        // apns-push-type; absent: voip for a .voip topic (as APNs infers), else alert.
+        let topic = value("apns-topic")
+        let typeName = value("apns-push-type") ?? ((topic?.hasSuffix(".voip") ?? false) ? "voip" : "alert")
+        guard let suffix = knownPushTypes[typeName] else { return .failure(.badRequest("InvalidPushType")) }
+
+        guard let topic else { return .failure(.badRequest("MissingTopic")) }
+        guard !topic.isEmpty, topic.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            return .failure(.badRequest("BadTopic"))
+        }
+
+        let priority: Int
+        if let text = value("apns-priority") {
+            guard let parsed = Int(text), [10, 5, 1].contains(parsed) else { return .failure(.badRequest("BadPriority")) }
+            priority = parsed
+        } else {
+            priority = typeName == "background" ? 5 : 10
+        }
+        if let expiration = value("apns-expiration") {
+            guard !expiration.isEmpty, expiration.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), Int64(expiration) != nil else {
+                return .failure(.badRequest("BadExpirationDate"))
+            }
+        }
+        if let collapse = value("apns-collapse-id"), collapse.utf8.count > maxCollapseIDBytes {
+            return .failure(.badRequest("BadCollapseId"))
+        }
+
+        // The topic must be this app's topic for the push type, and the token the one for that topic.
+        let bundleID = device.config.bundleID
+        guard topic == bundleID || topic.hasPrefix(bundleID + ".") else {
+            return .failure(.badRequest("DeviceTokenNotForTopic"))
+        }
+        guard topic == bundleID + suffix else { return .failure(.badRequest("BadTopic")) }
+        let pushType: PushType
+        switch (typeName, kind) {
+        case ("alert", .remote): pushType = .alert
+        case ("background", .remote): pushType = .background
+        case ("voip", .voip): pushType = .voip
+        default: return .failure(.badRequest("DeviceTokenNotForTopic"))
+        }
+
+        guard let body else { return .failure(.payloadTooLarge) }
+        guard !body.isEmpty else { return .failure(.badRequest("PayloadEmpty")) }
+        guard body.count <= pushType.payloadLimit else { return .failure(.payloadTooLarge) }
+
+        if pushType == .background && priority != 5 { return .failure(.badRequest("BadPriority")) }
+        if priority == 10 && isContentAvailableOnly(body) { return .failure(.badRequest("BadPriority")) }
+
+        let push = AcceptedPush(
+            apnsID: apnsID, token: token, tokenKind: kind, pushType: pushType, priority: priority, payload: body)
+        return .success((push, device))
+    }
+
+    /// `8-4-4-4-12` hex digits, either case.
+    public static func isUUID(_ text: String) -> Bool {
+        let groups = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard groups.map(\.count) == [8, 4, 4, 4, 12] else { return false }
+        return groups.allSatisfy { $0.allSatisfy(\.isHexDigit) }
+    }
+
+    /// Whether the payload's `aps` has `content-available` and nothing the user would see or hear.
+    static func isContentAvailableOnly(_ body: [UInt8]) -> Bool {
+        guard let aps = (try? JSON.parse(body))?["aps"]?.objectValue, aps["content-available"] != nil else { return false }
+        return aps["alert"] == nil && aps["sound"] == nil && aps["badge"] == nil
+    }
+}

@@ -1,0 +1,52 @@
+import NIOPosix
+import Synchronization
+
+/// A bounded queue in front of a fixed set of worker threads: at most `concurrency` deliveries run at once (each
+/// blocks its thread while the extension process runs), at most `capacity` wait. Never runs work on an event loop.
+public final class DeliveryQueue: Sendable {
+    private struct State {
+        var pending = 0
+        var closed = false
+    }
+
+    public let concurrency: Int
+    public let capacity: Int
+    private let pool: NIOThreadPool
+    private let state = Mutex(State())
+
+    /// - Parameters:
+    ///   - concurrency: worker threads.
+    ///   - capacity: pushes that may wait for a worker.
+    public init(concurrency: Int, capacity: Int) {
+        self.concurrency = max(1, concurrency)
+        self.capacity = max(0, capacity)
+        self.pool = NIOThreadPool(numberOfThreads: self.concurrency)
+        pool.start()
+    }
+
+    /// Pushes accepted and not yet done (running or waiting).
+    public var pending: Int { state.withLock { $0.pending } }
+
+    /// Queues `work`, or returns `false` when the queue is full or closed: the caller answers 429 or 503.
+    public func submit(_ work: @escaping @Sendable () -> Void) -> Bool {
+        let admitted = state.withLock { state -> Bool in
+            guard !state.closed, state.pending < concurrency + capacity else { return false }
+            state.pending += 1
+            return true
+        }
+        guard admitted else { return false }
+        pool.submit { _ in
+            // Run even when the pool is shutting down: an accepted push is never dropped.
+            work()
+            self.state.withLock { $0.pending -= 1 }
+        }
+        return true
+    }
+
+    /// Stops admitting, waits until every accepted push is done, then stops the threads.
+    public func drain() async {
+        state.withLock { $0.closed = true }
+        while pending > 0 { try? await Task.sleep(nanoseconds: 10_000_000) }
+        try? await pool.shutdownGracefully()
+    }
+}

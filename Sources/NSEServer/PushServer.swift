@@ -1,0 +1,95 @@
+import Hummingbird
+import HummingbirdCore
+import HummingbirdHTTP2
+import NIOSSL
+public import Logging
+import NIOCore
+import Synchronization
+
+/// How `nse serve` listens.
+public struct PushServerConfiguration: Sendable {
+    /// The main listener: HTTP/1.1 and HTTP/2 with prior knowledge (h2c); with TLS, h2 and http/1.1 by ALPN.
+    public var host: String
+    public var port: Int
+    /// A second, cleartext HTTP/2 listener for clients with prior knowledge (`curl --http2-prior-knowledge`).
+    public var h2cPort: Int?
+    /// PEM certificate chain and key: the main listener speaks TLS with ALPN h2 and http/1.1.
+    public var tlsCertificatePath: String?
+    public var tlsKeyPath: String?
+
+    public init(host: String, port: Int, h2cPort: Int? = nil, tlsCertificatePath: String? = nil, tlsKeyPath: String? = nil) {
+        self.host = host
+        self.port = port
+        self.h2cPort = h2cPort
+        self.tlsCertificatePath = tlsCertificatePath
+        self.tlsKeyPath = tlsKeyPath
+    }
+}
+
+/// Why the server could not start.
+public struct PushServerError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+}
+
+/// Runs the listeners of `nse serve` around one ``PushService``.
+public enum PushServer {
+    /// Serves until SIGINT or SIGTERM, then stops accepting, finishes in-flight requests and every accepted push.
+    /// - Parameter onListening: called once with the base URLs (`listening`, and `h2c` when asked), real ports.
+    public static func run(
+        _ configuration: PushServerConfiguration, service: PushService, logger: Logger,
+        onListening: @escaping @Sendable ([(String, String)]) -> Void
+    ) async throws {
+        let responder = PushResponder<BasicRequestContext>(service: service)
+        let scheme = configuration.tlsCertificatePath == nil ? "http" : "https"
+        let expected = configuration.h2cPort == nil ? 1 : 2
+        let bound = BoundAddresses()
+        let host = configuration.host
+        @Sendable func report(_ key: String, _ channel: any Channel) {
+            let port = channel.localAddress?.port ?? 0
+            let url = "\(key == "listening" ? scheme : "http")://\(host.contains(":") ? "[\(host)]" : host):\(port)"
+            let ready: [(String, String)]? = bound.entries.withLock { entries in
+                entries.append((key, url))
+                guard entries.count == expected else { return nil }
+                return entries.sorted { $0.0 == "listening" && $1.0 != "listening" }
+            }
+            if let ready { onListening(ready) }
+        }
+
+        let h2c = configuration.h2cPort.map { port in
+            Application(
+                responder: responder, server: .plaintextHTTP2(),
+                configuration: .init(address: .hostname(configuration.host, port: port), serverName: nil),
+                onServerRunning: { report("h2c", $0) }, logger: logger)
+        }
+        let server: HTTPServerBuilder
+        if let certificate = configuration.tlsCertificatePath, let key = configuration.tlsKeyPath {
+            do {
+                let chain = try NIOSSLCertificate.fromPEMFile(certificate).map { NIOSSLCertificateSource.certificate($0) }
+                let privateKey = try NIOSSLPrivateKey(file: key, format: .pem)
+                let tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(privateKey))
+                server = try .http2Upgrade(tlsConfiguration: tls)
+            } catch {
+                throw PushServerError(description: "TLS certificate \(certificate) / key \(key): \(error)")
+            }
+        } else {
+            // HTTP/1.1, and HTTP/2 with prior knowledge on the same port.
+            server = HTTPServerBuilder { responder in PrefaceSniffingChannel(responder: responder) }
+        }
+        let app = Application(
+            responder: responder, server: server,
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
+            services: h2c.map { [$0] } ?? [], onServerRunning: { report("listening", $0) }, logger: logger)
+        do {
+            try await app.runService()
+        } catch {
+            await service.drain()
+            throw error
+        }
+        await service.drain()
+    }
+}
+
+/// The listeners that are up, until all are and the line is printed.
+private final class BoundAddresses: Sendable {
+    let entries = Mutex<[(String, String)]>([])
+}

@@ -1,0 +1,97 @@
+public import Logging
+public import NSEDevice
+public import NSEHost
+public import NSEJSON
+import NSEPayload
+import NIOCore
+import NSECrypto
+import NSESystem
+
+/// The part of `nse serve` that is not HTTP: the registered devices, the bounded delivery queue, the result store
+/// and the per-notification log line.
+public final class PushService: Sendable {
+    public let devices: [Device]
+    public let queue: DeliveryQueue
+    public let store: ResultStore
+    public let extensionCommand: [String]
+    public let limits: ExtensionLimits
+    public let logger: Logger
+
+    public init(
+        devices: [Device], concurrency: Int, queueCapacity: Int, extensionCommand: [String],
+        limits: ExtensionLimits = ExtensionLimits(), logger: Logger
+    ) {
+        self.devices = devices
+        self.queue = DeliveryQueue(concurrency: concurrency, capacity: queueCapacity)
+        self.store = ResultStore()
+        self.extensionCommand = extensionCommand
+        self.limits = limits
+        self.logger = logger
+    }
+
+    /// The default `--concurrency`: twice the cores.
+    public static var defaultConcurrency: Int { 2 * System.coreCount }
+
+    /// The device owning `token` (remote or voip token, hex, case-insensitive).
+    public func device(for token: String) -> Device? {
+        devices.first { $0.ownsToken(token) }
+    }
+
+    /// A new lowercase UUID, as APNs generates for a push without `apns-id`.
+    public static func newAPNsID() -> String {
+        ((try? SecureRandom.uuid()) ?? "00000000-0000-4000-8000-000000000000").lowercased()
+    }
+
+    /// Queues a push for delivery; `completion` gets the recorded result once it is on disk.
+    /// - Returns: `false` when the queue is full (429) or the server is stopping.
+    public func enqueue(_ push: AcceptedPush, to device: Device, completion: (@Sendable (JSON) -> Void)? = nil) -> Bool {
+        let receivedAt = Clock.unixMilliseconds()
+        let accepted = Clock.monotonicNanoseconds()
+        return queue.submit { [self] in
+            let queuedMilliseconds = Clock.millisecondsSince(accepted)
+            let host = NotificationHost(device: device, limits: limits, extensionCommand: extensionCommand)
+            let result = host.deliver(push.payload, pushType: push.pushType, source: .webhook)
+            var object = result.json.objectValue ?? JSONObject()
+            object["apns_id"] = .string(push.apnsID)
+            object["token"] = .string(push.token.lowercased())
+            object["received_at"] = .int(receivedAt)
+            let recorded = JSON.object(object)
+            var metadata: Logger.Metadata = [
+                "apns-id": .string(push.apnsID), "token": .string(push.token.lowercased()),
+                "push-type": .string(push.pushType.rawValue), "outcome": .string(result.outcome.rawValue),
+                "queued-ms": .string(Self.format(queuedMilliseconds)),
+            ]
+            for (name, milliseconds) in result.timings { metadata["\(name)-ms"] = .string(Self.format(milliseconds)) }
+            if let killed = result.extensionReport?.killed { metadata["killed"] = .string(killed) }
+            do {
+                try store.append(recorded, for: device)
+            } catch {
+                metadata["store-error"] = .string("\(error)")
+                logger.error("notification not recorded", metadata: metadata)
+                completion?(recorded)
+                return
+            }
+            logger.info("notification", metadata: metadata)
+            completion?(recorded)
+        }
+    }
+
+    /// Queues a push and waits for its recorded result; `nil` when the queue is full.
+    public func deliverAndWait(_ push: AcceptedPush, to device: Device) async -> JSON? {
+        await withCheckedContinuation { (continuation: CheckedContinuation<JSON?, Never>) in
+            if !enqueue(push, to: device, completion: { continuation.resume(returning: $0) }) {
+                continuation.resume(returning: nil)
+            }
+        }
+    }
+
+    /// Stops taking pushes and waits for every accepted one to be recorded.
+    public func drain() async {
+        await queue.drain()
+    }
+
+    static func format(_ milliseconds: Double) -> String {
+        let tenths = Int((milliseconds * 10).rounded())
+        return "\(tenths / 10).\(tenths % 10)"
+    }
+}

@@ -1,0 +1,93 @@
+import ArgumentParser
+import Logging
+import NSEDevice
+import NSEHost
+import NSEJSON
+import NSEServer
+import NSESystem
+
+/// `nse serve`: an APNs-shaped HTTP endpoint that runs the extension for every push it accepts.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve POST /3/device/{token} as APNs does and run the extension for every accepted push.",
+        discussion: """
+            Prints one JSON line with the listening URLs (port 0 picks a free one), then serves until SIGINT or \
+            SIGTERM, when it stops accepting and finishes every accepted push. Results are appended to each \
+            device's notifications/results.jsonl and served at GET /v1/devices/{token}/notifications (docs/serve.md).
+            """)
+
+    @Option(help: ArgumentHelp("The listener: HTTP/1.1 and HTTP/2 with prior knowledge (h2c); with --tls-cert, h2 and http/1.1 over TLS (ALPN).", valueName: "host:port"))
+    var listen: String = "127.0.0.1:8443"
+
+    @Option(help: ArgumentHelp("An extra cleartext HTTP/2-only listener (prior knowledge), e.g. beside a TLS --listen.", valueName: "host:port"))
+    var listenH2c: String?
+
+    @Option(help: ArgumentHelp("A device container, repeatable: its remote and voip tokens are served.", valueName: "dir"))
+    var device: [String] = []
+
+    @Option(help: "Extensions run at once (2 × cores unless given).")
+    var concurrency: Int = PushService.defaultConcurrency
+
+    @Option(help: "Accepted pushes that may wait for a free slot; beyond that, 429 TooManyRequests.")
+    var queue: Int = 256
+
+    @Option(help: ArgumentHelp("Certificate chain (PEM): serve TLS with ALPN h2 and http/1.1.", valueName: "file"))
+    var tlsCert: String?
+
+    @Option(help: ArgumentHelp("Private key (PEM) for --tls-cert.", valueName: "file"))
+    var tlsKey: String?
+
+    @Option(name: .customLong("extension"), help: ArgumentHelp("Run this command as the extension instead of the reference one.", valueName: "cmd"))
+    var extensionCommand: String?
+
+    @Option(help: "Seconds before serviceExtensionTimeWillExpire.")
+    var budget: Double = 30
+
+    func validate() throws {
+        if (tlsCert == nil) != (tlsKey == nil) { throw ValidationError("--tls-cert and --tls-key go together") }
+        guard !device.isEmpty else { throw ValidationError("give at least one --device DIR") }
+        guard concurrency > 0, concurrency <= 1024 else { throw ValidationError("--concurrency must be between 1 and 1024") }
+        guard queue >= 0, queue <= 1_000_000 else { throw ValidationError("--queue must be between 0 and 1000000") }
+        guard budget > 0, budget <= 3600 else { throw ValidationError("--budget must be between 0 and 3600 seconds") }
+        _ = try Self.parseAddress(listen, option: "--listen")
+        if let listenH2c { _ = try Self.parseAddress(listenH2c, option: "--listen-h2c") }
+    }
+
+    /// `HOST:PORT` (IPv6 as `[::1]:PORT`).
+    static func parseAddress(_ text: String, option: String) throws -> (host: String, port: Int) {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else {
+            throw ValidationError("\(option) \(text): expected host:port")
+        }
+        var host = String(text[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty else { throw ValidationError("\(option) \(text): expected host:port") }
+        return (host, port)
+    }
+
+    func run() async throws {
+        var devices: [Device] = []
+        for path in device {
+            do { devices.append(try Device.open(at: path)) } catch { throw Failure(error).exit() }
+        }
+        let address = try Self.parseAddress(listen, option: "--listen")
+        let h2c = try listenH2c.map { try Self.parseAddress($0, option: "--listen-h2c") }
+        // One info line per notification on stderr, unless NSE_LOG_LEVEL says otherwise.
+        var logger = Logger(label: "nse.serve")
+        if Environment.get("NSE_LOG_LEVEL") == nil { logger.logLevel = .info }
+        let command = extensionCommand.map(NotificationHost.shellCommand) ?? NotificationHost.referenceExtensionCommand()
+        let service = PushService(
+            devices: devices, concurrency: concurrency, queueCapacity: queue, extensionCommand: command,
+            limits: ExtensionLimits(budget: budget), logger: logger)
+        let configuration = PushServerConfiguration(
+            host: address.host, port: address.port, h2cPort: h2c?.port, tlsCertificatePath: tlsCert, tlsKeyPath: tlsKey)
+        do {
+            try await PushServer.run(configuration, service: service, logger: logger) { urls in
+                let line = JSON.object(JSONObject(urls.map { (key: $0.0, value: JSON.string($0.1)) }))
+                StandardStreams.writeOut(line.serialized() + "\n")
+            }
+        } catch {
+            throw Failure(.ioError, "serve: \(error)").exit()
+        }
+    }
+}
