@@ -27,6 +27,8 @@ public struct CaseResult: Sendable {
     public var error: String?
     /// Where the case's full log is.
     public var logPath: String?
+    /// `--update` changed this case's expectations.
+    public var rerecorded = false
 }
 
 /// Runs one case in its own folder with its own devices, its own embedded SIP server on an ephemeral loopback

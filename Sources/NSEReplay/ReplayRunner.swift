@@ -82,19 +82,23 @@ public struct ReplayRunner: Sendable {
                 if let next = iterator.next() { launch(next) }
             }
         }
-        let ordered = results.sorted { $0.0 < $1.0 }.map(\.1)
-        if update { for result in ordered { Recorder.rerecord(result) } }
+        var ordered = results.sorted { $0.0 < $1.0 }.map(\.1)
+        if update {
+            for index in ordered.indices where Recorder.rerecord(ordered[index]) { ordered[index].rerecorded = true }
+        }
         return ordered
     }
 }
 
 /// `--update`: writes a case's actual outcome back into its `expect`.
 enum Recorder {
-    static func rerecord(_ result: CaseResult) {
+    /// - Returns: whether the case's expectations changed.
+    static func rerecord(_ result: CaseResult) -> Bool {
         guard let actual = result.actual, result.error == nil,
             let bytes = try? FileSystem.readFile(result.file, limit: 1024 * 1024),
             var document = (try? JSON.parse(bytes))?.objectValue
-        else { return }
+        else { return false }
+        let before = document["expect"]
         var expect = document["expect"]?.objectValue ?? [:]
         expect["outcome"] = actual["outcome"]
         if let reason = actual["reason"]?.stringValue {
@@ -113,8 +117,10 @@ enum Recorder {
             let base: JSON? = key == "info" ? actual["extension"]?["info"] : actual[key]
             expect[key] = .object(JSONObject(fields.members.map { (key: $0.key, value: Expectations.lookup(base, $0.key) ?? .null) }))
         }
+        guard before != .object(expect) else { return false }
         document["expect"] = .object(expect)
         try? FileSystem.writeAtomically(result.file, JSON.object(document).serialized(.pretty) + "\n")
+        return true
     }
 }
 

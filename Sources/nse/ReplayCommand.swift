@@ -57,7 +57,11 @@ struct ReplayCommand: AsyncParsableCommand {
             }
         }
         if text {
-            if update { StandardStreams.writeOut("expectations re-recorded for \(results.filter { $0.actual != nil }.count) case(s)\n") }
+            if update {
+                let changed = results.filter(\.rerecorded).map(\.name)
+                StandardStreams.writeOut(
+                    changed.isEmpty ? "no expectation changed\n" : "expectations re-recorded: \(changed.joined(separator: ", "))\n")
+            }
             StandardStreams.writeOut(ReplayReport.summary(results) + "\n")
         } else {
             StandardStreams.writeOut(ReplayReport.json(results).serialized(.pretty) + "\n")

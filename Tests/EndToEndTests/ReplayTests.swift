@@ -52,11 +52,12 @@ import Testing
         let path = try write("rerecord.json", failing)
         let updated = try TestSupport.nse(["replay", path, "--update"])
         #expect(updated.status == 0)
-        #expect(updated.stdout.contains("re-recorded"))
+        #expect(updated.stdout.contains("expectations re-recorded: fails"))
         let case_ = try JSON.parse(try String(contentsOfFile: path, encoding: .utf8))
         #expect(case_["expect"]?["outcome"] == "fallback")
         #expect(case_["expect"]?["reason"] == "envelope-malformed")
         #expect(try TestSupport.nse(["replay", path]).status == 0)
+        #expect(try TestSupport.nse(["replay", path, "--update"]).stdout.contains("no expectation changed"))
     }
 
     @Test func filterAndJSONFormat() throws {
