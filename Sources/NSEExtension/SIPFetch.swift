@@ -105,6 +105,7 @@ public struct SIPFetch: Sendable {
         let state = FetchState()
         let collector = Task {
             for await message in agent.messages { state.inbox.withLock { $0.append(message) } }
+            state.collectorDone.withLock { $0 = true }
         }
         func startRegister() -> Task<Void, Never> {
             state.registerOutcome.withLock { $0.done = false }
@@ -192,8 +193,21 @@ public struct SIPFetch: Sendable {
             content = rewriter.fallback(
                 reason: "not-found: no MESSAGE with Call-ID \(callID) arrived within \(Int(budget)) ms")
         }
-        collector.cancel()
+        // Every MESSAGE the user agent has answered 200 OK to must end up somewhere: the server now counts it as
+        // delivered. Stop receiving, let the collector see the stream end, and keep what came in meanwhile.
         await agent.close()
+        let drained = Task {
+            _ = await collector.value
+        }
+        let drainEnd = Clock.monotonicNanoseconds() + 500_000_000
+        while Clock.monotonicNanoseconds() < drainEnd, !state.collectorDone.withLock({ $0 }) {
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+        drained.cancel()
+        for message in state.inbox.withLock({ let taken = $0; $0.removeAll(); return taken }) where message.callID != callID {
+            report.callIDsReceived.append(message.callID)
+            if (try? store.put(StoredMessage(ReceivedContent(message)))) == true { report.stored += 1 }
+        }
         return finish(content)
     }
 
@@ -248,6 +262,7 @@ final class FetchState: Sendable {
     let inbox = Mutex<[SIPReceivedMessage]>([])
     let registerOutcome = Mutex<(status: Int?, error: String?, done: Bool)>((nil, nil, false))
     let noticeStatus = Mutex<Int?>(nil)
+    let collectorDone = Mutex(false)
 }
 
 /// A MESSAGE as the extension uses it, whether it came from the network or the shared store.
