@@ -40,7 +40,7 @@ let package = Package(
         .target(name: "NSESystem"),
         .target(name: "NSEJSON", dependencies: ["CJansson"]),
         .target(name: "NSECrypto", dependencies: ["CSodium", "NSESystem"]),
-        .target(name: "NSEHTTP", dependencies: ["CCurl"]),
+        .target(name: "NSEHTTP", dependencies: ["CCurl", "NSESystem"]),
         .target(name: "NSEChat"),
         .target(name: "NSESIP", dependencies: [nioCore, nioPosix, nioSSL, logging]),
         .target(name: "NSESIPServer", dependencies: ["NSESIP", "NSEHTTP", "NSEJSON", "NSECrypto", "NSESystem", nioCore, nioPosix, nioSSL, logging]),

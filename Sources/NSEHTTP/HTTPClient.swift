@@ -1,3 +1,4 @@
+import NSESystem
 import Synchronization
 
 /// Sends HTTP requests through libcurl, one connection per request.
@@ -26,12 +27,13 @@ public struct HTTPClient: Sendable {
         let flag = CancellationFlag()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, any Error>) in
-                do {
-                    try runOnNewThread {
-                        continuation.resume(with: Result { try self.perform(request, cancellation: flag) })
-                    }
-                } catch {
-                    continuation.resume(throwing: error)
+                // The blocking transfer runs on its own thread, off the Swift concurrency pool.
+                let started = Threads.detach {
+                    continuation.resume(with: Result { try self.perform(request, cancellation: flag) })
+                }
+                if !started {
+                    continuation.resume(
+                        throwing: HTTPClientError(code: .resourceExhausted, description: "could not start a thread for the request"))
                 }
             }
         } onCancel: {
