@@ -28,6 +28,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
     ],
     targets: [
         // MARK: - C libraries (each touched by exactly one Swift file)
@@ -60,11 +62,19 @@ let package = Package(
             ]
         ),
         .target(name: "NSEHost", dependencies: ["NSECrypto", "NSEDevice", "NSEHTTP", "NSEJSON", "NSEPayload", "NSESystem"]),
+        // APNs's provider side shared by `nse serve` and `nse push`: ES256 provider tokens (jwt-kit, in one file)
+        // and the push request/answer of the provider API.
+        .target(
+            name: "NSEAPNs",
+            dependencies: ["NSECrypto", "NSEHTTP", "NSEJSON", "NSEPayload", "NSESystem", .product(name: "JWTKit", package: "jwt-kit")]
+        ),
         // `nse serve`: the APNs-shaped HTTP endpoint (HTTP/1.1, h2 over TLS, h2c) that runs the host per push.
         .target(
             name: "NSEServer",
             dependencies: [
-                "NSEHost", "NSEDevice", "NSEJSON", "NSEPayload", "NSECrypto", "NSESystem", logging, nioCore, nioPosix, nioSSL,
+                "NSEAPNs", "NSEHost", "NSEDevice", "NSEHTTP", "NSEJSON", "NSEPayload", "NSECrypto", "NSESystem", logging, nioCore,
+                nioPosix, nioSSL,
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
@@ -75,7 +85,7 @@ let package = Package(
         .executableTarget(
             name: "nse",
             dependencies: [
-                argumentParser, logging, "NSEChat", "NSECrypto", "NSEDevice", "NSEExtension", "NSEHost", "NSEJSON",
+                argumentParser, logging, "NSEAPNs", "NSEChat", "NSECrypto", "NSEDevice", "NSEExtension", "NSEHost", "NSEJSON",
                 "NSEPayload", "NSEReplay", "NSESIP", "NSESIPServer", "NSESystem", "NSEServer",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
@@ -114,7 +124,7 @@ let package = Package(
         .testTarget(
             name: "NSEServerTests",
             dependencies: [
-                "NSEServer", "NSEDevice", "NSEHost", "NSEHTTP", "NSEJSON", "NSETestSupport", logging,
+                "NSEAPNs", "NSEServer", "NSEDevice", "NSEHost", "NSEHTTP", "NSEJSON", "NSETestSupport", logging,
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]

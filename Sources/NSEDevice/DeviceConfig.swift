@@ -25,6 +25,10 @@ public struct DeviceConfig: Sendable, Equatable {
     public var sip: SIPAccount?
     /// The app's VoIP side: its handler, deadline, strikes limit, offer age.
     public var voip = VoIPSettings()
+    /// When the app was uninstalled (Unix milliseconds): APNs answers 410 `Unregistered` for its tokens since.
+    public var uninstalledAt: Int64?
+    /// Where `nse serve` POSTs each recorded result for this device, if anywhere.
+    public var callbackURL: String?
 
     public init(
         bundleID: String, teamID: String, locale: String, filtering: Bool, remoteToken: String, voipToken: String,
@@ -55,6 +59,10 @@ public struct DeviceConfig: Sendable, Equatable {
             "created_at": .string(createdAt),
             "sip": sip?.json ?? .null,
             "voip": voip.json,
+            "apns": [
+                "uninstalled_at": uninstalledAt.map(JSON.int) ?? .null,
+                "callback_url": callbackURL.map(JSON.string) ?? .null,
+            ],
         ]
     }
 
@@ -79,6 +87,8 @@ public struct DeviceConfig: Sendable, Equatable {
             remoteToken: try field("remote", in: tokens), voipToken: try field("voip", in: tokens),
             publicKey: try field("public_key"), keyID: try field("key_id"), createdAt: try field("created_at"))
         voip = VoIPSettings(json: json["voip"])
+        uninstalledAt = json["apns"]?["uninstalled_at"]?.intValue
+        callbackURL = json["apns"]?["callback_url"]?.stringValue
         if let account = json["sip"], !account.isNull {
             sip = try SIPAccount(json: account, path: path)
         }

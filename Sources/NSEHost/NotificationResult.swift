@@ -17,6 +17,8 @@ public struct NotificationResult: Sendable {
         case notInvoked = "not-invoked"
         /// APNs or intake refused the payload.
         case rejected
+        /// APNs accepted the push but dropped it undelivered: its `apns-expiration` had passed (`nse serve`).
+        case expired
     }
 
     /// Measurements of the extension process.
@@ -53,6 +55,19 @@ public struct NotificationResult: Sendable {
     public var timings: [(String, Double)] = []
     /// For rejections: APNs's reason string.
     public var rejectionReason: String?
+
+    public init(
+        outcome: Outcome, reason: String, requestID: String, pushType: PushType, notification: JSONObject? = nil,
+        display: Display? = nil, warnings: [String] = []
+    ) {
+        self.warnings = warnings
+        self.outcome = outcome
+        self.reason = reason
+        self.requestID = requestID
+        self.pushType = pushType
+        self.notification = notification
+        self.display = display
+    }
 
     /// Whether a device could show this outcome (exit status 0) rather than a refusal (65).
     public var isRejected: Bool { outcome == .rejected }

@@ -6,10 +6,13 @@ import NSEJSON
 public struct APNsError: Error, Sendable, Equatable {
     public var status: Int
     public var reason: String
+    /// For 410: since when the token is invalid (Unix milliseconds).
+    public var timestamp: Int64?
 
-    public init(_ status: Int, _ reason: String) {
+    public init(_ status: Int, _ reason: String, timestamp: Int64? = nil) {
         self.status = status
         self.reason = reason
+        self.timestamp = timestamp
     }
 
     static func badRequest(_ reason: String) -> APNsError { APNsError(400, reason) }
@@ -36,6 +39,10 @@ public struct AcceptedPush: Sendable {
     public var pushType: PushType
     public var priority: Int
     public var payload: [UInt8]
+    /// `apns-expiration` (Unix seconds; 0 = now or never), if given.
+    public var expiration: Int64? = nil
+    /// `apns-collapse-id`, if given.
+    public var collapseID: String? = nil
 }
 
 /// The headers of one `POST /3/device/{token}`, lower-cased names, in the order received.
@@ -59,8 +66,10 @@ public enum APNsValidation {
     ///   - body: the payload, or `nil` when it was over the largest limit (5120 bytes).
     ///   - device: finds the device owning a token.
     ///   - newID: makes a lowercase UUID for a push without `apns-id`.
+    ///   - teamID: with token authentication, the team the provider token names: the app must be that team's.
     public static func validate(
-        token: String, headers: APNsHeaders, body: [UInt8]?, device: (String) -> Device?, newID: () -> String
+        token: String, headers: APNsHeaders, body: [UInt8]?, device: (String) -> Device?, newID: () -> String,
+        teamID: String? = nil
     ) -> Result<(AcceptedPush, Device), APNsError> {
         // DuplicateHeaders: any apns-* header more than once.
         var seen = Set<String>()
@@ -99,12 +108,15 @@ public enum APNsValidation {
         } else {
             priority = typeName == "background" ? 5 : 10
         }
-        if let expiration = value("apns-expiration") {
-            guard !expiration.isEmpty, expiration.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), Int64(expiration) != nil else {
+        var expiration: Int64?
+        if let text = value("apns-expiration") {
+            guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let parsed = Int64(text) else {
                 return .failure(.badRequest("BadExpirationDate"))
             }
+            expiration = parsed
         }
-        if let collapse = value("apns-collapse-id"), collapse.utf8.count > maxCollapseIDBytes {
+        let collapseID = value("apns-collapse-id")
+        if let collapse = collapseID, collapse.utf8.count > maxCollapseIDBytes {
             return .failure(.badRequest("BadCollapseId"))
         }
 
@@ -121,6 +133,8 @@ public enum APNsValidation {
         case ("voip", .voip): pushType = .voip
         default: return .failure(.badRequest("DeviceTokenNotForTopic"))
         }
+        if let teamID, device.config.teamID != teamID { return .failure(.badRequest("TopicDisallowed")) }
+        if let since = device.config.uninstalledAt { return .failure(APNsError(410, "Unregistered", timestamp: since)) }
 
         guard let body else { return .failure(.payloadTooLarge) }
         guard !body.isEmpty else { return .failure(.badRequest("PayloadEmpty")) }
@@ -130,7 +144,8 @@ public enum APNsValidation {
         if priority == 10 && isContentAvailableOnly(body) { return .failure(.badRequest("BadPriority")) }
 
         let push = AcceptedPush(
-            apnsID: apnsID, token: token, tokenKind: kind, pushType: pushType, priority: priority, payload: body)
+            apnsID: apnsID, token: token, tokenKind: kind, pushType: pushType, priority: priority, payload: body,
+            expiration: expiration, collapseID: collapseID)
         return .success((push, device))
     }
 

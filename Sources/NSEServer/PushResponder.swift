@@ -1,17 +1,24 @@
 public import Hummingbird
 import NIOCore
+import NSEAPNs
 import NSEDevice
 import NSEJSON
 import NSEPayload
+import ServiceLifecycle
 
 /// The HTTP side of `nse serve`: APNs's `POST /3/device/{token}` and nse's `/v1` endpoints.
 ///
-/// - `POST /3/device/{token}`: APNs's rules (``APNsValidation``); 200 with `apns-id` once queued, the extension
-///   runs afterwards on a worker thread.
+/// - `POST /3/device/{token}`: provider authentication when configured, then APNs's rules (``APNsValidation``);
+///   200 with `apns-id` and `apns-unique-id` once queued, the extension runs afterwards on a worker thread.
+/// - `GET /v1/devices`: the served devices and their tokens.
 /// - `GET /v1/devices/{token}/notifications[?limit=N]`: recorded results, newest first.
+/// - `GET /v1/events[?device=TOKEN…]`: every recorded result as a server-sent event, live.
 /// - `POST /v1/notify` `{"device": TOKEN, "payload": {…}, "push_type": "alert"}`: waits, answers the result.
-public struct PushResponder<Context: RequestContext>: HTTPResponder {
+public struct PushResponder: HTTPResponder {
+    public typealias Context = PushRequestContext
     public let service: PushService
+    /// Seconds between the comment lines that keep an idle event stream open through proxies.
+    static let keepAliveSeconds: UInt64 = 15
     /// The largest body read: the VoIP limit; anything longer is `PayloadTooLarge` whatever the push type.
     static var maxBody: Int { PushType.voip.payloadLimit }
 
@@ -23,7 +30,15 @@ public struct PushResponder<Context: RequestContext>: HTTPResponder {
         let parts = request.uri.path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         if parts.count >= 3, parts[0] == "", parts[1] == "3", parts[2] == "device", parts.count <= 4 {
             guard request.method == .post else { return Self.error(.methodNotAllowed, apnsID: nil) }
-            return await push(request, token: parts.count == 4 ? parts[3] : "")
+            return await push(request, token: parts.count == 4 ? parts[3] : "", connection: context.connection)
+        }
+        if parts == ["", "v1", "events"] {
+            guard request.method == .get else { return Self.error(.methodNotAllowed, apnsID: nil) }
+            return events(request)
+        }
+        if parts == ["", "v1", "devices"] {
+            guard request.method == .get else { return Self.error(.methodNotAllowed, apnsID: nil) }
+            return Self.json(.array(service.devices.all.map(Self.summary)))
         }
         if parts.count == 5, parts[1] == "v1", parts[2] == "devices", parts[4] == "notifications" {
             guard request.method == .get else { return Self.error(.methodNotAllowed, apnsID: nil) }
@@ -36,22 +51,85 @@ public struct PushResponder<Context: RequestContext>: HTTPResponder {
         return Self.error(.badPath, apnsID: nil)
     }
 
-    private func push(_ request: Request, token: String) async -> Response {
+    private func push(_ request: Request, token: String, connection: ConnectionIdentity) async -> Response {
         let headers: APNsHeaders = request.headers.map { (name: $0.name.canonicalName.lowercased(), value: $0.value) }
+        let givenID = headers.first(where: { $0.name == "apns-id" })?.value.lowercased()
+        let echoedID = givenID.flatMap { APNsValidation.isUUID($0) ? $0 : nil }
+        var teamID: String?
+        if let authentication = service.authentication {
+            let authorization = headers.first(where: { $0.name == "authorization" })?.value
+            switch await authentication.authenticate(authorization: authorization, connection: connection) {
+            case .failure(let error): return Self.error(error, apnsID: echoedID)
+            case .success(let claims): teamID = claims.teamID
+            }
+        }
         let body = try? await request.body.collect(upTo: Self.maxBody)
         let verdict = APNsValidation.validate(
             token: token, headers: headers, body: body.map { Array($0.readableBytesView) },
-            device: service.device(for:), newID: PushService.newAPNsID)
+            device: service.device(for:), newID: PushService.newAPNsID, teamID: teamID)
         switch verdict {
         case .failure(let error):
-            let given = headers.first(where: { $0.name == "apns-id" })?.value
-            return Self.error(error, apnsID: given.flatMap { APNsValidation.isUUID($0) ? $0 : nil })
+            return Self.error(error, apnsID: echoedID)
         case .success(let (push, device)):
             guard service.enqueue(push, to: device) else { return Self.error(.tooManyRequests, apnsID: push.apnsID) }
             var fields = HTTPFields()
             fields[.init("apns-id")!] = push.apnsID
+            // As APNs's development environment does: an id for the delivery log of Apple's Push Console.
+            fields[.init("apns-unique-id")!] = PushService.newAPNsID()
             return Response(status: .ok, headers: fields)
         }
+    }
+
+    /// `GET /v1/events[?device=TOKEN&device=TOKEN2]`: a text/event-stream of `notification` events, one per
+    /// recorded result, until the client goes or the server stops.
+    private func events(_ request: Request) -> Response {
+        let tokens = request.uri.queryParameters.getAll("device").map { String($0) }
+        var followed: Set<String>?
+        if !tokens.isEmpty {
+            var set = Set<String>()
+            for token in tokens {
+                guard let device = service.device(for: token) else { return Self.error(.badRequest("BadDeviceToken"), apnsID: nil) }
+                set.insert(device.config.remoteToken.lowercased())
+                set.insert(device.config.voipToken.lowercased())
+            }
+            followed = set
+        }
+        let hub = service.events
+        let (id, stream) = hub.subscribe(tokens: followed)
+        var fields = HTTPFields()
+        fields[.contentType] = "text/event-stream"
+        fields[.cacheControl] = "no-cache"
+        let body = ResponseBody { writer in
+            defer { hub.unsubscribe(id) }
+            try await withGracefulShutdownHandler {
+                try await writer.write(ByteBuffer(string: ": nse serve events\n\n"))
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    // Comments keep an idle stream open; the group ends when the events do.
+                    group.addTask {
+                        while !Task.isCancelled {
+                            try await Task.sleep(nanoseconds: Self.keepAliveSeconds * 1_000_000_000)
+                            hub.keepAlive(id)
+                        }
+                    }
+                    for await event in stream { try await writer.write(ByteBuffer(string: event.text)) }
+                    group.cancelAll()
+                }
+            } onGracefulShutdown: {
+                hub.unsubscribe(id)
+            }
+            try await writer.finish(nil)
+        }
+        return Response(status: .ok, headers: fields, body: body)
+    }
+
+    static func summary(_ device: Device) -> JSON {
+        [
+            "directory": .string(device.directory), "bundle_id": .string(device.config.bundleID),
+            "team_id": .string(device.config.teamID), "remote_token": .string(device.config.remoteToken),
+            "voip_token": .string(device.config.voipToken),
+            "uninstalled_at": device.config.uninstalledAt.map(JSON.int) ?? .null,
+            "callback_url": device.config.callbackURL.map(JSON.string) ?? .null,
+        ]
     }
 
     private func results(_ request: Request, token: String) -> Response {
@@ -90,7 +168,9 @@ public struct PushResponder<Context: RequestContext>: HTTPResponder {
 
     /// APNs's error answer: the status and `{"reason": …}`.
     static func error(_ error: APNsError, apnsID: String?) -> Response {
-        var response = json(["reason": .string(error.reason)], status: error.status)
+        var body: JSONObject = ["reason": .string(error.reason)]
+        if let timestamp = error.timestamp { body["timestamp"] = .int(timestamp) }
+        var response = json(.object(body), status: error.status)
         if let apnsID { response.headers[.init("apns-id")!] = apnsID }
         return response
     }

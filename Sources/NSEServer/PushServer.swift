@@ -39,7 +39,7 @@ public enum PushServer {
         _ configuration: PushServerConfiguration, service: PushService, logger: Logger,
         onListening: @escaping @Sendable ([(String, String)]) -> Void
     ) async throws {
-        let responder = PushResponder<BasicRequestContext>(service: service)
+        let responder = PushResponder(service: service)
         let scheme = configuration.tlsCertificatePath == nil ? "http" : "https"
         let expected = configuration.h2cPort == nil ? 1 : 2
         let bound = BoundAddresses()

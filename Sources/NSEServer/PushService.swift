@@ -7,23 +7,30 @@ import NIOCore
 import NSECrypto
 import NSESystem
 
-/// The part of `nse serve` that is not HTTP: the registered devices, the bounded delivery queue, the result store
-/// and the per-notification log line.
+/// The part of `nse serve` that is not HTTP: the registered devices, provider authentication, the bounded
+/// delivery queue, the result store, the live event feed, result callbacks and the per-notification log line.
 public final class PushService: Sendable {
-    public let devices: [Device]
+    public let devices: DeviceRegistry
     public let queue: DeliveryQueue
     public let store: ResultStore
+    public let events: EventHub
+    public let callbacks: ResultCallbacks
+    /// Token authentication, when configured: every `POST /3/device` needs a valid provider token.
+    public let authentication: ProviderAuthentication?
     public let extensionCommand: [String]
     public let limits: ExtensionLimits
     public let logger: Logger
 
     public init(
         devices: [Device], concurrency: Int, queueCapacity: Int, extensionCommand: [String],
-        limits: ExtensionLimits = ExtensionLimits(), logger: Logger
+        limits: ExtensionLimits = ExtensionLimits(), authentication: ProviderAuthentication? = nil, logger: Logger
     ) {
-        self.devices = devices
+        self.devices = DeviceRegistry(devices)
         self.queue = DeliveryQueue(concurrency: concurrency, capacity: queueCapacity)
         self.store = ResultStore()
+        self.events = EventHub()
+        self.callbacks = ResultCallbacks(logger: logger)
+        self.authentication = authentication
         self.extensionCommand = extensionCommand
         self.limits = limits
         self.logger = logger
@@ -34,7 +41,7 @@ public final class PushService: Sendable {
 
     /// The device owning `token` (remote or voip token, hex, case-insensitive).
     public func device(for token: String) -> Device? {
-        devices.first { $0.ownsToken(token) }
+        devices.device(for: token)
     }
 
     /// A new lowercase UUID, as APNs generates for a push without `apns-id`.
@@ -47,14 +54,28 @@ public final class PushService: Sendable {
     public func enqueue(_ push: AcceptedPush, to device: Device, completion: (@Sendable (JSON) -> Void)? = nil) -> Bool {
         let receivedAt = Clock.unixMilliseconds()
         let accepted = Clock.monotonicNanoseconds()
+        // APNs drops a push whose expiration date has passed instead of delivering it; 0 means "now or never".
+        let expired = push.expiration.map { $0 != 0 && $0 * 1000 < receivedAt } ?? false
         return queue.submit { [self] in
             let queuedMilliseconds = Clock.millisecondsSince(accepted)
-            let host = NotificationHost(device: device, limits: limits, extensionCommand: extensionCommand)
-            let result = host.deliver(push.payload, pushType: push.pushType, source: .webhook)
+            let result: NotificationResult
+            if expired {
+                result = NotificationResult(
+                    outcome: .expired,
+                    reason: "apns-expiration \(push.expiration ?? 0) had passed when the push arrived: APNs discards it undelivered",
+                    requestID: push.apnsID, pushType: push.pushType)
+            } else {
+                let host = NotificationHost(device: device, limits: limits, extensionCommand: extensionCommand)
+                result = host.deliver(push.payload, pushType: push.pushType, source: .webhook)
+            }
             var object = result.json.objectValue ?? JSONObject()
             object["apns_id"] = .string(push.apnsID)
             object["token"] = .string(push.token.lowercased())
             object["received_at"] = .int(receivedAt)
+            object["queued_ms"] = .double(Self.rounded(queuedMilliseconds))
+            if let collapseID = push.collapseID { object["collapse_id"] = .string(collapseID) }
+            object["latency_ms"] = .double(Self.rounded(Clock.millisecondsSince(accepted)))
+            object["recorded_at"] = .int(Clock.unixMilliseconds())
             let recorded = JSON.object(object)
             var metadata: Logger.Metadata = [
                 "apns-id": .string(push.apnsID), "token": .string(push.token.lowercased()),
@@ -71,7 +92,10 @@ public final class PushService: Sendable {
                 completion?(recorded)
                 return
             }
+            metadata["latency-ms"] = .string(Self.format(Clock.millisecondsSince(accepted)))
             logger.info("notification", metadata: metadata)
+            events.publish("notification", recorded, tokens: [device.config.remoteToken.lowercased(), device.config.voipToken.lowercased()])
+            if let url = device.config.callbackURL { callbacks.post(recorded, to: url, apnsID: push.apnsID) }
             completion?(recorded)
         }
     }
@@ -85,10 +109,15 @@ public final class PushService: Sendable {
         }
     }
 
-    /// Stops taking pushes and waits for every accepted one to be recorded.
+    /// Stops taking pushes, waits for every accepted one to be recorded and its callback sent, and ends the
+    /// event streams.
     public func drain() async {
         await queue.drain()
+        await callbacks.drain()
+        events.close()
     }
+
+    static func rounded(_ milliseconds: Double) -> Double { (milliseconds * 1000).rounded() / 1000 }
 
     static func format(_ milliseconds: Double) -> String {
         let tenths = Int((milliseconds * 10).rounded())

@@ -126,6 +126,14 @@ public enum FileSystem {
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
+    /// When `path` last changed (modification time in nanoseconds since the epoch, and its inode), or `nil` if
+    /// it does not exist. An atomic rewrite (rename) changes the inode even within one timestamp tick.
+    public static func modificationStamp(_ path: String) -> (nanoseconds: Int64, inode: UInt64)? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return (Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec), UInt64(info.st_ino))
+    }
+
     /// The permission bits of `path`.
     public static func permissions(_ path: String) throws(SystemError) -> mode_t {
         var info = stat()

@@ -37,4 +37,12 @@ public enum Threads {
             }
         }
     }
+
+    /// Blocks the calling thread for `seconds` (never call it on an event loop or the cooperative pool).
+    public static func sleep(seconds: Double) {
+        guard seconds > 0 else { return }
+        var request = timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - Double(Int(seconds))) * 1e9))
+        var remaining = timespec()
+        while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
+    }
 }

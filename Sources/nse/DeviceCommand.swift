@@ -95,11 +95,30 @@ struct DeviceCommand: ParsableCommand {
 
         @OptionGroup var voip: VoIPOptions
 
+        @Flag(help: ArgumentHelp("The app is uninstalled (now): nse serve answers its tokens with 410 Unregistered. --installed undoes it."))
+        var uninstalled = false
+
+        @Flag(help: .hidden)
+        var installed = false
+
+        @Option(help: ArgumentHelp("nse serve POSTs each recorded result for this device to this http(s) URL ('none' removes it).", valueName: "url"))
+        var callbackUrl: String?
+
+        func validate() throws {
+            if uninstalled && installed { throw ValidationError("--uninstalled and --installed exclude each other") }
+            if let callbackUrl, callbackUrl != "none", !(callbackUrl.hasPrefix("http://") || callbackUrl.hasPrefix("https://")) {
+                throw ValidationError("--callback-url \(callbackUrl): expected an http:// or https:// URL, or 'none'")
+            }
+        }
+
         func run() throws {
             do {
                 var device = try DeviceOption(device: directory).open()
                 if let filtering { device.config.filtering = filtering }
                 if let locale { device.config.locale = locale }
+                if uninstalled { device.config.uninstalledAt = Clock.unixMilliseconds() }
+                if installed { device.config.uninstalledAt = nil }
+                if let callbackUrl { device.config.callbackURL = callbackUrl == "none" ? nil : callbackUrl }
                 voip.apply(to: &device.config.voip)
                 if noSipAccount {
                     device.config.sip = nil

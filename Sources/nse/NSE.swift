@@ -13,7 +13,7 @@ struct NSE: AsyncParsableCommand {
         commandName: "nse",
         abstract: "Run iOS Notification Service Extension pushes on Linux: one extension process per notification, under iOS's rules.",
         discussion: "Exit status: 0 any outcome a device could show, 64 usage, 65 payload rejected, 66 input missing, 74 I/O error, 78 device or configuration problem.",
-        subcommands: [RunCommand.self, SealCommand.self, DeviceCommand.self, SendCommand.self, SIPServerCommand.self, ReplayCommand.self, ServeCommand.self]
+        subcommands: [RunCommand.self, SealCommand.self, DeviceCommand.self, SendCommand.self, SIPServerCommand.self, ReplayCommand.self, ServeCommand.self, PushCommand.self]
     )
 
     static func main() async {

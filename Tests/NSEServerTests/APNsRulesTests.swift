@@ -27,7 +27,7 @@ struct ServerFixture {
             extensionCommand: [TestSupport.referenceExtension], logger: Logger(label: "test"))
     }
 
-    var app: some ApplicationProtocol { Application(responder: PushResponder<BasicRequestContext>(service: service)) }
+    var app: some ApplicationProtocol { Application(responder: PushResponder(service: service)) }
 
     /// Waits (bounded) until every accepted push is recorded.
     func settle() async throws {
@@ -270,7 +270,7 @@ let alertPayload = #"{"aps":{"alert":{"title":"Hi","body":"there"}}}"#
         let service = PushService(
             devices: [device], concurrency: 1, queueCapacity: 0, extensionCommand: ["/bin/sh", "-c", "while [ ! -e '\(root)/release' ]; do sleep 0.05; done"],
             limits: ExtensionLimits(budget: 20), logger: Logger(label: "test"))
-        let app = Application(responder: PushResponder<BasicRequestContext>(service: service))
+        let app = Application(responder: PushResponder(service: service))
         let payload = #"{"aps":{"alert":"x","mutable-content":1}}"#
         let statuses: [Int] = try await app.test(.router) { client in
             var statuses: [Int] = []

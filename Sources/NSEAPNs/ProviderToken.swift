@@ -1,0 +1,171 @@
+import JWTKit
+import NSECrypto
+public import NSEJSON
+public import NSESystem
+
+/// APNs's provider authentication token: a JWT signed with ES256 by the team's APNs key (`AuthKey_KEYID.p8`),
+/// header `{"alg": "ES256", "kid": KEYID}`, claims `{"iss": TEAMID, "iat": SECONDS}`.
+///
+/// This is the only file that touches jwt-kit: signing and signature checks are jwt-kit's (over swift-crypto),
+/// the APNs rules around them (which claim, which reason) are ours.
+public enum ProviderToken {
+    /// APNs refuses tokens issued longer ago than this: `ExpiredProviderToken`.
+    public static let lifetimeSeconds: Int64 = 3600
+    /// APNs refuses a new token on a connection sooner than this after the last: `TooManyProviderTokenUpdates`.
+    public static let minimumRenewalSeconds: Int64 = 20 * 60
+    /// Clock skew tolerated for an `iat` in the future.
+    public static let futureSkewSeconds: Int64 = 60
+
+    /// The verified content of a token.
+    public struct Claims: Sendable, Equatable {
+        public var keyID: String
+        public var teamID: String
+        public var issuedAt: Int64
+    }
+
+    /// Why a token is refused, as APNs names it.
+    public enum Rejection: String, Error, Sendable {
+        /// No `authorization: bearer …` header.
+        case missing = "MissingProviderToken"
+        /// Malformed, not ES256, an unknown key id, a bad signature, another team, or an `iat` in the future.
+        case invalid = "InvalidProviderToken"
+        /// `iat` older than an hour.
+        case expired = "ExpiredProviderToken"
+    }
+}
+
+/// Why a key could not be loaded: a one-line message naming the file, never the key.
+public struct ProviderKeyError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+}
+
+/// Signs provider tokens for `nse push`, as a provider server does with its `.p8` key.
+public struct ProviderTokenSigner: Sendable {
+    public let keyID: String
+    public let teamID: String
+    private let keys: JWTKeyCollection
+
+    /// - Parameters:
+    ///   - keyFile: the PKCS #8 PEM file Apple hands out (`AuthKey_KEYID.p8`), or a SEC1 EC key PEM.
+    ///   - keyID: the key's 10-character id (the `kid`).
+    ///   - teamID: the team id (the `iss`).
+    public init(keyFile: String, keyID: String, teamID: String) async throws(ProviderKeyError) {
+        let pem = try ProviderKeys.readPEM(keyFile)
+        let key: ES256PrivateKey
+        do { key = try ES256PrivateKey(pem: pem) } catch {
+            throw ProviderKeyError(description: "\(keyFile): not an EC P-256 private key in PEM (AuthKey_KEYID.p8)")
+        }
+        self.keyID = keyID
+        self.teamID = teamID
+        keys = JWTKeyCollection()
+        await keys.add(ecdsa: key, kid: JWKIdentifier(string: keyID))
+    }
+
+    /// A token issued at `issuedAt` (Unix seconds; now when omitted).
+    public func token(issuedAt: Int64 = Clock.unixSeconds()) async throws(ProviderKeyError) -> String {
+        do {
+            return try await keys.sign(
+                APNsClaims(iss: teamID, iat: issuedAt), kid: JWKIdentifier(string: keyID),
+                header: ["alg": .string("ES256"), "kid": .string(keyID)])
+        } catch {
+            throw ProviderKeyError(description: "could not sign the provider token: \(error)")
+        }
+    }
+}
+
+/// Checks provider tokens for `nse serve` against the team's key, as APNs does.
+public struct ProviderTokenVerifier: Sendable {
+    public let keyID: String
+    public let teamID: String
+    private let keys: JWTKeyCollection
+
+    /// - Parameters:
+    ///   - keyFile: the `.p8` private key (its public half is used) or an EC P-256 public key PEM.
+    ///   - keyID: the key id tokens must name in `kid`.
+    ///   - teamID: the team id tokens must name in `iss`.
+    public init(keyFile: String, keyID: String, teamID: String) async throws(ProviderKeyError) {
+        let pem = try ProviderKeys.readPEM(keyFile)
+        let key: ES256PublicKey
+        if let privateKey = try? ES256PrivateKey(pem: pem) {
+            key = privateKey.publicKey
+        } else if let publicKey = try? ES256PublicKey(pem: pem) {
+            key = publicKey
+        } else {
+            throw ProviderKeyError(description: "\(keyFile): not an EC P-256 private or public key in PEM")
+        }
+        self.keyID = keyID
+        self.teamID = teamID
+        keys = JWTKeyCollection()
+        await keys.add(ecdsa: key, kid: JWKIdentifier(string: keyID))
+    }
+
+    /// Verifies the value of an `authorization` header (`bearer <jwt>`, scheme case-insensitive).
+    /// - Parameter now: Unix seconds.
+    public func verify(authorization: String?, now: Int64 = Clock.unixSeconds()) async -> Result<ProviderToken.Claims, ProviderToken.Rejection> {
+        guard let authorization, !authorization.isEmpty else { return .failure(.missing) }
+        let parts = authorization.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return .failure(.missing) }
+        let token = String(parts[1]).trimmingSpaces()
+        guard !token.isEmpty else { return .failure(.missing) }
+
+        // The parts jwt-kit does not judge the way APNs does: the header's alg and kid, the claims' iss and iat.
+        let segments = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard segments.count == 3,
+            let header = Self.decodeSegment(segments[0]), let claims = Self.decodeSegment(segments[1]),
+            header["alg"]?.stringValue == "ES256", header["kid"]?.stringValue == keyID,
+            claims["iss"]?.stringValue == teamID, let issuedAt = claims["iat"]?.intValue
+        else { return .failure(.invalid) }
+        do {
+            _ = try await keys.verify(token, as: UncheckedClaims.self)
+        } catch {
+            return .failure(.invalid)
+        }
+        if issuedAt > now + ProviderToken.futureSkewSeconds { return .failure(.invalid) }
+        if now - issuedAt > ProviderToken.lifetimeSeconds { return .failure(.expired) }
+        return .success(ProviderToken.Claims(keyID: keyID, teamID: teamID, issuedAt: issuedAt))
+    }
+
+    static func decodeSegment(_ segment: Substring) -> JSON? {
+        guard let bytes = Base64.decodeURLSafe(String(segment)), let json = try? JSON.parse(bytes), json.objectValue != nil else {
+            return nil
+        }
+        return json
+    }
+}
+
+/// Reading key files.
+enum ProviderKeys {
+    static func readPEM(_ path: String) throws(ProviderKeyError) -> String {
+        let text: String?
+        do { text = try FileSystem.readText(path, limit: 64 * 1024) } catch {
+            throw ProviderKeyError(description: "\(path): \(error.description)")
+        }
+        guard let text else { throw ProviderKeyError(description: "\(path): no such file") }
+        guard text.contains("-----BEGIN ") else { throw ProviderKeyError(description: "\(path): not a PEM file") }
+        return text
+    }
+}
+
+/// The claims APNs reads: the team and the issue time (Unix seconds, an integer, as Apple's examples send it).
+struct APNsClaims: JWTPayload {
+    var iss: String
+    var iat: Int64
+
+    func verify(using algorithm: some JWTAlgorithm) async throws {}
+}
+
+/// For the signature check alone: the claims are judged from the decoded JSON, reason by reason.
+struct UncheckedClaims: JWTPayload {
+    init(from decoder: any Decoder) throws {}
+    func encode(to encoder: any Encoder) throws {}
+    func verify(using algorithm: some JWTAlgorithm) async throws {}
+}
+
+extension String {
+    fileprivate func trimmingSpaces() -> String {
+        var view = Substring(self)
+        while view.first == " " || view.first == "\t" { view = view.dropFirst() }
+        while view.last == " " || view.last == "\t" { view = view.dropLast() }
+        return String(view)
+    }
+}
