@@ -127,6 +127,7 @@ let package = Package(
                 "NSEAPNs", "NSEServer", "NSEDevice", "NSEHost", "NSEHTTP", "NSEJSON", "NSETestSupport", logging,
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
             ]
         ),
     ]

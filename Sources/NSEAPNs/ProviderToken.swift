@@ -138,7 +138,7 @@ enum ProviderKeys {
     static func readPEM(_ path: String) throws(ProviderKeyError) -> String {
         let text: String?
         do { text = try FileSystem.readText(path, limit: 64 * 1024) } catch {
-            throw ProviderKeyError(description: "\(path): \(error.description)")
+            throw ProviderKeyError(description: error.description)
         }
         guard let text else { throw ProviderKeyError(description: "\(path): no such file") }
         guard text.contains("-----BEGIN ") else { throw ProviderKeyError(description: "\(path): not a PEM file") }

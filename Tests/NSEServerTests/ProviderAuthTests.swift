@@ -1,0 +1,179 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOEmbedded
+import NSEAPNs
+import NSEDevice
+import NSEHost
+import NSEJSON
+import NSEServer
+import NSETestSupport
+import Testing
+
+/// An APNs key made by openssl as Apple hands it out (PKCS #8 PEM), and its signer.
+struct TestAPNsKey {
+    static let keyID = "ABC123DEFG"
+    static let teamID = "ABCDE12345"
+    let path: String
+
+    init(in directory: String, name: String = "AuthKey_ABC123DEFG.p8") throws {
+        path = directory + "/" + name
+        let made = try TestSupport.run(
+            "/bin/sh", ["-c", "openssl ecparam -name prime256v1 -genkey -noout | openssl pkcs8 -topk8 -nocrypt -out '\(path)'"])
+        guard made.status == 0 else { throw LiveTestError(description: "openssl: \(made.stderr)") }
+    }
+
+    func token(issuedAt: Int64 = Int64(Date().timeIntervalSince1970), keyID: String = keyID, teamID: String = teamID) async throws -> String {
+        try await ProviderTokenSigner(keyFile: path, keyID: keyID, teamID: teamID).token(issuedAt: issuedAt)
+    }
+}
+
+/// A device and a service that requires provider tokens signed by `key`.
+struct AuthFixture {
+    let device: Device
+    let key: TestAPNsKey
+    let service: PushService
+    let root: String
+
+    init(deviceTeam: String = TestAPNsKey.teamID) async throws {
+        root = try TestSupport.temporaryDirectory("nse-serve-auth")
+        var options = Device.Options()
+        options.teamID = deviceTeam
+        device = try Device.create(at: root + "/bob", options: options)
+        key = try TestAPNsKey(in: root)
+        let verifier = try await ProviderTokenVerifier(keyFile: key.path, keyID: TestAPNsKey.keyID, teamID: TestAPNsKey.teamID)
+        service = PushService(
+            devices: [device], concurrency: 2, queueCapacity: 16, extensionCommand: [TestSupport.referenceExtension],
+            authentication: ProviderAuthentication(verifier: verifier), logger: Logger(label: "test"))
+    }
+
+    /// One push through the router with `authorization` as given; status, reason, apns-id and apns-unique-id.
+    func send(authorization: String?, token: String? = nil) async throws -> (status: Int, reason: String?, apnsID: String?, uniqueID: String?) {
+        var headers = [("apns-topic", "org.example.app"), ("apns-push-type", "alert")]
+        if let authorization { headers.append(("authorization", authorization)) }
+        let requestHeaders = fields(headers)
+        let app = Application(responder: PushResponder(service: service))
+        return try await app.test(.router) { client in
+            try await client.execute(
+                uri: "/3/device/\(token ?? device.config.remoteToken)", method: .post, headers: requestHeaders,
+                body: ByteBuffer(string: alertPayload)
+            ) { response in
+                (Int(response.status.code), reason(response), response.headers[.init("apns-id")!], response.headers[.init("apns-unique-id")!])
+            }
+        }
+    }
+
+    func settle() async throws {
+        for _ in 0..<1000 where service.queue.pending > 0 { try await Task.sleep(nanoseconds: 10_000_000) }
+    }
+}
+
+@Suite struct ProviderAuthTests {
+    var now: Int64 { Int64(Date().timeIntervalSince1970) }
+
+    @Test func aValidTokenIsAcceptedWithAUniqueID() async throws {
+        let fixture = try await AuthFixture()
+        let answer = try await fixture.send(authorization: "bearer " + (try await fixture.key.token()))
+        #expect(answer.status == 200, "\(answer.reason ?? "")")
+        #expect(answer.uniqueID.map(APNsValidation.isUUID) == true)
+        #expect(answer.uniqueID != answer.apnsID)
+        try await fixture.settle()
+        #expect(fixture.service.store.results(for: fixture.device, limit: 5).count == 1)
+    }
+
+    @Test func missingTokens() async throws {
+        let fixture = try await AuthFixture()
+        for authorization in [nil, "", "bearer", "bearer   ", "basic dXNlcjpwYXNz"] {
+            let answer = try await fixture.send(authorization: authorization)
+            #expect(answer.status == 403 && answer.reason == "MissingProviderToken", "\(authorization ?? "nil")")
+        }
+        try await fixture.settle()
+        #expect(fixture.service.store.results(for: fixture.device, limit: 5).isEmpty)
+    }
+
+    @Test func invalidTokens() async throws {
+        let fixture = try await AuthFixture()
+        let good = try await fixture.key.token()
+        let otherKey = try TestAPNsKey(in: fixture.root, name: "other.p8")
+        let segments = good.split(separator: ".").map(String.init)
+        let cases: [(String, String)] = [
+            ("not a jwt", "garbage"),
+            ("signed by another key", try await otherKey.token()),
+            ("another key id", try await fixture.key.token(keyID: "ZZZ999ZZZZ")),
+            ("another team", try await fixture.key.token(teamID: "OTHERTEAM1")),
+            ("issued in the future", try await fixture.key.token(issuedAt: now + 3600)),
+            ("signature cut", segments[0] + "." + segments[1] + "." + String(segments[2].dropLast(4))),
+            ("claims swapped", segments[0] + "." + (try await fixture.key.token(issuedAt: now - 5)).split(separator: ".")[1] + "." + segments[2]),
+            ("alg none", "eyJhbGciOiJub25lIiwia2lkIjoiQUJDMTIzREVGRyJ9." + segments[1] + "."),
+        ]
+        for (name, token) in cases {
+            let answer = try await fixture.send(authorization: "bearer " + token)
+            #expect(answer.status == 403 && answer.reason == "InvalidProviderToken", "\(name): \(answer.status) \(answer.reason ?? "")")
+        }
+    }
+
+    @Test func tokensOlderThanAnHourAreExpired() async throws {
+        let fixture = try await AuthFixture()
+        let stale = try await fixture.key.token(issuedAt: now - 3601)
+        let answer = try await fixture.send(authorization: "bearer " + stale)
+        #expect(answer.status == 403 && answer.reason == "ExpiredProviderToken")
+        let fresh = try await fixture.send(authorization: "Bearer " + (try await fixture.key.token(issuedAt: now - 3500)))
+        #expect(fresh.status == 200)
+        try await fixture.settle()
+    }
+
+    @Test func anotherTeamsAppIsTopicDisallowed() async throws {
+        let fixture = try await AuthFixture(deviceTeam: "OTHERTEAM1")
+        let answer = try await fixture.send(authorization: "bearer " + (try await fixture.key.token()))
+        #expect(answer.status == 400 && answer.reason == "TopicDisallowed")
+    }
+
+    @Test func renewingSoonerThanTwentyMinutesOnAConnectionIsTooManyUpdates() async throws {
+        let fixture = try await AuthFixture()
+        let authentication = try #require(fixture.service.authentication)
+        let connection = ConnectionIdentity(channel: EmbeddedChannel())
+        let other = ConnectionIdentity(channel: EmbeddedChannel())
+        let first = try await fixture.key.token(issuedAt: now - 1300)
+        let soon = try await fixture.key.token(issuedAt: now - 1200)
+        let later = try await fixture.key.token(issuedAt: now - 10)
+        func check(_ token: String, _ connection: ConnectionIdentity) async -> String {
+            switch await authentication.authenticate(authorization: "bearer " + token, connection: connection) {
+            case .success: return "ok"
+            case .failure(let error): return "\(error.status) \(error.reason)"
+            }
+        }
+        #expect(await check(first, connection) == "ok")
+        #expect(await check(first, connection) == "ok", "the same token again is no renewal")
+        #expect(await check(soon, connection) == "429 TooManyProviderTokenUpdates")
+        #expect(await check(soon, other) == "ok", "another connection has its own token")
+        #expect(await check(later, connection) == "ok", "20 minutes after the first")
+        #expect(await check(soon, connection) == "429 TooManyProviderTokenUpdates", "going back is a renewal too")
+    }
+
+    @Test func aClosedConnectionIsForgotten() async throws {
+        let fixture = try await AuthFixture()
+        let authentication = try #require(fixture.service.authentication)
+        let channel = EmbeddedChannel()
+        let before = authentication.connectionCount
+        _ = await authentication.authenticate(authorization: "bearer " + (try await fixture.key.token()), connection: ConnectionIdentity(channel: channel))
+        #expect(authentication.connectionCount == before + 1)
+        _ = try? channel.finish()
+        #expect(authentication.connectionCount == before)
+    }
+
+    @Test func verifierRefusesFilesThatAreNotKeys() async throws {
+        let root = try TestSupport.temporaryDirectory("nse-serve-auth")
+        try TestSupport.write("hello", to: root + "/text.p8")
+        try TestSupport.write("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n", to: root + "/bad.p8")
+        for (file, expected) in [("missing.p8", "No such file"), ("text.p8", "not a PEM file"), ("bad.p8", "not an EC P-256")] {
+            do {
+                _ = try await ProviderTokenVerifier(keyFile: root + "/" + file, keyID: "K", teamID: "T")
+                Issue.record("\(file) was accepted")
+            } catch {
+                #expect(error.description.contains(expected), "\(error.description)")
+                #expect(!error.description.contains("\n"))
+            }
+        }
+    }
+}
