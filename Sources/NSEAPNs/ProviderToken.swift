@@ -169,3 +169,25 @@ extension String {
         return String(view)
     }
 }
+
+/// A provider's current token: one token reused for 50 minutes, then a new one, as Apple asks providers to do
+/// (never older than an hour, never renewed more than every 20 minutes). For long-running senders such as
+/// `nse sip-server`.
+public actor ProviderTokenCache {
+    /// How long one token is used.
+    public static let renewAfterSeconds: Int64 = 50 * 60
+    private let signer: ProviderTokenSigner
+    private var current: (token: String, issuedAt: Int64)?
+
+    public init(signer: ProviderTokenSigner) {
+        self.signer = signer
+    }
+
+    /// The token to send now; `nil` if signing failed.
+    public func token(now: Int64 = Clock.unixSeconds()) async -> String? {
+        if let current, now - current.issuedAt < Self.renewAfterSeconds { return current.token }
+        guard let token = try? await signer.token(issuedAt: now) else { return nil }
+        current = (token, now)
+        return token
+    }
+}

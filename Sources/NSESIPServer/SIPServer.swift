@@ -742,7 +742,12 @@ public actor SIPServer {
         let aor = record.aor
         let callID = record.callID
         let requestURL = httpRequest.url
+        let providerToken = configuration.push.providerToken
         spawn { [weak self] in
+            var httpRequest = httpRequest
+            if let providerToken, let token = await providerToken() {
+                httpRequest.headers.add(name: "authorization", value: "bearer \(token)")
+            }
             let result = await APNsMessagePush.send(httpRequest)
             await self?.pushFinished(aor: aor, callID: callID, url: requestURL, status: result.status, reason: result.reason)
         }

@@ -57,6 +57,8 @@ public struct SIPServerConfiguration: Sendable {
         public var connectTimeout: Double
         /// Set false to never send pushes (held messages are still kept).
         public var enabled: Bool
+        /// Token-based APNs authentication: gives the current provider token (JWT) for `authorization: bearer`.
+        public var providerToken: (@Sendable () async -> String?)?
 
         /// Creates push settings (Apple's endpoints by default).
         public init(apnsURL: String = "https://api.push.apple.com",

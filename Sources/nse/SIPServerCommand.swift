@@ -1,4 +1,5 @@
 import ArgumentParser
+import NSEAPNs
 import Dispatch
 import Logging
 import NSEHTTP
@@ -38,6 +39,15 @@ struct SIPServerCommand: AsyncParsableCommand {
 
     @Option(help: ArgumentHelp("CA file for the push URL's TLS certificate.", valueName: "file"))
     var pushCA: String?
+
+    @Option(help: ArgumentHelp("Token-based APNs authentication: sign provider tokens with this key (AuthKey_KEYID.p8).", valueName: "file"))
+    var pushAuthKeyFile: String?
+
+    @Option(help: ArgumentHelp("The APNs key id (kid), with --push-auth-key-file.", valueName: "id"))
+    var pushKeyId: String?
+
+    @Option(help: ArgumentHelp("The team id (iss), with --push-auth-key-file.", valueName: "id"))
+    var pushTeamId: String?
 
     @Option(help: ArgumentHelp("`username password` lines: enables digest authentication of REGISTER.", valueName: "file"))
     var users: String?
@@ -92,6 +102,9 @@ struct SIPServerCommand: AsyncParsableCommand {
         guard acceptTimeout > 0 else { throw ValidationError("--accept-timeout must be more than 0") }
         guard messageExpires > 0 else { throw ValidationError("--message-expires must be more than 0") }
         if !noPush && pushURL == nil { throw ValidationError("give --push-url URL (where pushes go) or --no-push") }
+        if pushAuthKeyFile != nil || pushKeyId != nil || pushTeamId != nil, pushAuthKeyFile == nil || pushKeyId == nil || pushTeamId == nil {
+            throw ValidationError("--push-auth-key-file, --push-key-id and --push-team-id go together")
+        }
     }
 
     func makeConfiguration() throws -> SIPServerConfiguration {
@@ -120,8 +133,17 @@ struct SIPServerCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let configuration: SIPServerConfiguration
+        var configuration: SIPServerConfiguration
         do { configuration = try makeConfiguration() } catch { throw Failure(.usage, "\(error)").exit() }
+        if let pushAuthKeyFile, let pushKeyId, let pushTeamId {
+            let cache: ProviderTokenCache
+            do {
+                cache = ProviderTokenCache(signer: try await ProviderTokenSigner(keyFile: pushAuthKeyFile, keyID: pushKeyId, teamID: pushTeamId))
+            } catch {
+                throw Failure(.config, "--push-auth-key-file \(error.description)").exit()
+            }
+            configuration.push.providerToken = { await cache.token() }
+        }
         let server = SIPServer(configuration: configuration, logger: Logger(label: "nse.sip-server"))
         let addresses: [SIPServerBoundAddress]
         do { addresses = try await server.start() } catch {
