@@ -27,20 +27,30 @@ public final class DeliveryQueue: Sendable {
     /// Pushes accepted and not yet done (running or waiting).
     public var pending: Int { state.withLock { $0.pending } }
 
-    /// Queues `work`, or returns `false` when the queue is full or closed: the caller answers 429 or 503.
-    public func submit(_ work: @escaping @Sendable () -> Void) -> Bool {
-        let admitted = state.withLock { state -> Bool in
-            guard !state.closed, state.pending < concurrency + capacity else { return false }
+    /// Whether a push was queued.
+    public enum Admission: Sendable, Equatable {
+        case accepted
+        /// Every slot runs and the waiting room is full: 429 `TooManyRequests`.
+        case full
+        /// The server is stopping: 503 `Shutdown`.
+        case closed
+    }
+
+    /// Queues `work` unless the queue is full or closed.
+    public func submit(_ work: @escaping @Sendable () -> Void) -> Admission {
+        let admission = state.withLock { state -> Admission in
+            guard !state.closed else { return .closed }
+            guard state.pending < concurrency + capacity else { return .full }
             state.pending += 1
-            return true
+            return .accepted
         }
-        guard admitted else { return false }
+        guard admission == .accepted else { return admission }
         pool.submit { _ in
             // Run even when the pool is shutting down: an accepted push is never dropped.
             work()
             self.state.withLock { $0.pending -= 1 }
         }
-        return true
+        return .accepted
     }
 
     /// Stops admitting, waits until every accepted push is done, then stops the threads.

@@ -71,7 +71,7 @@ public struct PushResponder: HTTPResponder {
         case .failure(let error):
             return Self.error(error, apnsID: echoedID)
         case .success(let (push, device)):
-            guard service.enqueue(push, to: device) else { return Self.error(.tooManyRequests, apnsID: push.apnsID) }
+            if let refusal = service.enqueue(push, to: device) { return Self.error(refusal, apnsID: push.apnsID) }
             var fields = HTTPFields()
             fields[.init("apns-id")!] = push.apnsID
             // As APNs's development environment does: an id for the delivery log of Apple's Push Console.
@@ -158,8 +158,10 @@ public struct PushResponder: HTTPResponder {
             apnsID: PushService.newAPNsID(), token: token,
             tokenKind: device.config.voipToken.lowercased() == token.lowercased() ? .voip : .remote,
             pushType: pushType, priority: pushType == .background ? 5 : 10, payload: payload.serializedBytes())
-        guard let result = await service.deliverAndWait(push, to: device) else {
-            return Self.error(.tooManyRequests, apnsID: push.apnsID)
+        let result: JSON
+        switch await service.deliverAndWait(push, to: device) {
+        case .success(let recorded): result = recorded
+        case .failure(let refusal): return Self.error(refusal, apnsID: push.apnsID)
         }
         var response = Self.json(result)
         response.headers[.init("apns-id")!] = push.apnsID

@@ -50,13 +50,13 @@ public final class PushService: Sendable {
     }
 
     /// Queues a push for delivery; `completion` gets the recorded result once it is on disk.
-    /// - Returns: `false` when the queue is full (429) or the server is stopping.
-    public func enqueue(_ push: AcceptedPush, to device: Device, completion: (@Sendable (JSON) -> Void)? = nil) -> Bool {
+    /// - Returns: `nil` once queued; else APNs's answer: 429 `TooManyRequests` when full, 503 `Shutdown` when stopping.
+    public func enqueue(_ push: AcceptedPush, to device: Device, completion: (@Sendable (JSON) -> Void)? = nil) -> APNsError? {
         let receivedAt = Clock.unixMilliseconds()
         let accepted = Clock.monotonicNanoseconds()
         // APNs drops a push whose expiration date has passed instead of delivering it; 0 means "now or never".
         let expired = push.expiration.map { $0 != 0 && $0 * 1000 < receivedAt } ?? false
-        return queue.submit { [self] in
+        let admission = queue.submit { [self] in
             let queuedMilliseconds = Clock.millisecondsSince(accepted)
             let result: NotificationResult
             if expired {
@@ -98,13 +98,18 @@ public final class PushService: Sendable {
             if let url = device.config.callbackURL { callbacks.post(recorded, to: url, apnsID: push.apnsID) }
             completion?(recorded)
         }
+        switch admission {
+        case .accepted: return nil
+        case .full: return .tooManyRequests
+        case .closed: return .shutdown
+        }
     }
 
-    /// Queues a push and waits for its recorded result; `nil` when the queue is full.
-    public func deliverAndWait(_ push: AcceptedPush, to device: Device) async -> JSON? {
-        await withCheckedContinuation { (continuation: CheckedContinuation<JSON?, Never>) in
-            if !enqueue(push, to: device, completion: { continuation.resume(returning: $0) }) {
-                continuation.resume(returning: nil)
+    /// Queues a push and waits for its recorded result, or APNs's answer when it could not be queued.
+    public func deliverAndWait(_ push: AcceptedPush, to device: Device) async -> Result<JSON, APNsError> {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Result<JSON, APNsError>, Never>) in
+            if let refusal = enqueue(push, to: device, completion: { continuation.resume(returning: .success($0)) }) {
+                continuation.resume(returning: .failure(refusal))
             }
         }
     }

@@ -128,6 +128,15 @@ func notificationEvents(_ text: String) -> [JSON] {
         }
     }
 
+    @Test func aStoppingServerAnswersShutdown() async throws {
+        let fixture = try ServerFixture()
+        #expect(try await send(fixture).status == 200)
+        await fixture.service.drain()
+        let late = try await send(fixture)
+        #expect(late.status == 503 && late.body?["reason"]?.stringValue == "Shutdown")
+        #expect(fixture.service.store.results(for: fixture.device, limit: 10).count == 1)
+    }
+
     @Test func devicesAreListed() async throws {
         let fixture = try ServerFixture()
         let app = Application(responder: PushResponder(service: fixture.service))
