@@ -51,14 +51,11 @@ public struct ProviderTokenSigner: Sendable {
     ///   - teamID: the team id (the `iss`).
     public init(keyFile: String, keyID: String, teamID: String) async throws(ProviderKeyError) {
         let pem = try ProviderKeys.readPEM(keyFile)
-        let key: ES256PrivateKey
-        do { key = try ES256PrivateKey(pem: pem) } catch {
+        guard let key = try? ES256PrivateKey(pem: pem) else {
             throw ProviderKeyError(description: "\(keyFile): not an EC P-256 private key in PEM (AuthKey_KEYID.p8)")
         }
-        self.keyID = keyID
-        self.teamID = teamID
-        keys = JWTKeyCollection()
-        await keys.add(ecdsa: key, kid: JWKIdentifier(string: keyID))
+        (self.keyID, self.teamID) = (keyID, teamID)
+        keys = await ProviderKeys.collection(key, keyID: keyID)
     }
 
     /// A token issued at `issuedAt` (Unix seconds; now when omitted).
@@ -93,10 +90,8 @@ public struct ProviderTokenVerifier: Sendable {
         } else {
             throw ProviderKeyError(description: "\(keyFile): not an EC P-256 private or public key in PEM")
         }
-        self.keyID = keyID
-        self.teamID = teamID
-        keys = JWTKeyCollection()
-        await keys.add(ecdsa: key, kid: JWKIdentifier(string: keyID))
+        (self.keyID, self.teamID) = (keyID, teamID)
+        keys = await ProviderKeys.collection(key, keyID: keyID)
     }
 
     /// Verifies the value of an `authorization` header (`bearer <jwt>`, scheme case-insensitive).
@@ -133,8 +128,14 @@ public struct ProviderTokenVerifier: Sendable {
     }
 }
 
-/// Reading key files.
+/// Reading key files, and the jwt-kit key collection holding one key under its id.
 enum ProviderKeys {
+    static func collection(_ key: some ECDSAKey, keyID: String) async -> JWTKeyCollection {
+        let keys = JWTKeyCollection()
+        await keys.add(ecdsa: key, kid: JWKIdentifier(string: keyID))
+        return keys
+    }
+
     static func readPEM(_ path: String) throws(ProviderKeyError) -> String {
         let text: String?
         do { text = try FileSystem.readText(path, limit: 64 * 1024) } catch {

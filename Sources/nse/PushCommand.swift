@@ -50,14 +50,7 @@ struct PushCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("apns-id (a UUID; the server makes one when absent).", valueName: "uuid"))
     var apnsId: String?
 
-    @Option(help: ArgumentHelp("Sign a provider token with this APNs key (AuthKey_KEYID.p8).", valueName: "file"))
-    var authKeyFile: String?
-
-    @Option(help: ArgumentHelp("The key's id (the token's kid).", valueName: "id"))
-    var keyId: String?
-
-    @Option(help: ArgumentHelp("Your team id (the token's iss).", valueName: "id"))
-    var teamId: String?
+    @OptionGroup var providerKey: ProviderKeyOptions
 
     @Option(help: ArgumentHelp("Trust the CA certificates in this PEM file (e.g. nse serve's self-signed certificate).", valueName: "file"))
     var cacert: String?
@@ -70,9 +63,6 @@ struct PushCommand: AsyncParsableCommand {
 
     func validate() throws {
         if (deviceToken == nil) == (device == nil) { throw ValidationError("give either --device-token or --device") }
-        if authKeyFile != nil || keyId != nil || teamId != nil, authKeyFile == nil || keyId == nil || teamId == nil {
-            throw ValidationError("--auth-key-file, --key-id and --team-id go together")
-        }
         guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
             throw ValidationError("--url \(url): expected an http:// or https:// URL")
         }
@@ -99,9 +89,9 @@ struct PushCommand: AsyncParsableCommand {
         let resolvedTopic = topic ?? bundle.map { type == .voip ? $0 + ".voip" : $0 }
 
         var providerToken: String?
-        if let authKeyFile, let keyId, let teamId {
+        if let key = providerKey.key {
             do {
-                providerToken = try await ProviderTokenSigner(keyFile: authKeyFile, keyID: keyId, teamID: teamId).token()
+                providerToken = try await ProviderTokenSigner(keyFile: key.file, keyID: key.keyID, teamID: key.teamID).token()
             } catch {
                 throw Failure(.config, "--auth-key-file \(error.description)").exit()
             }

@@ -45,21 +45,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds before serviceExtensionTimeWillExpire.")
     var budget: Double = 30
 
-    @Option(help: ArgumentHelp("Require APNs provider tokens (JWT ES256) signed by this key: the AuthKey_KEYID.p8 file, or its public key in PEM.", valueName: "file"))
-    var authKeyFile: String?
-
-    @Option(help: ArgumentHelp("The key id tokens must name (kid), with --auth-key-file.", valueName: "id"))
-    var keyId: String?
-
-    @Option(help: ArgumentHelp("The team id tokens must name (iss), with --auth-key-file; devices must belong to it.", valueName: "id"))
-    var teamId: String?
+    @OptionGroup var providerKey: ProviderKeyOptions
 
     func validate() throws {
         if (tlsCert == nil) != (tlsKey == nil) { throw ValidationError("--tls-cert and --tls-key go together") }
         guard !device.isEmpty else { throw ValidationError("give at least one --device DIR") }
-        if authKeyFile != nil || keyId != nil || teamId != nil, authKeyFile == nil || keyId == nil || teamId == nil {
-            throw ValidationError("--auth-key-file, --key-id and --team-id go together")
-        }
         guard concurrency > 0, concurrency <= 1024 else { throw ValidationError("--concurrency must be between 1 and 1024") }
         guard queue >= 0, queue <= 1_000_000 else { throw ValidationError("--queue must be between 0 and 1000000") }
         guard budget > 0, budget <= 3600 else { throw ValidationError("--budget must be between 0 and 3600 seconds") }
@@ -90,10 +80,10 @@ struct ServeCommand: AsyncParsableCommand {
         if Environment.get("NSE_LOG_LEVEL") == nil { logger.logLevel = .info }
         let command = extensionCommand.map(NotificationHost.shellCommand) ?? NotificationHost.referenceExtensionCommand()
         var authentication: ProviderAuthentication?
-        if let authKeyFile, let keyId, let teamId {
+        if let key = providerKey.key {
             do {
                 authentication = ProviderAuthentication(
-                    verifier: try await ProviderTokenVerifier(keyFile: authKeyFile, keyID: keyId, teamID: teamId))
+                    verifier: try await ProviderTokenVerifier(keyFile: key.file, keyID: key.keyID, teamID: key.teamID))
             } catch {
                 throw Failure(.config, "--auth-key-file \(error.description)").exit()
             }
