@@ -2,12 +2,12 @@
 SHELL := /bin/bash
 SWIFT ?= swift
 # Debian packages the build and the tests need.
-APT_PACKAGES := libsodium-dev libjansson-dev libcurl4-openssl-dev pkg-config python3 curl openssl nghttp2-server
+APT_PACKAGES := libsodium-dev libjansson-dev libcurl4-openssl-dev pkg-config python3 python3-venv curl openssl nghttp2-server nghttp2-client
 RELEASE_FLAGS := -c release --static-swift-stdlib
 RELEASE_BIN = $(shell $(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)
 DEBUG_BIN = $(shell $(SWIFT) build --show-bin-path)
 
-.PHONY: help deps build debug test demo bench clean
+.PHONY: help deps build debug test interop demo bench clean
 
 help: ## Show this help.
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-7s %s\n", $$1, $$2}'
@@ -35,11 +35,17 @@ test: deps ## Build, then run every test: unit tests and end-to-end tests of the
 	NSE_BIN_DIR="$(DEBUG_BIN)" $(SWIFT) test --skip-build --no-parallel
 	# The scenario corpus, as a user's CI would replay theirs.
 	"$(DEBUG_BIN)/nse" replay fixtures/cases --junit .build/replay-junit.xml
+	# A real APNs client from PyPI (aioapns, in a venv kept in .build) against nse serve.
+	NSE_BIN_DIR="$(DEBUG_BIN)" bash scripts/interop-aioapns.sh
+
+interop: deps ## Interop test: aioapns (PyPI) pushes to nse serve over h2/TLS with its own ES256 token; results read back.
+	$(SWIFT) build
+	NSE_BIN_DIR="$(DEBUG_BIN)" bash scripts/interop-aioapns.sh
 
 demo: build ## The main job on the embedded default: seal a message to a fresh device and show what the lock screen shows.
 	NSE_BIN_DIR="$(RELEASE_BIN)" bash scripts/demo.sh
 
-bench: build ## Benchmarks: nse run end to end against a C fork+exec floor measured in the same run.
+bench: build ## Benchmarks: nse run end to end against a C fork+exec floor, then nse serve under h2load, in the same run.
 	NSE_BIN_DIR="$(RELEASE_BIN)" python3 bench/bench.py
 
 clean: ## Remove build products.

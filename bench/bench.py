@@ -141,3 +141,8 @@ def main():
 
 if __name__ == "__main__":
     main()
+    # Then nse serve under HTTP/2 load (h2load): notifications/s and latency against the same floor.
+    if os.environ.get("NSE_BENCH_SERVE", "1") != "0":
+        print(flush=True)
+        serve_bench = os.path.join(os.path.dirname(os.path.abspath(__file__)), "serve_bench.py")
+        sys.exit(subprocess.run([sys.executable, serve_bench]).returncode)

@@ -2,6 +2,7 @@ import HummingbirdCore
 import HummingbirdHTTP2
 import Logging
 import NIOCore
+import NIOSSL
 
 /// One cleartext listener for HTTP/1.1 and HTTP/2 with prior knowledge: the first bytes of a connection decide.
 /// A connection that opens with the HTTP/2 client preface (`PRI * HTTP/2.0…`, RFC 9113 §3.4) gets Hummingbird's
@@ -22,7 +23,15 @@ struct PrefaceSniffingChannel: ServerChildChannel {
 
     init(responder: @escaping HTTPChannelHandler.Responder) {
         http1 = HTTP1Channel(responder: responder)
-        http2 = HTTP2Channel(responder: responder)
+        http2 = HTTP2Channel(responder: responder, configuration: Self.http2Configuration)
+    }
+
+    /// HTTP/2 as APNs speaks it: END_STREAM on the last frame (``EndStreamFolding``); on shutdown, connections whose
+    /// client stops reading are closed 5 s after the second GOAWAY rather than holding the server up.
+    static var http2Configuration: HTTP2Channel.Configuration {
+        HTTP2Channel.Configuration(
+            gracefulCloseTimeout: .seconds(5),
+            streamConfiguration: HTTP1Channel.Configuration(additionalChannelHandlers: [EndStreamFoldingInstaller()]))
     }
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
@@ -50,6 +59,41 @@ struct PrefaceSniffingChannel: ServerChildChannel {
         } catch {
             logger.debug("connection closed before its protocol was known: \(error)")
         }
+    }
+}
+
+/// The TLS listener: TLS (offering ALPN `h2` and `http/1.1`), then the same decision by the first decrypted bytes.
+/// Deciding by bytes rather than by ALPN alone also serves clients that speak HTTP/2 over TLS without offering ALPN,
+/// as APNs does (aioapns, older pushy): Hummingbird's ALPN channel would take them for HTTP/1.1 and close them.
+struct TLSPrefaceSniffingChannel: ServerChildChannel {
+    typealias Value = PrefaceSniffingChannel.Value
+
+    let sslContext: NIOSSLContext
+    let plaintext: PrefaceSniffingChannel
+
+    init(sslContext: NIOSSLContext, responder: @escaping HTTPChannelHandler.Responder) {
+        self.sslContext = sslContext
+        plaintext = PrefaceSniffingChannel(responder: responder)
+    }
+
+    /// The server's TLS context, offering ALPN `h2` then `http/1.1`.
+    static func context(_ configuration: TLSConfiguration) throws -> NIOSSLContext {
+        var configuration = configuration
+        configuration.applicationProtocols = ["h2", "http/1.1"]
+        return try NIOSSLContext(configuration: configuration)
+    }
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        do {
+            try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext))
+        } catch {
+            return channel.eventLoop.makeFailedFuture(error)
+        }
+        return plaintext.setup(channel: channel, logger: logger)
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        await plaintext.handle(value: value, logger: logger)
     }
 }
 

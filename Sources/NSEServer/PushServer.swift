@@ -57,7 +57,7 @@ public enum PushServer {
 
         let h2c = configuration.h2cPort.map { port in
             Application(
-                responder: responder, server: .plaintextHTTP2(),
+                responder: responder, server: .plaintextHTTP2(configuration: PrefaceSniffingChannel.http2Configuration),
                 configuration: .init(address: .hostname(configuration.host, port: port), serverName: nil),
                 onServerRunning: { report("h2c", $0) }, logger: logger)
         }
@@ -67,7 +67,8 @@ public enum PushServer {
                 let chain = try NIOSSLCertificate.fromPEMFile(certificate).map { NIOSSLCertificateSource.certificate($0) }
                 let privateKey = try NIOSSLPrivateKey(file: key, format: .pem)
                 let tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(privateKey))
-                server = try .http2Upgrade(tlsConfiguration: tls)
+                let context = try TLSPrefaceSniffingChannel.context(tls)
+                server = HTTPServerBuilder { responder in TLSPrefaceSniffingChannel(sslContext: context, responder: responder) }
             } catch {
                 throw PushServerError(description: "TLS certificate \(certificate) / key \(key): \(error)")
             }
