@@ -149,10 +149,60 @@ final class ChildProcess {
         }
     }
 
-    /// The child's peak resident set so far (`VmHWM` in `/proc/PID/status`), in kilobytes.
+    /// Whether the child is known to run its own program (its exec has replaced the host's address space).
+    private var execConfirmed = false
+    /// `/proc/self/exe`: what a child still sharing the host's address space shows as its executable.
+    private static let hostExecutable = readLink("/proc/self/exe")
+    /// Reused for every read of `/proc/PID/status`.
+    private var statusBuffer = [UInt8](repeating: 0, count: 4096)
+
+    /// The child's peak resident set so far (`VmHWM` in `/proc/PID/status`), in kilobytes; `nil` until its exec has
+    /// completed. posix_spawn returns as soon as the exec releases the host's address space, which the kernel does
+    /// a moment before switching the child to its own: read in that moment, `/proc` shows the host's memory, and the
+    /// extension would be killed for the host's size. So nothing is read until `/proc/PID/exe` is not the host's.
     func peakRSSKilobytes() -> Int? {
-        guard exit == nil, let text = try? FileSystem.readText("/proc/\(pid)/status", limit: 64 * 1024) else { return nil }
-        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return nil }
-        return Int(line.dropFirst(6).filter { $0.isNumber })
+        guard exit == nil else { return nil }
+        if !execConfirmed {
+            guard let executable = Self.readLink("/proc/\(pid)/exe"), executable != Self.hostExecutable else { return nil }
+            execConfirmed = true
+        }
+        let fd = open("/proc/\(pid)/status", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        let count = statusBuffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        guard count > 0 else { return nil }
+        return Self.field("VmHWM:", in: statusBuffer[0..<count])
+    }
+
+    /// The number after `name` on its line of a `/proc` status file, without making strings.
+    static func field(_ name: StaticString, in bytes: ArraySlice<UInt8>) -> Int? {
+        let key = UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            if bytes.endIndex - index >= key.count, bytes[index..<index + key.count].elementsEqual(key) {
+                var value = 0
+                var digits = 0
+                var cursor = index + key.count
+                while cursor < bytes.endIndex, bytes[cursor] != 0x0A {
+                    let byte = bytes[cursor]
+                    if byte >= 0x30 && byte <= 0x39 {
+                        value = value * 10 + Int(byte - 0x30)
+                        digits += 1
+                    }
+                    cursor += 1
+                }
+                return digits > 0 ? value : nil
+            }
+            while index < bytes.endIndex, bytes[index] != 0x0A { index += 1 }
+            index += 1
+        }
+        return nil
+    }
+
+    private static func readLink(_ path: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let count = readlink(path, &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

@@ -83,6 +83,7 @@ struct ExtensionRun {
         // Peak memory is sampled from /proc (VmHWM of the extension's own address space). wait4's ru_maxrss is not
         // usable: Linux carries the spawning process's high-water mark across exec, so it reports the host's size.
         var peakSeen = 0
+        var exitWait: UInt32 = 50
         func samplePeak() -> Int? {
             guard let peak = child.peakRSSKilobytes() else { return nil }
             peakSeen = max(peakSeen, peak)
@@ -96,8 +97,8 @@ struct ExtensionRun {
 
         loop: while true {
             let now = Clock.monotonicNanoseconds()
-            // The memory limit, checked like jetsam: on the peak, at every wake-up.
-            if let peak = samplePeak(), peak > limits.memoryLimitKilobytes {
+            // The memory limit, checked like jetsam: on the peak, at every wake-up (not once the process is leaving).
+            if stdoutOpen || stderrOpen, let peak = samplePeak(), peak > limits.memoryLimitKilobytes {
                 kill(.memory(peakKilobytes: peak))
                 break
             }
@@ -119,7 +120,8 @@ struct ExtensionRun {
             if !stdoutOpen && !stderrOpen {
                 // Both pipes closed: the process is exiting (or detached from them); reap it as soon as it has.
                 if child.reap(blocking: false) != nil { break }
-                usleep(200)
+                usleep(exitWait)
+                exitWait = min(exitWait * 2, 2000)
                 continue
             }
             var descriptors: [pollfd] = []

@@ -1,7 +1,7 @@
 import Foundation
 import NSECrypto
 import NSEDevice
-import NSEHost
+@testable import NSEHost
 import NSEJSON
 import NSEPayload
 import NSETestSupport
@@ -207,5 +207,30 @@ import Testing
         let log = try String(contentsOfFile: device.logsDirectory + "/host.jsonl", encoding: .utf8)
         #expect(log.contains("\"outcome\":\"rewritten\""))
         #expect(!log.contains("Lunch") && !log.contains("Alice"))
+    }
+}
+
+@Suite struct ProcStatusTests {
+    @Test func readsOneFieldWithoutStrings() {
+        let status = Array("Name:\tnse-extension\nVmPeak:\t  9000 kB\nVmHWM:\t    6512 kB\nVmRSS:\t 6000 kB\n".utf8)
+        #expect(ChildProcess.field("VmHWM:", in: status[...]) == 6512)
+        #expect(ChildProcess.field("VmRSS:", in: status[...]) == 6000)
+        #expect(ChildProcess.field("VmSwap:", in: status[...]) == nil)
+        // A field name inside another line's value is not the field.
+        #expect(ChildProcess.field("VmHWM:", in: Array("Name:\tVmHWM: 5\n".utf8)[...]) == nil)
+        #expect(ChildProcess.field("VmHWM:", in: Array("VmHWM:\t kB".utf8)[...]) == nil)
+    }
+
+    @Test func aRunningChildReportsItsOwnPeakNotTheHosts() throws {
+        let child = try ChildProcess.spawn(["/bin/sleep", "2"])
+        var peak: Int?
+        for _ in 0..<200 where peak == nil {
+            peak = child.peakRSSKilobytes()
+            usleep(1000)
+        }
+        // sleep's peak is well under a megabyte or two; the test host's is tens of megabytes.
+        #expect((peak ?? .max) < 8 * 1024, "\(peak ?? -1) kB")
+        child.signalGroup(SIGKILL)
+        _ = child.reap(blocking: true)
     }
 }
