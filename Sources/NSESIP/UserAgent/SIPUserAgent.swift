@@ -174,14 +174,20 @@ public actor SIPUserAgent {
     public func close() async {
         guard !closed else { return }
         closed = true
-        for (_, task) in connecting { task.cancel() }
+        // Wait for everything that may still touch the event loops before they shut down: a connection attempt
+        // (its resolver and timers schedule on the loop) and each connection's request loop.
+        let attempts = connecting
         connecting = [:]
+        for (_, task) in attempts { task.cancel() }
+        for (_, task) in attempts { _ = try? await task.value }
         let current = connections
         connections = [:]
         for (_, connection) in current {
             await connection.layer.close()
             connection.requestTask.cancel()
         }
+        for (_, connection) in current { await connection.requestTask.value }
+        for (_, attempt) in attempts { if let layer = try? await attempt.value { await layer.close() } }
         messagesContinuation.finish()
         let pendingWaiters = waiters
         waiters = [:]
