@@ -20,6 +20,7 @@ let package = Package(
     name: "nse",
     products: [
         .executable(name: "nse", targets: ["nse"]),
+        .executable(name: "nse-tool", targets: ["nse-tool"]),
         .executable(name: "nse-extension", targets: ["nse-extension"]),
     ],
     dependencies: [
@@ -85,8 +86,12 @@ let package = Package(
         ),
 
         // MARK: - Executables
+        // `nse`: the front door. Runs `nse run` itself (it links the host alone, so it starts fast) and hands every
+        // other command to `nse-tool` beside it by exec.
+        .executableTarget(name: "nse", dependencies: ["NSEHost", "NSESystem"]),
+        // The full command line (swift-argument-parser): every subcommand, servers included.
         .executableTarget(
-            name: "nse",
+            name: "nse-tool",
             dependencies: [
                 argumentParser, logging, "NSEAPNs", "NSEChat", "NSECrypto", "NSEDevice", "NSEExtension", "NSEHost", "NSEJSON",
                 "NSEPayload", "NSEReplay", "NSESIP", "NSESIPServer", "NSESystem", "NSEServer",

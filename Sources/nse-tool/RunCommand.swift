@@ -44,26 +44,16 @@ struct RunCommand: ParsableCommand {
     }
 
     func run() throws {
-        do {
-            let device = try deviceOption.open()
-            let pushType = PushType(rawValue: pushType)!
-            // Read a little past the limit so an oversize payload is measured, not truncated.
-            let (bytes, _) = try readInput(payload, limit: 1024 * 1024)
-            let source: PayloadSource = (payload == nil || payload == "-") ? .stdin : .file(payload!)
-            guard let bytes else { throw Failure(.rejected, "\(source.name): the payload is larger than 1 MiB (PayloadTooLarge)") }
-            let command = extensionCommand.map(NotificationHost.shellCommand) ?? NotificationHost.referenceExtensionCommand()
-            let host = NotificationHost(
-                device: device,
-                limits: ExtensionLimits(budget: budget, grace: grace, memoryLimitKilobytes: Int(memoryLimit * 1024)),
-                extensionCommand: command)
-            let result = host.deliver(bytes, pushType: pushType, source: source)
-            StandardStreams.writeOut(format == "text" ? result.text : result.json.serialized(.pretty) + "\n")
-            if result.isRejected {
-                StandardStreams.writeError("nse: payload rejected: \(result.reason)\n")
-                throw ExitCode(ExitStatus.rejected.rawValue)
-            }
-        } catch let failure as Failure {
-            throw failure.exit()
-        }
+        var invocation = RunInvocation()
+        invocation.device = deviceOption.device
+        invocation.payload = payload
+        invocation.pushType = PushType(rawValue: pushType)!
+        invocation.budget = budget
+        invocation.grace = grace
+        invocation.memoryLimitMegabytes = memoryLimit
+        invocation.extensionCommand = extensionCommand
+        invocation.format = RunInvocation.Format(rawValue: format)!
+        let status = invocation.execute()
+        if status != .ok { throw ExitCode(status.rawValue) }
     }
 }

@@ -1,0 +1,100 @@
+public import NSEPayload
+import NSEDevice
+import NSEJSON
+import NSESystem
+
+/// `nse run` as one call: its options, the host's verdict printed on stdout, and the exit status.
+///
+/// Both front ends use it: the small `nse` executable parses the common options itself and runs it directly (no
+/// argument-parsing library, no servers linked: it starts in a few milliseconds), and `nse-tool`'s full command
+/// line builds it after its own parsing, validation and help.
+public struct RunInvocation: Sendable, Equatable {
+    public enum Format: String, Sendable { case json, text }
+
+    public var device: String?
+    public var payload: String?
+    public var pushType: PushType = .alert
+    public var budget: Double = 30
+    public var grace: Double = 1
+    public var memoryLimitMegabytes: Double = 24
+    public var extensionCommand: String?
+    public var format: Format = .json
+
+    public init() {}
+
+    /// Parses the arguments after `run`; `nil` unless every one is plainly valid (no `--help`, no unknown option,
+    /// every value in range), so that anything else goes to the full command line, which explains the problem.
+    public static func parse(_ arguments: [String]) -> RunInvocation? {
+        var invocation = RunInvocation()
+        var index = 0
+        func value(_ option: String) -> String? {
+            let argument = arguments[index]
+            if argument.hasPrefix(option + "=") { return String(argument.dropFirst(option.count + 1)) }
+            guard argument == option, index + 1 < arguments.count else { return nil }
+            index += 1
+            return arguments[index]
+        }
+        func number(_ text: String?, in range: ClosedRange<Double>, excludingLower: Bool) -> Double? {
+            guard let text, let number = Double(text), number.isFinite, range.contains(number) else { return nil }
+            return excludingLower && number == range.lowerBound ? nil : number
+        }
+        while index < arguments.count {
+            let argument = arguments[index]
+            let name = argument.split(separator: "=", maxSplits: 1).first.map(String.init) ?? argument
+            switch name {
+            case "--device": guard let path = value(name), !path.isEmpty else { return nil }; invocation.device = path
+            case "--push-type": guard let type = value(name).flatMap(PushType.init(rawValue:)) else { return nil }; invocation.pushType = type
+            case "--budget": guard let seconds = number(value(name), in: 0...3600, excludingLower: true) else { return nil }; invocation.budget = seconds
+            case "--grace": guard let seconds = number(value(name), in: 0...60, excludingLower: false) else { return nil }; invocation.grace = seconds
+            case "--memory-limit":
+                guard let megabytes = number(value(name), in: 0...4096, excludingLower: true) else { return nil }
+                invocation.memoryLimitMegabytes = megabytes
+            case "--extension":
+                guard let command = value(name), !command.allSatisfy({ $0 == " " }) else { return nil }
+                invocation.extensionCommand = command
+            case "--format": guard let format = value(name).flatMap(Format.init(rawValue:)) else { return nil }; invocation.format = format
+            default:
+                // One positional payload (a path, or - for stdin); any other option is the full parser's to judge.
+                guard argument == "-" || !argument.hasPrefix("-"), invocation.payload == nil else { return nil }
+                invocation.payload = argument
+            }
+            index += 1
+        }
+        return invocation
+    }
+
+    /// Delivers the payload and prints the result (JSON, or text); errors are one line on stderr.
+    public func execute() -> ExitStatus {
+        func fail(_ status: ExitStatus, _ message: String) -> ExitStatus {
+            StandardStreams.writeError("nse: \(message)\n")
+            return status
+        }
+        let device: Device
+        do throws(DeviceError) {
+            if let path = self.device { device = try Device.open(at: path) } else { device = try Device.openOrCreate(at: Device.defaultDirectory()) }
+        } catch {
+            return fail(error.code == .io ? .ioError : .config, error.description)
+        }
+        let source: PayloadSource = (payload == nil || payload == "-") ? .stdin : .file(payload!)
+        // Read a little past the limit so an oversize payload is measured, not truncated.
+        let bytes: [UInt8]?
+        do {
+            if case .file(let path) = source {
+                guard FileSystem.exists(path) else { return fail(.noInput, "\(path): no such file") }
+                bytes = try FileSystem.readFile(path, limit: 1024 * 1024)
+            } else {
+                bytes = try FileSystem.readAll(fd: 0, limit: 1024 * 1024)
+            }
+        } catch {
+            return fail(error.errnoCode == 2 ? .noInput : .ioError, error.description)
+        }
+        guard let bytes else { return fail(.rejected, "\(source.name): the payload is larger than 1 MiB (PayloadTooLarge)") }
+        let host = NotificationHost(
+            device: device,
+            limits: ExtensionLimits(budget: budget, grace: grace, memoryLimitKilobytes: Int(memoryLimitMegabytes * 1024)),
+            extensionCommand: extensionCommand.map(NotificationHost.shellCommand) ?? NotificationHost.referenceExtensionCommand())
+        let result = host.deliver(bytes, pushType: pushType, source: source)
+        StandardStreams.writeOut(format == .text ? result.text : result.json.serialized(.pretty) + "\n")
+        return result.isRejected ? fail(.rejected, "payload rejected: \(result.reason)") : .ok
+    }
+}
