@@ -44,17 +44,20 @@ public final class SIPTransport: Sendable {
                                connectTimeout: Duration = .seconds(5), logger: Logger) async throws(SIPError) -> SIPTransport {
         let (stream, continuation) = AsyncThrowingStream<SIPMessage, any Error>.makeStream(bufferingPolicy: .bufferingNewest(256))
         let channel: any Channel
+        // An IP literal is connected to directly: no resolver, no Happy Eyeballs timers (a proxy like
+        // sip:127.0.0.1:5060 is the common case, and the extension has a budget).
+        let literal = isIPLiteral(endpoint.host) ? try? SocketAddress(ipAddress: endpoint.host, port: endpoint.port) : nil
         do {
             switch endpoint.transport {
             case .udp:
-                channel = try await DatagramBootstrap(group: group)
+                let bootstrap = DatagramBootstrap(group: group)
                     .channelInitializer { channel in
                         channel.eventLoop.makeCompletedFuture {
                             try channel.pipeline.syncOperations.addHandler(
                                 SIPDatagramClientHandler(continuation: continuation, limits: limits, logger: logger))
                         }
                     }
-                    .connect(host: endpoint.host, port: endpoint.port).get()
+                channel = try await (literal.map { bootstrap.connect(to: $0) } ?? bootstrap.connect(host: endpoint.host, port: endpoint.port)).get()
             case .tcp, .tls:
                 var sslContext: NIOSSLContext? = nil
                 var pinned: NIOSSLCertificate? = nil
@@ -68,7 +71,7 @@ public final class SIPTransport: Sendable {
                 let pin = pinned
                 let serverName = sni
                 let timeoutMs = Int64(connectTimeout.components.seconds * 1000 + connectTimeout.components.attoseconds / 1_000_000_000_000_000)
-                channel = try await ClientBootstrap(group: group)
+                let bootstrap = ClientBootstrap(group: group)
                     .connectTimeout(.milliseconds(timeoutMs))
                     .channelOption(.socketOption(.tcp_nodelay), value: 1)
                     .channelInitializer { channel in
@@ -89,7 +92,7 @@ public final class SIPTransport: Sendable {
                             try ops.addHandler(SIPStreamClientHandler(continuation: continuation, logger: logger))
                         }
                     }
-                    .connect(host: endpoint.host, port: endpoint.port).get()
+                channel = try await (literal.map { bootstrap.connect(to: $0) } ?? bootstrap.connect(host: endpoint.host, port: endpoint.port)).get()
             }
         } catch let error as SIPError {
             continuation.finish()
