@@ -17,15 +17,16 @@ wait_line() { for _ in $(seq 100); do [ -s "$1" ] && return 0; sleep 0.05; done;
 step "1. Bob's phone: org.example.app with the filtering entitlement (App Group container $work/bob)"
 "$nse" device init "$work/bob" --bundle-id org.example.app --team-id ABCDE12345 --filtering >/dev/null
 
-step "2. The push path: an APNs-shaped receiver that hands every push to 'nse run' on Bob's phone"
-python3 scripts/push-receiver.py "$nse" "$work/bob" --text >"$work/pushes.txt" &
+step "2. The push path: 'nse serve', APNs's provider API, running every push it accepts on Bob's phone"
+NSE_LOG_LEVEL=warning "$nse" serve --listen 127.0.0.1:0 --device "$work/bob" >"$work/serve.out" 2>"$work/serve.err" &
 pids+=($!)
-wait_line "$work/pushes.txt"
-push_port=$(head -1 "$work/pushes.txt")
-echo "push URL: http://127.0.0.1:$push_port"
+wait_line "$work/serve.out"
+push_url=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["listening"])' <"$work/serve.out")
+token=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["tokens"]["remote"])' <"$work/bob/device.json")
+echo "push URL: $push_url"
 
 step "3. The embedded SIP server (registrar + store-and-forward, Flexisip's fork-late), pushing there"
-"$nse" sip-server --listen tcp:127.0.0.1:0 --db "$work/sip-db" --push-url "http://127.0.0.1:$push_port" \
+"$nse" sip-server --listen tcp:127.0.0.1:0 --db "$work/sip-db" --push-url "$push_url" \
   --accept-timeout 0.5 --events >"$work/sip.log" 2>"$work/sip.err" &
 pids+=($!)
 wait_line "$work/sip.log"
@@ -39,9 +40,19 @@ step "4. Bob's app registers (RFC 8599 push parameters in its Contact), then goe
 step "5. Alice sends Bob a sealed MESSAGE; the server holds it and pushes its Call-ID; the extension fetches it"
 "$nse" send --proxy "$proxy" --from sip:alice@example.org --to sip:bob@example.org --display-name Alice \
   --seal-to "$work/bob" --text "Lunch at 1?"
-for _ in $(seq 100); do grep -q '^extension' "$work/pushes.txt" && break; sleep 0.1; done
-echo "--- what Bob's lock screen shows:"
-tail -n +2 "$work/pushes.txt"
+results="[]"
+for _ in $(seq 100); do
+  results=$(curl -s "$push_url/v1/devices/$token/notifications?limit=1" || echo "[]")
+  [ -n "$results" ] && [ "$results" != "[]" ] && break
+  sleep 0.1
+done
+echo "--- what Bob's lock screen shows (GET $push_url/v1/devices/<token>/notifications):"
+printf '%s' "$results" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)[0]; e = r["extension"] or {}; d = r["display"] or {}
+print("outcome: ", r["outcome"]); print("reason:  ", r["reason"])
+print("title:   ", d.get("title", "")); print("body:    ", d.get("body", ""))
+print("apns-id: ", r["apns_id"], "| accepted to recorded:", r["latency_ms"], "ms | extension:", e.get("wall_ms"), "ms")'
 
 step "6. Bob's phone is out of reach of pushes; two messages are held; then one push arrives for the first"
 kill "${pids[0]}"; wait "${pids[0]}" 2>/dev/null || true
