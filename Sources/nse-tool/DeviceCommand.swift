@@ -98,7 +98,7 @@ struct DeviceCommand: ParsableCommand {
         @Flag(help: ArgumentHelp("The app is uninstalled (now): nse serve answers its tokens with 410 Unregistered. --installed undoes it."))
         var uninstalled = false
 
-        @Flag(help: .hidden)
+        @Flag(help: "The app is installed again: its tokens are valid (undoes --uninstalled).")
         var installed = false
 
         @Option(help: ArgumentHelp("nse serve POSTs each recorded result for this device to this http(s) URL ('none' removes it).", valueName: "url"))

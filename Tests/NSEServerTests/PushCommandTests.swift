@@ -108,6 +108,30 @@ import Testing
         #expect(wrongKey.status == 65 && wrongKey.stdout.contains("InvalidProviderToken"))
     }
 
+    @Test func uninstallingTheAppWhileServingAnswersUnregisteredUntilReinstalled() async throws {
+        let server = try serve()
+        defer { server.stop() }
+        let alert = try write("alert.json", #"{"aps":{"alert":"x"}}"#)
+        let set = try TestSupport.nse(["device", "set", root + "/bob", "--uninstalled", "--callback-url", "http://127.0.0.1:9/results"])
+        #expect(set.status == 0, "\(set.stderr)")
+        let uninstalledAt = try Device.open(at: root + "/bob").config.uninstalledAt
+        #expect(uninstalledAt != nil)
+        #expect(try Device.open(at: root + "/bob").config.callbackURL == "http://127.0.0.1:9/results")
+        let gone = try await push(server, ["--device", root + "/bob"], payload: alert)
+        #expect(gone.status == 65 && gone.answer?["status"]?.intValue == 410)
+        #expect(gone.answer?["reason"]?.stringValue == "Unregistered")
+        #expect(gone.answer?["timestamp"]?.intValue == uninstalledAt)
+        let back = try TestSupport.nse(["device", "set", root + "/bob", "--installed", "--callback-url", "none"])
+        #expect(back.status == 0, "\(back.stderr)")
+        #expect(try Device.open(at: root + "/bob").config.callbackURL == nil)
+        let accepted = try await push(server, ["--device", root + "/bob"], payload: alert)
+        #expect(accepted.status == 0 && accepted.answer?["status"]?.intValue == 200)
+        let both = try TestSupport.nse(["device", "set", root + "/bob", "--installed", "--uninstalled"])
+        #expect(both.status == 64)
+        let badURL = try TestSupport.nse(["device", "set", root + "/bob", "--callback-url", "ftp://x"])
+        #expect(badURL.status == 64 && badURL.stderr.contains("--callback-url"))
+    }
+
     @Test func localProblemsHaveTheirOwnExitStatus() async throws {
         let server = try serve()
         defer { server.stop() }
