@@ -97,11 +97,7 @@ public struct ProviderTokenVerifier: Sendable {
     /// Verifies the value of an `authorization` header (`bearer <jwt>`, scheme case-insensitive).
     /// - Parameter now: Unix seconds.
     public func verify(authorization: String?, now: Int64 = Clock.unixSeconds()) async -> Result<ProviderToken.Claims, ProviderToken.Rejection> {
-        guard let authorization, !authorization.isEmpty else { return .failure(.missing) }
-        let parts = authorization.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return .failure(.missing) }
-        let token = String(parts[1]).trimmingSpaces()
-        guard !token.isEmpty else { return .failure(.missing) }
+        guard let token = authorization.flatMap(Self.bearerToken) else { return .failure(.missing) }
 
         // The parts jwt-kit does not judge the way APNs does: the header's alg and kid, the claims' iss and iat.
         let segments = token.split(separator: ".", omittingEmptySubsequences: false)
@@ -118,6 +114,14 @@ public struct ProviderTokenVerifier: Sendable {
         if issuedAt > now + ProviderToken.futureSkewSeconds { return .failure(.invalid) }
         if now - issuedAt > ProviderToken.lifetimeSeconds { return .failure(.expired) }
         return .success(ProviderToken.Claims(keyID: keyID, teamID: teamID, issuedAt: issuedAt))
+    }
+
+    /// The token in an `authorization` header value (`bearer <jwt>`, scheme case-insensitive), or `nil`.
+    public static func bearerToken(_ authorization: String) -> String? {
+        let parts = authorization.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        let token = String(parts[1]).trimmingSpaces()
+        return token.isEmpty ? nil : token
     }
 
     static func decodeSegment(_ segment: Substring) -> JSON? {

@@ -152,7 +152,7 @@ final class ChildProcess {
     /// Whether the child is known to run its own program (its exec has replaced the host's address space).
     private var execConfirmed = false
     /// `/proc/self/exe`: what a child still sharing the host's address space shows as its executable.
-    private static let hostExecutable = readLink("/proc/self/exe")
+    private static let hostExecutable = FileSystem.executablePath()
     /// Reused for every read of `/proc/PID/status`.
     private var statusBuffer = [UInt8](repeating: 0, count: 4096)
 
@@ -163,7 +163,7 @@ final class ChildProcess {
     func peakRSSKilobytes() -> Int? {
         guard exit == nil else { return nil }
         if !execConfirmed {
-            guard let executable = Self.readLink("/proc/\(pid)/exe"), executable != Self.hostExecutable else { return nil }
+            guard let executable = FileSystem.readLink("/proc/\(pid)/exe"), executable != Self.hostExecutable else { return nil }
             execConfirmed = true
         }
         let fd = open("/proc/\(pid)/status", O_RDONLY | O_CLOEXEC)
@@ -197,12 +197,5 @@ final class ChildProcess {
             index += 1
         }
         return nil
-    }
-
-    private static func readLink(_ path: String) -> String? {
-        var buffer = [CChar](repeating: 0, count: 4096)
-        let count = readlink(path, &buffer, buffer.count - 1)
-        guard count > 0 else { return nil }
-        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

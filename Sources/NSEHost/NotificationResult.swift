@@ -109,7 +109,8 @@ public struct NotificationResult: Sendable {
         return .object(object)
     }
 
-    static func rounded(_ value: Double) -> Double { (value * 1000).rounded() / 1000 }
+    /// A measurement as results carry it: milliseconds to the microsecond.
+    public static func rounded(_ value: Double) -> Double { (value * 1000).rounded() / 1000 }
 
     /// A short human-readable form (`--format text`).
     public var text: String {

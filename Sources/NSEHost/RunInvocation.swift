@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 public import NSEPayload
 import NSEDevice
 import NSEJSON
@@ -78,16 +83,7 @@ public struct RunInvocation: Sendable, Equatable {
         let source: PayloadSource = (payload == nil || payload == "-") ? .stdin : .file(payload!)
         // Read a little past the limit so an oversize payload is measured, not truncated.
         let bytes: [UInt8]?
-        do {
-            if case .file(let path) = source {
-                guard FileSystem.exists(path) else { return fail(.noInput, "\(path): no such file") }
-                bytes = try FileSystem.readFile(path, limit: 1024 * 1024)
-            } else {
-                bytes = try FileSystem.readAll(fd: 0, limit: 1024 * 1024)
-            }
-        } catch {
-            return fail(error.errnoCode == 2 ? .noInput : .ioError, error.description)
-        }
+        do { bytes = try CommandInput.read(payload, limit: 1024 * 1024) } catch { return fail(error.status, error.message) }
         guard let bytes else { return fail(.rejected, "\(source.name): the payload is larger than 1 MiB (PayloadTooLarge)") }
         let host = NotificationHost(
             device: device,
@@ -96,5 +92,30 @@ public struct RunInvocation: Sendable, Equatable {
         let result = host.deliver(bytes, pushType: pushType, source: source)
         StandardStreams.writeOut(format == .text ? result.text : result.json.serialized(.pretty) + "\n")
         return result.isRejected ? fail(.rejected, "payload rejected: \(result.reason)") : .ok
+    }
+}
+
+/// What a command is given to read: standard input for `nil` or `-`, else the file, with a size cap.
+public enum CommandInput {
+    /// Why the input could not be read: the exit status it calls for (66 missing, 74 unreadable) and a one-line
+    /// message naming the file.
+    public struct Failure: Error, Sendable {
+        public var status: ExitStatus
+        public var message: String
+    }
+
+    /// The bytes, or `nil` when there are more than `limit`.
+    public static func read(_ path: String?, limit: Int) throws(Failure) -> [UInt8]? {
+        do {
+            guard let path, path != "-" else { return try FileSystem.readAll(fd: 0, limit: limit) }
+            guard FileSystem.exists(path) else { throw Failure(status: .noInput, message: "\(path): no such file") }
+            return try FileSystem.readFile(path, limit: limit)
+        } catch let error as Failure {
+            throw error
+        } catch let error as SystemError {
+            throw Failure(status: error.errnoCode == ENOENT ? .noInput : .ioError, message: error.description)
+        } catch {
+            throw Failure(status: .ioError, message: "\(error)")
+        }
     }
 }

@@ -2,8 +2,8 @@ public import NSEJSON
 import Synchronization
 
 /// The live feed behind `GET /v1/events`: every recorded result, in recording order, to every subscriber whose
-/// filter matches. A subscriber that falls more than `bufferLimit` events behind loses the oldest and is told
-/// how many (results are on disk regardless: `GET /v1/devices/{token}/notifications`).
+/// filter matches. A subscriber that falls more than `bufferLimit` events behind loses the oldest (results are on
+/// disk regardless: `GET /v1/devices/{token}/notifications`).
 public final class EventHub: Sendable {
     /// One server-sent event.
     public struct Event: Sendable {

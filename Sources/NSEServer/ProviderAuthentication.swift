@@ -35,7 +35,7 @@ public final class ProviderAuthentication: Sendable {
     public func authenticate(
         authorization: String?, connection: ConnectionIdentity?, now: Int64 = Clock.unixSeconds()
     ) async -> Result<ProviderToken.Claims, APNsError> {
-        let token = authorization.map(Self.bearerToken) ?? nil
+        let token = authorization.flatMap(ProviderTokenVerifier.bearerToken)
         let claims: ProviderToken.Claims
         if let token, let cached = state.withLock({ $0.verified[token] }) {
             if now - cached.issuedAt > ProviderToken.lifetimeSeconds { return .failure(APNsError(403, ProviderToken.Rejection.expired.rawValue)) }
@@ -80,12 +80,6 @@ public final class ProviderAuthentication: Sendable {
 
     /// Connections that have authenticated and are still open.
     public var connectionCount: Int { state.withLock { $0.connections.count } }
-
-    static func bearerToken(_ authorization: String) -> String? {
-        let parts = authorization.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        return String(parts[1])
-    }
 }
 
 /// The HTTP connection a request arrived on: for HTTP/2, the connection carrying the stream.

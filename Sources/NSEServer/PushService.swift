@@ -72,9 +72,10 @@ public final class PushService: Sendable {
             object["apns_id"] = .string(push.apnsID)
             object["token"] = .string(push.token.lowercased())
             object["received_at"] = .int(receivedAt)
-            object["queued_ms"] = .double(Self.rounded(queuedMilliseconds))
+            object["queued_ms"] = .double(NotificationResult.rounded(queuedMilliseconds))
             if let collapseID = push.collapseID { object["collapse_id"] = .string(collapseID) }
-            object["latency_ms"] = .double(Self.rounded(Clock.millisecondsSince(accepted)))
+            let latencyMilliseconds = Clock.millisecondsSince(accepted)
+            object["latency_ms"] = .double(NotificationResult.rounded(latencyMilliseconds))
             object["recorded_at"] = .int(Clock.unixMilliseconds())
             let recorded = JSON.object(object)
             var metadata: Logger.Metadata = [
@@ -92,7 +93,7 @@ public final class PushService: Sendable {
                 completion?(recorded)
                 return
             }
-            metadata["latency-ms"] = .string(Self.format(Clock.millisecondsSince(accepted)))
+            metadata["latency-ms"] = .string(Self.format(latencyMilliseconds))
             logger.info("notification", metadata: metadata)
             events.publish("notification", recorded, tokens: [device.config.remoteToken.lowercased(), device.config.voipToken.lowercased()])
             if let url = device.config.callbackURL { callbacks.post(recorded, to: url, apnsID: push.apnsID) }
@@ -121,8 +122,6 @@ public final class PushService: Sendable {
         await callbacks.drain()
         events.close()
     }
-
-    static func rounded(_ milliseconds: Double) -> Double { (milliseconds * 1000).rounded() / 1000 }
 
     static func format(_ milliseconds: Double) -> String {
         let tenths = Int((milliseconds * 10).rounded())

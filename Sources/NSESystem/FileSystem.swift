@@ -180,8 +180,13 @@ public enum FileSystem {
 
     /// The path of the running executable (`/proc/self/exe`).
     public static func executablePath() -> String? {
+        readLink("/proc/self/exe")
+    }
+
+    /// Where the symbolic link at `path` points, or `nil` if it is not one (or cannot be read).
+    public static func readLink(_ path: String) -> String? {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        let count = readlink(path, &buffer, buffer.count - 1)
         guard count > 0 else { return nil }
         buffer[count] = 0
         return buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }

@@ -202,7 +202,7 @@ struct SIPAccountOptions: ParsableArguments {
     func password() throws(Failure) -> String? {
         if let sipPassword { return sipPassword }
         guard let sipPasswordFile else { return nil }
-        let (bytes, _) = try readInput(sipPasswordFile, limit: 4096)
+        let bytes = try readInput(sipPasswordFile, limit: 4096)
         guard let bytes else { throw Failure(.usage, "\(sipPasswordFile): a password file is at most 4 KiB") }
         return String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: "\n\r")
     }

@@ -40,17 +40,7 @@ struct DeviceOption: ParsableArguments {
     }
 }
 
-/// Reads a whole input (`-` or nil = stdin) with a size cap; `nil` bytes when over the cap.
-func readInput(_ path: String?, limit: Int) throws(Failure) -> (bytes: [UInt8]?, isStdin: Bool) {
-    do {
-        if path == nil || path == "-" { return (try FileSystem.readAll(fd: 0, limit: limit), true) }
-        guard FileSystem.exists(path!) else { throw Failure(.noInput, "\(path!): no such file") }
-        return (try FileSystem.readFile(path!, limit: limit), false)
-    } catch let error as Failure {
-        throw error
-    } catch let error as SystemError {
-        throw Failure(error.errnoCode == 2 ? .noInput : .ioError, error.description)
-    } catch {
-        throw Failure(.ioError, "\(error)")
-    }
+/// Reads a whole input (`-` or nil = stdin) with a size cap; `nil` when over the cap.
+func readInput(_ path: String?, limit: Int) throws(Failure) -> [UInt8]? {
+    do { return try CommandInput.read(path, limit: limit) } catch { throw Failure(error.status, error.message) }
 }

@@ -71,7 +71,7 @@ struct PushCommand: AsyncParsableCommand {
 
     func run() async throws {
         guard let type = PushType(rawValue: pushType) else {
-            // APNs knows more types than nse delivers; send them as given and let the server answer.
+            // APNs knows more types (complication, location…); nse push sends the ones an nse device receives.
             throw Failure(.usage, "--push-type \(pushType): nse push sends alert, background or voip").exit()
         }
         let file: (payload: [UInt8], targetBundle: String?)

@@ -31,7 +31,7 @@ struct SealCommand: ParsableCommand {
                     throw Failure(.config, "\(error)")
                 }
             }
-            let (input, _) = try readInput("-", limit: 64 * 1024)
+            let input = try readInput("-", limit: 64 * 1024)
             guard let input else { throw Failure(.rejected, "the plaintext is larger than 64 KiB") }
             if !raw {
                 do { _ = try Plaintext(input) } catch { throw Failure(.rejected, "stdin: \(error.description)") }

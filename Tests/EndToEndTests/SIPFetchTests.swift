@@ -101,25 +101,14 @@ final class SIPServerProcess: @unchecked Sendable {
         return try JSON.parse(output.stdout)
     }
 
-    func tlsFiles() throws -> (cert: String, key: String) {
-        let cert = root + "/cert.pem"
-        let key = root + "/key.pem"
-        let made = try TestSupport.run(
-            "/usr/bin/openssl",
-            ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-subj", "/CN=localhost",
-             "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost", "-days", "1", "-keyout", key, "-out", cert])
-        #expect(made.status == 0, "\(made.stderr)")
-        return (cert, key)
-    }
-
     @Test(arguments: ["udp", "tcp", "tls"])
     func fetchesTheHeldMessageByCallID(transport: String) throws {
         var serverArguments = ["--listen", "\(transport):127.0.0.1:0", "--no-push", "--db", root + "/db-\(transport)"]
         var deviceExtra: [String] = []
         if transport == "tls" {
-            let files = try tlsFiles()
-            serverArguments += ["--tls-cert", files.cert, "--tls-key", files.key]
-            deviceExtra = ["--sip-ca-file", files.cert]
+            let files = try TestSupport.selfSignedCertificate(in: root)
+            serverArguments += ["--tls-cert", files.certificate, "--tls-key", files.key]
+            deviceExtra = ["--sip-ca-file", files.certificate]
         }
         let server = try SIPServerProcess(serverArguments)
         let proxy = try #require(server.uris[transport])

@@ -15,15 +15,10 @@ import Testing
         #expect(created.status == 0, "\(created.stderr)")
         let token = try Device.open(at: bob).config.remoteToken
         let key = try TestAPNsKey(in: root)
-        let certificate = root + "/cert.pem"
-        let made = try TestSupport.run(
-            "/usr/bin/openssl",
-            ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", root + "/key.pem", "-out",
-             certificate, "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"])
-        #expect(made.status == 0, "\(made.stderr)")
+        let (certificate, certificateKey) = try TestSupport.selfSignedCertificate(in: root)
 
         let serve = try ServeProcess([
-            "--listen", "127.0.0.1:0", "--tls-cert", certificate, "--tls-key", root + "/key.pem", "--device", bob,
+            "--listen", "127.0.0.1:0", "--tls-cert", certificate, "--tls-key", certificateKey, "--device", bob,
             "--auth-key-file", key.path, "--key-id", TestAPNsKey.keyID, "--team-id", TestAPNsKey.teamID,
         ])
         defer { serve.stop() }

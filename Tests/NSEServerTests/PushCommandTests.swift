@@ -18,13 +18,7 @@ import Testing
         #expect(created.status == 0, "\(created.stderr)")
         device = try Device.open(at: root + "/bob")
         key = try TestAPNsKey(in: root)
-        certificate = root + "/cert.pem"
-        certificateKey = root + "/key.pem"
-        let made = try TestSupport.run(
-            "/usr/bin/openssl",
-            ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", certificateKey, "-out", certificate,
-             "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"])
-        #expect(made.status == 0, "\(made.stderr)")
+        (certificate, certificateKey) = try TestSupport.selfSignedCertificate(in: root)
     }
 
     func serve() throws -> ServeProcess {

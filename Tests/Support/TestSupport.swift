@@ -99,6 +99,23 @@ public enum TestSupport {
     public static func write(_ text: String, to path: String) throws {
         try text.write(toFile: path, atomically: true, encoding: .utf8)
     }
+
+    /// Why a test's set-up failed.
+    public struct SetupError: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// A self-signed EC P-256 certificate for 127.0.0.1 and localhost, made by openssl: `DIR/cert.pem`, `DIR/key.pem`.
+    public static func selfSignedCertificate(in directory: String) throws -> (certificate: String, key: String) {
+        let certificate = directory + "/cert.pem"
+        let key = directory + "/key.pem"
+        let made = try run(
+            "/usr/bin/openssl",
+            ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-subj", "/CN=localhost",
+             "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost", "-days", "1", "-keyout", key, "-out", certificate])
+        guard made.status == 0 else { throw SetupError(description: "openssl: \(made.stderr)") }
+        return (certificate, key)
+    }
 }
 
 private final class ReadBox: @unchecked Sendable {
