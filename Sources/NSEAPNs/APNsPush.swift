@@ -124,7 +124,7 @@ public enum APNsPayloadFile {
         } catch {
             throw Failure(isMissing: true, description: "\(path): \(error.description)")
         }
-        guard let bytes else { throw Failure(isMissing: true, description: "\(path): no such file, or over 1 MiB") }
+        guard let bytes else { throw Failure(isMissing: false, description: "\(path): the payload is larger than 1 MiB") }
         let document: JSON
         do {
             document = try JSON.parse(bytes, options: JSONParseOptions(maxDepth: Intake.maxDepth, requireObject: true))

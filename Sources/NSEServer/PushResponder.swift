@@ -53,7 +53,7 @@ public struct PushResponder: HTTPResponder {
 
     private func push(_ request: Request, token: String, connection: ConnectionIdentity) async -> Response {
         let headers: APNsHeaders = request.headers.map { (name: $0.name.canonicalName.lowercased(), value: $0.value) }
-        let givenID = headers.first(where: { $0.name == "apns-id" })?.value.lowercased()
+        let givenID = headers.first(where: { $0.name == "apns-id" })?.value
         let echoedID = givenID.flatMap { APNsValidation.isUUID($0) ? $0 : nil }
         var teamID: String?
         if let authentication = service.authentication {

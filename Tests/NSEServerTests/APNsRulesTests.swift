@@ -89,6 +89,9 @@ let alertPayload = #"{"aps":{"alert":{"title":"Hi","body":"there"}}}"#
             headers: [("apns-topic", "org.example.app"), ("apns-id", id)])
         #expect(answer.status == 200)
         #expect(answer.apnsID == id)
+        // A refusal echoes it the same way.
+        let refused = try await send(fixture, headers: [("apns-id", id)])
+        #expect(refused.reason == "MissingTopic" && refused.apnsID == id)
         try await fixture.settle()
     }
 

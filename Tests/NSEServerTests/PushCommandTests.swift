@@ -134,6 +134,9 @@ import Testing
         #expect(missing.status == 66 && missing.stderr.contains("nope.json"))
         let malformed = try await push(server, ["--device", root + "/bob"], payload: try write("bad.json", "{\"aps\":"))
         #expect(malformed.status == 65 && malformed.stderr.contains("bad.json") && malformed.stderr.contains("line 1"))
+        let huge = try write("huge.json", #"{"aps":{"alert":"\#(String(repeating: "x", count: 1 << 20))"}}"#)
+        let tooBig = try await push(server, ["--device", root + "/bob"], payload: huge)
+        #expect(tooBig.status == 65 && tooBig.stderr.contains("larger than 1 MiB"), "\(tooBig.stderr)")
         let notKey = try write("not-a-key.p8", "hello")
         let badKey = try await runOffPool(
             TestSupport.nse,
