@@ -29,6 +29,7 @@ NSE_SERVE_BENCH_LATENCY_SECONDS (default 10), NSE_SERVE_BENCH_PERF=1 (perf recor
 where the CPU went, when perf is installed).
 """
 import concurrent.futures
+import contextlib
 import json
 import os
 import re
@@ -36,6 +37,7 @@ import resource
 import select
 import shutil
 import signal
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -153,42 +155,46 @@ def h2load(argv, log_path, timeout):
     return requests, cpu
 
 
+def results_db(device):
+    return os.path.join(device, "notifications", "results.db")
+
+
 def results_of(devices):
+    """Every recorded result (pushes that have run) in the devices' results.db, read with Python's sqlite3."""
     results = []
     for device in devices:
-        path = os.path.join(device, "notifications", "results.jsonl")
+        path = results_db(device)
         if os.path.exists(path):
-            with open(path) as lines:
-                results += [json.loads(line) for line in lines if line.strip()]
+            with contextlib.closing(sqlite3.connect(path, timeout=10)) as db:
+                results += [json.loads(text) for (text,) in db.execute("SELECT result FROM results WHERE result IS NOT NULL")]
     return results
 
 
 class LineCounter:
-    """Counts result lines as they are appended, reading only what is new (the files grow by ~3 KB a push)."""
+    """Counts recorded results (rows with a result) in the devices' results.db files: a count, not a read of them."""
 
     def __init__(self, devices):
-        self.paths = [os.path.join(device, "notifications", "results.jsonl") for device in devices]
-        self.offsets = [0] * len(self.paths)
-        self.lines = 0
+        self.paths = [results_db(device) for device in devices]
 
     def count(self):
-        for index, path in enumerate(self.paths):
-            try:
-                with open(path, "rb") as file:
-                    file.seek(self.offsets[index])
-                    chunk = file.read()
-            except FileNotFoundError:
+        total = 0
+        for path in self.paths:
+            if not os.path.exists(path):
                 continue
-            self.offsets[index] += len(chunk)
-            self.lines += chunk.count(b"\n")
-        return self.lines
+            try:
+                with contextlib.closing(sqlite3.connect(path, timeout=10)) as db:
+                    total += db.execute("SELECT COUNT(*) FROM results WHERE result IS NOT NULL").fetchone()[0]
+            except sqlite3.OperationalError:
+                continue  # not created yet (no table): nothing recorded
+        return total
 
 
 def clear_results(devices):
     for device in devices:
-        path = os.path.join(device, "notifications", "results.jsonl")
-        if os.path.exists(path):
-            os.remove(path)
+        for suffix in ("", "-wal", "-shm"):
+            path = results_db(device) + suffix
+            if os.path.exists(path):
+                os.remove(path)
 
 
 def wait_for_lines(counter, expected, timeout):

@@ -21,6 +21,8 @@ public struct APNsError: Error, Sendable, Equatable {
     public static let payloadTooLarge = APNsError(413, "PayloadTooLarge")
     public static let tooManyRequests = APNsError(429, "TooManyRequests")
     public static let shutdown = APNsError(503, "Shutdown")
+    /// The push could not be recorded (the disk is full, the results database read-only): not accepted, retry.
+    public static let internalServerError = APNsError(500, "InternalServerError")
 }
 
 /// Which of a device's tokens a push was addressed to.

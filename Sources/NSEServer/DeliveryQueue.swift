@@ -38,19 +38,34 @@ public final class DeliveryQueue: Sendable {
 
     /// Queues `work` unless the queue is full or closed.
     public func submit(_ work: @escaping @Sendable () -> Void) -> Admission {
-        let admission = state.withLock { state -> Admission in
+        let admission = reserve()
+        if admission == .accepted { run(work) }
+        return admission
+    }
+
+    /// Takes a slot unless the queue is full or closed; the slot is then given ``run(_:)`` or ``release()``.
+    /// Lets a push be recorded between its admission and its start, and refused without a trace if it cannot be.
+    public func reserve() -> Admission {
+        state.withLock { state -> Admission in
             guard !state.closed else { return .closed }
             guard state.pending < concurrency + capacity else { return .full }
             state.pending += 1
             return .accepted
         }
-        guard admission == .accepted else { return admission }
+    }
+
+    /// Runs `work` in a slot taken by ``reserve()``.
+    public func run(_ work: @escaping @Sendable () -> Void) {
         pool.submit { _ in
             // Run even when the pool is shutting down: an accepted push is never dropped.
             work()
-            self.state.withLock { $0.pending -= 1 }
+            self.release()
         }
-        return .accepted
+    }
+
+    /// Gives back a slot taken by ``reserve()`` and not run.
+    public func release() {
+        state.withLock { $0.pending -= 1 }
     }
 
     /// Stops admitting, waits until every accepted push is done, then stops the threads.

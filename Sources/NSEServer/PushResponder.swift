@@ -1,4 +1,5 @@
 public import Hummingbird
+import Logging
 import NIOCore
 import NSEAPNs
 import NSEDevice
@@ -30,7 +31,7 @@ public struct PushResponder: HTTPResponder {
         let parts = request.uri.path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         if parts.count >= 3, parts[0] == "", parts[1] == "3", parts[2] == "device", parts.count <= 4 {
             guard request.method == .post else { return Self.error(.methodNotAllowed, apnsID: nil) }
-            return await push(request, token: parts.count == 4 ? parts[3] : "", connection: context.connection)
+            return await push(request, token: parts.count == 4 ? parts[3] : "", context: context)
         }
         if parts == ["", "v1", "events"] {
             guard request.method == .get else { return Self.error(.methodNotAllowed, apnsID: nil) }
@@ -46,12 +47,13 @@ public struct PushResponder: HTTPResponder {
         }
         if parts == ["", "v1", "notify"] {
             guard request.method == .post else { return Self.error(.methodNotAllowed, apnsID: nil) }
-            return await notify(request)
+            return await notify(request, context: context)
         }
         return Self.error(.badPath, apnsID: nil)
     }
 
-    private func push(_ request: Request, token: String, connection: ConnectionIdentity) async -> Response {
+    private func push(_ request: Request, token: String, context: Context) async -> Response {
+        let connection = context.connection
         let headers: APNsHeaders = request.headers.map { (name: $0.name.canonicalName.lowercased(), value: $0.value) }
         let givenID = headers.first(where: { $0.name == "apns-id" })?.value
         let echoedID = givenID.flatMap { APNsValidation.isUUID($0) ? $0 : nil }
@@ -71,13 +73,22 @@ public struct PushResponder: HTTPResponder {
         case .failure(let error):
             return Self.error(error, apnsID: echoedID)
         case .success(let (push, device)):
-            if let refusal = service.enqueue(push, to: device) { return Self.error(refusal, apnsID: push.apnsID) }
+            // As APNs's development environment does: an id for the delivery log of Apple's Push Console. nse also
+            // uses it to find the push again if its answer cannot be written (``Acknowledgements``).
+            let uniqueID = PushService.newAPNsID()
+            if let refusal = await service.enqueue(push, to: device, uniqueID: uniqueID) { return Self.error(refusal, apnsID: push.apnsID) }
+            watchAnswer(uniqueID, on: context.channel)
             var fields = HTTPFields()
             fields[.init("apns-id")!] = push.apnsID
-            // As APNs's development environment does: an id for the delivery log of Apple's Push Console.
-            fields[.init("apns-unique-id")!] = PushService.newAPNsID()
+            fields[.init("apns-unique-id")!] = uniqueID
             return Response(status: .ok, headers: fields)
         }
+    }
+
+    /// A request channel that closes before the answer's head was even written leaves the push unacknowledged.
+    private func watchAnswer(_ uniqueID: String, on channel: any Channel) {
+        let acknowledgements = service.acknowledgements
+        channel.closeFuture.whenComplete { _ in acknowledgements.channelClosed(uniqueID) }
     }
 
     /// `GET /v1/events[?device=TOKEN&device=TOKEN2]`: a text/event-stream of `notification` events, one per
@@ -136,13 +147,23 @@ public struct PushResponder: HTTPResponder {
         guard let device = service.device(for: token) else { return Self.error(.badRequest("BadDeviceToken"), apnsID: nil) }
         var limit = 100
         if let text = request.uri.queryParameters["limit"] {
-            guard let parsed = Int(text), parsed >= 0 else { return Self.error(.badRequest("BadLimit"), apnsID: nil) }
+            guard let parsed = Int(text), parsed >= 0, parsed <= 100_000 else { return Self.error(.badRequest("BadLimit"), apnsID: nil) }
             limit = parsed
         }
-        return Self.json(.array(service.store.results(for: device, limit: limit)))
+        var since: Int64 = 0
+        if let text = request.uri.queryParameters["since"] {
+            guard let parsed = Int64(text), parsed >= 0 else { return Self.error(.badRequest("BadSince"), apnsID: nil) }
+            since = parsed
+        }
+        do {
+            return Self.json(.array(try service.store.results(for: device, limit: limit, since: since)))
+        } catch {
+            service.logger.error("results not readable", metadata: ["device": .string(device.directory), "store-error": .string("\(error)")])
+            return Self.error(.internalServerError, apnsID: nil)
+        }
     }
 
-    private func notify(_ request: Request) async -> Response {
+    private func notify(_ request: Request, context: Context) async -> Response {
         guard let body = try? await request.body.collect(upTo: 64 * 1024),
             let document = try? JSON.parse(Array(body.readableBytesView))
         else { return Self.error(.badRequest("MalformedRequest"), apnsID: nil) }
@@ -159,12 +180,15 @@ public struct PushResponder: HTTPResponder {
             tokenKind: device.config.voipToken.lowercased() == token.lowercased() ? .voip : .remote,
             pushType: pushType, priority: pushType == .background ? 5 : 10, payload: payload.serializedBytes())
         let result: JSON
-        switch await service.deliverAndWait(push, to: device) {
+        let uniqueID = PushService.newAPNsID()
+        switch await service.deliverAndWait(push, to: device, uniqueID: uniqueID) {
         case .success(let recorded): result = recorded
         case .failure(let refusal): return Self.error(refusal, apnsID: push.apnsID)
         }
+        watchAnswer(uniqueID, on: context.channel)
         var response = Self.json(result)
         response.headers[.init("apns-id")!] = push.apnsID
+        response.headers[.init("apns-unique-id")!] = uniqueID
         return response
     }
 

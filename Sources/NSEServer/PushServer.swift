@@ -16,13 +16,19 @@ public struct PushServerConfiguration: Sendable {
     /// PEM certificate chain and key: the main listener speaks TLS with ALPN h2 and http/1.1.
     public var tlsCertificatePath: String?
     public var tlsKeyPath: String?
+    /// How long connections may stay silent: before their protocol is known, and idle afterwards.
+    public var timeouts: ConnectionTimeouts
 
-    public init(host: String, port: Int, h2cPort: Int? = nil, tlsCertificatePath: String? = nil, tlsKeyPath: String? = nil) {
+    public init(
+        host: String, port: Int, h2cPort: Int? = nil, tlsCertificatePath: String? = nil, tlsKeyPath: String? = nil,
+        timeouts: ConnectionTimeouts = ConnectionTimeouts()
+    ) {
         self.host = host
         self.port = port
         self.h2cPort = h2cPort
         self.tlsCertificatePath = tlsCertificatePath
         self.tlsKeyPath = tlsKeyPath
+        self.timeouts = timeouts
     }
 }
 
@@ -55,9 +61,16 @@ public enum PushServer {
             if let ready { onListening(ready) }
         }
 
+        let timeouts = configuration.timeouts
+        let acknowledgements = service.acknowledgements
+        // Every HTTP/1.1 connection and HTTP/2 stream reports whether its 200s were written.
+        let answerHandlers: @Sendable () -> [any RemovableChannelHandler] = { [AnswerObserver(acknowledgements: acknowledgements)] }
         let h2c = configuration.h2cPort.map { port in
             Application(
-                responder: responder, server: .plaintextHTTP2(configuration: PrefaceSniffingChannel.http2Configuration),
+                responder: responder,
+                server: HTTPServerBuilder { responder in
+                    PrefaceSniffingChannel(responder: responder, timeouts: timeouts, http1Allowed: false, responseHandlers: answerHandlers)
+                },
                 configuration: .init(address: .hostname(configuration.host, port: port), serverName: nil),
                 onServerRunning: { report("h2c", $0) }, logger: logger)
         }
@@ -68,13 +81,17 @@ public enum PushServer {
                 let privateKey = try NIOSSLPrivateKey(file: key, format: .pem)
                 let tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(privateKey))
                 let context = try TLSPrefaceSniffingChannel.context(tls)
-                server = HTTPServerBuilder { responder in TLSPrefaceSniffingChannel(sslContext: context, responder: responder) }
+                server = HTTPServerBuilder { responder in
+                    TLSPrefaceSniffingChannel(sslContext: context, responder: responder, timeouts: timeouts, responseHandlers: answerHandlers)
+                }
             } catch {
                 throw PushServerError(description: "TLS certificate \(certificate) / key \(key): \(error)")
             }
         } else {
             // HTTP/1.1, and HTTP/2 with prior knowledge on the same port.
-            server = HTTPServerBuilder { responder in PrefaceSniffingChannel(responder: responder) }
+            server = HTTPServerBuilder { responder in
+                PrefaceSniffingChannel(responder: responder, timeouts: timeouts, responseHandlers: answerHandlers)
+            }
         }
         let app = Application(
             responder: responder, server: server,

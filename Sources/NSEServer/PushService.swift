@@ -4,6 +4,7 @@ public import NSEHost
 public import NSEJSON
 import NSEPayload
 import NIOCore
+import NIOPosix
 import NSECrypto
 import NSESystem
 
@@ -13,6 +14,8 @@ public final class PushService: Sendable {
     public let devices: DeviceRegistry
     public let queue: DeliveryQueue
     public let store: ResultStore
+    /// Accepted pushes whose 200 is not known to have been written yet.
+    public let acknowledgements: Acknowledgements
     public let events: EventHub
     public let callbacks: ResultCallbacks
     /// Token authentication, when configured: every `POST /3/device` needs a valid provider token.
@@ -20,6 +23,9 @@ public final class PushService: Sendable {
     public let extensionCommand: [String]
     public let limits: ExtensionLimits
     public let logger: Logger
+    /// Threads for the result store's writes that are not part of a delivery (recording an accepted push, marking
+    /// an answer lost): SQLite waits for the disk, never on an event loop or a cooperative thread.
+    private let storeThreads: NIOThreadPool
 
     public init(
         devices: [Device], concurrency: Int, queueCapacity: Int, extensionCommand: [String],
@@ -27,7 +33,21 @@ public final class PushService: Sendable {
     ) {
         self.devices = DeviceRegistry(devices)
         self.queue = DeliveryQueue(concurrency: concurrency, capacity: queueCapacity)
-        self.store = ResultStore()
+        let store = ResultStore(logger: logger)
+        let storeThreads = NIOThreadPool(numberOfThreads: 2)
+        storeThreads.start()
+        self.store = store
+        self.storeThreads = storeThreads
+        self.acknowledgements = Acknowledgements { row, device in
+            storeThreads.submit { _ in
+                do {
+                    try store.markUnacknowledged(row, for: device)
+                    logger.warning("answer not delivered: push recorded as not acknowledged", metadata: ["row": .stringConvertible(row.id)])
+                } catch {
+                    logger.error("answer not delivered, and not marked", metadata: ["row": .stringConvertible(row.id), "store-error": .string("\(error)")])
+                }
+            }
+        }
         self.events = EventHub()
         self.callbacks = ResultCallbacks(logger: logger)
         self.authentication = authentication
@@ -49,15 +69,38 @@ public final class PushService: Sendable {
         ((try? SecureRandom.uuid()) ?? "00000000-0000-4000-8000-000000000000").lowercased()
     }
 
-    /// Queues a push for delivery; `completion` gets the recorded result once it is on disk.
-    /// - Returns: `nil` once queued; else APNs's answer: 429 `TooManyRequests` when full, 503 `Shutdown` when stopping.
-    public func enqueue(_ push: AcceptedPush, to device: Device, completion: (@Sendable (JSON) -> Void)? = nil) -> APNsError? {
+    /// Records a push and queues it for delivery; `completion` gets the result once it is recorded.
+    ///
+    /// The push is in the store (its transaction committed) before this returns `nil`, so a 200 is never given
+    /// for a push that is not on disk. Then `uniqueID`'s answer is watched (``Acknowledgements``).
+    /// - Returns: `nil` once recorded and queued; else APNs's answer: 429 `TooManyRequests` when full, 503
+    ///   `Shutdown` when stopping, 500 `InternalServerError` when the store cannot write (full disk, read-only).
+    public func enqueue(
+        _ push: AcceptedPush, to device: Device, uniqueID: String, completion: (@Sendable (JSON) -> Void)? = nil
+    ) async -> APNsError? {
         let receivedAt = Clock.unixMilliseconds()
         let accepted = Clock.monotonicNanoseconds()
-        // APNs drops a push whose expiration date has passed instead of delivering it; 0 means "now or never".
-        let expired = push.expiration.map { $0 != 0 && $0 * 1000 < receivedAt } ?? false
-        let admission = queue.submit { [self] in
+        switch queue.reserve() {
+        case .accepted: break
+        case .full: return .tooManyRequests
+        case .closed: return .shutdown
+        }
+        let record = AcceptedPushRecord(apnsID: push.apnsID, token: push.token.lowercased(), receivedAt: receivedAt)
+        let row: ResultStore.Row
+        do {
+            row = try await storeThreads.runIfActive { [store] in try store.accept(record, for: device) }
+        } catch {
+            queue.release()
+            logger.error(
+                "push refused: not recorded",
+                metadata: ["apns-id": .string(push.apnsID), "token": .string(push.token.lowercased()), "store-error": .string("\(error)")])
+            return .internalServerError
+        }
+        acknowledgements.expect(uniqueID, row: row, device: device)
+        queue.run { [self] in
             let queuedMilliseconds = Clock.millisecondsSince(accepted)
+            // APNs drops a push whose expiration date has passed instead of delivering it; 0 means "now or never".
+            let expired = push.expiration.map { $0 != 0 && $0 * 1000 < receivedAt } ?? false
             let result: NotificationResult
             if expired {
                 result = NotificationResult(
@@ -70,6 +113,7 @@ public final class PushService: Sendable {
             }
             var object = result.json.objectValue ?? JSONObject()
             object["apns_id"] = .string(push.apnsID)
+            object["apns_unique_id"] = .string(uniqueID)
             object["token"] = .string(push.token.lowercased())
             object["received_at"] = .int(receivedAt)
             object["queued_ms"] = .double(NotificationResult.rounded(queuedMilliseconds))
@@ -86,10 +130,10 @@ public final class PushService: Sendable {
             for (name, milliseconds) in result.timings { metadata["\(name)-ms"] = .string(Self.format(milliseconds)) }
             if let killed = result.extensionReport?.killed { metadata["killed"] = .string(killed) }
             do {
-                try store.append(recorded, for: device)
+                try store.complete(row, result: recorded, for: device)
             } catch {
                 metadata["store-error"] = .string("\(error)")
-                logger.error("notification not recorded", metadata: metadata)
+                logger.error("notification result not recorded", metadata: metadata)
                 completion?(recorded)
                 return
             }
@@ -99,20 +143,20 @@ public final class PushService: Sendable {
             if let url = device.config.callbackURL { callbacks.post(recorded, to: url, apnsID: push.apnsID) }
             completion?(recorded)
         }
-        switch admission {
-        case .accepted: return nil
-        case .full: return .tooManyRequests
-        case .closed: return .shutdown
-        }
+        return nil
     }
 
     /// Queues a push and waits for its recorded result, or APNs's answer when it could not be queued.
-    public func deliverAndWait(_ push: AcceptedPush, to device: Device) async -> Result<JSON, APNsError> {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Result<JSON, APNsError>, Never>) in
-            if let refusal = enqueue(push, to: device, completion: { continuation.resume(returning: .success($0)) }) {
-                continuation.resume(returning: .failure(refusal))
-            }
+    public func deliverAndWait(_ push: AcceptedPush, to device: Device, uniqueID: String) async -> Result<JSON, APNsError> {
+        let (results, continuation) = AsyncStream.makeStream(of: JSON.self, bufferingPolicy: .bufferingNewest(1))
+        if let refusal = await enqueue(push, to: device, uniqueID: uniqueID, completion: { result in
+            continuation.yield(result)
+            continuation.finish()
+        }) {
+            return .failure(refusal)
         }
+        for await result in results { return .success(result) }
+        return .failure(.internalServerError)
     }
 
     /// Stops taking pushes, waits for every accepted one to be recorded and its callback sent, and ends the
@@ -120,6 +164,7 @@ public final class PushService: Sendable {
     public func drain() async {
         await queue.drain()
         await callbacks.drain()
+        try? await storeThreads.shutdownGracefully()
         events.close()
     }
 

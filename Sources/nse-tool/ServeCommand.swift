@@ -14,8 +14,9 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Serve POST /3/device/{token} as APNs does and run the extension for every accepted push.",
         discussion: """
             Prints one JSON line with the listening URLs (port 0 picks a free one), then serves until SIGINT or \
-            SIGTERM, when it stops accepting and finishes every accepted push. Results are appended to each \
-            device's notifications/results.jsonl and served at GET /v1/devices/{token}/notifications (docs/serve.md).
+            SIGTERM, when it stops accepting and finishes every accepted push. Each push is recorded in its \
+            device's notifications/results.db (SQLite) before it is answered 200; results are served at \
+            GET /v1/devices/{token}/notifications (docs/serve.md).
             """)
 
     @Option(help: ArgumentHelp("The listener: HTTP/1.1 and HTTP/2 with prior knowledge (h2c); with --tls-cert, h2 and http/1.1 over TLS (ALPN).", valueName: "host:port"))
@@ -45,6 +46,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds before serviceExtensionTimeWillExpire.")
     var budget: Double = 30
 
+    @Option(help: ArgumentHelp("Seconds an HTTP/2 connection with no open stream, or an HTTP/1.1 connection between requests, stays open.", valueName: "seconds"))
+    var idleTimeout: Int = 3600
+
+    @Option(help: ArgumentHelp("Seconds a new connection has to send its first request bytes or HTTP/2 preface (TLS handshake included).", valueName: "seconds"))
+    var prefaceTimeout: Int = 10
+
     @OptionGroup var providerKey: ProviderKeyOptions
 
     func validate() throws {
@@ -53,6 +60,8 @@ struct ServeCommand: AsyncParsableCommand {
         guard concurrency > 0, concurrency <= 1024 else { throw ValidationError("--concurrency must be between 1 and 1024") }
         guard queue >= 0, queue <= 1_000_000 else { throw ValidationError("--queue must be between 0 and 1000000") }
         guard budget > 0, budget <= 3600 else { throw ValidationError("--budget must be between 0 and 3600 seconds") }
+        guard idleTimeout >= 1, idleTimeout <= 86_400 else { throw ValidationError("--idle-timeout must be between 1 and 86400 seconds") }
+        guard prefaceTimeout >= 1, prefaceTimeout <= 3600 else { throw ValidationError("--preface-timeout must be between 1 and 3600 seconds") }
         _ = try Self.parseAddress(listen, option: "--listen")
         if let listenH2c { _ = try Self.parseAddress(listenH2c, option: "--listen-h2c") }
     }
@@ -92,7 +101,8 @@ struct ServeCommand: AsyncParsableCommand {
             devices: devices, concurrency: concurrency, queueCapacity: queue, extensionCommand: command,
             limits: ExtensionLimits(budget: budget), authentication: authentication, logger: logger)
         let configuration = PushServerConfiguration(
-            host: address.host, port: address.port, h2cPort: h2c?.port, tlsCertificatePath: tlsCert, tlsKeyPath: tlsKey)
+            host: address.host, port: address.port, h2cPort: h2c?.port, tlsCertificatePath: tlsCert, tlsKeyPath: tlsKey,
+            timeouts: ConnectionTimeouts(preface: .seconds(prefaceTimeout), idle: .seconds(idleTimeout)))
         do {
             try await PushServer.run(configuration, service: service, logger: logger) { urls in
                 let line = JSON.object(JSONObject(urls.map { (key: $0.0, value: JSON.string($0.1)) }))

@@ -73,7 +73,7 @@ let alertPayload = #"{"aps":{"alert":{"title":"Hi","body":"there"}}}"#
         let id = try #require(answer.apnsID)
         #expect(APNsValidation.isUUID(id) && id == id.lowercased())
         try await fixture.settle()
-        let recorded = fixture.service.store.results(for: fixture.device, limit: 10)
+        let recorded = try fixture.service.store.results(for: fixture.device, limit: 10)
         #expect(recorded.count == 1)
         #expect(recorded.first?["apns_id"]?.stringValue == id)
         #expect(recorded.first?["outcome"]?.stringValue == "not-invoked")
@@ -242,7 +242,7 @@ let alertPayload = #"{"aps":{"alert":{"title":"Hi","body":"there"}}}"#
         #expect(all.compactMap { $0["apns_id"]?.stringValue } == ids.reversed())
         #expect(two.compactMap { $0["apns_id"]?.stringValue } == Array(ids.reversed().prefix(2)))
         #expect(unknown == 400)
-        #expect(FileManager.default.fileExists(atPath: fixture.device.directory + "/notifications/results.jsonl"))
+        #expect(FileManager.default.fileExists(atPath: fixture.device.directory + "/notifications/results.db"))
     }
 
     @Test func notifyWaitsAndAnswersTheResult() async throws {
@@ -257,7 +257,7 @@ let alertPayload = #"{"aps":{"alert":{"title":"Hi","body":"there"}}}"#
         #expect(result["outcome"] != nil)
         #expect(result["extension"]?.objectValue != nil)
         #expect(result["apns_id"]?.stringValue != nil)
-        #expect(fixture.service.store.results(for: fixture.device, limit: 5).count == 1)
+        #expect(try fixture.service.store.results(for: fixture.device, limit: 5).count == 1)
         let bad = try await fixture.app.test(.router) { client in
             try await client.execute(uri: "/v1/notify", method: .post, body: ByteBuffer(string: #"{"device":"00","payload":{}}"#)) {
                 reason($0)
@@ -289,6 +289,6 @@ let alertPayload = #"{"aps":{"alert":{"title":"Hi","body":"there"}}}"#
         #expect(statuses == [200, 429])
         try TestSupport.write("", to: root + "/release")
         for _ in 0..<1000 where service.queue.pending > 0 { try await Task.sleep(nanoseconds: 10_000_000) }
-        #expect(service.store.results(for: device, limit: 10).count == 1)
+        #expect(try service.store.results(for: device, limit: 10).count == 1)
     }
 }

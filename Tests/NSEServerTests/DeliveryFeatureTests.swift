@@ -104,7 +104,7 @@ func notificationEvents(_ text: String) -> [JSON] {
         try device.save()
         #expect(try await send(fixture).status == 200)
         try await fixture.settle()
-        #expect(fixture.service.store.results(for: fixture.device, limit: 10).count == 2)
+        #expect(try fixture.service.store.results(for: fixture.device, limit: 10).count == 2)
     }
 
     @Test func aPushPastItsExpirationIsAcceptedAndDroppedUndelivered() async throws {
@@ -116,7 +116,7 @@ func notificationEvents(_ text: String) -> [JSON] {
         let later = try await send(fixture, headers: [("apns-expiration", "\(now + 3600)")])
         #expect(once.status == 200 && later.status == 200)
         try await fixture.settle()
-        let results = fixture.service.store.results(for: fixture.device, limit: 10)
+        let results = try fixture.service.store.results(for: fixture.device, limit: 10)
         func outcome(_ id: String?) -> String? { results.first { $0["apns_id"]?.stringValue == id }?["outcome"]?.stringValue }
         #expect(outcome(expired.apnsID) == "expired")
         #expect(results.first { $0["apns_id"]?.stringValue == expired.apnsID }?["collapse_id"]?.stringValue == "thread-1")
@@ -134,7 +134,7 @@ func notificationEvents(_ text: String) -> [JSON] {
         await fixture.service.drain()
         let late = try await send(fixture)
         #expect(late.status == 503 && late.body?["reason"]?.stringValue == "Shutdown")
-        #expect(fixture.service.store.results(for: fixture.device, limit: 10).count == 1)
+        #expect(try fixture.service.store.results(for: fixture.device, limit: 10).count == 1)
     }
 
     @Test func devicesAreListed() async throws {

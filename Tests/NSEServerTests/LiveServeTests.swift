@@ -99,6 +99,13 @@ final class InProcessServer: @unchecked Sendable {
     }
 }
 
+/// Every result recorded in a device's `notifications/results.db`, newest first (read after the server stopped).
+func recordedResults(_ directory: String) throws -> [JSON] {
+    var logger = Logger(label: "nse.serve.test")
+    logger.logLevel = .critical
+    return try ResultStore(logger: logger).results(for: try Device.open(at: directory), limit: 1_000_000)
+}
+
 private final class LineBox: @unchecked Sendable { var line = "" }
 
 struct LiveTestError: Error, CustomStringConvertible { var description: String }
@@ -248,8 +255,7 @@ func runOffPool(_ executable: String, _ arguments: [String], timeout: TimeInterv
         // Stop right away: the server still finishes and records every accepted push.
         await server.stop()
         #expect(server.service.queue.pending == 0)
-        let text = try String(contentsOfFile: root + "/bob/notifications/results.jsonl", encoding: .utf8)
-        let recorded = text.split(separator: "\n").compactMap { try? JSON.parse(String($0))["apns_id"]?.stringValue }
+        let recorded = try recordedResults(root + "/bob").compactMap { $0["apns_id"]?.stringValue }
         #expect(Set(recorded) == Set(accepted))
         #expect(recorded.count == accepted.count)
     }
@@ -276,7 +282,6 @@ func runOffPool(_ executable: String, _ arguments: [String], timeout: TimeInterv
              "apns-topic: org.example.app", "--data-binary", #"{"aps":{"alert":"hello"}}"#, server.url + "/3/device/" + token], timeout: 40)
         #expect(overMain.stdout == "200 2", "\(overMain.stderr)")
         #expect(server.stop() == 0)
-        let text = try String(contentsOfFile: root + "/bob/notifications/results.jsonl", encoding: .utf8)
-        #expect(text.split(separator: "\n").count == 2)
+        #expect(try recordedResults(root + "/bob").count == 2)
     }
 }

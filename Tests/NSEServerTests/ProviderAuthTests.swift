@@ -79,7 +79,7 @@ struct AuthFixture {
         #expect(answer.uniqueID.map(APNsValidation.isUUID) == true)
         #expect(answer.uniqueID != answer.apnsID)
         try await fixture.settle()
-        #expect(fixture.service.store.results(for: fixture.device, limit: 5).count == 1)
+        #expect(try fixture.service.store.results(for: fixture.device, limit: 5).count == 1)
     }
 
     @Test func missingTokens() async throws {
@@ -89,7 +89,7 @@ struct AuthFixture {
             #expect(answer.status == 403 && answer.reason == "MissingProviderToken", "\(authorization ?? "nil")")
         }
         try await fixture.settle()
-        #expect(fixture.service.store.results(for: fixture.device, limit: 5).isEmpty)
+        #expect(try fixture.service.store.results(for: fixture.device, limit: 5).isEmpty)
     }
 
     @Test func invalidTokens() async throws {

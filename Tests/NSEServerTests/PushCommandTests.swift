@@ -66,8 +66,7 @@ import Testing
         #expect(call.status == 0, "\(call.stderr)")
 
         #expect(server.stop() == 0)
-        let results = try String(contentsOfFile: root + "/bob/notifications/results.jsonl", encoding: .utf8)
-            .split(separator: "\n").compactMap { try? JSON.parse(String($0)) }
+        let results = try recordedResults(root + "/bob")
         #expect(results.count == 3)
         let first = results.first { $0["apns_id"]?.stringValue == id }
         #expect(first?["outcome"]?.stringValue == "fallback" || first?["outcome"]?.stringValue == "rewritten")

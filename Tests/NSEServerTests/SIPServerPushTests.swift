@@ -28,7 +28,7 @@ import Testing
         #expect(response.httpVersion.hasPrefix("2"))
         let apnsID = try #require(response.headers["apns-id"])
         await server.stop()
-        let recorded = server.service.store.results(for: device, limit: 1)
+        let recorded = try server.service.store.results(for: device, limit: 1)
         #expect(recorded.first?["apns_id"]?.stringValue == apnsID)
         // No envelope: the reference extension falls back to the app's localized text.
         #expect(recorded.first?["outcome"]?.stringValue == "fallback" || recorded.first?["outcome"]?.stringValue == "original")

@@ -81,15 +81,3 @@ extension HTTP2Frame.FramePayload {
         }
     }
 }
-
-/// Puts ``EndStreamFolding`` in front of an HTTP/2 stream channel's pipeline, next to the frames. Hummingbird adds
-/// a stream's extra handlers after its HTTP codec, where they see HTTP parts, not frames; this one moves the
-/// folding handler to the front and removes itself.
-final class EndStreamFoldingInstaller: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = Never
-
-    func handlerAdded(context: ChannelHandlerContext) {
-        try? context.pipeline.syncOperations.addHandler(EndStreamFolding(), position: .first)
-        context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
-    }
-}

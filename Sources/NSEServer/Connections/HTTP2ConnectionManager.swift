@@ -1,0 +1,189 @@
+import NIOCore
+import NIOHTTP2
+
+/// Keeps an HTTP/2 connection's streams within the advertised limit and closes the connection, always.
+///
+/// A graceful close (SIGTERM, the idle timeout, or the client half-closing) goes as RFC 9113 §6.8 suggests: with no
+/// stream open, one GOAWAY and close. Otherwise GOAWAY(2^31-1) and a PING, then the final GOAWAY naming the last
+/// stream taken, on the PING ack or after ``HTTP2Limits/pingAckTimeout`` whichever comes first (a client that stops
+/// reading never acks), then close when the last stream ends or ``HTTP2Limits/gracefulCloseTimeout`` after the
+/// final GOAWAY, whichever comes first.
+final class HTTP2ConnectionManager: ChannelDuplexHandler {
+    typealias InboundIn = HTTP2Frame
+    typealias InboundOut = HTTP2Frame
+    typealias OutboundIn = HTTP2Frame
+    typealias OutboundOut = HTTP2Frame
+
+    enum State {
+        /// Serving; the idle timer runs while no stream is open.
+        case open
+        /// The first GOAWAY and the PING are out; waiting for the ack (or its timeout).
+        case draining(ping: HTTP2PingData)
+        /// The final GOAWAY is out: closing when the streams end, or at the deadline.
+        case closing
+        case closed
+    }
+
+    private let limits: HTTP2Limits
+    private var state = State.open
+    private var context: ChannelHandlerContext?
+    /// Streams NIOHTTP2 has open (refused ones included until their reset is out).
+    private var openStreams = 0
+    /// Streams admitted to request handling, at most ``HTTP2Limits/maxConcurrentStreams``.
+    private var admitted = 0
+    private var lastStreamID = HTTP2StreamID(0)
+    private var timer: Scheduled<Void>?
+
+    init(limits: HTTP2Limits) {
+        self.limits = limits
+    }
+
+    /// Whether a new stream may be handled: false beyond the advertised limit (the caller resets it with
+    /// REFUSED_STREAM) or once the final GOAWAY is out.
+    func admit(_ stream: any Channel) -> Bool {
+        switch state {
+        case .open, .draining: break
+        case .closing, .closed: return false
+        }
+        guard admitted < limits.maxConcurrentStreams else { return false }
+        admitted += 1
+        stream.closeFuture.assumeIsolatedUnsafeUnchecked().whenComplete { _ in self.admitted -= 1 }
+        return true
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        scheduleIdleTimer()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        timer?.cancel()
+        timer = nil
+        self.context = nil
+        state = .closed
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        timer?.cancel()
+        timer = nil
+        state = .closed
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        if case .ping(let ping, ack: true) = frame.payload, case .draining(let sent) = state, ping == sent {
+            sendFinalGoAway(context: context)
+        }
+        context.fireChannelRead(data)
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is ChannelShouldQuiesceEvent {
+            startGracefulClose(context: context)
+        } else if let event = event as? ChannelEvent, event == .inputClosed {
+            // The client sends nothing more: answer what it asked, then close.
+            startGracefulClose(context: context)
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        close(context: context)
+    }
+
+    // MARK: - Streams (NIOHTTP2's stream delegate, on the connection's event loop)
+
+    private func streamCreated(_ id: HTTP2StreamID) {
+        openStreams += 1
+        if id > lastStreamID { lastStreamID = id }
+        if case .open = state {
+            timer?.cancel()
+            timer = nil
+        }
+    }
+
+    private func streamClosed(_ id: HTTP2StreamID) {
+        openStreams -= 1
+        guard openStreams == 0, let context else { return }
+        switch state {
+        case .open: scheduleIdleTimer()
+        case .draining: break
+        case .closing: close(context: context)
+        case .closed: break
+        }
+    }
+
+    var streamDelegate: StreamDelegate { StreamDelegate(manager: self) }
+
+    struct StreamDelegate: NIOHTTP2StreamDelegate, @unchecked Sendable {
+        let manager: HTTP2ConnectionManager
+
+        func streamCreated(_ id: HTTP2StreamID, channel: any Channel) {
+            channel.eventLoop.execute { self.manager.streamCreated(id) }
+        }
+
+        func streamClosed(_ id: HTTP2StreamID, channel: any Channel) {
+            channel.eventLoop.execute { self.manager.streamClosed(id) }
+        }
+    }
+
+    // MARK: - Closing
+
+    private func scheduleIdleTimer() {
+        guard let context else { return }
+        timer?.cancel()
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        timer = context.eventLoop.scheduleTask(in: limits.idleTimeout) {
+            guard let context = bound.value.context else { return }
+            bound.value.startGracefulClose(context: context)
+        }
+    }
+
+    private func startGracefulClose(context: ChannelHandlerContext) {
+        guard case .open = state else { return }
+        timer?.cancel()
+        timer = nil
+        guard openStreams > 0 else {
+            state = .closing
+            write(goAway: lastStreamID, context: context)
+            close(context: context)
+            return
+        }
+        let ping = HTTP2PingData(withInteger: UInt64.random(in: .min ... .max))
+        state = .draining(ping: ping)
+        context.write(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: .maxID, errorCode: .noError, opaqueData: nil))), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .ping(ping, ack: false))), promise: nil)
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        timer = context.eventLoop.scheduleTask(in: limits.pingAckTimeout) {
+            guard let context = bound.value.context else { return }
+            bound.value.sendFinalGoAway(context: context)
+        }
+    }
+
+    private func sendFinalGoAway(context: ChannelHandlerContext) {
+        guard case .draining = state else { return }
+        timer?.cancel()
+        state = .closing
+        write(goAway: lastStreamID, context: context)
+        guard openStreams > 0 else { return close(context: context) }
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        timer = context.eventLoop.scheduleTask(in: limits.gracefulCloseTimeout) {
+            guard let context = bound.value.context else { return }
+            bound.value.close(context: context)
+        }
+    }
+
+    private func write(goAway lastStreamID: HTTP2StreamID, context: ChannelHandlerContext) {
+        let frame = HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: lastStreamID, errorCode: .noError, opaqueData: nil))
+        context.writeAndFlush(wrapOutboundOut(frame), promise: nil)
+    }
+
+    private func close(context: ChannelHandlerContext) {
+        if case .closed = state { return }
+        state = .closed
+        timer?.cancel()
+        timer = nil
+        context.close(promise: nil)
+    }
+}

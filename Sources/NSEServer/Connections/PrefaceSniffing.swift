@@ -1,0 +1,246 @@
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOSSL
+
+/// One cleartext listener for HTTP/1.1 and HTTP/2 with prior knowledge: the first bytes of a connection decide.
+/// A connection that opens with the HTTP/2 client preface (`PRI * HTTP/2.0…`, RFC 9113 §3.4) gets the HTTP/2
+/// pipeline (``HTTP2ConnectionChannel``), any other Hummingbird's HTTP/1.1 pipeline (unless the listener is HTTP/2
+/// only: then it is closed); the bytes read while deciding are replayed into it.
+///
+/// Until it has decided, the connection belongs to ``PrefaceSniffer``, which frees it at once when the client
+/// closes or half-closes, when the server stops, or when the preface (or, with TLS, the handshake and the first
+/// request bytes) has not come within ``ConnectionTimeouts/preface``.
+struct PrefaceSniffingChannel: ServerChildChannel {
+    enum Negotiated: Sendable {
+        case http1(HTTP1Channel.Value)
+        case http2(HTTP2ConnectionChannel.Value)
+    }
+
+    struct Value: ServerChildChannelValue {
+        let negotiated: EventLoopFuture<Negotiated>
+        let channel: any Channel
+    }
+
+    let http1: HTTP1Channel?
+    let http2: HTTP2ConnectionChannel
+    let timeouts: ConnectionTimeouts
+
+    /// - Parameters:
+    ///   - http1Allowed: false for an HTTP/2-only listener.
+    ///   - responseHandlers: extra handlers for every request/response pair (HTTP/1.1 connection or HTTP/2 stream).
+    init(
+        responder: @escaping HTTPChannelHandler.Responder, timeouts: ConnectionTimeouts, http1Allowed: Bool = true,
+        responseHandlers: @escaping @Sendable () -> [any RemovableChannelHandler] = { [] }
+    ) {
+        self.timeouts = timeouts
+        http1 = http1Allowed
+            ? HTTP1Channel(
+                responder: responder,
+                configuration: HTTP1Channel.Configuration(additionalChannelHandlers: responseHandlers(), idleTimeout: TimeAmount(timeouts.idle)))
+            : nil
+        var limits = HTTP2Limits()
+        limits.idleTimeout = TimeAmount(timeouts.idle)
+        http2 = HTTP2ConnectionChannel(responder: responder, limits: limits, streamHandlers: responseHandlers)
+    }
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        let promise = channel.eventLoop.makePromise(of: Negotiated.self)
+        let sniffer = PrefaceSniffer(promise: promise, timeout: TimeAmount(timeouts.preface)) { isHTTP2 in
+            if isHTTP2 { return http2.setup(channel: channel, logger: logger).map { .http2($0) } }
+            guard let http1 else { return channel.eventLoop.makeFailedFuture(PrefaceSniffer.NotHTTP2()) }
+            return http1.setup(channel: channel, logger: logger).map { .http1($0) }
+        }
+        do {
+            try channel.pipeline.syncOperations.addHandler(sniffer)
+        } catch {
+            promise.fail(error)
+            return channel.eventLoop.makeFailedFuture(error)
+        }
+        return channel.eventLoop.makeSucceededFuture(Value(negotiated: promise.futureResult, channel: channel))
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        do {
+            switch try await value.negotiated.get() {
+            case .http1(let connection): await http1?.handle(value: connection, logger: logger)
+            case .http2(let connection): await http2.handle(value: connection, logger: logger)
+            }
+        } catch {
+            logger.debug("connection closed before its protocol was known: \(error)")
+        }
+    }
+}
+
+/// How long a connection may stay silent.
+public struct ConnectionTimeouts: Sendable {
+    /// From accept to a decided protocol (the HTTP/2 preface, or the first bytes of an HTTP/1.1 request; with TLS,
+    /// the handshake included). Load-balancer probes and port scans that connect and never speak are freed after it.
+    public var preface: Duration
+    /// An HTTP/2 connection with no open stream, or an HTTP/1.1 connection between requests, is closed after it.
+    public var idle: Duration
+
+    public init(preface: Duration = .seconds(10), idle: Duration = .seconds(3600)) {
+        self.preface = preface
+        self.idle = idle
+    }
+}
+
+/// The TLS listener: TLS (offering ALPN `h2` and `http/1.1`), then the same decision by the first decrypted bytes.
+/// Deciding by bytes rather than by ALPN alone also serves clients that speak HTTP/2 over TLS without offering ALPN,
+/// as APNs does (aioapns, older pushy): Hummingbird's ALPN channel would take them for HTTP/1.1 and close them.
+struct TLSPrefaceSniffingChannel: ServerChildChannel {
+    typealias Value = PrefaceSniffingChannel.Value
+
+    let sslContext: NIOSSLContext
+    let plaintext: PrefaceSniffingChannel
+
+    init(
+        sslContext: NIOSSLContext, responder: @escaping HTTPChannelHandler.Responder, timeouts: ConnectionTimeouts,
+        responseHandlers: @escaping @Sendable () -> [any RemovableChannelHandler] = { [] }
+    ) {
+        self.sslContext = sslContext
+        plaintext = PrefaceSniffingChannel(responder: responder, timeouts: timeouts, responseHandlers: responseHandlers)
+    }
+
+    /// The server's TLS context, offering ALPN `h2` then `http/1.1`.
+    static func context(_ configuration: TLSConfiguration) throws -> NIOSSLContext {
+        var configuration = configuration
+        configuration.applicationProtocols = ["h2", "http/1.1"]
+        return try NIOSSLContext(configuration: configuration)
+    }
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        do {
+            try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext))
+        } catch {
+            return channel.eventLoop.makeFailedFuture(error)
+        }
+        return plaintext.setup(channel: channel, logger: logger)
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        await plaintext.handle(value: value, logger: logger)
+    }
+}
+
+/// Reads until the bytes are, or cannot be, the HTTP/2 preface; then sets up the pipeline, replays, and leaves.
+/// Until then it owns the connection's end: EOF (the client closed or half-closed), an error, the server stopping
+/// (`ChannelShouldQuiesceEvent`) or the timeout close it, so no descriptor outlives a client that never spoke.
+final class PrefaceSniffer: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+
+    /// A listener that takes HTTP/2 only got other bytes.
+    struct NotHTTP2: Error {}
+
+    enum State {
+        /// Reading the first bytes.
+        case sniffing
+        /// The protocol is known and its pipeline being set up; bytes read meanwhile are kept for it.
+        case decided
+        /// Closed before a protocol was known.
+        case abandoned
+    }
+
+    static let preface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
+
+    private let promise: EventLoopPromise<PrefaceSniffingChannel.Negotiated>
+    private let configure: (Bool) -> EventLoopFuture<PrefaceSniffingChannel.Negotiated>
+    private let timeout: TimeAmount
+    private var buffered: ByteBuffer?
+    private var state = State.sniffing
+    private var timer: Scheduled<Void>?
+
+    init(
+        promise: EventLoopPromise<PrefaceSniffingChannel.Negotiated>, timeout: TimeAmount,
+        configure: @escaping (Bool) -> EventLoopFuture<PrefaceSniffingChannel.Negotiated>
+    ) {
+        self.promise = promise
+        self.timeout = timeout
+        self.configure = configure
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        timer = context.eventLoop.scheduleTask(in: timeout) {
+            let (sniffer, context) = bound.value
+            sniffer.abandon(context: context, ChannelError.connectTimeout(sniffer.timeout))
+        }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        var incoming = unwrapInboundIn(data)
+        if buffered == nil { buffered = incoming } else { buffered!.writeBuffer(&incoming) }
+        guard case .sniffing = state, let bytes = buffered?.readableBytesView else { return }
+        let count = min(bytes.count, Self.preface.count)
+        let isPrefix = bytes.prefix(count).elementsEqual(Self.preface.prefix(count))
+        if isPrefix && count < Self.preface.count { return }  // a prefix of the preface so far: wait for more
+        state = .decided
+        timer?.cancel()
+        timer = nil
+        configure(isPrefix).assumeIsolated().whenComplete { result in
+            switch result {
+            case .success(let negotiated):
+                self.promise.succeed(negotiated)
+                if let pending = self.buffered {
+                    self.buffered = nil
+                    context.fireChannelRead(self.wrapInboundOut(pending))
+                    context.fireChannelReadComplete()
+                }
+                context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+            case .failure(let error):
+                self.promise.fail(error)
+                context.close(promise: nil)
+            }
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if case .decided = state, buffered == nil { context.fireChannelReadComplete() }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard case .sniffing = state else { return context.fireUserInboundEventTriggered(event) }
+        if event is ChannelShouldQuiesceEvent {
+            abandon(context: context, ChannelError.ioOnClosedChannel)
+        } else if let event = event as? ChannelEvent, event == .inputClosed {
+            abandon(context: context, ChannelError.eof)
+        } else {
+            context.fireUserInboundEventTriggered(event)
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard case .sniffing = state else { return context.fireErrorCaught(error) }
+        abandon(context: context, error)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if case .sniffing = state {
+            state = .abandoned
+            timer?.cancel()
+            promise.fail(ChannelError.eof)
+        }
+        context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        timer?.cancel()
+        timer = nil
+        if case .sniffing = state {
+            state = .abandoned
+            promise.fail(ChannelError.ioOnClosedChannel)
+        }
+    }
+
+    /// Closes a connection whose protocol is not known yet.
+    private func abandon(context: ChannelHandlerContext, _ error: any Error) {
+        guard case .sniffing = state else { return }
+        state = .abandoned
+        timer?.cancel()
+        timer = nil
+        promise.fail(error)
+        context.close(promise: nil)
+    }
+}

@@ -1,0 +1,203 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+public import Logging
+public import NSEDatabase
+public import NSEDevice
+public import NSEJSON
+import NSESystem
+import Synchronization
+
+/// Where pushes and their results live: one SQLite database per device, `DIR/notifications/results.db`.
+///
+/// A push is written when it is accepted, before its 200 (``accept(_:for:)``): a push answered 200 is on disk even
+/// if the server dies before it runs. Its result fills the same row when the extension is done
+/// (``complete(_:result:for:)``). If the answer could not be written to the client (connection gone, stream
+/// reset), the row is marked not acknowledged (``markUnacknowledged(_:for:)``) and reads say `"acknowledged": false`:
+/// the provider never saw the 200 and may send the push again.
+public final class ResultStore: Sendable {
+    /// Version 1: one row per accepted push; `result` (the JSON document) is NULL until the push has run.
+    static let schema = [
+        """
+        CREATE TABLE results (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            apns_id TEXT NOT NULL,
+            token TEXT NOT NULL,
+            outcome TEXT,
+            received_at INTEGER NOT NULL,
+            recorded_at INTEGER,
+            acknowledged INTEGER NOT NULL DEFAULT 1,
+            result TEXT
+        );
+        CREATE INDEX results_done ON results(id) WHERE result IS NOT NULL;
+        """
+    ]
+
+    private let databases = Mutex<[String: Database]>([:])
+    private let logger: Logger
+
+    public init(logger: Logger) {
+        self.logger = logger
+    }
+
+    /// `DIR/notifications/results.db`.
+    public static func path(for device: Device) -> String {
+        Path.join(device.directory, "notifications", "results.db")
+    }
+
+    /// The results before SQLite: imported on first open, then renamed `results.jsonl.imported`.
+    static func legacyPath(for device: Device) -> String {
+        Path.join(device.directory, "notifications", "results.jsonl")
+    }
+
+    /// A row of an accepted push.
+    public struct Row: Sendable, Hashable {
+        public let id: Int64
+    }
+
+    /// Records an accepted push (before its answer): the row its result will fill.
+    public func accept(_ push: AcceptedPushRecord, for device: Device) throws(DatabaseError) -> Row {
+        let rows = try writing(for: device) { database throws(DatabaseError) in
+            try database.execute(
+                "INSERT INTO results (apns_id, token, received_at) VALUES (?, ?, ?) RETURNING id",
+                [.text(push.apnsID), .text(push.token), .integer(push.receivedAt)])
+        }
+        guard let id = rows.first?.integer(0) else {
+            throw DatabaseError(code: .other, message: "\(Self.path(for: device)): insert returned no row id")
+        }
+        return Row(id: id)
+    }
+
+    /// Forgets an accepted push that was refused after all (the queue filled or the server began stopping).
+    public func withdraw(_ row: Row, for device: Device) throws(DatabaseError) {
+        try writing(for: device) { database throws(DatabaseError) in
+            try database.execute("DELETE FROM results WHERE id = ? AND result IS NULL", [.integer(row.id)])
+        }
+    }
+
+    /// Fills a push's row with its result.
+    public func complete(_ row: Row, result: JSON, for device: Device) throws(DatabaseError) {
+        try writing(for: device) { database throws(DatabaseError) in
+            try database.execute(
+                "UPDATE results SET outcome = ?, recorded_at = ?, result = ? WHERE id = ?",
+                [
+                    .text(result["outcome"]?.stringValue), .integer(result["recorded_at"]?.intValue),
+                    .text(result.serialized()), .integer(row.id),
+                ])
+        }
+    }
+
+    /// The push's answer never reached the client: say so in its row.
+    public func markUnacknowledged(_ row: Row, for device: Device) throws(DatabaseError) {
+        try writing(for: device) { database throws(DatabaseError) in
+            try database.execute("UPDATE results SET acknowledged = 0 WHERE id = ?", [.integer(row.id)])
+        }
+    }
+
+    /// Results of pushes that have run, newest first: at most `limit`, only those after the row id `since`. Each
+    /// is the recorded document plus `id` (the row, for `since`) and `acknowledged`. Reads `limit` rows by the
+    /// primary key whatever the history.
+    public func results(for device: Device, limit: Int, since: Int64 = 0) throws(DatabaseError) -> [JSON] {
+        let rows = try database(for: device).execute(
+            "SELECT id, acknowledged, result FROM results WHERE result IS NOT NULL AND id > ? ORDER BY id DESC LIMIT ?",
+            [.integer(since), .integer(Int64(limit))])
+        return rows.compactMap { row in
+            guard let id = row.integer(0), let text = row.text(2), var object = (try? JSON.parse(text))?.objectValue else { return nil }
+            object["id"] = .int(id)
+            object["acknowledged"] = .bool(row.bool(1))
+            return .object(object)
+        }
+    }
+
+    /// Runs one write; after a failure the database is closed, so the next write opens it afresh (a file made
+    /// writable again, a disk with room again, a file moved aside).
+    @discardableResult
+    private func writing<T>(for device: Device, _ body: (Database) throws(DatabaseError) -> T) throws(DatabaseError) -> T {
+        let database = try self.database(for: device)
+        do {
+            return try body(database)
+        } catch {
+            let path = Self.path(for: device)
+            databases.withLock { databases in
+                if databases[path] === database { databases[path] = nil }
+            }
+            throw error
+        }
+    }
+
+    /// The device's database, opened (and created, and the old JSON lines imported) on first use. A failed open is
+    /// not kept: the next push tries again.
+    private func database(for device: Device) throws(DatabaseError) -> Database {
+        let path = Self.path(for: device)
+        if let open = databases.withLock({ $0[path] }) { return open }
+        do {
+            try FileSystem.createDirectory(Path.dirname(path))
+        } catch {
+            throw DatabaseError(code: .cannotOpen, message: "\(Path.dirname(path)): cannot create: \(error)")
+        }
+        let database = try Database(path: path, schema: Self.schema)
+        try importLegacy(into: database, for: device)
+        return databases.withLock { databases in
+            if let open = databases[path] { return open }
+            databases[path] = database
+            return database
+        }
+    }
+
+    /// Imports `results.jsonl` (nse before SQLite) in one transaction, then renames it `results.jsonl.imported`.
+    /// Lines that are not a JSON object (a torn last line after a full disk) are skipped and counted in the log.
+    private func importLegacy(into database: Database, for device: Device) throws(DatabaseError) {
+        let legacy = Self.legacyPath(for: device)
+        guard FileSystem.exists(legacy) else { return }
+        let text: String
+        do {
+            guard let read = try FileSystem.readText(legacy, limit: 1 << 40) else { return }
+            text = read
+        } catch {
+            throw DatabaseError(code: .other, message: "\(legacy): cannot read for import: \(error)")
+        }
+        var imported = 0
+        var skipped = 0
+        try database.write { transaction throws(DatabaseError) in
+            // Rows already here: an import that committed but was not renamed (the server died in between).
+            guard (try transaction.execute("SELECT COUNT(*) FROM results").first?.integer(0) ?? 0) == 0 else { return }
+            for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
+                guard let object = (try? JSON.parse(String(line)))?.objectValue, let apnsID = object["apns_id"]?.stringValue else {
+                    skipped += 1
+                    continue
+                }
+                let recordedAt = object["recorded_at"]?.intValue ?? 0
+                try transaction.execute(
+                    "INSERT INTO results (apns_id, token, outcome, received_at, recorded_at, result) VALUES (?, ?, ?, ?, ?, ?)",
+                    [
+                        .text(apnsID), .text(object["token"]?.stringValue ?? ""), .text(object["outcome"]?.stringValue),
+                        .integer(object["received_at"]?.intValue ?? recordedAt), .integer(recordedAt),
+                        .text(JSON.object(object).serialized()),
+                    ])
+                imported += 1
+            }
+        }
+        if rename(legacy, legacy + ".imported") != 0 {
+            let reason = String(cString: strerror(errno))
+            throw DatabaseError(code: .other, message: "\(legacy): imported but cannot rename: \(reason)")
+        }
+        logger.notice(
+            "results.jsonl imported into results.db",
+            metadata: ["device": .string(device.directory), "imported": .stringConvertible(imported), "skipped": .stringConvertible(skipped)])
+    }
+}
+
+/// What the store keeps of an accepted push before it runs.
+public struct AcceptedPushRecord: Sendable {
+    public var apnsID: String
+    public var token: String
+    public var receivedAt: Int64
+
+    public init(apnsID: String, token: String, receivedAt: Int64) {
+        self.apnsID = apnsID
+        self.token = token
+        self.receivedAt = receivedAt
+    }
+}
