@@ -100,7 +100,7 @@ public struct Device: Sendable {
         }
         let bytes: [UInt8]?
         do { bytes = try FileSystem.readFile(configPath, limit: 1024 * 1024) } catch {
-            throw DeviceError(.io, error.description)
+            throw DeviceError(.unreadable, error.description)
         }
         guard let bytes else { throw DeviceError(.corrupt, "\(configPath) is larger than 1 MiB") }
         let json: JSON
@@ -131,6 +131,14 @@ public struct Device: Sendable {
         }
     }
 
+    /// Checks, without keeping anything, that the files the extension will read are usable: the private key
+    /// (present, owner-only, a key) and the SIP password if one is stored (owner-only, readable). The host calls it
+    /// before it delivers, so that an unusable device is a configuration error rather than a fallback.
+    public func checkKeys() throws(DeviceError) {
+        _ = try secretKey()
+        _ = try sipPassword()
+    }
+
     /// Reads the secret key, refusing a key file that anyone but the owner can read.
     public func secretKey() throws(DeviceError) -> SecretKey {
         let mode: mode_t
@@ -143,7 +151,7 @@ public struct Device: Sendable {
                 "\(secretKeyPath) has mode \(String(mode, radix: 8)); refusing a private key that others can access (chmod 600 it)")
         }
         let text: String?
-        do { text = try FileSystem.readText(secretKeyPath, limit: 4096) } catch { throw DeviceError(.io, error.description) }
+        do { text = try FileSystem.readText(secretKeyPath, limit: 4096) } catch { throw DeviceError(.unreadable, error.description) }
         guard let text, let bytes = Base64.decode(text.filter { !$0.isWhitespace }) else {
             throw DeviceError(.corrupt, "\(secretKeyPath) does not hold a base64 key")
         }
@@ -248,11 +256,11 @@ public struct Device: Sendable {
     public func sipPassword() throws(DeviceError) -> String? {
         guard FileSystem.exists(sipPasswordPath) else { return nil }
         let mode: mode_t
-        do { mode = try FileSystem.permissions(sipPasswordPath) } catch { throw DeviceError(.io, error.description) }
+        do { mode = try FileSystem.permissions(sipPasswordPath) } catch { throw DeviceError(.unreadable, error.description) }
         guard mode & 0o077 == 0 else {
             throw DeviceError(.insecureKey, "\(sipPasswordPath) has mode \(String(mode, radix: 8)); refusing a password that others can access")
         }
-        do { return try FileSystem.readText(sipPasswordPath, limit: 4096) } catch { throw DeviceError(.io, error.description) }
+        do { return try FileSystem.readText(sipPasswordPath, limit: 4096) } catch { throw DeviceError(.unreadable, error.description) }
     }
 
     /// `sip:DOMAIN` of an address of record, as the default proxy.

@@ -112,13 +112,25 @@ public struct NotificationResult: Sendable {
     /// A measurement as results carry it: milliseconds to the microsecond.
     public static func rounded(_ value: Double) -> Double { (value * 1000).rounded() / 1000 }
 
-    /// A short human-readable form (`--format text`).
+    /// A rejection by intake (or by `nse run` itself, for a payload it would not read in full): no extension ran.
+    public static func rejected(
+        _ rejection: PayloadRejection, requestID: String, pushType: PushType, intakeMilliseconds: Double
+    ) -> NotificationResult {
+        var result = NotificationResult(outcome: .rejected, reason: rejection.description, requestID: requestID, pushType: pushType)
+        result.rejectionReason = rejection.reason.rawValue
+        result.timings = [("intake", intakeMilliseconds), ("total", intakeMilliseconds)]
+        return result
+    }
+
+    /// A short human-readable form (`--format text`): one `name: value` line per field, every value passed through
+    /// ``terminalSafe(_:)`` so that a sender's text can neither drive the terminal nor forge a line.
     public var text: String {
-        var lines = ["outcome:  \(outcome.rawValue)", "reason:   \(reason)"]
+        let safe = NotificationResult.terminalSafe
+        var lines = ["outcome:  \(outcome.rawValue)", "reason:   \(safe(reason))"]
         if let display {
-            lines.append("title:    \(display.title)")
-            if !display.subtitle.isEmpty { lines.append("subtitle: \(display.subtitle)") }
-            lines.append("body:     \(display.body)")
+            lines.append("title:    \(safe(display.title))")
+            if !display.subtitle.isEmpty { lines.append("subtitle: \(safe(display.subtitle))") }
+            lines.append("body:     \(safe(display.body))")
         } else {
             lines.append("display:  (nothing shown)")
         }
@@ -129,9 +141,38 @@ public struct NotificationResult: Sendable {
             lines.append("extension: \(NotificationResult.rounded(report.wallMilliseconds)) ms, peak RSS \(rss), \(exit)")
         }
         if let call = callReport.objectValue {
-            lines.append("call:     \(call["localized_caller_name"]?.stringValue ?? call["remote_handle"]?["value"]?.stringValue ?? "?") rings (CallKit uuid \(call["uuid"]?.stringValue ?? "?"))")
+            let caller = call["localized_caller_name"]?.stringValue ?? call["remote_handle"]?["value"]?.stringValue ?? "?"
+            lines.append("call:     \(safe(caller)) rings (CallKit uuid \(safe(call["uuid"]?.stringValue ?? "?")))")
         }
-        for warning in warnings { lines.append("warning:  \(warning)") }
+        for warning in warnings { lines.append("warning:  \(safe(warning))") }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// `text` as it may be written to a terminal: a backslash becomes `\\`, newline, carriage return and tab become
+    /// `\n`, `\r`, `\t`, and every other control character (C0, DEL, C1), the line and paragraph separators
+    /// (U+2028, U+2029) and the bidirectional overrides and isolates (U+202A–U+202E, U+2066–U+2069) become
+    /// `\u{XX}` with their code point in hex, as in a Swift string literal. Everything else is kept as it is.
+    public static func terminalSafe(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: needsEscape) else { return text }
+        var escaped = ""
+        escaped.reserveCapacity(text.utf8.count + 16)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\\": escaped += "\\\\"
+            case "\n": escaped += "\\n"
+            case "\r": escaped += "\\r"
+            case "\t": escaped += "\\t"
+            case _ where needsEscape(scalar): escaped += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped
+    }
+
+    private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x00...0x1F, 0x5C, 0x7F...0x9F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069: true
+        default: false
+        }
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Logging
+import NSEHost
 import NSESystem
 
 #if canImport(Glibc)
@@ -35,7 +36,20 @@ struct NSE: AsyncParsableCommand {
                 try command.run()
             }
         } catch {
-            exit(withError: error)
+            exit(reporting: error)
         }
+    }
+
+    /// Ends the process for `error` as docs/cli.md promises: help and version on stdout with status 0; a command's
+    /// own failure (already reported on one line) with its status; anything the parser or a `validate()` refused as
+    /// one line `nse: <problem>` on stderr with status 64 (swift-argument-parser would add a help line and the
+    /// usage); any other error as one line with status 70.
+    static func exit(reporting error: any Error) -> Never {
+        let status = exitCode(for: error)
+        if status == .success || error is ExitCode { exit(withError: error) }
+        let problem = message(for: error).split(whereSeparator: \.isNewline)
+            .map { $0.drop(while: \.isWhitespace) }.filter { !$0.isEmpty }.joined(separator: "; ")
+        StandardStreams.writeError("nse: \(NotificationResult.terminalSafe(problem.isEmpty ? "\(error)" : problem))\n")
+        Glibc.exit(status == .validationFailure ? ExitStatus.usage.rawValue : ExitStatus.software.rawValue)
     }
 }

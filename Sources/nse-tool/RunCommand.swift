@@ -9,7 +9,7 @@ struct RunCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
         abstract: "Deliver one push payload to the device and print what iOS would show, and why.",
-        discussion: "The payload is APNs JSON from stdin, a file, or a simctl .apns file. Exit status 0 for any outcome a device could show, 65 when the payload is rejected (the result is still printed).")
+        discussion: "The payload is APNs JSON from stdin, a file, or a simctl .apns file. Exit status 0 for any outcome a device could show, 65 when the payload is rejected (the result is still printed), 78 when the device cannot be used (nothing is run).")
 
     @OptionGroup var deviceOption: DeviceOption
 
@@ -19,13 +19,15 @@ struct RunCommand: ParsableCommand {
     @Option(help: "The apns-push-type: alert, background or voip.")
     var pushType: String = "alert"
 
-    @Option(help: "Seconds before serviceExtensionTimeWillExpire (decimals allowed).")
+    // Numbers take the next argument whatever it looks like, so `--budget -1` is judged by validate() ("must be
+    // between …") rather than read as a missing value followed by an unknown option.
+    @Option(parsing: .unconditional, help: "Seconds before serviceExtensionTimeWillExpire (decimals allowed).")
     var budget: Double = 30
 
-    @Option(help: "Seconds the extension has after the expiry notice before it is killed.")
+    @Option(parsing: .unconditional, help: "Seconds the extension has after the expiry notice before it is killed.")
     var grace: Double = 1
 
-    @Option(help: "Peak memory allowed to the extension, in MB (iOS: 24).")
+    @Option(parsing: .unconditional, help: "Peak memory allowed to the extension, in MB (iOS: 24).")
     var memoryLimit: Double = 24
 
     @Option(name: .customLong("extension"), help: ArgumentHelp("Run this command as the extension instead of the reference one (see docs/protocol.md).", valueName: "cmd"))
