@@ -15,9 +15,30 @@ public actor SIPServer {
         var contact: SIPNameAddress
         var expires: Int
         var expiresAt: ContinuousClock.Instant
-        var flow: ServerFlow
+        /// The same end as Unix seconds, as the database keeps it.
+        var expiresAtUnix: Int64
+        /// The connection or UDP path the REGISTER came in on; nil for a TCP/TLS binding restored after a restart
+        /// (the device reconnects and registers again, usually after a push).
+        var flow: ServerFlow?
+        /// How the REGISTER came in, kept so a restart can find the device again.
+        var route: Route
         var push: PushParameters?
         var instance: String?
+
+        struct Route {
+            var transport: SIPTransportKind
+            var remoteHost: String
+            var remotePort: Int
+            var localPort: Int
+        }
+
+        var isLive: Bool { flow?.isLive ?? false }
+
+        var stored: StoredBinding {
+            StoredBinding(aor: aor, key: key, contact: contact.description, instance: instance, expires: expires,
+                          expiresAt: expiresAtUnix, transport: route.transport, remoteHost: route.remoteHost,
+                          remotePort: route.remotePort, localPort: route.localPort)
+        }
     }
 
     private struct PendingSender {
@@ -64,7 +85,8 @@ public actor SIPServer {
     private var nextTaskID = 0
 
     private var users: [String: String]? = nil
-    private var store: MessageStore? = nil
+    /// The durable copy of `bindings` and `held` (nil without a database directory: memory only).
+    private var database: ServerDatabase? = nil
     private var bindings: [String: [Binding]] = [:]
     private var knownAORs: Set<String> = []
     private var held: [String: HeldMessage] = [:]
@@ -108,21 +130,8 @@ public actor SIPServer {
                 loaded = (loaded ?? [:]).merging(fromFile) { _, new in new }
             }
             users = loaded
-            let store = try MessageStore(directory: configuration.databaseDirectory)
-            self.store = store
-            let (messages, skipped) = try store.loadAll()
-            for name in skipped {
-                logger.warning("sip server skipped unreadable held message file", metadata: ["sip.file": "\(name)"])
-            }
-            for message in messages {
-                held[message.id] = message
-                knownAORs.insert(message.aor)
-                lastOrder = max(lastOrder, message.order)
-            }
-            if !messages.isEmpty {
-                logger.info("sip server loaded held messages", metadata: [
-                    "sip.count": "\(messages.count)", "sip.undelivered": "\(messages.filter { !$0.delivered }.count)",
-                ])
+            if let directory = configuration.databaseDirectory {
+                try openDatabase(directory: directory)
             }
             let tlsContext = try configuration.tls.map { try ListenerFactory.makeTLSContext($0) }
             for listener in configuration.listeners {
@@ -134,6 +143,7 @@ public actor SIPServer {
                                                             host: address?.ipAddress ?? listener.host,
                                                             port: address?.port ?? listener.port))
             }
+            try restoreBindings()
         } catch {
             await shutdown()
             throw error
@@ -182,6 +192,72 @@ public actor SIPServer {
         logger.info("sip server stopped")
     }
 
+    // MARK: - durable state
+
+    /// Opens the database in `directory` (importing files of the old one-file-per-message layout once) and loads
+    /// the held messages.
+    private func openDatabase(directory: String) throws(SIPServerError) {
+        let database = try ServerDatabase(directory: directory)
+        self.database = database
+        let migration = try database.importLegacyFiles(in: directory)
+        if !migration.unreadable.isEmpty {
+            logger.warning("sip server moved unreadable held message files aside", metadata: [
+                "sip.files": "\(migration.unreadable.sorted().joined(separator: ","))",
+                "sip.folder": "\(Path.join(directory, ServerDatabase.unreadableFolder))",
+            ])
+        }
+        if migration.imported > 0 {
+            logger.info("sip server imported held message files into its database", metadata: ["sip.count": "\(migration.imported)"])
+        }
+        let messages = try database.heldMessages()
+        for message in messages {
+            held[message.id] = message
+            knownAORs.insert(message.aor)
+            lastOrder = max(lastOrder, message.order)
+        }
+        if !messages.isEmpty {
+            logger.info("sip server loaded held messages", metadata: [
+                "sip.count": "\(messages.count)", "sip.undelivered": "\(messages.filter { !$0.isDelivered }.count)",
+            ])
+        }
+    }
+
+    /// Brings back the bindings that have not expired, with their remaining lifetime. A UDP binding whose listener
+    /// port is bound again is live at once; a TCP/TLS one waits for the device to reconnect (pushes still go out).
+    private func restoreBindings() throws(SIPServerError) {
+        guard let database else { return }
+        let wallNow = Clock.unixSeconds()
+        let now = ContinuousClock.now
+        let (stored, expiredAORs) = try database.liveBindings(now: wallNow)
+        knownAORs.formUnion(expiredAORs)
+        var restored = 0
+        for b in stored {
+            guard let contact = try? SIPNameAddress(parsing: b.contact) else {
+                logger.warning("sip server skipped a stored binding whose contact does not parse", metadata: ["sip.aor": "\(b.aor)"])
+                continue
+            }
+            let route = Binding.Route(transport: b.transport, remoteHost: b.remoteHost, remotePort: b.remotePort,
+                                      localPort: b.localPort)
+            let binding = Binding(key: b.key, aor: b.aor, contact: contact, expires: b.expires,
+                                  expiresAt: now + .seconds(b.expiresAt - wallNow), expiresAtUnix: b.expiresAt,
+                                  flow: b.transport == .udp ? udpFlow(route) : nil, route: route,
+                                  push: PushParameters(contactURI: contact.uri), instance: b.instance)
+            bindings[b.aor, default: []].append(binding)
+            knownAORs.insert(b.aor)
+            restored += 1
+        }
+        if restored > 0 { logger.info("sip server restored bindings", metadata: ["sip.count": "\(restored)"]) }
+    }
+
+    /// The UDP path to a device through the listener bound on the port its REGISTER came in on, if that port is
+    /// bound again.
+    private func udpFlow(_ route: Binding.Route) -> ServerFlow? {
+        guard let index = boundAddresses.firstIndex(where: { $0.transport == .udp && $0.port == route.localPort }),
+              let remote = try? SocketAddress(ipAddress: route.remoteHost, port: route.remotePort) else { return nil }
+        let channel = listenerChannels[index]
+        return ServerFlow(kind: .udp, channel: channel, remote: remote, local: channel.localAddress)
+    }
+
     /// The addresses bound by `start()`.
     public var addresses: [SIPServerBoundAddress] { boundAddresses }
 
@@ -190,7 +266,7 @@ public actor SIPServer {
 
     /// Held messages not yet delivered (Call-IDs, oldest first), optionally for one AOR (`sip:user@host`).
     public func undeliveredCallIDs(aor: String? = nil) -> [String] {
-        held.values.filter { !$0.delivered && (aor == nil || $0.aor == SIPServer.aorKey(aor!)) }
+        held.values.filter { !$0.isDelivered && (aor == nil || $0.aor == SIPServer.aorKey(aor!)) }
             .sorted { $0.order < $1.order }.map(\.callID)
     }
 
@@ -265,7 +341,10 @@ public actor SIPServer {
         case .request(let request):
             if request.method.uppercased() == "ACK" { return }
             var log = logger
-            log[metadataKey: "sip.call_id"] = "\(request.headers.callID ?? "")"
+            // A Call-ID with control characters is refused below; it is never logged.
+            if request.headers.firstInvalidField == nil {
+                log[metadataKey: "sip.call_id"] = "\(request.headers.callID ?? "")"
+            }
             log[metadataKey: "sip.method"] = "\(request.method)"
             if configuration.faults.neverAnswer {
                 log.debug("sip server ignoring request (neverAnswer)")
@@ -295,6 +374,17 @@ public actor SIPServer {
     private func handleRequest(_ request: SIPRequest, flow: ServerFlow, transactionKey: String) {
         guard !stopped else { return }
         let method = request.method.uppercased()
+        // RFC 3261's grammar allows no control characters in header values (folding is undone by the parser).
+        // Such a value would reach the device in a forwarded MESSAGE and break whatever reads it there, so the
+        // request is refused; the reason names the header, never its value.
+        if let field = request.headers.firstInvalidField {
+            logger.info("sip server refused a request with a control character in a header", metadata: [
+                "sip.method": "\(method)", "sip.header": "\(field)",
+            ])
+            respond(request, flow: flow, transactionKey: transactionKey, status: 400,
+                    reason: SIPServer.invalidHeaderReason(field))
+            return
+        }
         guard request.headers.callID != nil, request.headers.cseq != nil, request.headers.topVia != nil,
               request.headers.from != nil, request.headers.to != nil else {
             respond(request, flow: flow, transactionKey: transactionKey, status: 400)
@@ -327,9 +417,10 @@ public actor SIPServer {
     }
 
     /// Sends a final (or provisional) response on the request's flow and remembers it for retransmissions.
-    private func respond(_ request: SIPRequest, flow: ServerFlow, transactionKey: String, status: Int,
+    private func respond(_ request: SIPRequest, flow: ServerFlow, transactionKey: String, status: Int, reason: String? = nil,
                          extraHeaders: [(String, String)] = [], contacts: [String] = []) {
-        var response = request.makeResponse(statusCode: status, toTag: status == 100 ? nil : SIPServer.toTag(for: request))
+        var response = request.makeResponse(statusCode: status, reasonPhrase: reason,
+                                            toTag: status == 100 ? nil : SIPServer.toTag(for: request))
         // RFC 3581: tell the client where its request came from.
         let vias = request.headers.splitValues("Via")
         if var top = vias.first.flatMap({ try? SIPVia(parsing: $0) }) {
@@ -347,8 +438,18 @@ public actor SIPServer {
         if status >= 200 { serverTransactions.store(response: bytes, for: transactionKey) }
         flow.send(bytes)
         if status >= 200 {
-            emit(.answered(method: request.method.uppercased(), callID: request.headers.callID ?? "", status: status))
+            // A refused Call-ID with control characters is not repeated in events either.
+            let callID = request.headers.firstInvalidField == nil ? request.headers.callID ?? "" : ""
+            emit(.answered(method: request.method.uppercased(), callID: callID, status: status))
         }
+    }
+
+    /// `Invalid NAME Header`, or `Invalid Header` when the name has characters a reason phrase cannot carry as is.
+    static func invalidHeaderReason(_ name: String) -> String {
+        let plain = !name.isEmpty && name.utf8.allSatisfy { b in
+            (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2D || b == 0x2E || b == 0x5F
+        }
+        return plain ? "Invalid \(name) Header" : "Invalid Header"
     }
 
     /// A stable To tag per transaction so retransmitted answers match.
@@ -413,18 +514,23 @@ public actor SIPServer {
             return
         }
         let now = ContinuousClock.now
+        let wallNow = Clock.unixSeconds()
         var current = (bindings[aor] ?? []).filter { $0.expiresAt > now }
         let rawContacts = request.headers.splitValues("Contact")
         let headerExpires = request.headers.expires
         var deliveryContact: SIPURI? = nil
+        // Events are emitted once the new bindings are stored.
+        var changes: [SIPServerEvent] = []
         if rawContacts.contains("*") {
             guard headerExpires == 0 else {
                 respond(request, flow: flow, transactionKey: transactionKey, status: 400)
                 return
             }
-            for b in current { emit(.unregistered(aor: aor, contact: b.contact.uri.description)) }
+            for b in current { changes.append(.unregistered(aor: aor, contact: b.contact.uri.description)) }
             current = []
         } else {
+            let route = Binding.Route(transport: flow.kind, remoteHost: flow.remoteHost, remotePort: flow.remotePort,
+                                      localPort: flow.localPort)
             for contact in request.headers.contacts {
                 var expires = contact.expires ?? headerExpires ?? configuration.defaultRegistrationExpires
                 expires = min(expires, configuration.maxRegistrationExpires)
@@ -433,18 +539,28 @@ public actor SIPServer {
                 let key = SIPServer.bindingKey(contact: contact, instance: instance, push: push)
                 current.removeAll { $0.key == key }
                 if expires == 0 {
-                    emit(.unregistered(aor: aor, contact: contact.uri.description))
+                    changes.append(.unregistered(aor: aor, contact: contact.uri.description))
                     continue
                 }
                 current.append(Binding(key: key, aor: aor, contact: contact, expires: expires,
-                                       expiresAt: now + .seconds(expires), flow: flow, push: push, instance: instance))
+                                       expiresAt: now + .seconds(expires), expiresAtUnix: wallNow + Int64(expires),
+                                       flow: flow, route: route, push: push, instance: instance))
                 if deliveryContact == nil { deliveryContact = contact.uri }
-                emit(.registered(aor: aor, contact: contact.uri.description, expires: expires, transport: flow.kind))
+                changes.append(.registered(aor: aor, contact: contact.uri.description, expires: expires, transport: flow.kind))
                 log.debug("sip server binding stored", metadata: [
                     "sip.expires": "\(expires)", "sip.transport": "\(flow.kind.rawValue)", "sip.push": "\(push != nil)",
                 ])
             }
         }
+        // Stored before the 200: a registrar that answers 200 and then forgets the binding loses the device's messages.
+        do {
+            try database?.replaceBindings(aor: aor, with: current.map(\.stored))
+        } catch {
+            log.error("sip server cannot store bindings", metadata: ["sip.error": "\(error)"])
+            respond(request, flow: flow, transactionKey: transactionKey, status: 500, reason: "Binding Not Stored")
+            return
+        }
+        for change in changes { emit(change) }
         bindings[aor] = current.isEmpty ? nil : current
         knownAORs.insert(aor)
         let contacts = current.map { b -> String in
@@ -505,14 +621,14 @@ public actor SIPServer {
                                  receivedAt: wallNow, expiresAt: wallNow + Int64(configuration.heldMessageLifetime),
                                  order: nextOrder())
         let hasPush = active.contains { $0.push != nil }
-        let live = active.filter { $0.flow.isLive }
+        let live = active.compactMap { $0.isLive ? $0.flow : nil }
         let mustHold = hasPush || live.isEmpty
         if mustHold {
             do {
                 try hold(record)
             } catch {
                 log.error("sip server cannot persist held message", metadata: ["sip.error": "\(error)"])
-                respond(request, flow: flow, transactionKey: transactionKey, status: 500)
+                respond(request, flow: flow, transactionKey: transactionKey, status: 500, reason: "Message Not Stored")
                 return
             }
         }
@@ -526,9 +642,10 @@ public actor SIPServer {
             await self?.acceptTimeoutFired(senderKey)
         }
         pendingSenders[senderKey] = pending
-        for binding in live {
+        for binding in active {
+            guard let liveFlow = binding.flow, liveFlow.isLive else { continue }
             pendingSenders[senderKey]?.outstanding += 1
-            sendCopy(record, flow: binding.flow, contactURI: binding.contact.uri, heldID: mustHold ? record.id : nil,
+            sendCopy(record, flow: liveFlow, contactURI: binding.contact.uri, heldID: mustHold ? record.id : nil,
                      senderKey: senderKey, duplicate: false)
         }
         if mustHold {
@@ -543,8 +660,9 @@ public actor SIPServer {
         }
     }
 
+    /// Stores a message for later delivery; it counts as held (and its sender may hear 202) only once stored.
     private func hold(_ record: HeldMessage) throws(SIPServerError) {
-        try store?.save(record)
+        try database?.insert(record)
         held[record.id] = record
         knownAORs.insert(record.aor)
         emit(.held(aor: record.aor, callID: record.callID, id: record.id))
@@ -568,7 +686,7 @@ public actor SIPServer {
                 }
             } catch {
                 logger.error("sip server cannot persist held message", metadata: ["sip.error": "\(error)"])
-                answerSender(senderKey, status: 500)
+                answerSender(senderKey, status: 500, reason: "Message Not Stored")
                 return
             }
             pendingSenders[senderKey] = pending
@@ -576,17 +694,17 @@ public actor SIPServer {
         answerSender(senderKey, status: 202)
     }
 
-    private func answerSender(_ senderKey: String, status: Int) {
+    private func answerSender(_ senderKey: String, status: Int, reason: String? = nil) {
         guard let pending = pendingSenders.removeValue(forKey: senderKey) else { return }
         pending.timer?.cancel()
         if senderForHeld[pending.record.id] == senderKey { senderForHeld[pending.record.id] = nil }
-        respond(pending.request, flow: pending.flow, transactionKey: pending.transactionKey, status: status)
+        respond(pending.request, flow: pending.flow, transactionKey: pending.transactionKey, status: status, reason: reason)
     }
 
     /// Delivers every undelivered held message of `aor` over the REGISTER's flow.
     private func deliverHeld(aor: String, flow: ServerFlow, contactURI: SIPURI) {
         let wallNow = Clock.unixSeconds()
-        let waiting = held.values.filter { $0.aor == aor && !$0.delivered && $0.expiresAt > wallNow }
+        let waiting = held.values.filter { $0.aor == aor && !$0.isDelivered && $0.expiresAt > wallNow }
             .sorted { $0.order < $1.order }
         guard !waiting.isEmpty else { return }
         if configuration.faults.unrelatedCallIDFirst, let tag = try? SecureRandom.hex(8),
@@ -619,6 +737,12 @@ public actor SIPServer {
             stored.attempts += 1
             attempt = stored.attempts
             held[heldID] = stored
+            do {
+                try database?.recordAttempts(id: heldID, attempts: attempt)
+            } catch {
+                // Only the next CSeq after a restart depends on it: deliver anyway.
+                logger.warning("sip server cannot store a delivery attempt", metadata: ["sip.call_id": "\(record.callID)", "sip.error": "\(error)"])
+            }
         }
         let branch = SIPIdentifiers.branch()
         var request = SIPRequest(method: "MESSAGE", uri: contactURI, body: record.body)
@@ -689,12 +813,13 @@ public actor SIPServer {
         logger.debug("sip server device answered", metadata: [
             "sip.call_id": "\(tx.callID)", "sip.method": "MESSAGE", "sip.aor": "\(tx.aor)", "sip.status": "\(status)",
         ])
-        if success, let heldID = tx.heldID, var message = held[heldID], !message.delivered {
-            message.delivered = true
-            message.deliveredAt = Clock.unixSeconds()
+        if success, let heldID = tx.heldID, var message = held[heldID], !message.isDelivered {
+            let deliveredAt = Clock.unixSeconds()
+            message.delivery = .delivered(at: deliveredAt)
             do {
-                try store?.save(message)
+                try database?.markDelivered(id: heldID, at: deliveredAt)
             } catch {
+                // The device has it: after a restart it may get it once more (never lost, at worst twice).
                 logger.error("sip server cannot persist delivery", metadata: ["sip.call_id": "\(tx.callID)", "sip.error": "\(error)"])
             }
             held[heldID] = message
@@ -767,10 +892,15 @@ public actor SIPServer {
     private func sweep() {
         guard !stopped else { return }
         let wallNow = Clock.unixSeconds()
+        do {
+            try database?.deleteExpired(now: wallNow)
+        } catch {
+            // Dropped from memory below all the same; the next sweep that can write deletes them from the file.
+            logger.warning("sip server cannot delete expired records", metadata: ["sip.error": "\(error)"])
+        }
         for (id, message) in held where message.expiresAt <= wallNow {
             held[id] = nil
-            store?.remove(message)
-            if !message.delivered {
+            if !message.isDelivered {
                 emit(.expired(aor: message.aor, callID: message.callID, id: message.id))
                 logger.info("sip server held message expired", metadata: [
                     "sip.call_id": "\(message.callID)", "sip.method": "MESSAGE", "sip.aor": "\(message.aor)",

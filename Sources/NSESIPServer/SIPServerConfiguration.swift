@@ -115,7 +115,8 @@ public struct SIPServerConfiguration: Sendable {
     public var tls: TLSFiles?
     /// Size limits for received messages (UDP datagrams and stream framing).
     public var limits: SIPParserLimits
-    /// Directory holding one JSON file per held message; nil keeps held messages in memory only.
+    /// Directory of the server's database, `sip-server.db` (bindings and held messages, kept across restarts; files of
+    /// the old one-JSON-file-per-message layout found there are imported once); nil keeps everything in memory only.
     public var databaseDirectory: String?
     /// Users file (`username password` per line, `#` comments); enables digest auth on REGISTER.
     public var usersFile: String?

@@ -28,7 +28,7 @@ struct SIPServerCommand: AsyncParsableCommand {
     @Option(name: .customLong("listen"), help: ArgumentHelp("A listener, repeatable: udp|tcp|tls:HOST:PORT (IPv6 as [::1]).", valueName: "transport:host:port"))
     var listeners: [String] = []
 
-    @Option(help: ArgumentHelp("Folder for held messages (one JSON file each); without it they live in memory only.", valueName: "dir"))
+    @Option(help: ArgumentHelp("Folder for the server's database (sip-server.db: bindings and held messages, kept across restarts); without it they live in memory only.", valueName: "dir"))
     var db: String?
 
     @Option(help: ArgumentHelp("APNs-compatible base URL pushes go to, e.g. http://127.0.0.1:8443 (nse serve, or any APNs endpoint).", valueName: "url"))
@@ -148,7 +148,10 @@ struct SIPServerCommand: AsyncParsableCommand {
         let addresses: [SIPServerBoundAddress]
         do { addresses = try await server.start() } catch {
             await server.shutdown()
-            throw Failure(.ioError, "sip-server: \(error)").exit()
+            // A database that is damaged or from a newer nse must be moved aside (78); a full or read-only disk, a
+            // port in use and the like are I/O failures (74).
+            let status: ExitStatus = (error as? SIPServerError)?.code == .configuration ? .config : .ioError
+            throw Failure(status, "sip-server: \(error)").exit()
         }
         let listening: JSON = [
             "listening": .array(addresses.map {

@@ -81,6 +81,14 @@ public struct SIPHeaders: Sendable, Hashable, Sequence {
     /// True when a field of this name is present.
     public func contains(_ name: String) -> Bool { self[name] != nil }
 
+    /// The name of the first field whose value holds a control character RFC 3261's grammar forbids (NUL, CR, LF,
+    /// ESC, DEL, … anything below 0x20 but HTAB, and 0x7F), or nil when every value is clean. The parser keeps such
+    /// values as received so that a server can answer 400 naming the header; nothing should store or forward them.
+    /// (Bodies are bytes and may hold anything.)
+    public var firstInvalidField: String? {
+        fields.first { field in field.value.utf8.contains { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F } }?.name
+    }
+
     static let compactForms: [UInt8: String] = [
         UInt8(ascii: "i"): "Call-ID", UInt8(ascii: "m"): "Contact", UInt8(ascii: "e"): "Content-Encoding",
         UInt8(ascii: "l"): "Content-Length", UInt8(ascii: "c"): "Content-Type", UInt8(ascii: "f"): "From",

@@ -76,7 +76,9 @@ public enum SIPParser {
         return nil
     }
 
-    /// Parses the start line and header lines (folded lines joined).
+    /// Parses the start line and header lines (folded lines joined). Header values are kept as received, control
+    /// characters included, so that a server can still answer such a request (400 naming the header, see
+    /// `SIPHeaders.firstInvalidField`) and the stream stays framed; bodies are bytes and may hold anything.
     static func parseHead(_ bytes: ArraySlice<UInt8>, limits: SIPParserLimits) throws(SIPError) -> Head {
         guard bytes.count <= limits.maxHeaderSectionSize else {
             throw .tooLarge("header section exceeds the \(limits.maxHeaderSectionSize)-byte limit")
@@ -122,7 +124,13 @@ public enum SIPParser {
         return Head(startLine: startLine, headers: headers)
     }
 
+    /// Parses a request or status line. A control character anywhere in it (NUL, ESC, a bare CR, DEL…) makes the
+    /// message malformed: unlike a header value, a start line cannot be refused with a response that names the
+    /// faulty part, and a Request-URI or reason phrase carrying one would be stored and echoed.
     static func parseStartLine(_ line: Substring) throws(SIPError) -> Head.StartLine {
+        if line.utf8.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) {
+            throw .malformed("control character in the start line")
+        }
         if line.hasPrefix("SIP/") || line.hasPrefix("sip/") {
             let parts = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
             guard parts.count >= 2, SIPSyntax.equalsIgnoringCase(parts[0], "SIP/2.0") else {

@@ -1,0 +1,309 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import NSEDatabase
+import NSESIP
+import NSESystem
+
+/// A binding as the database keeps it: enough to push to the device, and to reach it again over UDP, after a restart.
+struct StoredBinding: Sendable, Equatable {
+    var aor: String
+    /// The registrar's key of the binding within its AOR (`instance:…`, `prid:…` or `uri:…`).
+    var key: String
+    /// The Contact as registered (name-addr with its parameters; RFC 8599 push parameters are in its URI).
+    var contact: String
+    var instance: String?
+    /// The granted lifetime (seconds) and when it ends (Unix seconds).
+    var expires: Int
+    var expiresAt: Int64
+    /// How the REGISTER came in: the transport, the device's source address and the listener's port.
+    var transport: SIPTransportKind
+    var remoteHost: String
+    var remotePort: Int
+    var localPort: Int
+}
+
+/// The server's durable state in one SQLite file, `DIR/sip-server.db`: bindings with their expiry and held messages
+/// with their delivery state. Every change is one transaction, committed before the server answers; the server keeps
+/// its working copy in memory and writes through.
+final class ServerDatabase: Sendable {
+    static let fileName = "sip-server.db"
+    /// Where unreadable files of the old one-JSON-file-per-message layout are moved.
+    static let unreadableFolder = "unreadable"
+
+    /// What opening the database did to files of the old layout.
+    struct Migration: Sendable {
+        var imported = 0
+        /// Names of files that could not be read; moved to `unreadable/`.
+        var unreadable: [String] = []
+    }
+
+    /// Version 1: bindings keyed by AOR and binding key; held messages with their delivery time (NULL = pending).
+    static let schema = [
+        """
+        CREATE TABLE binding (
+            aor TEXT NOT NULL,
+            key TEXT NOT NULL,
+            contact TEXT NOT NULL,
+            instance TEXT,
+            expires INTEGER NOT NULL,
+            expires_at INTEGER NOT NULL,
+            transport TEXT NOT NULL,
+            remote_host TEXT NOT NULL,
+            remote_port INTEGER NOT NULL,
+            local_port INTEGER NOT NULL,
+            PRIMARY KEY (aor, key)
+        ) WITHOUT ROWID;
+        CREATE INDEX binding_expiry ON binding (expires_at);
+        CREATE TABLE held_message (
+            id TEXT PRIMARY KEY NOT NULL,
+            aor TEXT NOT NULL,
+            call_id TEXT NOT NULL,
+            headers TEXT NOT NULL,
+            body BLOB NOT NULL,
+            received_at INTEGER NOT NULL,
+            expires_at INTEGER NOT NULL,
+            delivered_at INTEGER,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            arrival INTEGER NOT NULL
+        );
+        CREATE INDEX held_message_pending ON held_message (aor, arrival) WHERE delivered_at IS NULL;
+        CREATE INDEX held_message_expiry ON held_message (expires_at);
+        """,
+    ]
+
+    let path: String
+    private let database: Database
+
+    /// Opens (creating) `directory/sip-server.db`. Files of the old layout in `directory` are imported in one
+    /// transaction and then removed; unreadable ones are moved to `directory/unreadable/`.
+    init(directory: String) throws(SIPServerError) {
+        if FileSystem.exists(directory), !FileSystem.isDirectory(directory) {
+            throw SIPServerError("\(directory) exists and is not a directory", code: .configuration)
+        }
+        do {
+            try FileSystem.createDirectory(directory, mode: 0o700, parentMode: 0o700)
+        } catch {
+            throw SIPServerError("cannot create directory \(directory): \(error)")
+        }
+        path = Path.join(directory, Self.fileName)
+        do {
+            database = try Database(path: path, schema: Self.schema)
+        } catch {
+            throw Self.failure(error)
+        }
+    }
+
+    /// A database error as the server reports it; a damaged or newer file is a configuration problem (the operator
+    /// must move it aside), anything else (full, read-only, busy) an I/O one.
+    static func failure(_ error: DatabaseError) -> SIPServerError {
+        switch error.code {
+        case .corrupt, .newerSchema: return SIPServerError(error.message, code: .configuration)
+        default: return SIPServerError(error.message, code: .io)
+        }
+    }
+
+    // MARK: - held messages
+
+    /// Every held message (delivered ones included, until they expire), oldest first.
+    func heldMessages() throws(SIPServerError) -> [HeldMessage] {
+        let rows: [SQLRow]
+        do {
+            rows = try database.read { tx throws(DatabaseError) in
+                try tx.execute("""
+                    SELECT id, aor, call_id, headers, body, received_at, expires_at, delivered_at, attempts, arrival
+                    FROM held_message ORDER BY arrival, id
+                    """)
+            }
+        } catch {
+            throw Self.failure(error)
+        }
+        var messages: [HeldMessage] = []
+        for row in rows {
+            guard let id = row.text(0), let aor = row.text(1), let callID = row.text(2),
+                  let headers = row.text(3).flatMap(HeldMessage.headers(fromJSON:)), let body = row.blob(4),
+                  let receivedAt = row.integer(5), let expiresAt = row.integer(6), let order = row.integer(9) else {
+                throw SIPServerError("\(path): a held message row is damaged: move the file aside", code: .configuration)
+            }
+            messages.append(HeldMessage(id: id, aor: aor, callID: callID, headers: headers, body: body,
+                                        receivedAt: receivedAt, expiresAt: expiresAt,
+                                        delivery: row.integer(7).map { .delivered(at: $0) } ?? .pending,
+                                        attempts: Int(row.integer(8) ?? 0), order: order))
+        }
+        return messages
+    }
+
+    /// Stores a new held message; it counts as held only once this returns.
+    func insert(_ message: HeldMessage) throws(SIPServerError) {
+        do {
+            try database.write { tx throws(DatabaseError) in try Self.insert(message, in: tx) }
+        } catch {
+            throw Self.failure(error)
+        }
+    }
+
+    private static func insert(_ message: HeldMessage, in tx: borrowing Database.Transaction) throws(DatabaseError) {
+        let deliveredAt: SQLValue
+        switch message.delivery {
+        case .pending: deliveredAt = .null
+        case .delivered(let at): deliveredAt = .integer(at)
+        }
+        try tx.execute("""
+            INSERT INTO held_message (id, aor, call_id, headers, body, received_at, expires_at, delivered_at, attempts, arrival)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING
+            """, [.text(message.id), .text(message.aor), .text(message.callID), .text(message.headersJSON),
+                  .blob(message.body), .integer(message.receivedAt), .integer(message.expiresAt), deliveredAt,
+                  .integer(Int64(message.attempts)), .integer(message.order)])
+    }
+
+    /// Marks a held message delivered (a device answered 2xx).
+    func markDelivered(id: String, at time: Int64) throws(SIPServerError) {
+        do {
+            try database.execute("UPDATE held_message SET delivered_at = ? WHERE id = ? AND delivered_at IS NULL",
+                                 [.integer(time), .text(id)])
+        } catch {
+            throw Self.failure(error)
+        }
+    }
+
+    /// Records how many deliveries of a held message were attempted (the next one's CSeq follows it).
+    func recordAttempts(id: String, attempts: Int) throws(SIPServerError) {
+        do {
+            try database.execute("UPDATE held_message SET attempts = ? WHERE id = ?", [.integer(Int64(attempts)), .text(id)])
+        } catch {
+            throw Self.failure(error)
+        }
+    }
+
+    // MARK: - bindings
+
+    /// Every binding that has not expired at `now` (Unix seconds), and the AORs whose bindings all expired
+    /// meanwhile (still known: a MESSAGE for them gets 480, not 404); expired bindings are deleted.
+    func liveBindings(now: Int64) throws(SIPServerError) -> (live: [StoredBinding], expiredAORs: [String]) {
+        let rows: [SQLRow]
+        let expired: [SQLRow]
+        do {
+            (rows, expired) = try database.write { tx throws(DatabaseError) in
+                let expired = try tx.execute("DELETE FROM binding WHERE expires_at <= ? RETURNING aor", [.integer(now)])
+                let rows = try tx.execute("""
+                    SELECT aor, key, contact, instance, expires, expires_at, transport, remote_host, remote_port, local_port
+                    FROM binding ORDER BY aor, expires_at
+                    """)
+                return (rows, expired)
+            }
+        } catch {
+            throw Self.failure(error)
+        }
+        var bindings: [StoredBinding] = []
+        for row in rows {
+            guard let aor = row.text(0), let key = row.text(1), let contact = row.text(2), let expires = row.integer(4),
+                  let expiresAt = row.integer(5), let transport = row.text(6).flatMap(SIPTransportKind.init(token:)),
+                  let remoteHost = row.text(7), let remotePort = row.integer(8), let localPort = row.integer(9) else {
+                throw SIPServerError("\(path): a binding row is damaged: move the file aside", code: .configuration)
+            }
+            bindings.append(StoredBinding(aor: aor, key: key, contact: contact, instance: row.text(3), expires: Int(expires),
+                                          expiresAt: expiresAt, transport: transport, remoteHost: remoteHost,
+                                          remotePort: Int(remotePort), localPort: Int(localPort)))
+        }
+        return (bindings, expired.compactMap { $0.text(0) })
+    }
+
+    /// Replaces the bindings of `aor` with `bindings` in one transaction (a REGISTER's outcome).
+    func replaceBindings(aor: String, with bindings: [StoredBinding]) throws(SIPServerError) {
+        do {
+            try database.write { tx throws(DatabaseError) in
+                try tx.execute("DELETE FROM binding WHERE aor = ?", [.text(aor)])
+                for b in bindings {
+                    try tx.execute("""
+                        INSERT INTO binding (aor, key, contact, instance, expires, expires_at, transport, remote_host,
+                                             remote_port, local_port)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """, [.text(b.aor), .text(b.key), .text(b.contact), .text(b.instance), .integer(Int64(b.expires)),
+                              .integer(b.expiresAt), .text(b.transport.rawValue), .text(b.remoteHost),
+                              .integer(Int64(b.remotePort)), .integer(Int64(b.localPort))])
+                }
+            }
+        } catch {
+            throw Self.failure(error)
+        }
+    }
+
+    // MARK: - expiry
+
+    /// Deletes held messages and bindings that expired at `now` (Unix seconds), in one transaction.
+    func deleteExpired(now: Int64) throws(SIPServerError) {
+        do {
+            try database.write { tx throws(DatabaseError) in
+                try tx.execute("DELETE FROM held_message WHERE expires_at <= ?", [.integer(now)])
+                try tx.execute("DELETE FROM binding WHERE expires_at <= ?", [.integer(now)])
+            }
+        } catch {
+            throw Self.failure(error)
+        }
+    }
+
+    // MARK: - the old layout
+
+    /// Imports the one-JSON-file-per-message files of `directory` (nse before its database): readable ones are
+    /// inserted in one transaction and removed once it commits; unreadable ones are moved to `unreadable/`;
+    /// temporary files of interrupted writes are removed (their rename never happened).
+    func importLegacyFiles(in directory: String) throws(SIPServerError) -> Migration {
+        var migration = Migration()
+        let names: [String]
+        do { names = try FileSystem.contents(ofDirectory: directory) } catch {
+            throw SIPServerError("cannot read directory \(directory): \(error)")
+        }
+        for name in names where Self.isLegacyTemporary(name) {
+            try? FileSystem.remove(Path.join(directory, name))
+        }
+        var messages: [HeldMessage] = []
+        var imported: [String] = []
+        for name in names where name.hasSuffix(".json") && !name.hasPrefix(".") {
+            // `readFile` gives nil beyond the limit; `try?` folds that into a read failure.
+            if let bytes = try? FileSystem.readFile(Path.join(directory, name), limit: 4 << 20),
+               let message = HeldMessage(legacyFile: bytes) {
+                messages.append(message)
+                imported.append(name)
+            } else {
+                migration.unreadable.append(name)
+            }
+        }
+        guard !messages.isEmpty || !migration.unreadable.isEmpty else { return migration }
+        if !messages.isEmpty {
+            do {
+                try database.write { tx throws(DatabaseError) in
+                    for message in messages { try Self.insert(message, in: tx) }
+                }
+            } catch {
+                throw Self.failure(error)
+            }
+            for name in imported { try? FileSystem.remove(Path.join(directory, name)) }
+            migration.imported = messages.count
+        }
+        if !migration.unreadable.isEmpty {
+            let aside = Path.join(directory, Self.unreadableFolder)
+            do {
+                try FileSystem.createDirectory(aside, mode: 0o700, parentMode: 0o700)
+            } catch {
+                throw SIPServerError("cannot create directory \(aside): \(error)")
+            }
+            for name in migration.unreadable where rename(Path.join(directory, name), Path.join(aside, name)) != 0 {
+                let reason = String(cString: strerror(errno))
+                throw SIPServerError("cannot move \(Path.join(directory, name)) to \(aside): \(reason)")
+            }
+        }
+        try? FileSystem.syncDirectory(directory)
+        return migration
+    }
+
+    /// Temp files of interrupted writes: `ID.json.tmp.PID` (older versions: `.ID.json.tmp`).
+    private static func isLegacyTemporary(_ name: String) -> Bool {
+        if name.hasPrefix("."), name.hasSuffix(".json.tmp") { return true }
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count >= 4, parts[parts.count - 3] == "json", parts[parts.count - 2] == "tmp" else { return false }
+        let pid = parts[parts.count - 1]
+        return !pid.isEmpty && pid.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+    }
+}
