@@ -2,12 +2,12 @@
 SHELL := /bin/bash
 SWIFT ?= swift
 # Debian packages the build and the tests need.
-APT_PACKAGES := libsodium-dev libjansson-dev libcurl4-openssl-dev pkg-config python3 python3-venv curl openssl nghttp2-server nghttp2-client
+APT_PACKAGES := libsodium-dev libjansson-dev libcurl4-openssl-dev libsqlite3-dev zlib1g-dev pkg-config python3 python3-venv curl openssl nghttp2-server nghttp2-client
 RELEASE_FLAGS := -c release --static-swift-stdlib
 RELEASE_BIN = $(shell $(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)
 DEBUG_BIN = $(shell $(SWIFT) build --show-bin-path)
 
-.PHONY: help deps build debug test interop demo bench clean
+.PHONY: help deps build debug test interop demo bench clean fuzz test-asan test-tsan
 
 help: ## Show this help.
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-7s %s\n", $$1, $$2}'
@@ -47,6 +47,28 @@ demo: build ## The main job on the embedded default: seal a message to a fresh d
 
 bench: build ## Benchmarks: nse run end to end against a C fork+exec floor, then nse serve under h2load, in the same run.
 	NSE_BIN_DIR="$(RELEASE_BIN)" python3 bench/bench.py
+
+# Fuzzing (docs/fuzzing.md): seconds per target, and which targets (all, or names separated by commas).
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= all
+ASAN_FLAGS := --sanitize=address --scratch-path .build-asan
+TSAN_FLAGS := --sanitize=thread --scratch-path .build-tsan
+
+fuzz: deps ## libFuzzer on the parsers, FUZZ_SECONDS (60) per target: fails on a crash and keeps the reproducer.
+	FUZZ_SECONDS="$(FUZZ_SECONDS)" FUZZ_TARGETS="$(FUZZ_TARGETS)" SWIFT="$(SWIFT)" bash scripts/fuzz.sh
+
+# The whole test suite, as `make test` runs it, on binaries and tests built with a sanitizer in their own scratch path.
+test-asan: deps ## The test suite under AddressSanitizer (build in .build-asan).
+	nice -n 10 $(SWIFT) build --build-tests $(ASAN_FLAGS)
+	NSE_BIN_DIR="$$($(SWIFT) build $(ASAN_FLAGS) --show-bin-path)" $(SWIFT) test --skip-build --no-parallel $(ASAN_FLAGS)
+	"$$($(SWIFT) build $(ASAN_FLAGS) --show-bin-path)/nse" replay fixtures/cases --junit .build-asan/replay-junit.xml
+	NSE_BIN_DIR="$$($(SWIFT) build $(ASAN_FLAGS) --show-bin-path)" bash scripts/interop-aioapns.sh
+
+test-tsan: deps ## The test suite under ThreadSanitizer (build in .build-tsan).
+	nice -n 10 $(SWIFT) build --build-tests $(TSAN_FLAGS)
+	NSE_BIN_DIR="$$($(SWIFT) build $(TSAN_FLAGS) --show-bin-path)" $(SWIFT) test --skip-build --no-parallel $(TSAN_FLAGS)
+	"$$($(SWIFT) build $(TSAN_FLAGS) --show-bin-path)/nse" replay fixtures/cases --junit .build-tsan/replay-junit.xml
+	NSE_BIN_DIR="$$($(SWIFT) build $(TSAN_FLAGS) --show-bin-path)" bash scripts/interop-aioapns.sh
 
 clean: ## Remove build products.
 	rm -rf .build

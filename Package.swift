@@ -29,6 +29,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
@@ -39,6 +40,7 @@ let package = Package(
         .systemLibrary(name: "CJansson", pkgConfig: "jansson", providers: [.apt(["libjansson-dev"])]),
         // libcurl is not linked but loaded on first use (see Sources/CCurl/shim.h): no pkg-config link flags.
         .systemLibrary(name: "CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
 
         // MARK: - Foundations
         .target(name: "NSESystem"),
@@ -46,12 +48,15 @@ let package = Package(
         .target(name: "NSECrypto", dependencies: ["CSodium", "NSESystem"]),
         .target(name: "NSEHTTP", dependencies: ["CCurl", "NSESystem"]),
         .target(name: "NSEChat"),
+        // Durable state (the App Group store, the SIP server's bindings and held messages, serve's results):
+        // SQLite behind one file, `SQLite.swift`.
+        .target(name: "NSEDatabase", dependencies: ["CSQLite"]),
         .target(name: "NSESIP", dependencies: [nioCore, nioPosix, nioSSL, logging]),
-        .target(name: "NSESIPServer", dependencies: ["NSESIP", "NSEHTTP", "NSEJSON", "NSECrypto", "NSESystem", nioCore, nioPosix, nioSSL, logging]),
+        .target(name: "NSESIPServer", dependencies: ["NSESIP", "NSEDatabase", "NSEHTTP", "NSEJSON", "NSECrypto", "NSESystem", nioCore, nioPosix, nioSSL, logging]),
 
         // MARK: - The notification path: intake → device → extension → host
         .target(name: "NSEPayload", dependencies: ["NSEJSON", "NSESystem"]),
-        .target(name: "NSEDevice", dependencies: ["NSECrypto", "NSEJSON", "NSEPayload", "NSESystem"]),
+        .target(name: "NSEDevice", dependencies: ["NSECrypto", "NSEDatabase", "NSEJSON", "NSEPayload", "NSESystem"]),
         .target(
             name: "NSEExtension",
             dependencies: ["NSEChat", "NSECrypto", "NSEDevice", "NSEJSON", "NSEPayload", "NSESIP", "NSESystem", logging]
@@ -74,11 +79,13 @@ let package = Package(
         .target(
             name: "NSEServer",
             dependencies: [
-                "NSEAPNs", "NSEHost", "NSEDevice", "NSEHTTP", "NSEJSON", "NSEPayload", "NSECrypto", "NSESystem", logging, nioCore,
-                nioPosix, nioSSL,
+                "NSEAPNs", "NSEHost", "NSEDatabase", "NSEDevice", "NSEHTTP", "NSEJSON", "NSEPayload", "NSECrypto", "NSESystem", logging,
+                nioCore, nioPosix, nioSSL,
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "NIOHTTPTypesHTTP2", package: "swift-nio-extras"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),

@@ -43,10 +43,15 @@ public struct Device: Sendable {
     public var secretKeyPath: String { Path.join(directory, "keys", "private.key") }
     public var sipPasswordPath: String { Path.join(directory, "keys", "sip.password") }
     public var stringsDirectory: String { Path.join(directory, "strings") }
-    public var storeDirectory: String { Path.join(directory, "store") }
+    /// The App Group store's database (`app-group.db`): messages kept for later pushes, VoIP strikes, call log.
+    public var appGroupPath: String { Path.join(directory, AppGroupStore.fileName) }
     public var locksDirectory: String { Path.join(directory, "locks") }
     public var logsDirectory: String { Path.join(directory, "logs") }
-    public var voipState: VoIPState { VoIPState(directory: Path.join(directory, "voip")) }
+
+    /// Opens the container's App Group store (creating it, and importing older nse versions' files, the first time).
+    public func appGroup() throws(DeviceError) -> AppGroupStore {
+        try AppGroupStore(containerDirectory: directory)
+    }
 
     /// Creates a new container with a fresh key pair and push tokens.
     public static func create(at path: String, options: Options = Options()) throws(DeviceError) -> Device {
@@ -66,7 +71,7 @@ public struct Device: Sendable {
             var device = Device(directory: directory, config: config)
             try FileSystem.createDirectory(directory, mode: 0o755)
             try FileSystem.createDirectory(Path.join(directory, "keys"), mode: 0o700)
-            for folder in [device.storeDirectory, device.locksDirectory, device.logsDirectory] {
+            for folder in [device.locksDirectory, device.logsDirectory] {
                 try FileSystem.createDirectory(folder, mode: 0o755)
             }
             try FileSystem.createDirectory(Path.join(device.stringsDirectory, "Base.lproj"), mode: 0o755)
@@ -215,11 +220,16 @@ public struct Device: Sendable {
         let keyMode = (try? FileSystem.permissions(secretKeyPath)).map { String($0, radix: 8) }
         result["private_key"] = ["path": .string(secretKeyPath), "mode": .string(keyMode)]
         result["sip_password_set"] = .bool(FileSystem.exists(sipPasswordPath))
-        let voip = voipState
-        result["voip_state"] = [
-            "strikes": .int(Int64(voip.strikes())), "max_strikes": .int(Int64(config.voip.maxStrikes)),
-            "delivering": .bool(voip.strikes() < config.voip.maxStrikes), "call_log": .array(voip.callLog(limit: 20)),
-        ]
+        do throws(DeviceError) {
+            let voip = try appGroup().voip
+            let strikes = try voip.strikes()
+            result["voip_state"] = [
+                "strikes": .int(Int64(strikes)), "max_strikes": .int(Int64(config.voip.maxStrikes)),
+                "delivering": .bool(strikes < config.voip.maxStrikes), "call_log": .array(try voip.callLog(limit: 20)),
+            ]
+        } catch {
+            result["voip_state"] = ["error": .string(error.description)]
+        }
         return .object(result)
     }
 

@@ -47,6 +47,7 @@ public struct SIPFetch: Sendable {
         var imdnStatus: Int?
         var imdn: String?
         var error: String?
+        var storeError: String?
 
         func json(total: Double) -> JSONObject {
             var object: JSONObject = ["source": "sip", "from_store": .bool(fromStore)]
@@ -62,6 +63,7 @@ public struct SIPFetch: Sendable {
             if let imdn { object["imdn"] = .string(imdn) }
             if let imdnStatus { object["imdn_status"] = .int(Int64(imdnStatus)) }
             if let error { object["sip_error"] = .string(error) }
+            if let storeError { object["store_error"] = .string(storeError) }
             return object
         }
 
@@ -72,16 +74,33 @@ public struct SIPFetch: Sendable {
     public func run(callID: String, request: ServiceRequest) async -> DeliveredContent {
         let start = Clock.monotonicNanoseconds()
         var report = Report()
-        let store = MessageStore(directory: device.storeDirectory)
-        store.purge()
+        // The App Group store. When it cannot be opened the fetch still shows its own message, but refuses (500) the
+        // others, so the server keeps them: a message is answered 200 only once it is durably kept.
+        var opened: MessageStore?
+        do {
+            opened = try device.appGroup().messages
+            try opened?.purge()
+        } catch {
+            report.storeError = error.description
+        }
+        let store = opened
+        let state = FetchState()
         func finish(_ content: DeliveredContent) -> DeliveredContent {
             var content = content
+            report.stored = state.stored.withLock { $0 }
+            if report.storeError == nil { report.storeError = state.storeError.withLock { $0 } }
             var info = content.info ?? JSONObject()
             for (key, value) in report.json(total: Clock.millisecondsSince(start)) { info[key] = value }
             content.info = info
             return content
         }
-        if let stored = store.take(callID: callID) {
+        func takeFromStore() -> StoredMessage? {
+            do { return try store?.take(callID: callID) } catch {
+                report.storeError = report.storeError ?? error.description
+                return nil
+            }
+        }
+        if let stored = takeFromStore() {
             report.fromStore = true
             return finish(content(for: ReceivedContent(stored), request: request, report: &report))
         }
@@ -101,8 +120,9 @@ public struct SIPFetch: Sendable {
 
         let budget = Double(request.budgetMilliseconds) * fetchFraction
         let deadline = start + UInt64(budget * 1_000_000)
-        let agent = SIPUserAgent(configuration: AppRegistration.configuration(for: account), logger: Logger(label: "nse.extension.sip"))
-        let state = FetchState()
+        var configuration = AppRegistration.configuration(for: account)
+        configuration.messageAcceptor = { [store] message in Self.accept(message, target: callID, store: store, state: state) }
+        let agent = SIPUserAgent(configuration: configuration, logger: Logger(label: "nse.extension.sip"))
         let collector = Task {
             for await message in agent.messages { state.inbox.withLock { $0.append(message) } }
             state.collectorDone.withLock { $0 = true }
@@ -130,14 +150,11 @@ public struct SIPFetch: Sendable {
             let now = Clock.monotonicNanoseconds()
             for message in state.inbox.withLock({ let taken = $0; $0.removeAll(); return taken }) {
                 report.callIDsReceived.append(message.callID)
-                if message.callID == callID {
-                    if found == nil {
-                        found = ReceivedContent(message)
-                        foundAt = now
-                        report.foundMilliseconds = Clock.millisecondsSince(start)
-                    }
-                } else if (try? store.put(StoredMessage(ReceivedContent(message)))) == true {
-                    report.stored += 1
+                // Every other MESSAGE was stored by the acceptor before it was answered 200.
+                if message.callID == callID, found == nil {
+                    found = ReceivedContent(message)
+                    foundAt = now
+                    report.foundMilliseconds = Clock.millisecondsSince(start)
                 }
             }
             let outcome = state.registerOutcome.withLock { $0 }
@@ -148,7 +165,8 @@ public struct SIPFetch: Sendable {
             if let foundAt {
                 if now - foundAt >= UInt64(quietMilliseconds) * 1_000_000 || now >= deadline { break }
             } else {
-                if let stored = store.take(callID: callID) {
+                // Another process may have received ours and kept it; once ours is arriving here, it is ours.
+                if !state.targetArrived.withLock({ $0 }), let stored = takeFromStore() {
                     report.fromStore = true
                     found = ReceivedContent(stored)
                     break
@@ -175,6 +193,8 @@ public struct SIPFetch: Sendable {
             try? await Task.sleep(for: .milliseconds(1))
         }
         _ = registerTask
+        // From here on, the target is no longer awaited: if it arrives now, it is kept like any other message.
+        state.targetOpen.withLock { $0 = false }
 
         var content: DeliveredContent
         if let found {
@@ -193,8 +213,8 @@ public struct SIPFetch: Sendable {
             content = rewriter.fallback(
                 reason: "not-found: no MESSAGE with Call-ID \(callID) arrived within \(Int(budget)) ms")
         }
-        // Every MESSAGE the user agent has answered 200 OK to must end up somewhere: the server now counts it as
-        // delivered. Stop receiving, let the collector see the stream end, and keep what came in meanwhile.
+        // Every MESSAGE the user agent answered 200 OK to is already kept (the acceptor stores before answering).
+        // Stop receiving and let the collector see the stream end, for the report's list of Call-IDs.
         await agent.close()
         let drained = Task {
             _ = await collector.value
@@ -204,11 +224,48 @@ public struct SIPFetch: Sendable {
             try? await Task.sleep(for: .milliseconds(1))
         }
         drained.cancel()
-        for message in state.inbox.withLock({ let taken = $0; $0.removeAll(); return taken }) where message.callID != callID {
+        if found != nil, !report.fromStore {
+            // Shown (its content goes to the host next): the copy kept on arrival, and any copy another extension
+            // process kept from the same flush, must not be shown again.
+            do { try store?.markShown(callID: callID) } catch { report.storeError = report.storeError ?? error.description }
+        }
+        for message in state.inbox.withLock({ let taken = $0; $0.removeAll(); return taken }) {
             report.callIDsReceived.append(message.callID)
-            if (try? store.put(StoredMessage(ReceivedContent(message)))) == true { report.stored += 1 }
+            // The awaited message, accepted for this process to show, came too late to be shown: keep it for the
+            // next push instead of losing it.
+            if message.callID == callID, found == nil {
+                do {
+                    if try store?.keep(StoredMessage(ReceivedContent(message))) == .kept { state.stored.withLock { $0 += 1 } }
+                } catch {
+                    report.storeError = report.storeError ?? error.description
+                }
+            }
         }
         return finish(content)
+    }
+
+    /// The answer to an incoming MESSAGE, decided before it is sent: the awaited one is accepted (this process shows
+    /// it); any other is accepted only once the App Group store has it, else refused with 500 so the server keeps it.
+    static func accept(_ message: SIPReceivedMessage, target: String, store: MessageStore?, state: FetchState) -> SIPMessageAnswer {
+        if message.callID == target, state.targetOpen.withLock({ $0 }) {
+            // Kept as well until it is shown: an extension killed between the 200 and the content handler leaves it
+            // held for the next push instead of losing it. If the store cannot keep it, this process still shows it.
+            state.targetArrived.withLock { $0 = true }
+            if let store {
+                do { try store.keep(StoredMessage(ReceivedContent(message))) } catch {
+                    state.storeError.withLock { $0 = $0 ?? error.description }
+                }
+            }
+            return .accepted
+        }
+        guard let store else { return SIPMessageAnswer(statusCode: 500, reasonPhrase: "Message Not Stored") }
+        do {
+            if try store.keep(StoredMessage(ReceivedContent(message))) == .kept { state.stored.withLock { $0 += 1 } }
+            return .accepted
+        } catch {
+            state.storeError.withLock { $0 = $0 ?? error.description }
+            return SIPMessageAnswer(statusCode: 500, reasonPhrase: "Message Not Stored")
+        }
     }
 
     /// Sends the IMDN, giving up after `seconds`; returns the final status, nil when none came.
@@ -263,6 +320,13 @@ final class FetchState: Sendable {
     let registerOutcome = Mutex<(status: Int?, error: String?, done: Bool)>((nil, nil, false))
     let noticeStatus = Mutex<Int?>(nil)
     let collectorDone = Mutex(false)
+    /// Whether the awaited message would still be shown by this process (until the fetch decides).
+    let targetOpen = Mutex(true)
+    /// Whether the awaited message has been accepted from the network (it is on its way to the loop).
+    let targetArrived = Mutex(false)
+    /// Messages the acceptor newly kept in the App Group store.
+    let stored = Mutex(0)
+    let storeError = Mutex<String?>(nil)
 }
 
 /// A MESSAGE as the extension uses it, whether it came from the network or the shared store.

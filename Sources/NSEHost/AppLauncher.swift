@@ -26,13 +26,17 @@ struct AppLauncher {
         var wallMilliseconds: Double = 0
         var strikes: Int
         var maxStrikes: Int
+        /// Why the App Group store could not keep the strikes or the call log, if it could not.
+        var storeError: String?
 
         var json: JSON {
-            [
+            var object: JSONObject = [
                 "handler": .string(handler), "outcome": .string(outcome.rawValue), "failure": .string(failure),
                 "wall_ms": .double((wallMilliseconds * 1000).rounded() / 1000), "strikes": .int(Int64(strikes)),
                 "max_strikes": .int(Int64(maxStrikes)),
             ]
+            if let storeError { object["store_error"] = .string(storeError) }
+            return .object(object)
         }
 
         /// One sentence for the result's reason.
@@ -50,11 +54,21 @@ struct AppLauncher {
     /// Delivers a VoIP payload to the app.
     func launch(_ payload: JSONObject) -> Launch {
         let settings = device.config.voip
-        let state = device.voipState
-        let strikes = state.strikes()
+        // The App Group store keeps the strikes and the call log. A store that cannot be opened is reported in the
+        // launch (`store_error`), and the app is launched as if it had no strikes: the call is not lost for it.
+        let state: VoIPState?
+        var storeError: String?
+        do { state = try device.appGroup().voip } catch {
+            state = nil
+            storeError = error.description
+        }
+        func note(_ failure: DeviceError) { storeError = storeError ?? failure.description }
+        var strikes = 0
+        do { strikes = try state?.strikes() ?? 0 } catch { note(error) }
         var launch = Launch(outcome: .refused, handler: settings.appHandler.name, strikes: strikes, maxStrikes: settings.maxStrikes)
         guard strikes < settings.maxStrikes else {
-            state.log(["outcome": "refused", "strikes": .int(Int64(strikes))])
+            do { try state?.record(["outcome": "refused", "strikes": .int(Int64(strikes))]) } catch { note(error) }
+            launch.storeError = storeError
             return launch
         }
         let start = Clock.monotonicNanoseconds()
@@ -76,16 +90,24 @@ struct AppLauncher {
             }
             do { launch.report = try CallReport(json: json) } catch { throw AppFailure("malformed report: \(error.description)") }
             launch.outcome = .reported
-            state.log([
-                "outcome": "reported", "uuid": .string(launch.report!.uuid), "handle": .string(launch.report!.handleValue),
-                "caller": .string(launch.report!.localizedCallerName), "video": .bool(launch.report!.hasVideo),
-            ])
+            do {
+                try state?.record([
+                    "outcome": "reported", "uuid": .string(launch.report!.uuid), "handle": .string(launch.report!.handleValue),
+                    "caller": .string(launch.report!.localizedCallerName), "video": .bool(launch.report!.hasVideo),
+                ])
+            } catch { note(error) }
         } catch {
             launch.outcome = .terminated
             launch.failure = error.description
-            launch.strikes = state.addStrike(reason: error.description)
-            state.log(["outcome": "terminated", "failure": .string(error.description), "strikes": .int(Int64(launch.strikes))])
+            do {
+                launch.strikes = try state?.recordStrike(reason: error.description) ?? strikes + 1
+                try state?.record(["outcome": "terminated", "failure": .string(error.description), "strikes": .int(Int64(launch.strikes))])
+            } catch let failure {
+                launch.strikes = strikes + 1
+                note(failure)
+            }
         }
+        launch.storeError = storeError
         return launch
     }
 

@@ -4,13 +4,13 @@ import CJansson
 /// - SeeAlso: https://jansson.readthedocs.io/en/latest/apiref.html#decoding
 enum Jansson {
     /// Decodes a complete document into a ``JSON`` value, rejecting duplicate keys (jansson rejects invalid UTF-8
-    /// and NUL characters itself).
+    /// itself). `\u0000` in a string is valid JSON (RFC 8259) and is kept: a message text may hold a NUL.
     static func decode(_ bytes: [UInt8]) throws(JSONError) -> JSON {
         if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
             throw JSONError(code: .empty, message: "the document is empty", line: 0, column: 0)
         }
         var error = json_error_t()
-        let flags = JSON_REJECT_DUPLICATES | JSON_DECODE_ANY
+        let flags = JSON_REJECT_DUPLICATES | JSON_DECODE_ANY | JSON_ALLOW_NUL
         let root: UnsafeMutablePointer<json_t>? = bytes.withUnsafeBufferPointer { buffer in
             buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
                 json_loadb($0, buffer.count, Int(flags), &error)
@@ -22,9 +22,13 @@ enum Jansson {
     }
 
     private static func translate(_ error: json_error_t) -> JSONError {
-        let text = withUnsafePointer(to: error.text) {
+        var text = withUnsafePointer(to: error.text) {
             $0.withMemoryRebound(to: CChar.self, capacity: Int(JSON_ERROR_TEXT_LENGTH)) { String(cString: $0) }
         }
+        // jansson ends many messages with "near '<token>'", quoting the document: drop it, since the document may be
+        // a message's content and the line and column already say where.
+        if let near = text.firstRange(of: " near '") { text = String(text[..<near.lowerBound]) }
+        if text.hasPrefix("near '") { text = "syntax error" }
         let code: JSONError.Code
         let message: String
         var copy = error

@@ -113,7 +113,8 @@ struct CaseRunner {
         if let age = replayCase.device.maxOfferAge { voip.maxOfferAge = age }
         device.config.voip = voip
         try device.save()
-        for _ in 0..<replayCase.device.strikes { device.voipState.addStrike(reason: "preset by the case") }
+        let voipState = try device.appGroup().voip
+        for _ in 0..<replayCase.device.strikes { try voipState.recordStrike(reason: "preset by the case") }
         if let mode = replayCase.device.keyMode { try FileSystem.setPermissions(device.secretKeyPath, mode_t(mode)) }
         return device
     }
@@ -208,10 +209,10 @@ struct CaseRunner {
             log.append("held \(message.callID): \(sent.statusCode)")
         }
         await sender.close()
-        let store = MessageStore(directory: device.storeDirectory)
+        let store = try device.appGroup().messages
         for message in spec.storePrefill {
             let (type, body) = try content(message, device: device)
-            try store.put(StoredMessage(callID: message.callID, from: message.from, to: "sip:bob@example.org", contentType: type, body: body, receivedAt: Clock.unixMilliseconds()))
+            try store.keep(StoredMessage(callID: message.callID, from: message.from, to: "sip:bob@example.org", contentType: type, body: body, receivedAt: Clock.unixMilliseconds()))
         }
         return server
     }

@@ -228,8 +228,11 @@ extension DeviceCommand {
         func run() throws {
             do {
                 let device = try DeviceOption(device: directory).open()
-                do { try device.voipState.reset() } catch { throw Failure(.ioError, error.description) }
-                device.voipState.log(["outcome": "reset"])
+                do {
+                    let voip = try device.appGroup().voip
+                    try voip.reset()
+                    try voip.record(["outcome": "reset"])
+                } catch { throw Failure(.ioError, error.description) }
                 StandardStreams.writeOut(device.summary().serialized(.pretty) + "\n")
             } catch let failure as Failure {
                 throw failure.exit()

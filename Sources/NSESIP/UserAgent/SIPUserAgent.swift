@@ -249,23 +249,36 @@ public actor SIPUserAgent {
                 try? await layer.respond(to: incoming, with: request.makeResponse(statusCode: 400, toTag: SIPIdentifiers.tag()))
                 return
             }
-            status = configuration.autoAnswerStatus
-            if let status {
-                try? await layer.respond(to: incoming, with: request.makeResponse(statusCode: status, toTag: SIPIdentifiers.tag()))
-            }
             log.debug("sip message received", metadata: ["sip.body_size": "\(request.body.count)"])
             // Same Call-ID/CSeq/From-tag in a new transaction (e.g. redelivery with a new branch): answered, not re-delivered.
             let dedupKey = "\(callID)|\(request.headers.cseq?.description ?? "")|\(request.headers.from?.tag ?? "")"
+            let received = SIPReceivedMessage(callID: callID, from: request.headers.from, to: request.headers.to,
+                                              headers: request.headers, contentType: request.headers.contentType,
+                                              body: request.body, request: request)
+            let answer: SIPMessageAnswer?
+            if seenMessageKeys.contains(dedupKey) {
+                answer = SIPMessageAnswer(statusCode: configuration.autoAnswerStatus ?? 200)
+            } else if let acceptor = configuration.messageAcceptor {
+                // Answered only once the consumer has decided: a 200 means the message is kept.
+                answer = await acceptor(received)
+            } else {
+                answer = configuration.autoAnswerStatus.map { SIPMessageAnswer(statusCode: $0) }
+            }
+            if let answer {
+                try? await layer.respond(to: incoming, with: request.makeResponse(
+                    statusCode: answer.statusCode, reasonPhrase: answer.reasonPhrase, toTag: SIPIdentifiers.tag()))
+            }
             guard !seenMessageKeys.contains(dedupKey) else {
                 log.debug("sip duplicate message not delivered again")
+                return
+            }
+            if let answer, configuration.messageAcceptor != nil, !(200..<300).contains(answer.statusCode) {
+                log.debug("sip message refused by its consumer", metadata: ["sip.status": "\(answer.statusCode)"])
                 return
             }
             seenMessageKeys.insert(dedupKey)
             seenMessageOrder.append(dedupKey)
             if seenMessageOrder.count > 256 { seenMessageKeys.remove(seenMessageOrder.removeFirst()) }
-            let received = SIPReceivedMessage(callID: callID, from: request.headers.from, to: request.headers.to,
-                                              headers: request.headers, contentType: request.headers.contentType,
-                                              body: request.body, request: request)
             messagesContinuation.yield(received)
             deliverToWaiter(received)
             return

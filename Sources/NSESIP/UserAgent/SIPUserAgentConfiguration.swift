@@ -14,6 +14,11 @@ public struct SIPUserAgentConfiguration: Sendable {
     public var maxAuthAttempts: Int
     /// TCP/TLS connect timeout.
     public var connectTimeout: Duration
+    /// Decides the answer to each new incoming MESSAGE before it is sent, e.g. 200 only once the message is durably
+    /// stored, 500 when it could not be (the sender then keeps it). Only MESSAGEs answered 2xx are delivered on
+    /// `messages` and remembered as seen, so one refused can be accepted on a retransmission. Without an acceptor
+    /// every MESSAGE is answered `autoAnswerStatus` at once.
+    public var messageAcceptor: (@Sendable (SIPReceivedMessage) async -> SIPMessageAnswer)?
 
     /// Creates a configuration with sensible defaults.
     public init(timers: SIPTimers = .default, tls: SIPTLSOptions = SIPTLSOptions(), limits: SIPParserLimits = .default,
@@ -27,4 +32,19 @@ public struct SIPUserAgentConfiguration: Sendable {
         self.maxAuthAttempts = maxAuthAttempts
         self.connectTimeout = connectTimeout
     }
+}
+
+/// The answer a ``SIPUserAgentConfiguration/messageAcceptor`` gives to an incoming MESSAGE.
+public struct SIPMessageAnswer: Sendable, Equatable {
+    public var statusCode: Int
+    /// The reason phrase; nil for the standard one.
+    public var reasonPhrase: String?
+
+    public init(statusCode: Int, reasonPhrase: String? = nil) {
+        self.statusCode = statusCode
+        self.reasonPhrase = reasonPhrase
+    }
+
+    /// 200 OK: the message is kept.
+    public static let accepted = SIPMessageAnswer(statusCode: 200)
 }

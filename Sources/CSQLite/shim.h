@@ -1,0 +1,13 @@
+#ifndef NSE_CSQLITE_SHIM_H
+#define NSE_CSQLITE_SHIM_H
+#include <sqlite3.h>
+
+/* SQLITE_TRANSIENT is a cast of -1 to a function pointer, which Swift cannot express: these wrappers bind text
+   and blobs that SQLite copies before the call returns, so Swift's buffers need live only for the call. */
+static inline int nse_sqlite3_bind_text(sqlite3_stmt *statement, int index, const char *text, int length) {
+    return sqlite3_bind_text(statement, index, text, length, SQLITE_TRANSIENT);
+}
+static inline int nse_sqlite3_bind_blob(sqlite3_stmt *statement, int index, const void *bytes, int length) {
+    return sqlite3_bind_blob(statement, index, bytes, length, SQLITE_TRANSIENT);
+}
+#endif

@@ -1,0 +1,129 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Synchronization
+
+/// A SQLite database file used by one or more processes at once: WAL journal, `synchronous=FULL` (a committed
+/// transaction survives a crash or power loss), a busy timeout for other processes' locks, and a schema brought up
+/// to date by numbered migrations when it opens. Within a process the one connection is used under a lock, so a
+/// `Database` can be shared between threads and tasks.
+public final class Database: Sendable {
+    public struct Options: Sendable {
+        /// Create the file (with `fileMode`) when it does not exist.
+        public var create = true
+        /// How long to wait for another process's write lock before failing with `busy`.
+        public var busyTimeoutMilliseconds: Int32 = 10_000
+        /// Permissions of a new file (SQLite gives its -wal and -shm files the same).
+        public var fileMode: UInt32 = 0o600
+
+        public init(create: Bool = true, busyTimeoutMilliseconds: Int32 = 10_000, fileMode: UInt32 = 0o600) {
+            self.create = create
+            self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
+            self.fileMode = fileMode
+        }
+    }
+
+    /// The database file.
+    public let path: String
+    private let connection: Mutex<SQLiteConnection>
+
+    /// Opens `path` and applies the migrations it has not had yet: `schema[0]` makes version 1, `schema[1]` takes
+    /// version 1 to 2, and so on, each in its own transaction. A file at a newer version than `schema` knows is
+    /// refused (`newerSchema`) rather than misread.
+    public init(path: String, schema: [String], options: Options = Options()) throws(DatabaseError) {
+        self.path = path
+        if options.create {
+            // Made here so the file has its mode from the first byte (SQLite would use the umask's).
+            let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, mode_t(options.fileMode))
+            if fd < 0 {
+                let reason = String(cString: strerror(errno))
+                let code: DatabaseError.Code = errno == EROFS ? .readOnly : (errno == ENOSPC ? .full : .cannotOpen)
+                throw DatabaseError(code: code, message: "\(path): cannot create: \(reason)")
+            }
+            close(fd)
+        }
+        let opened = try SQLiteConnection(path: path, create: options.create, readOnly: false)
+        opened.setBusyTimeout(milliseconds: options.busyTimeoutMilliseconds)
+        // WAL: readers never block the writer and a crash mid-write leaves the last commit intact.
+        _ = try opened.run("PRAGMA journal_mode=WAL", [])
+        try opened.executeScript("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")
+        try Self.migrate(opened, to: schema, path: path)
+        connection = Mutex(opened)
+    }
+
+    private static func migrate(_ connection: SQLiteConnection, to schema: [String], path: String) throws(DatabaseError) {
+        let current = try connection.run("PRAGMA user_version", []).first?.integer(0) ?? 0
+        if current > Int64(schema.count) {
+            throw DatabaseError(
+                code: .newerSchema,
+                message: "\(path): schema version \(current) is newer than this nse knows (\(schema.count)): use a newer nse or move the file aside")
+        }
+        guard current < Int64(schema.count) else { return }
+        try connection.executeScript("BEGIN IMMEDIATE")
+        do throws(DatabaseError) {
+            // Another process may have migrated while this one waited for the lock: read the version again.
+            let version = try connection.run("PRAGMA user_version", []).first?.integer(0) ?? 0
+            for step in Int(version)..<schema.count {
+                try connection.executeScript(schema[step])
+            }
+            try connection.executeScript("PRAGMA user_version = \(max(Int(version), schema.count)); COMMIT")
+        } catch {
+            try? connection.executeScript("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Runs one statement in its own transaction; returns its rows.
+    @discardableResult
+    public func execute(_ sql: String, _ bindings: [SQLValue] = []) throws(DatabaseError) -> [SQLRow] {
+        try connection.withLock { connection throws(DatabaseError) in try connection.run(sql, bindings) }
+    }
+
+    /// Runs `body` in a write transaction (`BEGIN IMMEDIATE`: the write lock is taken first, so two processes never
+    /// deadlock upgrading a read). It commits when `body` returns and rolls back when it throws; nothing of a
+    /// failed transaction is kept. A result counts as stored only once this returns.
+    public func write<T>(_ body: (borrowing Transaction) throws(DatabaseError) -> T) throws(DatabaseError) -> T {
+        try connection.withLock { connection throws(DatabaseError) -> T in
+            try connection.executeScript("BEGIN IMMEDIATE")
+            do throws(DatabaseError) {
+                let value = try body(Transaction(connection: connection))
+                try connection.executeScript("COMMIT")
+                return value
+            } catch {
+                if connection.inTransaction { try? connection.executeScript("ROLLBACK") }
+                throw error
+            }
+        }
+    }
+
+    /// Runs `body` in a read transaction: it sees one consistent snapshot whatever other processes commit meanwhile.
+    public func read<T>(_ body: (borrowing Transaction) throws(DatabaseError) -> T) throws(DatabaseError) -> T {
+        try connection.withLock { connection throws(DatabaseError) -> T in
+            try connection.executeScript("BEGIN DEFERRED")
+            do throws(DatabaseError) {
+                let value = try body(Transaction(connection: connection))
+                try connection.executeScript("COMMIT")
+                return value
+            } catch {
+                if connection.inTransaction { try? connection.executeScript("ROLLBACK") }
+                throw error
+            }
+        }
+    }
+
+    /// The statements of one transaction.
+    public struct Transaction: ~Copyable {
+        let connection: SQLiteConnection
+
+        /// Runs one statement; returns its rows.
+        @discardableResult
+        public func execute(_ sql: String, _ bindings: [SQLValue] = []) throws(DatabaseError) -> [SQLRow] {
+            try connection.run(sql, bindings)
+        }
+
+        /// Rows the last statement changed.
+        public var changes: Int { connection.changes }
+    }
+}

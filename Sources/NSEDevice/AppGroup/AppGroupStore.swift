@@ -1,0 +1,110 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+public import NSEDatabase
+import NSEJSON
+import NSESystem
+
+/// The App Group container's shared database, `DIR/app-group.db`, as liblinphone keeps its shared state in one
+/// SQLite file inside the App Group: the messages kept for later pushes, the strikes against the app and the call
+/// log. Any number of extension processes (and the host) use it at once; every change is one transaction.
+public final class AppGroupStore: Sendable {
+    /// The file name inside the container.
+    public static let fileName = "app-group.db"
+
+    /// Version 1: messages (held for a later push, or shown and remembered so a copy is not shown again), strikes,
+    /// calls.
+    static let schema = [
+        """
+        CREATE TABLE messages (
+            call_id TEXT PRIMARY KEY NOT NULL,
+            sender TEXT NOT NULL,
+            recipient TEXT NOT NULL,
+            content_type TEXT NOT NULL,
+            body BLOB NOT NULL,
+            received_at INTEGER NOT NULL,
+            state TEXT NOT NULL CHECK (state IN ('held', 'shown')),
+            shown_at INTEGER
+        );
+        CREATE INDEX messages_by_state ON messages (state, received_at);
+        CREATE TABLE strikes (id INTEGER PRIMARY KEY AUTOINCREMENT, reason TEXT NOT NULL, at INTEGER NOT NULL);
+        CREATE TABLE calls (id INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, entry TEXT NOT NULL);
+        """
+    ]
+
+    public let database: Database
+    public let messages: MessageStore
+    public let voip: VoIPState
+
+    /// Opens (creating) the database of the container at `directory`, importing the files older nse versions kept
+    /// (`store/*.json`, `voip/strikes.json`, `voip/calls.jsonl`) the first time.
+    public init(containerDirectory directory: String) throws(DeviceError) {
+        do {
+            database = try Database(path: Path.join(directory, Self.fileName), schema: Self.schema)
+        } catch {
+            throw DeviceError(error.code == .corrupt ? .corrupt : .io, "App Group store: \(error.message)")
+        }
+        messages = MessageStore(database: database)
+        voip = VoIPState(database: database)
+        try LegacyImport(container: directory, store: self).run()
+    }
+}
+
+extension DatabaseError {
+    /// The device-level error for a failed store operation.
+    var deviceError: DeviceError {
+        DeviceError(code == .corrupt ? .corrupt : .io, "App Group store: \(message)")
+    }
+}
+
+/// The files nse kept before the database: imported once, then renamed `*.imported` so they are never read again.
+struct LegacyImport {
+    let container: String
+    let store: AppGroupStore
+
+    func run() throws(DeviceError) {
+        let messages = Path.join(container, "store")
+        if FileSystem.isDirectory(messages) { try importMessages(messages) }
+        let strikes = Path.join(container, "voip", "strikes.json")
+        if FileSystem.exists(strikes) { try importStrikes(strikes) }
+        let calls = Path.join(container, "voip", "calls.jsonl")
+        if FileSystem.exists(calls) { try importCalls(calls) }
+    }
+
+    private func importMessages(_ folder: String) throws(DeviceError) {
+        let names = (try? FileSystem.contents(ofDirectory: folder)) ?? []
+        for name in names where name.hasSuffix(".json") {
+            guard let bytes = try? FileSystem.readFile(Path.join(folder, name), limit: 1 << 20),
+                let json = try? JSON.parse(bytes), let message = StoredMessage(json: json)
+            else { continue }
+            _ = try store.messages.keep(message, now: message.receivedAt)
+        }
+        retire(folder)
+    }
+
+    private func importStrikes(_ path: String) throws(DeviceError) {
+        if let bytes = try? FileSystem.readFile(path, limit: 64 * 1024), let json = try? JSON.parse(bytes) {
+            let count = Int(json["count"]?.intValue ?? 0)
+            let reason = json["last_reason"]?.stringValue ?? "imported"
+            for _ in 0..<max(0, min(count, 1000)) { try store.voip.recordStrike(reason: reason) }
+        }
+        retire(path)
+    }
+
+    private func importCalls(_ path: String) throws(DeviceError) {
+        if let text = try? FileSystem.readText(path, limit: 4 << 20) {
+            for line in text.split(separator: "\n") {
+                guard let entry = (try? JSON.parse(String(line)))?.objectValue else { continue }
+                try store.voip.record(entry, at: entry["at"]?.intValue ?? Clock.unixMilliseconds())
+            }
+        }
+        retire(path)
+    }
+
+    /// Renames an imported file or folder aside (another process may have done it already).
+    private func retire(_ path: String) {
+        rename(path, path + ".imported")
+    }
+}

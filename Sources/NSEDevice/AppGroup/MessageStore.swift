@@ -1,0 +1,171 @@
+public import NSEDatabase
+import NSEJSON
+import NSECrypto
+public import NSESystem
+
+/// A SIP MESSAGE kept in the App Group's shared store, for a later push that names its Call-ID.
+public struct StoredMessage: Sendable, Equatable {
+    public var callID: String
+    public var from: String
+    public var to: String
+    public var contentType: String
+    /// The body as received (an envelope, CPIM, or plain text).
+    public var body: [UInt8]
+    /// Unix milliseconds.
+    public var receivedAt: Int64
+
+    public init(callID: String, from: String, to: String, contentType: String, body: [UInt8], receivedAt: Int64) {
+        self.callID = callID
+        self.from = from
+        self.to = to
+        self.contentType = contentType
+        self.body = body
+        self.receivedAt = receivedAt
+    }
+
+    /// The form older nse versions kept in `store/*.json` (read once, by the import).
+    init?(json: JSON) {
+        guard let callID = json["call_id"]?.stringValue, let body = json["body"]?.stringValue.flatMap(Base64.decode),
+            let receivedAt = json["received_at"]?.intValue
+        else { return nil }
+        self.init(
+            callID: callID, from: json["from"]?.stringValue ?? "", to: json["to"]?.stringValue ?? "",
+            contentType: json["content_type"]?.stringValue ?? "", body: body, receivedAt: receivedAt)
+    }
+}
+
+/// The messages of the App Group store. A message is *held* until a push names its Call-ID, then handed out exactly
+/// once and remembered as *shown* (without its body) for a day, so a copy that another extension process received in
+/// the same flush is not kept and shown again. Held messages expire after 5 minutes, as liblinphone's do.
+public struct MessageStore: Sendable {
+    /// What ``keep(_:now:)`` did.
+    public enum Kept: Sendable, Equatable {
+        /// Stored for a later push.
+        case kept
+        /// Already held (a retransmission or a copy from another flush).
+        case duplicate
+        /// Already shown by a notification: not kept again.
+        case alreadyShown
+    }
+
+    /// The states a row has (the `state` column).
+    enum State: String {
+        case held, shown
+    }
+
+    let database: Database
+    /// How long a held message is kept, in milliseconds.
+    public var lifetimeMilliseconds: Int64 = 5 * 60 * 1000
+    /// How long a shown message's Call-ID is remembered.
+    public var shownMemoryMilliseconds: Int64 = 24 * 3600 * 1000
+
+    init(database: Database) { self.database = database }
+
+    /// Keeps a message for a later push. Once this returns, the message is durably stored (the extension may then
+    /// answer 200 to its sender); when it throws, nothing was stored.
+    @discardableResult
+    public func keep(_ message: StoredMessage, now: Int64 = Clock.unixMilliseconds()) throws(DeviceError) -> Kept {
+        do {
+            return try database.write { tx throws(DatabaseError) -> Kept in
+                try tx.execute(
+                    """
+                    INSERT INTO messages (call_id, sender, recipient, content_type, body, received_at, state)
+                    VALUES (?, ?, ?, ?, ?, ?, 'held') ON CONFLICT (call_id) DO NOTHING
+                    """,
+                    [.text(message.callID), .text(message.from), .text(message.to), .text(message.contentType),
+                     .blob(message.body), .integer(message.receivedAt)])
+                if tx.changes == 1 { return .kept }
+                let state = try tx.execute("SELECT state FROM messages WHERE call_id = ?", [.text(message.callID)]).first?.text(0)
+                return state == State.shown.rawValue ? .alreadyShown : .duplicate
+            }
+        } catch {
+            throw error.deviceError
+        }
+    }
+
+    /// Takes the held message with this Call-ID, if it is there and fresh, and remembers it as shown: of any number
+    /// of processes asking at once, exactly one gets it.
+    public func take(callID: String, now: Int64 = Clock.unixMilliseconds()) throws(DeviceError) -> StoredMessage? {
+        do {
+            return try database.write { tx throws(DatabaseError) -> StoredMessage? in
+                let rows = try tx.execute(
+                    """
+                    SELECT sender, recipient, content_type, body, received_at FROM messages
+                    WHERE call_id = ? AND state = 'held' AND received_at >= ?
+                    """, [.text(callID), .integer(now - lifetimeMilliseconds)])
+                guard let row = rows.first else { return nil }
+                try tx.execute(
+                    "UPDATE messages SET state = 'shown', shown_at = ?, body = x'' WHERE call_id = ?",
+                    [.integer(now), .text(callID)])
+                return StoredMessage(
+                    callID: callID, from: row.text(0) ?? "", to: row.text(1) ?? "", contentType: row.text(2) ?? "",
+                    body: row.blob(3) ?? [], receivedAt: row.integer(4) ?? now)
+            }
+        } catch {
+            throw error.deviceError
+        }
+    }
+
+    /// Records that a notification showed the message with this Call-ID (received from the network): a held copy is
+    /// dropped, and copies that arrive later are not kept.
+    public func markShown(callID: String, now: Int64 = Clock.unixMilliseconds()) throws(DeviceError) {
+        do {
+            try database.execute(
+                """
+                INSERT INTO messages (call_id, sender, recipient, content_type, body, received_at, state, shown_at)
+                VALUES (?, '', '', '', x'', ?, 'shown', ?)
+                ON CONFLICT (call_id) DO UPDATE SET state = 'shown', shown_at = excluded.shown_at, body = x''
+                """, [.text(callID), .integer(now), .integer(now)])
+        } catch {
+            throw error.deviceError
+        }
+    }
+
+    /// Whether a fresh message with this Call-ID is held.
+    public func contains(callID: String, now: Int64 = Clock.unixMilliseconds()) throws(DeviceError) -> Bool {
+        do {
+            return try !database.execute(
+                "SELECT 1 FROM messages WHERE call_id = ? AND state = 'held' AND received_at >= ?",
+                [.text(callID), .integer(now - lifetimeMilliseconds)]
+            ).isEmpty
+        } catch {
+            throw error.deviceError
+        }
+    }
+
+    /// Every fresh held message, oldest first.
+    public func held(now: Int64 = Clock.unixMilliseconds()) throws(DeviceError) -> [StoredMessage] {
+        do {
+            return try database.execute(
+                """
+                SELECT call_id, sender, recipient, content_type, body, received_at FROM messages
+                WHERE state = 'held' AND received_at >= ? ORDER BY received_at, call_id
+                """, [.integer(now - lifetimeMilliseconds)]
+            ).map { row in
+                StoredMessage(
+                    callID: row.text(0) ?? "", from: row.text(1) ?? "", to: row.text(2) ?? "", contentType: row.text(3) ?? "",
+                    body: row.blob(4) ?? [], receivedAt: row.integer(5) ?? 0)
+            }
+        } catch {
+            throw error.deviceError
+        }
+    }
+
+    /// Removes expired held messages and forgets old shown ones; returns how many rows went.
+    @discardableResult
+    public func purge(now: Int64 = Clock.unixMilliseconds()) throws(DeviceError) -> Int {
+        do {
+            return try database.write { tx throws(DatabaseError) -> Int in
+                try tx.execute(
+                    "DELETE FROM messages WHERE state = 'held' AND received_at < ?", [.integer(now - lifetimeMilliseconds)])
+                var removed = tx.changes
+                try tx.execute(
+                    "DELETE FROM messages WHERE state = 'shown' AND shown_at < ?", [.integer(now - shownMemoryMilliseconds)])
+                removed += tx.changes
+                return removed
+            }
+        } catch {
+            throw error.deviceError
+        }
+    }
+}

@@ -1,0 +1,141 @@
+import Foundation
+import NSEDevice
+import NSEJSON
+import NSETestSupport
+import Testing
+
+/// The App Group store (`app-group.db`): held and shown messages, strikes and the call log, shared by processes.
+@Suite struct AppGroupStoreTests {
+    func message(_ callID: String, at time: Int64 = 1_000_000, body: String = "nse1.x.y.z") -> StoredMessage {
+        StoredMessage(callID: callID, from: "sip:alice@example.org", to: "sip:bob@example.org", contentType: "text/plain", body: Array(body.utf8), receivedAt: time)
+    }
+
+    func store() throws -> AppGroupStore {
+        try AppGroupStore(containerDirectory: try TestSupport.temporaryDirectory())
+    }
+
+    @Test func keepsDuplicatesOnceAndHandsOutOnce() throws {
+        let store = try store().messages
+        #expect(try store.keep(message("a@host", at: 1000), now: 1000) == .kept)
+        #expect(try store.keep(message("a@host", at: 1001), now: 1001) == .duplicate)
+        #expect(try store.keep(message("b@host;weird/chars\u{0}nul", at: 1002), now: 1002) == .kept)
+        #expect(try store.held(now: 2000).map(\.callID) == ["a@host", "b@host;weird/chars\u{0}nul"])
+        #expect(try store.take(callID: "a@host", now: 2000) == message("a@host", at: 1000))
+        #expect(try store.take(callID: "a@host", now: 2000) == nil)
+        #expect(try !store.contains(callID: "a@host", now: 2000))
+        #expect(try store.contains(callID: "b@host;weird/chars\u{0}nul", now: 2000))
+        #expect(try store.take(callID: "b@host;weird/chars", now: 2000) == nil)
+    }
+
+    @Test func aShownMessageIsNotKeptAgain() throws {
+        let store = try store().messages
+        // Shown from the network by one extension process: a copy another process received is not kept.
+        try store.markShown(callID: "shown@host", now: 1000)
+        #expect(try store.keep(message("shown@host", at: 1001), now: 1001) == .alreadyShown)
+        #expect(try store.take(callID: "shown@host", now: 1002) == nil)
+        // Held first, then shown from the network elsewhere: the held copy goes.
+        try store.keep(message("raced@host", at: 1000), now: 1000)
+        try store.markShown(callID: "raced@host", now: 1001)
+        #expect(try store.take(callID: "raced@host", now: 1002) == nil)
+        #expect(try store.held(now: 1002).isEmpty)
+    }
+
+    @Test func expiresAfterFiveMinutesAndForgetsShownAfterADay() throws {
+        let store = try store().messages
+        try store.keep(message("old@host", at: 0), now: 0)
+        #expect(try store.take(callID: "old@host", now: 5 * 60 * 1000 + 1) == nil)
+        try store.keep(message("fresh@host", at: 1_000), now: 1_000)
+        #expect(try store.take(callID: "fresh@host", now: 5 * 60 * 1000) != nil)
+        #expect(try store.purge(now: 5 * 60 * 1000 + 2) == 1)
+        #expect(try store.purge(now: 24 * 3600 * 1000 + 5 * 60 * 1000 + 1) == 1)
+        #expect(try store.keep(message("fresh@host", at: 1_000), now: 1_000) == .kept)
+    }
+
+    @Test func concurrentTakersGetAMessageExactlyOnce() async throws {
+        let directory = try TestSupport.temporaryDirectory()
+        let first = try AppGroupStore(containerDirectory: directory).messages
+        for index in 0..<20 { try first.keep(message("m\(index)@host", at: 1000), now: 1000) }
+        // Separate connections, as separate extension processes have.
+        let winners = await withTaskGroup(of: Int.self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    guard let store = try? AppGroupStore(containerDirectory: directory).messages else { return -100 }
+                    var count = 0
+                    for index in 0..<20 where (try? store.take(callID: "m\(index)@host", now: 2000)) != nil { count += 1 }
+                    return count
+                }
+            }
+            return await group.reduce(0, +)
+        }
+        #expect(winners == 20)
+    }
+
+    @Test func strikesAndCallLog() throws {
+        let voip = try store().voip
+        #expect(try voip.strikes() == 0)
+        #expect(try voip.recordStrike(reason: "no report") == 1)
+        #expect(try voip.recordStrike(reason: "no report") == 2)
+        try voip.record(["outcome": "terminated"], at: 10)
+        try voip.record(["outcome": "reported"], at: 20)
+        #expect(try voip.callLog(limit: 1).map { $0["outcome"]?.stringValue } == ["reported"])
+        #expect(try voip.callLog().map { $0["at"]?.intValue } == [10, 20])
+        try voip.reset()
+        #expect(try voip.strikes() == 0)
+    }
+
+    @Test func importsTheFilesOlderVersionsKept() throws {
+        let directory = try TestSupport.temporaryDirectory()
+        try FileManager.default.createDirectory(atPath: directory + "/store", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: directory + "/voip", withIntermediateDirectories: true)
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        try TestSupport.write(
+            #"{"call_id":"legacy@host","from":"sip:alice@example.org","to":"sip:bob@example.org","content_type":"text/plain","body":"aGk=","received_at":\#(now)}"#,
+            to: directory + "/store/abc.json")
+        try TestSupport.write("not json", to: directory + "/store/torn.json")
+        try TestSupport.write(#"{"count":2,"last_reason":"late","at":1}"#, to: directory + "/voip/strikes.json")
+        try TestSupport.write("{\"outcome\":\"reported\",\"at\":5}\n{\"outcome\":\"terminated\",\"at\":6}\n", to: directory + "/voip/calls.jsonl")
+        let store = try AppGroupStore(containerDirectory: directory)
+        #expect(try store.messages.take(callID: "legacy@host")?.body == Array("hi".utf8))
+        #expect(try store.voip.strikes() == 2)
+        #expect(try store.voip.callLog().count == 2)
+        // Imported once: the files are set aside, and opening again imports nothing twice.
+        #expect(!FileManager.default.fileExists(atPath: directory + "/store"))
+        #expect(FileManager.default.fileExists(atPath: directory + "/voip/strikes.json.imported"))
+        let again = try AppGroupStore(containerDirectory: directory)
+        #expect(try again.voip.strikes() == 2)
+    }
+
+    @Test func aCorruptFileIsAClearError() throws {
+        let directory = try TestSupport.temporaryDirectory()
+        try TestSupport.write(String(repeating: "this is not a database ", count: 300), to: directory + "/app-group.db")
+        let error = try #require(throws: DeviceError.self) { try AppGroupStore(containerDirectory: directory) }
+        #expect(error.code == .corrupt)
+        #expect(error.description.contains("app-group.db") && error.description.contains("not a database"))
+        #expect(!error.description.contains("\n"))
+    }
+
+    @Test func aFullDiskStoresNothingAndSaysSo() throws {
+        guard let small = try SmallFileSystem.mount(kilobytes: 256) else {
+            Issue.record("needs root to mount a small tmpfs: the full-disk check did not run")
+            return
+        }
+        let store = try AppGroupStore(containerDirectory: small.path)
+        try store.messages.keep(message("before@host", at: 1000), now: 1000)
+        let filler = small.fill()
+        let big = String(repeating: "x", count: 64 * 1024)
+        var failure: DeviceError?
+        for index in 0..<64 {
+            do { try store.messages.keep(message("m\(index)@host", at: 1000, body: big), now: 1000) } catch {
+                failure = error
+                break
+            }
+        }
+        let error = try #require(failure, "a full disk must make keep throw")
+        #expect(error.code == .io)
+        #expect(!error.description.contains(big.prefix(16)))
+        // What was committed before is intact, and the store works again once there is room.
+        try FileManager.default.removeItem(atPath: filler)
+        #expect(try store.messages.take(callID: "before@host", now: 2000) != nil)
+        #expect(try store.messages.keep(message("after@host", at: 1000), now: 1000) == .kept)
+    }
+}
