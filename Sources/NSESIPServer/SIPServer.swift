@@ -797,8 +797,10 @@ public actor SIPServer {
 
     private func handleResponse(_ response: SIPResponse) {
         guard let branch = response.headers.topVia?.branch, clientTransactions[branch] != nil else {
+            // The Call-ID only when it is clean: a response is not refused like a request, but never quoted raw.
+            let callID = response.headers.firstInvalidField == nil ? response.headers.callID ?? "" : "(invalid)"
             logger.debug("sip server dropping response matching no transaction", metadata: [
-                "sip.call_id": "\(response.headers.callID ?? "")", "sip.status": "\(response.statusCode)",
+                "sip.call_id": "\(callID)", "sip.status": "\(response.statusCode)",
             ])
             return
         }

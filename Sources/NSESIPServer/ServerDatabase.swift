@@ -262,8 +262,11 @@ final class ServerDatabase: Sendable {
         var imported: [String] = []
         for name in names where name.hasSuffix(".json") && !name.hasPrefix(".") {
             // `readFile` gives nil beyond the limit; `try?` folds that into a read failure.
+            // A message whose header values hold control characters (kept by versions that did not refuse them)
+            // would break the device that receives it: it is set aside like an unreadable file.
             if let bytes = try? FileSystem.readFile(Path.join(directory, name), limit: 4 << 20),
-               let message = HeldMessage(legacyFile: bytes) {
+               let message = HeldMessage(legacyFile: bytes), SIPHeaders(message.headers).firstInvalidField == nil,
+               !message.callID.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
                 messages.append(message)
                 imported.append(name)
             } else {

@@ -158,6 +158,9 @@ struct DurableStateTests {
         try held.write(toFile: db + "/0123456789abcdef0123456789abcdef.json", atomically: false, encoding: .utf8)
         try delivered.write(toFile: db + "/fedcba9876543210fedcba9876543210.json", atomically: false, encoding: .utf8)
         try "not json".write(toFile: db + "/broken.json", atomically: false, encoding: .utf8)
+        // Held by a version that did not refuse control characters: delivering it would break the device.
+        let evil = #"{"version":1,"id":"e","aor":"sip:bob@example.org","call-id":"evil\u0000id@x","headers":[["Call-ID","evil\u0000id@x"]],"body":"","received-at":\#(now),"expires-at":\#(now + 600),"delivered":false,"delivered-at":null}"#
+        try evil.write(toFile: db + "/evil.json", atomically: false, encoding: .utf8)
         try "{\"partial".write(toFile: db + "/cafebabe.json.tmp.4242", atomically: false, encoding: .utf8)
 
         let capture = LogCapture()
@@ -168,9 +171,10 @@ struct DurableStateTests {
             let left = try FileManager.default.contentsOfDirectory(atPath: db)
             #expect(!left.contains { $0.hasSuffix(".json") || $0.contains(".json.tmp") }, "left: \(left)")
             #expect(FileManager.default.fileExists(atPath: db + "/unreadable/broken.json"))
+            #expect(FileManager.default.fileExists(atPath: db + "/unreadable/evil.json"))
             let reports = capture.all.filter { $0.contains("unreadable") }
             #expect(reports.count == 1)
-            #expect(reports.allSatisfy { $0.contains("broken.json") && !$0.contains("not json") })
+            #expect(reports.allSatisfy { $0.contains("broken.json,evil.json") && !$0.contains("not json") && !$0.contains("evil\u{0}") })
             try await withAgent { device in
                 let collector = MessageCollector(device)
                 #expect(try await registerDevice(device, proxy: addresses.proxy(.tcp)).statusCode == 200)
