@@ -55,18 +55,18 @@ import Testing
         #expect(refused.status == 65 && refused.stderr.contains("plaintext-schema"))
         let raw = try TestSupport.nse(["seal", "--device", device, "--raw"], stdin: "anything")
         #expect(raw.status == 0 && raw.stdout.hasPrefix("nse1."))
-        let badKey = try TestSupport.nse(["seal", "--to", "nope"], stdin: plaintext)
+        let badKey = try TestSupport.nse(["seal", "--to", "nope"])  // refused before stdin is read
         #expect(badKey.status == 64 && badKey.stderr.hasPrefix("nse: --to"))
     }
 
     @Test func exitStatusesAreDocumented() throws {
-        let usage = try TestSupport.nse(["run", "--device", device, "--budget", "-1"], stdin: "{}")
+        let usage = try TestSupport.nse(["run", "--device", device, "--budget", "-1"])
         #expect(usage.status == 64 && usage.stderr == "nse: --budget must be between 0 and 3600 seconds\n")
         let unknown = try TestSupport.nse(["run", "--no-such-flag"])
         #expect(unknown.status == 64)
         let missing = try TestSupport.nse(["run", "--device", device, root + "/nope.json"])
         #expect(missing.status == 66 && missing.stderr.contains("nope.json"))
-        let noDevice = try TestSupport.nse(["run", "--device", root + "/ghost"], stdin: "{}")
+        let noDevice = try TestSupport.nse(["run", "--device", root + "/ghost"])
         #expect(noDevice.status == 78 && noDevice.stderr.contains("device init"))
         let rejected = try TestSupport.nse(["run", "--device", device], stdin: "{\"aps\":")
         #expect(rejected.status == 65)
@@ -84,7 +84,9 @@ import Testing
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: other + "/keys/private.key")
         let key = try String(contentsOfFile: other + "/keys/private.key", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         let sealed = try TestSupport.nse(["seal", "--device", other], stdin: plaintext).stdout.trimmingCharacters(in: .newlines)
-        let run = try TestSupport.nse(["run", "--device", other], stdin: #"{"aps":{"alert":"x","mutable-content":1},"enc":"\#(sealed)"}"#)
+        let payload = root + "/leaky.json"  // not stdin: nse ends before reading it (a pipe nobody reads: SIGPIPE)
+        try TestSupport.write(#"{"aps":{"alert":"x","mutable-content":1},"enc":"\#(sealed)"}"#, to: payload)
+        let run = try TestSupport.nse(["run", "--device", other, payload])
         // A configuration error (78), not a quiet fallback: nothing is delivered (more in CommandLinePromisesTests).
         #expect(run.status == 78 && run.stdout.isEmpty)
         #expect(run.stderr == "nse: \(other)/keys/private.key has mode 644; refusing a private key that others can access (chmod 600 it)\n")
