@@ -7,7 +7,7 @@ RELEASE_FLAGS := -c release --static-swift-stdlib
 RELEASE_BIN = $(shell $(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)
 DEBUG_BIN = $(shell $(SWIFT) build --show-bin-path)
 
-.PHONY: help deps build debug test interop demo bench clean fuzz test-asan test-tsan
+.PHONY: help deps build debug test interop demo bench soak clean fuzz test-asan test-tsan
 
 help: ## Show this help.
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-7s %s\n", $$1, $$2}'
@@ -47,6 +47,10 @@ demo: build ## The main job on the embedded default: seal a message to a fresh d
 
 bench: build ## Benchmarks: nse run end to end against a C fork+exec floor, then nse serve under h2load, in the same run.
 	NSE_BIN_DIR="$(RELEASE_BIN)" python3 bench/bench.py
+
+SOAK_MINUTES ?= 10
+soak: build ## nse serve + nse sip-server under mixed load and faults for SOAK_MINUTES (10): nothing lost, nothing leaked.
+	NSE_BIN_DIR="$(RELEASE_BIN)" python3 scripts/soak.py --minutes $(SOAK_MINUTES)
 
 # Fuzzing (docs/fuzzing.md): seconds per target, and which targets (all, or names separated by commas).
 FUZZ_SECONDS ?= 60
