@@ -1,3 +1,4 @@
+import Synchronization
 import Testing
 import NIOCore
 import NIOPosix
@@ -9,18 +10,23 @@ import Glibc
 @Suite(.serialized, .timeLimit(.minutes(1))) struct LiveUserAgentTests {
     static let aor = SIPURI(user: "bob", host: "example.org")
 
-    static func makeUA(t1: Duration = .milliseconds(250), group: any EventLoopGroup) -> SIPUserAgent {
+    static func makeUA(
+        t1: Duration = .milliseconds(250), group: any EventLoopGroup,
+        acceptor: (@Sendable (SIPReceivedMessage) async -> SIPMessageAnswer)? = nil
+    ) -> SIPUserAgent {
         let tls = SIPTLSOptions(trust: .pinnedCertificatePEM(Array(TestCertificates.certificatePEM.utf8)), verifyHostname: false)
-        return SIPUserAgent(configuration: SIPUserAgentConfiguration(timers: SIPTimers(t1: t1), tls: tls),
-                            eventLoopGroup: group, logger: Logger(label: "test.sip"))
+        var configuration = SIPUserAgentConfiguration(timers: SIPTimers(t1: t1), tls: tls)
+        configuration.messageAcceptor = acceptor
+        return SIPUserAgent(configuration: configuration, eventLoopGroup: group, logger: Logger(label: "test.sip"))
     }
 
     /// Runs `body` with a fresh group, registrar and user agent, always cleaning up.
     static func withSetup(_ kind: SIPTransportKind, options: TestRegistrar.Options = .init(), t1: Duration = .milliseconds(250),
+                          acceptor: (@Sendable (SIPReceivedMessage) async -> SIPMessageAnswer)? = nil,
                           _ body: (TestRegistrar, SIPUserAgent) async throws -> Void) async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let registrar = try await TestRegistrar.start(kind, options: options, group: group)
-        let ua = makeUA(t1: t1, group: group)
+        let ua = makeUA(t1: t1, group: group, acceptor: acceptor)
         do {
             try await body(registrar, ua)
         } catch {
@@ -345,6 +351,38 @@ import Glibc
             let start = ContinuousClock.now
             #expect(await ua.nextMessage(timeout: .milliseconds(100)) == nil)
             #expect(ContinuousClock.now - start < .seconds(2))
+        }
+    }
+
+    /// A MESSAGE is answered only once its consumer has decided: one it could not keep gets the consumer's 500 and
+    /// is not delivered; one with a control character in a header gets 400 naming the header, not its value.
+    @Test(arguments: ["call-B", "call\u{0}B", "call\u{1B}[2JB"])
+    func messagesAreAnsweredAsTheirConsumerDecides(secondCallID: String) async throws {
+        var options = TestRegistrar.Options()
+        options.sendMessagesAfterRegister = true
+        options.secondCallID = secondCallID
+        let offered = Mutex<[String]>([])
+        let acceptor: @Sendable (SIPReceivedMessage) async -> SIPMessageAnswer = { message in
+            offered.withLock { $0.append(message.callID) }
+            return message.callID == "call-B" ? SIPMessageAnswer(statusCode: 500, reasonPhrase: "Message Not Stored") : .accepted
+        }
+        try await Self.withSetup(.tcp, options: options, acceptor: acceptor) { registrar, ua in
+            let result = try await ua.register(Self.registration(registrar))
+            #expect(result.statusCode == 200)
+            #expect(await registrar.waitUntil { $0.messageResponses.count >= 4 })
+            let responses = registrar.state.messageResponses
+            let expected = secondCallID == "call-B" ? 500 : 400
+            #expect(responses.map(\.statusCode) == [200, 200, expected, 200])
+            if expected == 400 {
+                #expect(responses[2].reasonPhrase == "Invalid Call-ID Header")
+            } else {
+                #expect(responses[2].reasonPhrase == "Message Not Stored")
+            }
+            // The consumer saw call-A once (its retransmission and redelivery are not offered again) and the
+            // refused one; one with a control character never reached it.
+            #expect(offered.withLock { $0 } == (expected == 500 ? ["call-A", "call-B"] : ["call-A"]))
+            #expect(await ua.nextMessage(timeout: .seconds(2))?.callID == "call-A")
+            #expect(await ua.nextMessage(timeout: .milliseconds(200)) == nil)
         }
     }
 

@@ -249,6 +249,14 @@ public actor SIPUserAgent {
                 try? await layer.respond(to: incoming, with: request.makeResponse(statusCode: 400, toTag: SIPIdentifiers.tag()))
                 return
             }
+            // A header value with NUL or another control character is refused, as the server refuses it: such a
+            // Call-ID or address could not be shown, stored or reported faithfully. The value is never quoted.
+            if let field = request.headers.firstInvalidField {
+                log.debug("sip message refused: control character in a header", metadata: ["sip.header": "\(field)"])
+                try? await layer.respond(to: incoming, with: request.makeResponse(
+                    statusCode: 400, reasonPhrase: "Invalid \(field) Header", toTag: SIPIdentifiers.tag()))
+                return
+            }
             log.debug("sip message received", metadata: ["sip.body_size": "\(request.body.count)"])
             // Same Call-ID/CSeq/From-tag in a new transaction (e.g. redelivery with a new branch): answered, not re-delivered.
             let dedupKey = "\(callID)|\(request.headers.cseq?.description ?? "")|\(request.headers.from?.tag ?? "")"

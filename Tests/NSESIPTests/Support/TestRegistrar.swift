@@ -20,6 +20,8 @@ final class TestRegistrar: @unchecked Sendable {
         var dropFirstRequests = 0
         var neverAnswer = false
         var sendMessagesAfterRegister = false
+        /// The Call-ID of the second MESSAGE of that flow (e.g. one with a control character in it).
+        var secondCallID = "call-B"
         var grantedExpires = 600
         /// Answer the first REGISTER with 100 Trying, ignore the next copy, answer the third.
         var provisionalFirst = false
@@ -218,7 +220,7 @@ final class TestRegistrar: @unchecked Sendable {
             // Retransmit the first MESSAGE (same branch): it must be absorbed and answered again.
             return [.request(makeMessage(callID: "call-A", branch: "z9hG4bKmsgA", to: target))]
         case 2:
-            return [.request(makeMessage(callID: "call-B", branch: "z9hG4bKmsgB", to: target))]
+            return [.request(makeMessage(callID: options.secondCallID, branch: "z9hG4bKmsgB", to: target))]
         case 3:
             // Redelivery of call-A in a new transaction (new branch): answered, but not delivered twice.
             return [.request(makeMessage(callID: "call-A", branch: "z9hG4bKmsgA2", to: target))]
