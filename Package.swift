@@ -22,6 +22,8 @@ let package = Package(
         .executable(name: "nse", targets: ["nse"]),
         .executable(name: "nse-tool", targets: ["nse-tool"]),
         .executable(name: "nse-extension", targets: ["nse-extension"]),
+        // The fuzz entry points, for the libFuzzer package in Fuzz/ (docs/fuzzing.md).
+        .library(name: "NSEFuzzTargets", targets: ["NSEFuzzTargets"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -115,6 +117,15 @@ let package = Package(
             linkerSettings: [.unsafeFlags(["-static-executable"], .when(configuration: .release))]
         ),
 
+        // MARK: - Fuzzing
+        // The parsers' fuzz entry points: driven by libFuzzer from Fuzz/, replayed by FuzzRegressionTests.
+        .target(
+            name: "NSEFuzzTargets",
+            dependencies: [
+                "NSEChat", "NSECrypto", "NSEDevice", "NSEJSON", "NSEPayload", "NSESIP", "NSEServer", "NSESystem", nioCore,
+            ]
+        ),
+
         // MARK: - Tests
         .target(name: "NSETestSupport", path: "Tests/Support"),
         .testTarget(
@@ -125,6 +136,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "NSEHTTPTests", dependencies: ["NSEHTTP"]),
+        .testTarget(name: "FuzzRegressionTests", dependencies: ["NSEFuzzTargets"]),
         .testTarget(name: "NSESIPServerTests", dependencies: ["NSESIPServer", "NSESIP", "NSEHTTP", logging]),
         .testTarget(
             name: "NSESIPTests",

@@ -97,9 +97,14 @@ public struct CPIMMessage: Sendable, Equatable {
 }
 
 extension StringProtocol {
+    /// Without leading and trailing SP, HT, CR and LF. Scalar by scalar: a space followed by a combining mark is one
+    /// `Character`, unequal to " ", and would survive a character trim, so a header written back would read differently.
     func trimmingCharacters() -> String {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" }
-        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return "" }
-        return String(self[first...last])
+        let text = String(self)
+        let isSpace: (Unicode.Scalar) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" }
+        guard let first = text.unicodeScalars.firstIndex(where: { !isSpace($0) }),
+            let last = text.unicodeScalars.lastIndex(where: { !isSpace($0) })
+        else { return "" }
+        return String(text.unicodeScalars[first...last])
     }
 }

@@ -41,25 +41,59 @@ public enum IMDN {
     }
 
     /// The acknowledged Message-ID and status of an IMDN document, if `bytes` is one.
+    ///
+    /// Searches bytes, not `Character`s: a combining mark after `>` joins it into one grapheme cluster, and a
+    /// character search would then miss the tag.
     public static func parse(_ bytes: [UInt8]) -> (messageID: String, status: String)? {
-        let text = String(decoding: bytes, as: UTF8.self)
-        guard let id = element("message-id", in: text) else { return nil }
+        guard let id = element("message-id", in: bytes) else { return nil }
         for status in ["delivered", "failed", "forbidden", "error", "displayed", "processed", "stored"]
-        where text.contains("<\(status)/>") || text.contains("<\(status) />") {
+        where find(Array("<\(status)/>".utf8), in: bytes[...]) != nil || find(Array("<\(status) />".utf8), in: bytes[...]) != nil {
             return (id, status)
         }
         return nil
     }
 
-    static func element(_ name: String, in text: String) -> String? {
-        guard let open = text.firstRange(of: "<\(name)>"), let close = text[open.upperBound...].firstRange(of: "</\(name)>")
+    static func element(_ name: String, in bytes: [UInt8]) -> String? {
+        guard let open = find(Array("<\(name)>".utf8), in: bytes[...]),
+            let close = find(Array("</\(name)>".utf8), in: bytes[open.upperBound...])
         else { return nil }
-        return unescape(String(text[open.upperBound..<close.lowerBound]))
+        return unescape(String(decoding: bytes[open.upperBound..<close.lowerBound], as: UTF8.self))
     }
 
+    /// The first occurrence of `needle` in `haystack`.
+    static func find(_ needle: [UInt8], in haystack: ArraySlice<UInt8>) -> Range<Int>? {
+        guard !needle.isEmpty, haystack.count >= needle.count else { return nil }
+        var start = haystack.startIndex
+        while start + needle.count <= haystack.endIndex {
+            if haystack[start] == needle[0], haystack[start..<(start + needle.count)].elementsEqual(needle) {
+                return start..<(start + needle.count)
+            }
+            start += 1
+        }
+        return nil
+    }
+
+    /// The five predefined entities back to characters, in one pass (so `&amp;lt;` stays `&lt;`). Works on scalars:
+    /// an `&` followed by a combining mark is one `Character`, and character indices would split it.
     static func unescape(_ text: String) -> String {
-        text.replacing("&lt;", with: "<").replacing("&gt;", with: ">").replacing("&quot;", with: "\"")
-            .replacing("&amp;", with: "&")
+        let scalars = Array(text.unicodeScalars)
+        let entities: [(name: [Unicode.Scalar], value: Unicode.Scalar)] = [
+            ("&lt;", "<"), ("&gt;", ">"), ("&quot;", "\""), ("&apos;", "'"), ("&amp;", "&"),
+        ].map { (Array($0.0.unicodeScalars), $0.1) }
+        var output = String.UnicodeScalarView()
+        var index = 0
+        while index < scalars.count {
+            if scalars[index] == "&",
+                let entity = entities.first(where: { scalars[index...].starts(with: $0.name) })
+            {
+                output.append(entity.value)
+                index += entity.name.count
+            } else {
+                output.append(scalars[index])
+                index += 1
+            }
+        }
+        return String(output)
     }
 }
 
@@ -67,14 +101,15 @@ public enum IMDN {
 public enum XMLText {
     /// `&`, `<`, `>` and `"` as entities.
     public static func escape(_ text: String) -> String {
+        // Scalar by scalar: `&` followed by a combining mark is one `Character`, different from "&".
         var output = ""
-        for character in text {
-            switch character {
+        for scalar in text.unicodeScalars {
+            switch scalar {
             case "&": output += "&amp;"
             case "<": output += "&lt;"
             case ">": output += "&gt;"
             case "\"": output += "&quot;"
-            default: output.append(character)
+            default: output.unicodeScalars.append(scalar)
             }
         }
         return output

@@ -59,7 +59,7 @@ public enum HostMessage: Sendable, Equatable {
                 self = .reportVoIPResult(code)
             }
         case let other:
-            throw ProtocolError("unknown host message type \(other.map { "\"\($0.prefix(32))\"" } ?? "(none)")")
+            throw ProtocolError("unknown host message type \(other.map { "\"\(ProtocolError.printable($0))\"" } ?? "(none)")")
         }
     }
 }
@@ -127,7 +127,7 @@ public enum ExtensionMessage: Sendable, Equatable {
             }
             self = .reportVoIP(payload)
         case let other:
-            throw ProtocolError("unknown extension message type \(other.map { "\"\($0.prefix(32))\"" } ?? "(none)")")
+            throw ProtocolError("unknown extension message type \(other.map { "\"\(ProtocolError.printable($0))\"" } ?? "(none)")")
         }
     }
 }
@@ -154,4 +154,10 @@ public struct DeliveredContent: Sendable, Equatable {
 public struct ProtocolError: Error, Sendable, CustomStringConvertible, Equatable {
     public var description: String
     public init(_ description: String) { self.description = description }
+
+    /// A protocol field as an error may name it: at most 32 characters, anything but printable ASCII shown as `?`
+    /// (the error becomes a result's `reason`: it must stay one line and never carry a terminal escape).
+    static func printable(_ field: String) -> String {
+        String(String.UnicodeScalarView(field.unicodeScalars.prefix(32).map { $0.value >= 0x20 && $0.value < 0x7F ? $0 : "?" }))
+    }
 }

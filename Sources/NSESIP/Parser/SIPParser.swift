@@ -106,7 +106,10 @@ public enum SIPParser {
         for line in lines.dropFirst() {
             if let b = line.utf8.first, b == 0x20 || b == 0x09 {
                 guard pendingName != nil else { throw .malformed("continuation line before any header") }
-                pendingValue += " " + SIPSyntax.trim(line)
+                // A value that starts on the continuation line (`CSeq:` CRLF SP `1 MESSAGE`) has no leading space.
+                let continuation = SIPSyntax.trim(line)
+                if continuation.isEmpty { continue }
+                if pendingValue.isEmpty { pendingValue = String(continuation) } else { pendingValue += " " + continuation }
                 continue
             }
             if let name = pendingName { headers.add(name, pendingValue) }
