@@ -84,6 +84,9 @@ public struct Device: Sendable {
                     expires: options.sipExpires, caFile: options.sipCAFile)
             }
             try device.save()
+            // The App Group store exists from the install on, as the container does on a phone: the first push then
+            // pays no schema creation.
+            _ = try device.appGroup()
             return device
         } catch let error as SystemError {
             throw DeviceError(.io, error.description)

@@ -23,7 +23,7 @@ import Testing
         #expect(try device.publicKey().keyID == device.config.keyID)
         let mode = try FileManager.default.attributesOfItem(atPath: device.secretKeyPath)[.posixPermissions] as? Int
         #expect(mode == 0o600)
-        for folder in [device.locksDirectory, device.logsDirectory] {
+        for folder in [device.locksDirectory, device.logsDirectory, device.appGroupPath] {
             #expect(FileManager.default.fileExists(atPath: folder))
         }
         let reopened = try Device.open(at: directory)
