@@ -34,6 +34,13 @@ public final class PushService: Sendable {
         self.devices = DeviceRegistry(devices)
         self.queue = DeliveryQueue(concurrency: concurrency, capacity: queueCapacity)
         let store = ResultStore(logger: logger)
+        for device in devices {
+            // A device whose database cannot be opened now is tried again on its first push (which gets a 500 if
+            // it still cannot): say so at start-up.
+            do { try store.prepare(device) } catch {
+                logger.warning("results database not ready", metadata: ["device": .string(device.directory), "store-error": .string("\(error)")])
+            }
+        }
         let storeThreads = NIOThreadPool(numberOfThreads: 2)
         storeThreads.start()
         self.store = store

@@ -57,6 +57,11 @@ public final class ResultStore: Sendable {
         public let id: Int64
     }
 
+    /// Opens (creating) the device's database ahead of its first push, so that push pays no schema creation.
+    public func prepare(_ device: Device) throws(DatabaseError) {
+        _ = try database(for: device)
+    }
+
     /// Records an accepted push (before its answer): the row its result will fill.
     public func accept(_ push: AcceptedPushRecord, for device: Device) throws(DatabaseError) -> Row {
         let rows = try writing(for: device) { database throws(DatabaseError) in
