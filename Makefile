@@ -37,6 +37,8 @@ test: deps ## Build, then run every test: unit tests and end-to-end tests of the
 	"$(DEBUG_BIN)/nse" replay fixtures/cases --junit .build/replay-junit.xml
 	# A real APNs client from PyPI (aioapns, in a venv kept in .build) against nse serve.
 	NSE_BIN_DIR="$(DEBUG_BIN)" bash scripts/interop-aioapns.sh
+	# A smoke of the benchmark harness (no timings judged); runs the peer only if linphone-daemon is installed.
+	NSE_BIN_DIR="$(DEBUG_BIN)" python3 bench/bench.py --quick
 
 interop: deps ## Interop test: aioapns (PyPI) pushes to nse serve over h2/TLS with its own ES256 token; results read back.
 	$(SWIFT) build
@@ -45,7 +47,16 @@ interop: deps ## Interop test: aioapns (PyPI) pushes to nse serve over h2/TLS wi
 demo: build ## The main job on the embedded default: seal a message to a fresh device and show what the lock screen shows.
 	NSE_BIN_DIR="$(RELEASE_BIN)" bash scripts/demo.sh
 
-bench: build ## Benchmarks: nse run end to end against a C fork+exec floor, then nse serve under h2load, in the same run.
+# The real peer `make bench` measures nse against (Debian's linphone-daemon, liblinphone 5.1), and GNU time for its peak RSS.
+BENCH_APT_PACKAGES := linphone-cli time
+
+bench: build ## Benchmarks: nse run against C fork+exec floors and linphone-daemon (the real peer), then nse serve under h2load.
+	@missing=""; for p in $(BENCH_APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
 	NSE_BIN_DIR="$(RELEASE_BIN)" python3 bench/bench.py
 
 SOAK_MINUTES ?= 10

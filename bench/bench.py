@@ -1,20 +1,34 @@
 #!/usr/bin/env python3
-"""nse benchmarks: end-to-end `nse run` against a C fork+exec floor measured in the same run.
+"""nse benchmarks: `nse run` end to end against C floors and the real peer, measured in the same run.
 
-Every figure is a median over N rounds, interleaved with the floor so machine noise hits both alike; the
-headline is the ratio to the floor. Peak RSS is the extension's VmHWM as the host reports it.
+  python3 bench/bench.py [--quick]
+
+Every figure is a median over N rounds, interleaved round by round so machine noise hits every side alike; the
+headlines are ratios. Floors: a C fork+exec+wait4 (bench/floor.c) and a C fork+exec *pair* (bench/pair.c, a C
+program that fork-execs the floor: the least host + extension can cost). The peer: Debian's linphone-daemon
+(liblinphone 5.1) started per push and fetching a MESSAGE held by the same `nse sip-server` as `nse run`
+(bench/peer.py). Peak RSS: wait4's ru_maxrss for `nse run` and (through GNU time's %M) for linphone-daemon, and
+the extension's VmHWM as the host reports it.
+
+--quick is the smoke `make test` runs: one or two rounds of everything, the peer only if linphone-daemon is
+installed, no targets judged, no `nse serve` benchmark.
 """
+import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import peer  # noqa: E402
+
 BIN = os.environ.get("NSE_BIN_DIR", ".build/release")
 NSE = os.path.join(BIN, "nse")
-ROUNDS = int(os.environ.get("NSE_BENCH_ROUNDS", "200"))
+TEXT = "Lunch at 1? " + "x" * 600
 
 
 def spawn_wait(argv, stdin_bytes):
@@ -43,50 +57,36 @@ def spawn_wait(argv, stdin_bytes):
     return wall, usage.ru_maxrss, b"".join(chunks)
 
 
-def bench_sip_fetch(work, floor, floor_payload):
-    """Rounds of: a sealed MESSAGE held by the embedded SIP server (not timed), then `nse run` on its Call-ID."""
-    server = subprocess.Popen([NSE, "sip-server", "--listen", "tcp:127.0.0.1:0", "--no-push", "--accept-timeout", "0.05"],
-                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    try:
-        proxy = json.loads(server.stdout.readline())["listening"][0]["uri"]
-        device = os.path.join(work, "sipbob")
-        subprocess.run([NSE, "device", "init", device, "--filtering", "--sip-account", "sip:bob@example.org",
-                        "--sip-proxy", proxy], check=True, stdout=subprocess.DEVNULL)
-        subprocess.run([NSE, "device", "register", device], check=True, stdout=subprocess.DEVNULL)
-        rounds = max(ROUNDS // 4, 20)
-        floors, runs, walls, peaks, registers = [], [], [], [], []
-        for index in range(rounds + 5):
-            call_id = f"bench-{index}@example.org"
-            subprocess.run([NSE, "send", "--proxy", proxy, "--from", "sip:alice@example.org", "--to", "sip:bob@example.org",
-                            "--seal-to", device, "--text", "Lunch at 1? " + "x" * 600, "--call-id", call_id, "--timeout", "2"],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            payload = json.dumps({"aps": {"alert": {"loc-key": "IM_MSG"}, "mutable-content": 1}, "call-id": call_id}).encode()
-            floor_wall = spawn_wait([floor], floor_payload)[0]
-            wall, _, out = spawn_wait([NSE, "run", "--device", device], payload)
-            result = json.loads(out)
-            if result["outcome"] != "rewritten":
-                raise SystemExit(f"SIP round {index}: {result['outcome']}: {result['reason']}")
-            if index < 5:
-                continue  # warm-up
-            floors.append(floor_wall)
-            runs.append(wall)
-            walls.append(result["extension"]["wall_ms"])
-            peaks.append(result["extension"]["peak_rss_kb"])
-            registers.append(result["extension"]["info"]["sip_timings"].get("register_ms", 0))
-        return floors, runs, walls, peaks, registers
-    finally:
-        server.terminate()
-        server.wait()
+def q(values, fraction):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
-def main():
-    work = tempfile.mkdtemp(prefix="nse-bench-")
-    floor = os.path.join(work, "floor")
-    subprocess.run(["cc", "-O2", "-o", floor, "bench/floor.c"], check=True)
+class Floors:
+    """The two C floors, measured once each per round alongside whatever the round measures."""
+
+    def __init__(self, work):
+        self.floor = os.path.join(work, "floor")
+        self.pair = os.path.join(work, "pair")
+        here = os.path.dirname(os.path.abspath(__file__))
+        subprocess.run(["cc", "-O2", "-o", self.floor, os.path.join(here, "floor.c")], check=True)
+        subprocess.run(["cc", "-O2", "-o", self.pair, os.path.join(here, "pair.c")], check=True)
+        self.singles, self.pairs = [], []
+
+    def measure(self, payload, keep=True):
+        single = spawn_wait([self.floor], payload)[0]
+        pair = spawn_wait([self.pair, self.floor], payload)[0]
+        if keep:
+            self.singles.append(single)
+            self.pairs.append(pair)
+
+
+def bench_enc(work, floors, rounds, warmups):
+    """`nse run` on the enc path (a sealed 700-byte message in the payload), interleaved with the floors."""
     device = os.path.join(work, "bob")
     subprocess.run([NSE, "device", "init", device, "--filtering"], check=True, stdout=subprocess.DEVNULL)
     plaintext = json.dumps({"type": "message", "from": "sip:alice@example.org", "display_name": "Alice",
-                            "text": "Lunch at 1? " + "x" * 600, "subject": "Plans"})
+                            "text": TEXT, "subject": "Plans"})
     envelope = subprocess.run([NSE, "seal", "--device", device], input=plaintext.encode(), check=True,
                               capture_output=True).stdout.decode().strip()
     payload = json.dumps({"aps": {"alert": {"loc-key": "IM_MSG", "loc-args": ["Alice"]}, "sound": "msg.caf",
@@ -94,55 +94,152 @@ def main():
                           "from-uri": "sip:alice@example.org", "display-name": "Alice",
                           "call-id": "bench@example.org", "pn_ttl": 2592000, "enc": envelope}).encode()
     run_argv = [NSE, "run", "--device", device]
-
-    for _ in range(10):  # warm the page cache
-        spawn_wait([floor], payload)
+    for _ in range(warmups):  # warm the page cache
+        floors.measure(payload, keep=False)
         spawn_wait(run_argv, payload)
-
-    floors, runs, extension_walls, peaks, intakes = [], [], [], [], []
-    for _ in range(ROUNDS):
-        floors.append(spawn_wait([floor], payload)[0])
+    runs, extension_walls, peaks = [], [], []
+    for _ in range(rounds):
+        floors.measure(payload)
         wall, _, out = spawn_wait(run_argv, payload)
         result = json.loads(out)
         if result["outcome"] != "rewritten":
-            raise SystemExit(f"unexpected outcome {result['outcome']}: {result['reason']}")
+            raise SystemExit(f"enc round: unexpected outcome {result['outcome']}: {result['reason']}")
         runs.append(wall)
         extension_walls.append(result["extension"]["wall_ms"])
         peaks.append(result["extension"]["peak_rss_kb"])
-        intakes.append(result["timings_ms"]["intake"])
+    return payload, runs, extension_walls, peaks
 
-    sip = bench_sip_fetch(work, floor, payload)
 
-    def q(values, fraction):
-        ordered = sorted(values)
-        return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+def bench_sip(work, floors, payload, rounds, warmups, linphone):
+    """Rounds on one `nse sip-server` over TCP: a sealed CPIM MESSAGE held for an nse device, then `nse run` on its
+    Call-ID; and (with `linphone`) a plain-text MESSAGE held for the peer's AOR, then linphone-daemon fetching it."""
+    server = subprocess.Popen([NSE, "sip-server", "--listen", "tcp:127.0.0.1:0", "--no-push", "--accept-timeout", "0.05"],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        listening = json.loads(server.stdout.readline())["listening"][0]
+        proxy = listening["uri"]
+        device = os.path.join(work, "sipbob")
+        subprocess.run([NSE, "device", "init", device, "--filtering", "--sip-account", "sip:bob@example.org",
+                        "--sip-proxy", proxy], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([NSE, "device", "register", device], check=True, stdout=subprocess.DEVNULL)
+        carol = None
+        if linphone:
+            carol = peer.LinphonePeer(os.path.join(work, "linphone"), listening["port"])
+            carol.register()
 
-    floor_median = statistics.median(floors)
-    run_median = statistics.median(runs)
-    print(f"nse bench: {ROUNDS} rounds, payload {len(payload)} bytes (enc path), binaries in {BIN}")
-    print(f"{'measure':44} {'median':>9} {'p90':>9} {'x floor':>8}")
-    print(f"{'C fork+exec+wait4 floor (ms)':44} {floor_median:9.3f} {q(floors, .9):9.3f} {1:8.2f}")
-    print(f"{'nse run, enc path, end to end (ms)':44} {run_median:9.3f} {q(runs, .9):9.3f} {run_median / floor_median:8.2f}")
-    ext = statistics.median(extension_walls)
-    print(f"{'  of which the extension process (ms)':44} {ext:9.3f} {q(extension_walls, .9):9.3f} {ext / floor_median:8.2f}")
-    print(f"{'extension peak RSS (KB, VmHWM)':44} {statistics.median(peaks):9.0f} {max(peaks):9.0f}")
-    target_ms, target_kb = 10.0, 10 * 1024
-    verdict = "meets" if run_median <= target_ms and statistics.median(peaks) <= target_kb else "MISSES"
-    print(f"target (enc): median <= {target_ms} ms and extension peak RSS <= {target_kb} KB -> {verdict}")
-    sip_floor, sip_runs, sip_walls, sip_peaks, sip_register = sip
-    sip_median = statistics.median(sip_runs)
-    print(f"{'C floor, interleaved with the SIP rounds (ms)':44} {statistics.median(sip_floor):9.3f} {q(sip_floor, .9):9.3f} {1:8.2f}")
-    print(f"{'nse run, SIP fetch over TCP, end to end (ms)':44} {sip_median:9.3f} {q(sip_runs, .9):9.3f} {sip_median / statistics.median(sip_floor):8.2f}")
-    print(f"{'  of which REGISTER round trip (ms)':44} {statistics.median(sip_register):9.3f} {q(sip_register, .9):9.3f}")
-    print(f"{'  extension peak RSS, SIP path (KB)':44} {statistics.median(sip_peaks):9.0f} {max(sip_peaks):9.0f}")
-    verdict = "meets" if sip_median <= 15.0 and statistics.median(sip_peaks) <= 12 * 1024 else "MISSES"
-    print(f"target (SIP): median <= 15 ms and extension peak RSS <= {12 * 1024} KB -> {verdict}")
+        def hold(to, call_id, extra):
+            sent = subprocess.run([NSE, "send", "--proxy", proxy, "--from", "sip:alice@example.org", "--to", to,
+                                   "--text", TEXT, "--call-id", call_id, "--timeout", "2", *extra],
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            status = json.loads(sent.stdout or b"{}").get("status")
+            if status not in (200, 202):
+                raise SystemExit(f"the SIP server did not take the MESSAGE for {to} (status {status})")
+
+        figures = {"runs": [], "walls": [], "peaks": [], "maxrss": [], "registers": [], "peer": [], "peer_kb": []}
+        for index in range(rounds + warmups):
+            keep = index >= warmups
+            call_id = f"bench-{index}@example.org"
+            hold("sip:bob@example.org", call_id, ["--seal-to", device])
+            push = json.dumps({"aps": {"alert": {"loc-key": "IM_MSG"}, "mutable-content": 1}, "call-id": call_id}).encode()
+            floors.measure(payload, keep)
+            wall, maxrss, out = spawn_wait([NSE, "run", "--device", device], push)
+            result = json.loads(out)
+            if result["outcome"] != "rewritten":
+                raise SystemExit(f"SIP round {index}: {result['outcome']}: {result['reason']}")
+            if carol is not None:
+                peer_call_id = f"peer-{index}@example.org"
+                hold(carol.aor, peer_call_id, ["--no-cpim"])
+                peer_ms, peer_kb = carol.fetch(peer_call_id)
+            if not keep:
+                continue
+            figures["runs"].append(wall)
+            figures["maxrss"].append(maxrss)
+            figures["walls"].append(result["extension"]["wall_ms"])
+            figures["peaks"].append(result["extension"]["peak_rss_kb"])
+            figures["registers"].append(result["extension"]["info"]["sip_timings"].get("register_ms", 0))
+            if carol is not None:
+                figures["peer"].append(peer_ms)
+                figures["peer_kb"].append(peer_kb)
+        return figures
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smoke of the harness: two rounds, no targets judged")
+    options = parser.parse_args()
+    quick = options.quick
+    rounds = 2 if quick else int(os.environ.get("NSE_BENCH_ROUNDS", "200"))
+    sip_rounds = 2 if quick else int(os.environ.get("NSE_BENCH_SIP_ROUNDS", str(max(rounds // 4, 20))))
+    missing = peer.missing_tools()
+    if missing and not quick:
+        raise SystemExit(f"bench: missing {', '.join(missing)} (make bench installs them)")
+
+    work = tempfile.mkdtemp(prefix="nse-bench-")
+    try:
+        report(work, quick, rounds, sip_rounds, missing)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def report(work, quick, rounds, sip_rounds, missing):
+    floors = Floors(work)
+    payload, runs, extension_walls, peaks = bench_enc(work, floors, rounds, 1 if quick else 10)
+    enc_floor, enc_pair = floors.singles, floors.pairs
+    floors.singles, floors.pairs = [], []
+    sip = bench_sip(work, floors, payload, sip_rounds, 1 if quick else 5, linphone=not missing)
+
+    mode = "quick smoke, figures meaningless" if quick else "medians of interleaved rounds"
+    print(f"nse bench ({mode}): {rounds} enc rounds, {sip_rounds} SIP rounds, binaries in {BIN}")
+    print(f"{'measure':48} {'median':>9} {'p90':>9} {'x floor':>8}")
+
+    def row(label, values, base=None, unit_format="9.3f"):
+        median = statistics.median(values)
+        ratio = f"{median / base:8.2f}" if base else ""
+        print(f"{label:48} {median:{unit_format}} {q(values, .9):{unit_format}} {ratio}")
+        return median
+
+    single = row("C fork+exec+wait4 floor (ms)", enc_floor)
+    pair = row("C fork+exec pair floor (ms)", enc_pair, single)
+    enc = row("nse run, enc path, end to end (ms)", runs, single)
+    print(f"{'  x the C pair floor':48} {enc / pair:9.2f}")
+    row("  of which the extension process (ms)", extension_walls, single)
+    row("  extension peak RSS (KB, VmHWM)", peaks, unit_format="9.0f")
+    sip_single = row("C fork+exec+wait4 floor, SIP rounds (ms)", floors.singles)
+    row("C fork+exec pair floor, SIP rounds (ms)", floors.pairs, sip_single)
+    sip_median = row("nse run, SIP fetch over TCP, end to end (ms)", sip["runs"], sip_single)
+    row("  of which the REGISTER round trip (ms)", sip["registers"])
+    sip_rss = row("  nse run peak RSS (KB, wait4 ru_maxrss)", sip["maxrss"], unit_format="9.0f")
+    sip_peak = row("  extension peak RSS (KB, VmHWM)", sip["peaks"], unit_format="9.0f")
+    if sip["peer"]:
+        peer_ms = row("linphone-daemon, spawn -> message-received (ms)", sip["peer"], sip_single)
+        peer_kb = row("  peak RSS (KB, GNU time %M)", sip["peer_kb"], unit_format="9.0f")
+        print(f"peer ratios: time {peer_ms / sip_median:.1f}x (linphone-daemon / nse run), "
+              f"memory {peer_kb / sip_peak:.1f}x (/ extension VmHWM), {peer_kb / sip_rss:.1f}x (/ nse run ru_maxrss)")
+    else:
+        print(f"peer: skipped, {' and '.join(missing)} not installed (make bench installs it)")
+    if quick:
+        print("quick smoke: harness ran end to end; no targets judged")
+        return
+    print(f"target (enc): nse run <= 3x the C pair floor -> {'meets' if enc <= 3 * pair else 'MISSES'} ({enc / pair:.2f}x)")
+    if sip["peer"]:
+        faster, smaller = peer_ms / sip_median, peer_kb / sip_peak
+        verdict = "meets" if faster >= 15 and smaller >= 8 else "MISSES"
+        print(f"target (SIP): >= 15x faster and extension peak RSS <= 1/8 of linphone-daemon's -> {verdict} "
+              f"({faster:.1f}x, 1/{smaller:.1f})")
 
 
 if __name__ == "__main__":
+    quick_run = "--quick" in sys.argv[1:]
     main()
     # Then nse serve under HTTP/2 load (h2load): notifications/s and latency against the same floor.
-    if os.environ.get("NSE_BENCH_SERVE", "1") != "0":
+    if not quick_run and os.environ.get("NSE_BENCH_SERVE", "1") != "0":
         print(flush=True)
         serve_bench = os.path.join(os.path.dirname(os.path.abspath(__file__)), "serve_bench.py")
         sys.exit(subprocess.run([sys.executable, serve_bench]).returncode)
