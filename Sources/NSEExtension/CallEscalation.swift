@@ -8,7 +8,7 @@ import NSESystem
 struct CallEscalation: Sendable {
     var device: Device
     var rewriter: Rewriter
-    var channel: ExtensionChannel?
+    var channel: (any HostConnection)?
     var request: ServiceRequest
 
     func escalate(_ call: Plaintext.Call, source: String) -> DeliveredContent {

@@ -1,6 +1,5 @@
-public import NSEJSON
-public import NSEPayload
-import NSECrypto
+import NSEJSON
+import NSEPayload
 import NSEDevice
 import NSESystem
 
@@ -27,16 +26,18 @@ public struct ReferenceExtension: Sendable {
             StandardStreams.writeError("nse-extension: \(error.description)\n")
             return 70
         }
-        let content: DeliveredContent
         switch plan(request, channel: channel) {
-        case .deliver(let ready):
-            content = ready
+        case .deliver(let content):
+            channel.send(.content(content))
+            // Stay until the host closes stdin, as the protocol asks, so the host can measure this process.
+            while (try? channel.next()) != nil {}
         case .fetch(let fetch, let callID):
-            content = BlockingWait.run { await fetch.with(channel: channel).run(callID: callID, request: request) }
+            // From here on one thread reads the host (the fetch hears the expiry notice from it); this one waits.
+            let host = HostListener(channel: channel)
+            let content = BlockingWait.run { await fetch.with(host: host).run(callID: callID, request: request) }
+            host.send(.content(content))
+            host.waitUntilClosed()
         }
-        channel.send(.content(content))
-        // Stay until the host closes stdin, as the protocol asks, so the host can measure this process.
-        while (try? channel.next()) != nil {}
         return 0
     }
 
@@ -58,51 +59,14 @@ public struct ReferenceExtension: Sendable {
         let rewriter = Rewriter(payload: payload, strings: device.strings().table)
         if let envelope = payload.envelope {
             let escalation = CallEscalation(device: device, rewriter: rewriter, channel: channel, request: request)
-            return .deliver(ReferenceExtension.openEnvelope(envelope, device: device, rewriter: rewriter, source: "enc", escalation: escalation))
+            return .deliver(EnvelopeOpener(device: device, rewriter: rewriter, escalation: escalation).open(envelope, source: "enc"))
         }
         if let room = payload.chatRoomAddress {
             return .deliver(rewriter.chatRoomInvitation(room: room, subject: nil))
         }
         if let callID = payload.callID {
-            return .fetch(SIPFetch(device: device, rewriter: rewriter, channel: nil), callID: callID)
+            return .fetch(SIPFetch(device: device, rewriter: rewriter), callID: callID)
         }
         return .deliver(rewriter.fallback(reason: "no-content: the payload has neither \"enc\" nor a Call-ID to fetch"))
-    }
-
-    /// The content for one request, fetching when needed (for callers that are already async).
-    public func process(_ request: ServiceRequest, channel: ExtensionChannel? = nil) async -> DeliveredContent {
-        switch plan(request, channel: channel) {
-        case .deliver(let content): return content
-        case .fetch(let fetch, let callID): return await fetch.with(channel: channel).run(callID: callID, request: request)
-        }
-    }
-
-    /// Opens an envelope with the device's key and rewrites, or falls back naming why.
-    static func openEnvelope(
-        _ text: String, device: Device, rewriter: Rewriter, source: String, escalation: CallEscalation
-    ) -> DeliveredContent {
-        let secretKey: SecretKey
-        do { secretKey = try device.secretKey() } catch {
-            return rewriter.fallback(reason: "key-unavailable: \(error.description)")
-        }
-        let plaintext: Plaintext
-        do {
-            let envelope = try Envelope(text: text)
-            var bytes = try envelope.open(with: secretKey)
-            defer { for index in bytes.indices { bytes[index] = 0 } }
-            plaintext = try Plaintext(bytes)
-        } catch let error as EnvelopeError {
-            return rewriter.fallback(reason: error.description)
-        } catch let error as PlaintextError {
-            return rewriter.fallback(reason: error.description)
-        } catch {
-            return rewriter.fallback(reason: "envelope-error: \(error)")
-        }
-        switch plaintext {
-        case .message(let message):
-            return rewriter.rewrite(message, source: source)
-        case .call(let call):
-            return escalation.escalate(call, source: source)
-        }
     }
 }

@@ -1,4 +1,4 @@
-public import NSEJSON
+import NSEJSON
 public import NSEPayload
 
 /// Builds the content the reference extension delivers: a rewrite of decrypted content, or the fallback.

@@ -1,0 +1,215 @@
+import NSEDevice
+import NSESIP
+import NSESystem
+
+/// What reaches the fetch's loop: the machine's events, and each new MESSAGE with the reply its sender waits for.
+enum FetchInput: Sendable {
+    case event(FetchMachine.Event)
+    case offered(SIPReceivedMessage, CheckedContinuation<SIPMessageAnswer, Never>)
+}
+
+/// Runs a `FetchMachine`: one loop over one merged stream of inputs, doing the I/O its actions ask for. The user
+/// agent's answers, the timers and the host's expiry notice all arrive as inputs; nothing else is shared.
+struct FetchDriver {
+    /// The answer to a MESSAGE the store could not keep: the server keeps it for a later REGISTER.
+    static let notStored = SIPMessageAnswer(statusCode: 500, reasonPhrase: "Message Not Stored")
+
+    var machine: FetchMachine
+    let agent: SIPUserAgent
+    let registration: SIPRegistration
+    let store: MessageStore?
+    /// The account's address (the IMDN's sender) and the credentials for sending it.
+    let aor: String
+    let feed: AsyncStream<FetchInput>.Continuation
+    let start: UInt64
+    var report: FetchReport
+
+    /// The awaited message, once here.
+    private(set) var found: ReceivedContent?
+    private var notice: (to: String, body: [UInt8])?
+    private var offers: [Int: (message: SIPReceivedMessage, reply: CheckedContinuation<SIPMessageAnswer, Never>)] = [:]
+    private var nextOfferID = 0
+    private var timers: [Int: Task<Void, Never>] = [:]
+    private var outcome: FetchMachine.Outcome?
+
+    init(
+        machine: FetchMachine, agent: SIPUserAgent, registration: SIPRegistration, store: MessageStore?, aor: String,
+        feed: AsyncStream<FetchInput>.Continuation, start: UInt64, report: FetchReport
+    ) {
+        self.machine = machine
+        self.agent = agent
+        self.registration = registration
+        self.store = store
+        self.aor = aor
+        self.feed = feed
+        self.start = start
+        self.report = report
+    }
+
+    /// The acceptor for the user agent: each new MESSAGE waits in the loop's stream for the machine's answer.
+    static func acceptor(feeding feed: AsyncStream<FetchInput>.Continuation)
+        -> @Sendable (SIPReceivedMessage) async -> SIPMessageAnswer
+    {
+        { message in
+            await withCheckedContinuation { reply in
+                if case .terminated = feed.yield(.offered(message, reply)) { reply.resume(returning: notStored) }
+            }
+        }
+    }
+
+    /// How the fetch ended, with the awaited message when it came.
+    enum Result {
+        case found(ReceivedContent)
+        case expired
+        case registerFailed(String)
+        case notFound
+    }
+
+    /// Runs until the machine finishes (the user agent closed); returns how the fetch ended.
+    mutating func run(_ inputs: AsyncStream<FetchInput>) async -> Result {
+        perform(machine.start())
+        for await input in inputs {
+            switch input {
+            case .event(let event):
+                if case .registerAnswered(let status) = event, report.registerStatus == nil {
+                    report.registerStatus = status
+                    report.registerMilliseconds = Clock.millisecondsSince(start)
+                }
+                if case .noticeAnswered(let status) = event { report.imdnStatus = status }
+                perform(machine.handle(event, at: Clock.monotonicNanoseconds()))
+            case .offered(let message, let reply):
+                let id = nextOfferID
+                nextOfferID += 1
+                offers[id] = (message, reply)
+                // Only the awaited one can need an IMDN; it is built once, here.
+                var wantsNotice = false
+                if message.callID == machine.target, found == nil {
+                    notice = ReceivedContent(message).deliveryNotice(recipient: aor)
+                    wantsNotice = notice != nil
+                }
+                perform(machine.handle(
+                    .messageOffered(id: id, callID: message.callID, wantsNotice: wantsNotice), at: Clock.monotonicNanoseconds()))
+            }
+            if outcome != nil { break }
+        }
+        for (_, timer) in timers { timer.cancel() }
+        // The user agent is closed: nothing can offer a message any more. Answer anything left, for good measure.
+        feed.finish()
+        for await input in inputs { if case .offered(_, let reply) = input { reply.resume(returning: Self.notStored) } }
+        for (_, offer) in offers { offer.reply.resume(returning: Self.notStored) }
+        report.registrations = machine.registrations
+        switch outcome {
+        case .found?: return found.map(Result.found) ?? .notFound
+        case .expired?: return .expired
+        case .registerFailed(let reason)?: return .registerFailed(reason)
+        case .notFound?, nil: return .notFound
+        }
+    }
+
+    private mutating func perform(_ actions: [FetchMachine.Action]) {
+        var queue = actions[...]
+        while let action = queue.popFirst() {
+            switch action {
+            case .register:
+                let agent = agent
+                let registration = registration
+                let feed = feed
+                Task {
+                    do {
+                        let result = try await agent.register(registration)
+                        feed.yield(.event(.registerAnswered(status: result.statusCode)))
+                    } catch {
+                        feed.yield(.event(.registerFailed("\(error)")))
+                    }
+                }
+            case .checkStore:
+                let stored = takeFromStore()
+                if let stored {
+                    let content = ReceivedContent(stored)
+                    found = content
+                    report.fromStore = true
+                    report.foundMilliseconds = Clock.millisecondsSince(start)
+                    notice = content.deliveryNotice(recipient: aor)
+                }
+                queue += machine.handle(
+                    .storeChecked(found: stored != nil, wantsNotice: stored != nil && notice != nil),
+                    at: Clock.monotonicNanoseconds())
+            case .answer(let id, let disposition):
+                guard let offer = offers.removeValue(forKey: id) else { continue }
+                let answer = self.answer(offer.message, as: disposition)
+                if (200..<300).contains(answer.statusCode) { report.callIDsReceived.append(offer.message.callID) }
+                offer.reply.resume(returning: answer)
+                queue += machine.handle(.messageAnswered(id: id), at: Clock.monotonicNanoseconds())
+            case .arm(let timer, let at):
+                timers[timer.slot]?.cancel()
+                let feed = feed
+                timers[timer.slot] = Task {
+                    let now = Clock.monotonicNanoseconds()
+                    if at > now {
+                        do { try await Task.sleep(for: .nanoseconds(Int64(at - now))) } catch { return }
+                    }
+                    feed.yield(.event(.timerFired(timer)))
+                }
+            case .sendNotice:
+                guard let notice, let to = try? SIPURI(parsing: notice.to), let from = try? SIPURI(parsing: aor) else {
+                    queue += machine.handle(.noticeAnswered(status: nil), at: Clock.monotonicNanoseconds())
+                    continue
+                }
+                report.imdn = "delivered"
+                let outgoing = SIPOutgoingMessage(
+                    to: to, from: from, proxy: registration.proxy, contentType: "message/cpim", body: notice.body,
+                    password: registration.password)
+                let agent = agent
+                let feed = feed
+                Task {
+                    let status = try? await agent.sendMessage(outgoing).statusCode
+                    feed.yield(.event(.noticeAnswered(status: status)))
+                }
+            case .close:
+                report.leftMilliseconds = Clock.millisecondsSince(start)
+                report.quietMilliseconds = Double(machine.quiet) / 1e6
+                let agent = agent
+                let feed = feed
+                Task {
+                    await agent.close()
+                    feed.yield(.event(.agentClosed))
+                }
+            case .finish(let result):
+                outcome = result
+            }
+        }
+    }
+
+    /// The answer to a MESSAGE, decided before it is sent. The awaited one is accepted (this process shows it) and
+    /// kept as well until it is shown: an extension killed between the 200 and the content handler leaves it held for
+    /// the next push. If the store cannot keep it, this process still shows it. Any other is accepted only once the
+    /// App Group store has it, else refused with 500 so the server keeps it.
+    private mutating func answer(_ message: SIPReceivedMessage, as disposition: FetchMachine.Disposition) -> SIPMessageAnswer {
+        let received = ReceivedContent(message)
+        switch disposition {
+        case .target:
+            found = received
+            report.foundMilliseconds = Clock.millisecondsSince(start)
+            if let store {
+                do { try store.keep(StoredMessage(received)) } catch { report.storeError = report.storeError ?? error.description }
+            }
+            return .accepted
+        case .other:
+            guard let store else { return Self.notStored }
+            do {
+                if try store.keep(StoredMessage(received)) == .kept { report.stored += 1 }
+                return .accepted
+            } catch {
+                report.storeError = report.storeError ?? error.description
+                return Self.notStored
+            }
+        }
+    }
+
+    private mutating func takeFromStore() -> StoredMessage? {
+        do { return try store?.take(callID: machine.target) } catch {
+            report.storeError = report.storeError ?? error.description
+            return nil
+        }
+    }
+}

@@ -1,0 +1,134 @@
+import Logging
+import NSEChat
+import NSECrypto
+public import NSEDevice
+import NSEJSON
+import NSEPayload
+import NSESIP
+import NSESystem
+
+/// The Linphone path: the push carries only a Call-ID; register, let the server re-deliver the held MESSAGE,
+/// pick the one with that Call-ID, keep every other one in the shared store for a later push.
+///
+/// The decisions are `FetchMachine`'s; `FetchDriver` runs it over one merged stream of events.
+public struct SIPFetch: Sendable {
+    public var device: Device
+    public var rewriter: Rewriter
+    /// The host, for its expiry notice and a VoIP report.
+    var host: HostListener?
+    /// Stop waiting this long before the budget ends (liblinphone: 25 s of 30).
+    public var fetchFraction: Double = 25.0 / 30.0
+    /// The timing rules: re-REGISTER interval, the flush's quiet window, the IMDN's patience.
+    var rules = FetchMachine.Rules()
+
+    public init(device: Device, rewriter: Rewriter) {
+        self.device = device
+        self.rewriter = rewriter
+    }
+
+    /// The same fetch, hearing the host through `host`.
+    func with(host: HostListener?) -> SIPFetch {
+        var copy = self
+        copy.host = host
+        return copy
+    }
+
+    /// Fetches the message with `callID` and turns it into content.
+    public func run(callID: String, request: ServiceRequest) async -> DeliveredContent {
+        let start = Clock.monotonicNanoseconds()
+        var report = FetchReport()
+        // The App Group store. When it cannot be opened the fetch still shows its own message, but refuses (500) the
+        // others, so the server keeps them: a message is answered 200 only once it is durably kept.
+        var store: MessageStore?
+        do {
+            store = try device.appGroup().messages
+            try store?.purge()
+        } catch {
+            report.storeError = error.description
+        }
+        func finish(_ content: DeliveredContent, _ report: FetchReport) -> DeliveredContent {
+            var content = content
+            var info = content.info ?? JSONObject()
+            for (key, value) in report.json(total: Clock.millisecondsSince(start)) { info[key] = value }
+            content.info = info
+            return content
+        }
+        do {
+            if let stored = try store?.take(callID: callID) {
+                report.fromStore = true
+                return finish(content(for: ReceivedContent(stored), request: request), report)
+            }
+        } catch {
+            report.storeError = report.storeError ?? error.description
+        }
+        guard let account = device.config.sip else {
+            return finish(rewriter.fallback(
+                reason: "fetch-unavailable: the payload names Call-ID \(callID) but the device has no SIP account to fetch it with"), report)
+        }
+        let registration: SIPRegistration
+        do {
+            registration = try AppRegistration.registration(for: device, account: account, password: try device.sipPassword())
+            report.transport = try SIPTransportKind(proxy: registration.proxy).rawValue
+        } catch {
+            return finish(rewriter.fallback(reason: "sip-account-invalid: \(error)"), report)
+        }
+
+        let budget = Double(request.budgetMilliseconds) * fetchFraction
+        let (inputs, feed) = AsyncStream<FetchInput>.makeStream()
+        var configuration = AppRegistration.configuration(for: account)
+        configuration.messageAcceptor = FetchDriver.acceptor(feeding: feed)
+        let agent = SIPUserAgent(configuration: configuration, logger: Logger(label: "nse.extension.sip"))
+        host?.onExpiry { feed.yield(.event(.expiryNotice)) }
+        var driver = FetchDriver(
+            machine: FetchMachine(target: callID, deadline: start + UInt64(budget * 1_000_000), rules: rules),
+            agent: agent, registration: registration, store: store, aor: account.aor, feed: feed, start: start,
+            report: report)
+        let outcome = await driver.run(inputs)
+        host?.stopExpiryHandler()
+        report = driver.report
+
+        let content: DeliveredContent
+        switch outcome {
+        case .found(let found):
+            content = self.content(for: found, request: request)
+            if !report.fromStore {
+                // Shown (its content goes to the host next): the copy kept on arrival, and any copy another extension
+                // process kept from the same flush, must not be shown again.
+                do { try store?.markShown(callID: callID) } catch { report.storeError = report.storeError ?? error.description }
+            }
+        case .expired:
+            content = rewriter.fallback(reason: "time-will-expire: Call-ID \(callID) had not arrived")
+        case .registerFailed(let failure):
+            report.error = failure
+            content = rewriter.fallback(reason: failure)
+        case .notFound:
+            content = rewriter.fallback(reason: "not-found: no MESSAGE with Call-ID \(callID) arrived within \(Int(budget)) ms")
+        }
+        return finish(content, report)
+    }
+
+    /// Opens a received message: a sealed envelope (in CPIM or bare), or plain text shown as it is.
+    func content(for received: ReceivedContent, request: ServiceRequest) -> DeliveredContent {
+        let (type, body) = received.innerContent
+        let text = String(decoding: body, as: UTF8.self)
+        var content: DeliveredContent
+        if text.hasPrefix(Envelope.formatTag + ".") || type == ReceivedContent.envelopeType {
+            let escalation = CallEscalation(device: device, rewriter: rewriter, channel: host, request: request)
+            content = EnvelopeOpener(device: device, rewriter: rewriter, escalation: escalation).open(text, source: "sip")
+            if content.info == nil { content.info = [:] }
+            content.info?["encrypted"] = true
+        } else if type.hasPrefix("text/plain") {
+            let sender = received.fromDisplayName ?? SIPAddressText.user(of: received.from)
+            content = rewriter.plainText(from: received.from, title: sender, text: text)
+            content.info = ["content_type": "message", "source": "sip", "encrypted": false]
+        } else {
+            content = rewriter.fallback(reason: "unsupported-content-type: \(type.prefix(64))")
+        }
+        if var info = content.info {
+            info["call_id"] = .string(received.callID)
+            info["from"] = .string(received.from)
+            content.info = info
+        }
+        return content
+    }
+}
