@@ -26,8 +26,13 @@ enum Jansson {
             $0.withMemoryRebound(to: CChar.self, capacity: Int(JSON_ERROR_TEXT_LENGTH)) { String(cString: $0) }
         }
         // jansson ends many messages with "near '<token>'", quoting the document: drop it, since the document may be
-        // a message's content and the line and column already say where.
-        if let near = text.firstRange(of: " near '") { text = String(text[..<near.lowerBound]) }
+        // a message's content and the line and column already say where. A duplicate key keeps its name (a key is
+        // the document's structure, "aps"), cut short and with anything unprintable replaced.
+        var token: String?
+        if let near = text.firstRange(of: " near '") {
+            token = String(text[near.upperBound...].dropLast(text.hasSuffix("'") ? 1 : 0))
+            text = String(text[..<near.lowerBound])
+        }
         if text.hasPrefix("near '") { text = "syntax error" }
         let code: JSONError.Code
         let message: String
@@ -35,7 +40,10 @@ enum Jansson {
         switch json_error_code(&copy) {
         case json_error_duplicate_key:
             code = .duplicateKey
-            message = text.replacing("duplicate object key", with: "duplicate key", maxReplacements: 1)
+            let key = String(String.UnicodeScalarView((token ?? "").unicodeScalars.prefix(64).map {
+                $0.properties.generalCategory == .control || $0.properties.generalCategory == .format ? "?" : $0
+            }))
+            message = "duplicate key" + (key.isEmpty ? "" : " \(key)")
         case json_error_invalid_utf8:
             code = .invalidUTF8
             message = "invalid UTF-8: " + text
