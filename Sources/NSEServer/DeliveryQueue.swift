@@ -3,16 +3,43 @@ import Synchronization
 
 /// A bounded queue in front of a fixed set of worker threads: at most `concurrency` deliveries run at once (each
 /// blocks its thread while the extension process runs), at most `capacity` wait. Never runs work on an event loop.
+///
+/// ``drain()`` is woken by the last accepted push finishing, not by a timer: the queue moves through ``Phase``,
+/// and the slot given back last resumes the drain that waits for it.
 public final class DeliveryQueue: Sendable {
-    private struct State {
-        var pending = 0
-        var closed = false
+    /// What a waiting ``drain()`` is resumed to do next.
+    private enum DrainTurn {
+        /// The first drain: every accepted push is done; stop the threads, then wake the others.
+        case stopThreads
+        /// Another drain: the first one has stopped the threads.
+        case done
+    }
+
+    /// Where the queue is in its life. Every transition happens under one lock; continuations are resumed outside it.
+    private enum Phase {
+        /// Admitting pushes; `pending` accepted and not yet done.
+        case open(pending: Int)
+        /// Admission closed by the first drain, which waits in `stopper` for the `pending` accepted pushes to be
+        /// done; drains called since wait in `waiters`.
+        case draining(pending: Int, stopper: CheckedContinuation<DrainTurn, Never>,
+                      waiters: [CheckedContinuation<DrainTurn, Never>])
+        /// Every accepted push is done; the first drain is stopping the threads, the others wait in `waiters`.
+        case stopping(waiters: [CheckedContinuation<DrainTurn, Never>])
+        /// The threads have stopped.
+        case stopped
+
+        var pending: Int {
+            switch self {
+            case .open(let pending), .draining(let pending, _, _): pending
+            case .stopping, .stopped: 0
+            }
+        }
     }
 
     public let concurrency: Int
     public let capacity: Int
     private let pool: NIOThreadPool
-    private let state = Mutex(State())
+    private let phase = Mutex(Phase.open(pending: 0))
 
     /// - Parameters:
     ///   - concurrency: worker threads.
@@ -25,7 +52,7 @@ public final class DeliveryQueue: Sendable {
     }
 
     /// Pushes accepted and not yet done (running or waiting).
-    public var pending: Int { state.withLock { $0.pending } }
+    public var pending: Int { phase.withLock { $0.pending } }
 
     /// Whether a push was queued.
     public enum Admission: Sendable, Equatable {
@@ -46,10 +73,10 @@ public final class DeliveryQueue: Sendable {
     /// Takes a slot unless the queue is full or closed; the slot is then given ``run(_:)`` or ``release()``.
     /// Lets a push be recorded between its admission and its start, and refused without a trace if it cannot be.
     public func reserve() -> Admission {
-        state.withLock { state -> Admission in
-            guard !state.closed else { return .closed }
-            guard state.pending < concurrency + capacity else { return .full }
-            state.pending += 1
+        phase.withLock { phase -> Admission in
+            guard case .open(let pending) = phase else { return .closed }
+            guard pending < concurrency + capacity else { return .full }
+            phase = .open(pending: pending + 1)
             return .accepted
         }
     }
@@ -57,21 +84,67 @@ public final class DeliveryQueue: Sendable {
     /// Runs `work` in a slot taken by ``reserve()``.
     public func run(_ work: @escaping @Sendable () -> Void) {
         pool.submit { _ in
-            // Run even when the pool is shutting down: an accepted push is never dropped.
+            // Run even when the pool is shutting down: an accepted push is never dropped. (It cannot be: the
+            // threads stop only once every accepted push is done.)
             work()
             self.release()
         }
     }
 
-    /// Gives back a slot taken by ``reserve()`` and not run.
+    /// Gives back a slot taken by ``reserve()`` and not run. The last slot given back while draining wakes the drain.
     public func release() {
-        state.withLock { $0.pending -= 1 }
+        let stopper = phase.withLock { phase -> CheckedContinuation<DrainTurn, Never>? in
+            switch phase {
+            case .open(let pending):
+                precondition(pending > 0, "DeliveryQueue.release without a reserved slot")
+                phase = .open(pending: pending - 1)
+                return nil
+            case .draining(let pending, let stopper, let waiters):
+                guard pending == 1 else {
+                    phase = .draining(pending: pending - 1, stopper: stopper, waiters: waiters)
+                    return nil
+                }
+                phase = .stopping(waiters: waiters)
+                return stopper
+            case .stopping, .stopped:
+                preconditionFailure("DeliveryQueue.release after every accepted push was done")
+            }
+        }
+        stopper?.resume(returning: .stopThreads)
     }
 
-    /// Stops admitting, waits until every accepted push is done, then stops the threads.
+    /// Stops admitting, waits until every accepted push is done, then stops the threads. Concurrent drains all
+    /// return once the threads have stopped; a drain after that returns at once.
     public func drain() async {
-        state.withLock { $0.closed = true }
-        while pending > 0 { try? await Task.sleep(nanoseconds: 10_000_000) }
+        let turn = await withCheckedContinuation { (continuation: CheckedContinuation<DrainTurn, Never>) in
+            let now = phase.withLock { phase -> DrainTurn? in
+                switch phase {
+                case .open(let pending):
+                    if pending == 0 {
+                        phase = .stopping(waiters: [])
+                        return .stopThreads
+                    }
+                    phase = .draining(pending: pending, stopper: continuation, waiters: [])
+                    return nil
+                case .draining(let pending, let stopper, let waiters):
+                    phase = .draining(pending: pending, stopper: stopper, waiters: waiters + [continuation])
+                    return nil
+                case .stopping(let waiters):
+                    phase = .stopping(waiters: waiters + [continuation])
+                    return nil
+                case .stopped:
+                    return .done
+                }
+            }
+            if let now { continuation.resume(returning: now) }
+        }
+        guard turn == .stopThreads else { return }
         try? await pool.shutdownGracefully()
+        let waiters = phase.withLock { phase -> [CheckedContinuation<DrainTurn, Never>] in
+            guard case .stopping(let waiters) = phase else { preconditionFailure("DeliveryQueue stopped twice") }
+            phase = .stopped
+            return waiters
+        }
+        for waiter in waiters { waiter.resume(returning: .done) }
     }
 }
