@@ -58,10 +58,15 @@ let package = Package(
 
         // MARK: - The notification path: intake → device → extension → host
         .target(name: "NSEPayload", dependencies: ["NSEJSON", "NSESystem"]),
+        // The host/extension protocol: its messages and the one line framing both sides (and the app launcher) use.
+        // No Foundation, no NIO: the extension links it.
+        .target(name: "NSEProtocol", dependencies: ["NSEJSON", "NSEPayload", "NSESystem"]),
         .target(name: "NSEDevice", dependencies: ["NSECrypto", "NSEDatabase", "NSEJSON", "NSEPayload", "NSESystem"]),
         .target(
             name: "NSEExtension",
-            dependencies: ["NSEChat", "NSECrypto", "NSEDevice", "NSEJSON", "NSEPayload", "NSESIP", "NSESystem", logging]
+            dependencies: [
+                "NSEChat", "NSECrypto", "NSEDevice", "NSEJSON", "NSEPayload", "NSEProtocol", "NSESIP", "NSESystem", logging,
+            ]
         ),
         .target(
             name: "NSEReplay",
@@ -70,7 +75,10 @@ let package = Package(
                 "NSESIPServer", "NSESystem", logging,
             ]
         ),
-        .target(name: "NSEHost", dependencies: ["NSECrypto", "NSEDevice", "NSEHTTP", "NSEJSON", "NSEPayload", "NSESystem"]),
+        .target(
+            name: "NSEHost",
+            dependencies: ["NSECrypto", "NSEDevice", "NSEHTTP", "NSEJSON", "NSEPayload", "NSEProtocol", "NSESystem"]
+        ),
         // APNs's provider side shared by `nse serve` and `nse push`: ES256 provider tokens (jwt-kit, in one file)
         // and the push request/answer of the provider API.
         .target(
@@ -97,7 +105,7 @@ let package = Package(
         // MARK: - Executables
         // `nse`: the front door. Runs `nse run` itself (it links the host alone, so it starts fast) and hands every
         // other command to `nse-tool` beside it by exec.
-        .executableTarget(name: "nse", dependencies: ["NSEHost", "NSESystem"]),
+        .executableTarget(name: "nse", dependencies: ["NSEHost", "NSEPayload", "NSESystem"]),
         // The full command line (swift-argument-parser): every subcommand, servers included.
         .executableTarget(
             name: "nse-tool",
@@ -122,7 +130,8 @@ let package = Package(
         .target(
             name: "NSEFuzzTargets",
             dependencies: [
-                "NSEChat", "NSECrypto", "NSEDevice", "NSEJSON", "NSEPayload", "NSESIP", "NSEServer", "NSESystem", nioCore,
+                "NSEChat", "NSECrypto", "NSEDevice", "NSEJSON", "NSEPayload", "NSEProtocol", "NSESIP", "NSEServer", "NSESystem",
+                nioCore,
             ]
         ),
 
@@ -136,6 +145,8 @@ let package = Package(
             ]
         ),
         .testTarget(name: "NSEHTTPTests", dependencies: ["NSEHTTP"]),
+        // The front door's own `nse run` parser (the `nse` executable target, tested in-process).
+        .testTarget(name: "FrontDoorTests", dependencies: ["nse", "NSEHost", "NSEPayload"]),
         .testTarget(name: "FuzzRegressionTests", dependencies: ["NSEFuzzTargets"]),
         .testTarget(name: "NSESIPServerTests", dependencies: ["NSESIPServer", "NSESIP", "NSEHTTP", logging]),
         .testTarget(

@@ -1,5 +1,5 @@
 import NSEJSON
-import NSEPayload
+import NSEProtocol
 
 /// Protocol lines as `ExtensionChannel` (extension side) and `ExtensionRun` (host side) read them: split at `\n`,
 /// blank lines skipped, each line a JSON object (at most 40 deep) read as a host and as an extension message.

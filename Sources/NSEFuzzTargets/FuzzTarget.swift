@@ -15,7 +15,7 @@ public enum FuzzTarget: String, Sendable, CaseIterable {
     case envelope = "envelope"
     /// `NSEChat`: a `message/cpim` body with its IMDN headers, and an IMDN document.
     case cpim = "cpim"
-    /// `NSEPayload.ExtensionProtocol`: lines as the host and the extension read them from each other.
+    /// `NSEProtocol`: lines as the host and the extension read them from each other.
     case extensionProtocol = "extension-protocol"
     /// `NSEServer.APNsValidation`: a `POST /3/device/{token}` built from the bytes, as `nse serve` validates it.
     case apnsRequest = "apns-request"

@@ -2,6 +2,7 @@ public import NSEDevice
 import NSECrypto
 import NSEJSON
 public import NSEPayload
+import NSEProtocol
 import NSESystem
 
 /// "iOS": decides whether the extension runs, runs one fresh extension process per notification under the
@@ -31,7 +32,7 @@ public struct NotificationHost: Sendable {
 
     /// A user's extension command line, run through `/bin/sh` with `exec` so the measured process is theirs.
     public static func shellCommand(_ commandLine: String) -> [String] {
-        ["/bin/sh", "-c", "exec \(commandLine)"]
+        ChildProcess.shellCommand(commandLine)
     }
 
     /// Takes one push from intake to the host's verdict.
@@ -101,34 +102,34 @@ public struct NotificationHost: Sendable {
             requestID: requestID, pushType: pushType, payload: payload.root, container: device.directory,
             budgetMilliseconds: budgetMilliseconds, deadlineUnixMilliseconds: Clock.unixMilliseconds() + budgetMilliseconds)
         let filtering = device.config.filtering
-        let run = ExtensionRun.run(command: extensionCommand, request: request, limits: limits) { _, alreadyReported in
-            // As CXProvider.reportNewIncomingVoIPPushPayload answers an NSE.
-            if alreadyReported { return .invalidClientProcess }
-            if !filtering { return .missingNotificationFilteringEntitlement }
-            return nil
-        }
-        var result = ContentRules.verdict(
-            run: run, original: payload, originalDisplay: original, strings: strings, filtering: filtering,
-            limits: limits)
-        if run.voipReported {
-            var voip: JSONObject = ["path": "notification-service-extension", "error": run.voipError?.json ?? .null]
-            if let accepted = run.acceptedVoIPPayload {
+        let run = ExtensionRun.run(command: extensionCommand, request: request, limits: limits, filteringEntitlement: filtering)
+        var verdict = ContentRules.verdict(
+            run.record, exitCode: run.exitCode, exitSignal: run.exitSignal, original: payload, originalDisplay: original,
+            strings: strings, filtering: filtering, limits: limits)
+        var voip: JSON = .null
+        var callReport: JSON = .null
+        if run.record.voipReported {
+            var report: JSONObject = ["path": "notification-service-extension", "error": run.record.voipError?.json ?? .null]
+            if let accepted = run.record.acceptedVoIPPayload {
                 let launch = AppLauncher(device: device).launch(accepted)
-                result.callReport = launch.report?.json ?? .null
-                voip["app"] = launch.json
-                if result.outcome == .suppressed {
-                    result.reason = "voip-escalated: the call offer went to the call-report path; \(launch.summary)"
+                callReport = launch.report?.json ?? .null
+                report["app"] = launch.json
+                if verdict.outcome == .suppressed {
+                    verdict.reason = "voip-escalated: the call offer went to the call-report path; \(launch.summary)"
                 }
             }
-            result.voip = .object(voip)
+            voip = .object(report)
         }
-        result.requestID = requestID
-        result.pushType = pushType
+        var result = NotificationResult(
+            outcome: verdict.outcome, reason: verdict.reason, requestID: requestID, pushType: pushType,
+            notification: verdict.notification, display: verdict.display, warnings: verdict.warnings)
+        result.callReport = callReport
+        result.voip = voip
         result.extensionReport = NotificationResult.ExtensionReport(
-            command: extensionCommand, wallMilliseconds: run.wallMilliseconds, peakRSSKilobytes: run.peakRSSKilobytes,
-            wait4MaxRSSKilobytes: run.wait4MaxRSSKilobytes,
-            exitCode: run.exitCode, exitSignal: run.exitSignal, killed: run.killedName,
-            timeWillExpireSent: run.expirySent, stderr: run.stderrTail, info: run.delivered?.info)
+            command: extensionCommand, wallMilliseconds: run.wallMilliseconds, peakRSSKilobytes: run.record.peakKilobytes,
+            wait4MaxRSSKilobytes: run.wait4MaxRSSKilobytes, exitCode: run.exitCode, exitSignal: run.exitSignal,
+            killed: run.killedName, timeWillExpireSent: run.record.expirySent, stderr: run.stderrTail,
+            info: run.record.delivered?.info)
         result.timings.append(("extension", run.wallMilliseconds))
         return result
     }
@@ -149,14 +150,3 @@ public struct NotificationHost: Sendable {
     }
 }
 
-extension ExtensionRun {
-    var killedName: String? {
-        switch termination {
-        case .exited: nil
-        case .budget: "budget"
-        case .memory: "memory"
-        case .spawnFailed: "spawn"
-        case .protocolViolation: "protocol"
-        }
-    }
-}

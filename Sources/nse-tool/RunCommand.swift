@@ -22,13 +22,13 @@ struct RunCommand: ParsableCommand {
     // Numbers take the next argument whatever it looks like, so `--budget -1` is judged by validate() ("must be
     // between …") rather than read as a missing value followed by an unknown option.
     @Option(parsing: .unconditional, help: "Seconds before serviceExtensionTimeWillExpire (decimals allowed).")
-    var budget: Double = 30
+    var budget: Double = RunLimits.budget.defaultValue
 
     @Option(parsing: .unconditional, help: "Seconds the extension has after the expiry notice before it is killed.")
-    var grace: Double = 1
+    var grace: Double = RunLimits.grace.defaultValue
 
     @Option(parsing: .unconditional, help: "Peak memory allowed to the extension, in MB (iOS: 24).")
-    var memoryLimit: Double = 24
+    var memoryLimit: Double = RunLimits.memoryLimit.defaultValue
 
     @Option(name: .customLong("extension"), help: ArgumentHelp("Run this command as the extension instead of the reference one (see docs/protocol.md).", valueName: "cmd"))
     var extensionCommand: String?
@@ -38,24 +38,24 @@ struct RunCommand: ParsableCommand {
 
     func validate() throws {
         guard PushType(rawValue: pushType) != nil else { throw ValidationError("--push-type must be alert, background or voip") }
-        guard budget > 0, budget <= 3600 else { throw ValidationError("--budget must be between 0 and 3600 seconds") }
-        guard grace >= 0, grace <= 60 else { throw ValidationError("--grace must be between 0 and 60 seconds") }
-        guard memoryLimit > 0, memoryLimit <= 4096 else { throw ValidationError("--memory-limit must be between 0 and 4096 MB") }
+        for (value, limit) in [(budget, RunLimits.budget), (grace, RunLimits.grace), (memoryLimit, RunLimits.memoryLimit)] {
+            guard limit.accepts(value) else { throw ValidationError(limit.requirement) }
+        }
         guard ["json", "text"].contains(format) else { throw ValidationError("--format must be json or text") }
         if let extensionCommand, extensionCommand.allSatisfy({ $0 == " " }) { throw ValidationError("--extension needs a command") }
     }
 
     func run() throws {
-        var invocation = RunInvocation()
-        invocation.device = deviceOption.device
-        invocation.payload = payload
-        invocation.pushType = PushType(rawValue: pushType)!
-        invocation.budget = budget
-        invocation.grace = grace
-        invocation.memoryLimitMegabytes = memoryLimit
-        invocation.extensionCommand = extensionCommand
-        invocation.format = RunInvocation.Format(rawValue: format)!
-        let status = invocation.execute()
+        var options = RunOptions()
+        options.device = deviceOption.device
+        options.payload = payload
+        options.pushType = PushType(rawValue: pushType)!
+        options.budget = budget
+        options.grace = grace
+        options.memoryLimitMegabytes = memoryLimit
+        options.extensionCommand = extensionCommand
+        options.format = RunOptions.Format(rawValue: format)!
+        let status = options.execute()
         if status != .ok { throw ExitCode(status.rawValue) }
     }
 }

@@ -11,8 +11,8 @@ import NSESystem
 
 signal(SIGPIPE, SIG_IGN)
 let arguments = CommandLine.arguments
-if arguments.count >= 2, arguments[1] == "run", let invocation = RunInvocation.parse(Array(arguments.dropFirst(2))) {
-    exit(invocation.execute().rawValue)
+if arguments.count >= 2, arguments[1] == "run", let options = RunArguments.parse(Array(arguments.dropFirst(2))) {
+    exit(options.execute().rawValue)
 }
 
 let directory = FileSystem.executablePath().map(Path.dirname) ?? "."

@@ -234,35 +234,3 @@ import Testing
         _ = child.reap(blocking: true)
     }
 }
-
-/// `nse run`'s own parser (the fast front door): valid arguments are taken, anything else is left to the full one.
-@Suite struct RunInvocationTests {
-    @Test func takesEveryRunOption() throws {
-        let parsed = try #require(RunInvocation.parse([
-            "--device", "/tmp/bob", "push.apns", "--push-type", "voip", "--budget=2.5", "--grace", "0", "--memory-limit", "12",
-            "--extension", "./ext.py --loud", "--format", "text",
-        ]))
-        var expected = RunInvocation()
-        expected.device = "/tmp/bob"
-        expected.payload = "push.apns"
-        expected.pushType = .voip
-        expected.budget = 2.5
-        expected.grace = 0
-        expected.memoryLimitMegabytes = 12
-        expected.extensionCommand = "./ext.py --loud"
-        expected.format = .text
-        #expect(parsed == expected)
-        #expect(RunInvocation.parse([]) == RunInvocation())
-        #expect(RunInvocation.parse(["-"])?.payload == "-")
-    }
-
-    @Test func leavesAnythingDoubtfulToTheFullCommandLine() {
-        for arguments in [
-            ["--help"], ["-h"], ["--verbose"], ["a.json", "b.json"], ["--budget", "0"], ["--budget", "-1"], ["--budget", "nan"],
-            ["--budget", "4000"], ["--grace", "61"], ["--memory-limit", "0"], ["--push-type", "fax"], ["--format", "xml"],
-            ["--device"], ["--device", ""], ["--extension", "  "],
-        ] {
-            #expect(RunInvocation.parse(arguments) == nil, "\(arguments)")
-        }
-    }
-}

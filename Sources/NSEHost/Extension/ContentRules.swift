@@ -1,18 +1,27 @@
 import NSEJSON
 import NSEPayload
+import NSEProtocol
 
 /// Apple's rules for what is shown once the extension has run.
 enum ContentRules {
+    /// What the user ends up with, and why: the host builds the result from it once.
+    struct Verdict: Equatable {
+        var outcome: NotificationResult.Outcome
+        var reason: String
+        /// The content shown (aps + user info), nil when nothing is.
+        var notification: JSONObject?
+        var display: Display?
+        var warnings: [String] = []
+    }
+
     static func verdict(
-        run: ExtensionRun, original: Payload, originalDisplay: Display, strings: StringsTable, filtering: Bool,
-        limits: ExtensionLimits
-    ) -> NotificationResult {
-        func showOriginal(_ reason: String) -> NotificationResult {
-            NotificationResult(
-                outcome: .original, reason: reason, requestID: "", pushType: .alert, notification: original.root,
-                display: originalDisplay)
+        _ record: ExtensionSession.Record, exitCode: Int32?, exitSignal: Int32?, original: Payload,
+        originalDisplay: Display, strings: StringsTable, filtering: Bool, limits: ExtensionLimits
+    ) -> Verdict {
+        func showOriginal(_ reason: String) -> Verdict {
+            Verdict(outcome: .original, reason: reason, notification: original.root, display: originalDisplay)
         }
-        switch run.termination {
+        switch record.termination {
         case .spawnFailed(let message):
             return showOriginal("extension-not-started: \(message)")
         case .memory(let peak):
@@ -26,33 +35,30 @@ enum ContentRules {
         case .exited:
             break
         }
-        guard let delivered = run.delivered else {
-            let how = run.exitSignal.map { "was killed by signal \($0)" } ?? "exited with status \(run.exitCode ?? -1)"
+        guard let delivered = record.delivered else {
+            let how = exitSignal.map { "was killed by signal \($0)" } ?? "exited with status \(exitCode ?? -1)"
             return showOriginal("extension-crashed: the extension \(how) without calling the content handler; iOS shows the original")
         }
         let content = Payload(root: delivered.content)
         let display = Display(alert: content.aps.alert, strings: strings)
         guard display.hasText else {
             if filtering {
-                var result = NotificationResult(
+                return Verdict(
                     outcome: .suppressed,
                     reason: "empty-content: the extension delivered no alert text and the app has the filtering entitlement; nothing is shown",
-                    requestID: "", pushType: .alert, notification: nil, display: nil)
-                if let badge = content.aps.badge { result.warnings.append("badge set to \(badge) without an alert") }
-                return result
+                    warnings: content.aps.badge.map { ["badge set to \($0) without an alert"] } ?? [])
             }
             return showOriginal(
                 "no-alert-text: the delivered content has no alert text; without the filtering entitlement iOS shows the original")
         }
         let extensionReason = delivered.reason ?? (delivered.isFallback ? "fallback" : "rewritten")
-        if run.deliveredAfterExpiry {
-            return NotificationResult(
+        if record.deliveredAfterExpiry {
+            return Verdict(
                 outcome: .fallback, reason: "time-will-expire: best attempt delivered after the expiry notice (\(extensionReason))",
-                requestID: "", pushType: .alert, notification: delivered.content, display: display,
-                warnings: content.warnings)
+                notification: delivered.content, display: display, warnings: content.warnings)
         }
-        return NotificationResult(
-            outcome: delivered.isFallback ? .fallback : .rewritten, reason: extensionReason, requestID: "",
-            pushType: .alert, notification: delivered.content, display: display, warnings: content.warnings)
+        return Verdict(
+            outcome: delivered.isFallback ? .fallback : .rewritten, reason: extensionReason, notification: delivered.content,
+            display: display, warnings: content.warnings)
     }
 }

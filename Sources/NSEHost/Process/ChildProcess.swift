@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import NSEProtocol
 import NSESystem
 
 /// A child process with pipes on its stdin, stdout and stderr, in its own process group.
@@ -11,10 +12,10 @@ import NSESystem
 /// (peak RSS) and `/proc/PID/status` while it runs (the memory limit), and must signal the whole group.
 final class ChildProcess {
     let pid: pid_t
-    /// Write end of the child's stdin (-1 once closed).
-    private(set) var stdinFD: Int32
+    /// Lines to the child's stdin and from its stdout.
+    let channel: LineChannel
     /// Read end of the child's stdout.
-    let stdoutFD: Int32
+    var stdoutFD: Int32 { channel.input }
     /// Read end of the child's stderr.
     let stderrFD: Int32
     private(set) var exit: ExitInfo?
@@ -29,10 +30,9 @@ final class ChildProcess {
         var peakRSSKilobytes: Int { Int(usage.ru_maxrss) }
     }
 
-    private init(pid: pid_t, stdinFD: Int32, stdoutFD: Int32, stderrFD: Int32) {
+    private init(pid: pid_t, stdinFD: Int32, stdoutFD: Int32, stderrFD: Int32, maxLineBytes: Int) {
         self.pid = pid
-        self.stdinFD = stdinFD
-        self.stdoutFD = stdoutFD
+        self.channel = LineChannel(input: stdoutFD, output: stdinFD, maxLineBytes: maxLineBytes)
         self.stderrFD = stderrFD
     }
 
@@ -47,8 +47,9 @@ final class ChildProcess {
         }
     }
 
-    /// Starts `arguments[0]` (looked up on `PATH` when it has no slash) with the given arguments.
-    static func spawn(_ arguments: [String]) throws(SystemError) -> ChildProcess {
+    /// Starts `arguments[0]` (looked up on `PATH` when it has no slash) with the given arguments; its stdout is read
+    /// as lines of at most `maxLineBytes`.
+    static func spawn(_ arguments: [String], maxLineBytes: Int = ExtensionProtocol.maxLineBytes) throws(SystemError) -> ChildProcess {
         precondition(!arguments.isEmpty)
         var stdinPipe: [Int32] = [-1, -1]
         var stdoutPipe: [Int32] = [-1, -1]
@@ -98,7 +99,13 @@ final class ChildProcess {
         for descriptor in [stdoutPipe[0], stderrPipe[0]] {
             _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
         }
-        return ChildProcess(pid: pid, stdinFD: stdinPipe[1], stdoutFD: stdoutPipe[0], stderrFD: stderrPipe[0])
+        return ChildProcess(
+            pid: pid, stdinFD: stdinPipe[1], stdoutFD: stdoutPipe[0], stderrFD: stderrPipe[0], maxLineBytes: maxLineBytes)
+    }
+
+    /// A command line run through `/bin/sh` with `exec`, so that the measured process is the command's, not the shell.
+    static func shellCommand(_ commandLine: String) -> [String] {
+        ["/bin/sh", "-c", "exec \(commandLine)"]
     }
 
     /// A pipe whose ends are closed on exec (the child gets only the ends dup'ed onto 0, 1 and 2).
@@ -115,16 +122,12 @@ final class ChildProcess {
     /// Writes bytes to the child's stdin; `false` when the child no longer reads it.
     @discardableResult
     func writeStdin(_ bytes: [UInt8]) -> Bool {
-        guard stdinFD >= 0 else { return false }
-        return FileSystem.writeFully(fd: stdinFD, bytes) == nil
+        channel.send(bytes)
     }
 
     /// Closes the child's stdin (the child reads end-of-file).
     func closeStdin() {
-        if stdinFD >= 0 {
-            close(stdinFD)
-            stdinFD = -1
-        }
+        channel.closeOutput()
     }
 
     /// Sends `signal` to the child's whole process group.

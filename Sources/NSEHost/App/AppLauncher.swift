@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-import NSECrypto
 import NSEDevice
 import NSEHTTP
 import NSEJSON
@@ -111,56 +105,26 @@ struct AppLauncher {
         return launch
     }
 
-    struct AppFailure: Error, CustomStringConvertible {
+    struct AppFailure: Error, Equatable, CustomStringConvertible {
         var description: String
         init(_ description: String) { self.description = description }
     }
 
     /// Runs the handler with the payload on stdin; its stdout (until it exits) is the report.
     private func runCommand(_ command: String, payload: JSONObject, deadline: Double) -> Result<[UInt8], AppFailure> {
-        let child: ChildProcess
-        do { child = try ChildProcess.spawn(NotificationHost.shellCommand(command)) } catch {
-            return .failure(AppFailure("could not launch: \(error.description)"))
+        var session = AppHandlerSession(payload: payload, deadline: deadline)
+        let report = ProcessDriver.run(ChildProcess.shellCommand(command), session: &session)
+        switch session.phase {
+        case .failed(let failure):
+            return .failure(failure)
+        case .launching, .reading, .exiting, .answered:
+            break
         }
-        child.writeStdin(JSON.object(payload).serializedBytes() + [0x0A])
-        child.closeStdin()
-        let end = Clock.monotonicNanoseconds() + UInt64(max(deadline, 0) * 1e9)
-        var output: [UInt8] = []
-        var open = true
-        while open {
-            let now = Clock.monotonicNanoseconds()
-            if now >= end {
-                child.signalGroup(SIGKILL)
-                child.reap(blocking: true)
-                return .failure(AppFailure("no report within \(deadline) s"))
-            }
-            var descriptor = pollfd(fd: child.stdoutFD, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&descriptor, 1, Int32(min((end - now) / 1_000_000 + 1, 100)))
-            if ready <= 0 { continue }
-            var chunk = [UInt8](repeating: 0, count: 8192)
-            let count = chunk.withUnsafeMutableBytes { read(child.stdoutFD, $0.baseAddress, $0.count) }
-            if count < 0 && (errno == EAGAIN || errno == EINTR) { continue }
-            if count <= 0 { open = false } else { output.append(contentsOf: chunk[0..<count]) }
-            if output.count > 64 * 1024 {
-                child.signalGroup(SIGKILL)
-                child.reap(blocking: true)
-                return .failure(AppFailure("report larger than 64 KiB"))
-            }
-        }
-        // stdout closed: give it until the deadline to exit.
-        while child.reap(blocking: false) == nil {
-            if Clock.monotonicNanoseconds() >= end {
-                child.signalGroup(SIGKILL)
-                child.reap(blocking: true)
-                break
-            }
-            usleep(200)
-        }
-        if output.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
-            let exit = child.exit.map { $0.exitCode.map { "status \($0)" } ?? "signal \($0.signal ?? 0)" } ?? "?"
+        if session.output.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
+            let exit = report.exit.map { $0.exitCode.map { "status \($0)" } ?? "signal \($0.signal ?? 0)" } ?? "?"
             return .failure(AppFailure("exited (\(exit)) without reporting a call"))
         }
-        return .success(output)
+        return .success(session.output)
     }
 
     /// POSTs the payload; the answer's body is the report.
@@ -179,30 +143,5 @@ struct AppLauncher {
         } catch {
             return .failure(AppFailure("\(error)"))
         }
-    }
-}
-
-/// The app nse provides when none is configured: it reports every call correctly.
-enum BuiltInApp {
-    static func report(for payload: JSONObject) -> CallReport {
-        let aps = payload["aps"]?.objectValue
-        let from = payload["from"]?.stringValue ?? payload["from-uri"]?.stringValue ?? ""
-        let callID = payload["call-id"]?.stringValue ?? aps?["call-id"]?.stringValue
-        var uuid = payload["call_uuid"]?.stringValue ?? ""
-        if !Plaintext.isUUIDText(uuid) {
-            // CallKit needs a UUID: derive it from the Call-ID so retransmitted pushes map to the same call.
-            let seed = Array((callID ?? from).utf8)
-            var bytes = Array(((try? Digest.sha256(seed)) ?? Array(repeating: 0, count: 32)).prefix(16))
-            bytes[6] = (bytes[6] & 0x0F) | 0x40
-            bytes[8] = (bytes[8] & 0x3F) | 0x80
-            let hex = Array(Hex.encode(bytes).uppercased())
-            uuid = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(hex[$0]) }.joined(separator: "-")
-        }
-        let type = payload["handle_type"]?.stringValue.flatMap(CallReport.HandleType.init(rawValue:)) ?? .generic
-        let name = payload["display_name"]?.stringValue ?? payload["display-name"]?.stringValue
-            ?? aps?["loc-args"]?.arrayValue?.first?.stringValue
-        return CallReport(
-            uuid: uuid, handleType: type, handleValue: from.isEmpty ? "unknown" : from,
-            localizedCallerName: (name?.isEmpty ?? true) ? nil : name, hasVideo: payload["video"]?.boolValue ?? false)
     }
 }

@@ -1,0 +1,76 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+public import NSEPayload
+import NSECrypto
+import NSEDevice
+import NSEJSON
+import NSESystem
+
+/// `nse run` as one call: its options, the host's verdict printed on stdout, and the exit status.
+///
+/// Both front doors build it after their own parsing: the small `nse` executable parses the common options by
+/// hand (no argument-parsing library, no servers linked: it starts in a few milliseconds), `nse-tool`'s full
+/// command line with swift-argument-parser (help, explanations); both read the ranges from ``RunLimits``.
+public struct RunOptions: Sendable, Equatable {
+    public enum Format: String, Sendable { case json, text }
+
+    public var device: String?
+    public var payload: String?
+    public var pushType: PushType = .alert
+    public var budget: Double = RunLimits.budget.defaultValue
+    public var grace: Double = RunLimits.grace.defaultValue
+    public var memoryLimitMegabytes: Double = RunLimits.memoryLimit.defaultValue
+    public var extensionCommand: String?
+    public var format: Format = .json
+
+    public init() {}
+
+    /// Delivers the payload and prints the result (JSON, or text); errors are one line on stderr.
+    ///
+    /// A device that cannot be used (no device, an unreadable or corrupt `device.json`, a private key or SIP
+    /// password that is missing, unreadable, corrupt or readable by others) is a configuration error, 78, found
+    /// before anything is delivered: nothing is run and no result printed, so a CI run cannot pass on a broken
+    /// setup. A payload that is refused (over 1 MiB included) prints its `rejected` result and exits 65.
+    public func execute() -> ExitStatus {
+        func fail(_ status: ExitStatus, _ message: String) -> ExitStatus {
+            StandardStreams.writeError("nse: \(NotificationResult.terminalSafe(message))\n")
+            return status
+        }
+        let device: Device
+        do throws(DeviceError) {
+            if let path = self.device { device = try Device.open(at: path) } else { device = try Device.openOrCreate(at: Device.defaultDirectory()) }
+            try device.checkKeys()
+        } catch {
+            return fail(error.code == .io ? .ioError : .config, error.description)
+        }
+        let source: PayloadSource = (payload == nil || payload == "-") ? .stdin : .file(payload!)
+        let start = Clock.monotonicNanoseconds()
+        let bytes: [UInt8]?
+        do { bytes = try CommandInput.read(payload, limit: RunOptions.readLimit) } catch { return fail(error.status, error.message) }
+        let result: NotificationResult
+        if let bytes {
+            let host = NotificationHost(
+                device: device,
+                limits: ExtensionLimits(budget: budget, grace: grace, memoryLimitKilobytes: Int(memoryLimitMegabytes * 1024)),
+                extensionCommand: extensionCommand.map(NotificationHost.shellCommand) ?? NotificationHost.referenceExtensionCommand())
+            result = host.deliver(bytes, pushType: pushType, source: source)
+        } else {
+            // Not read in full: refused as APNs refuses any payload over its limit, with the same result document.
+            let rejection = PayloadRejection(
+                .payloadTooLarge,
+                "the payload from \(source.name) is larger than 1 MiB (APNs accepts at most \(pushType.payloadLimit) bytes for a \(pushType.rawValue) push)")
+            result = NotificationResult.rejected(
+                rejection, requestID: (try? SecureRandom.uuid()) ?? "00000000-0000-4000-8000-000000000000",
+                pushType: pushType, intakeMilliseconds: Clock.millisecondsSince(start))
+        }
+        StandardStreams.writeOut(format == .text ? result.text : result.json.serialized(.pretty) + "\n")
+        return result.isRejected ? fail(.rejected, "payload rejected: \(result.reason)") : .ok
+    }
+
+    /// The most `nse run` reads of a payload: far above APNs's limits, so that an oversize payload is measured and
+    /// refused by intake; anything longer is refused unread.
+    public static let readLimit = 1024 * 1024
+}

@@ -1,0 +1,20 @@
+/// The limits iOS puts on one extension run.
+public struct ExtensionLimits: Sendable, Equatable {
+    /// Time from launch to `serviceExtensionTimeWillExpire`, in seconds (iOS: about 30).
+    public var budget: Double
+    /// Time after the expiry notice before the process is killed, in seconds.
+    public var grace: Double
+    /// Peak resident memory allowed, in kilobytes (iOS's jetsam limit for NSEs: 24 MB).
+    public var memoryLimitKilobytes: Int
+
+    public init(budget: Double = 30, grace: Double = 1, memoryLimitKilobytes: Int = 24 * 1024) {
+        self.budget = budget
+        self.grace = grace
+        self.memoryLimitKilobytes = memoryLimitKilobytes
+    }
+
+    /// How long an extension may keep running once its content is in (it should exit on end of file), in seconds.
+    static let linger = 0.25
+
+    static func nanoseconds(_ seconds: Double) -> UInt64 { UInt64(max(seconds, 0) * 1e9) }
+}

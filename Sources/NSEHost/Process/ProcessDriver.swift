@@ -1,0 +1,141 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import NSEProtocol
+import NSESystem
+
+/// Runs one child process for a ``ProcessSession``: spawns it, polls its stdout (lines, through its
+/// `LineChannel`) and stderr, samples `/proc`, fires the session's deadline, reaps it, and does what the session
+/// asks. All the I/O and none of the rules.
+enum ProcessDriver {
+    /// What the driver measured.
+    struct Report {
+        /// How it ended (nil when it could not be started).
+        var exit: ChildProcess.ExitInfo?
+        /// From the spawn to the reap.
+        var wallMilliseconds: Double = 0
+        /// The last bytes it wrote on stderr (at most 8 KiB).
+        var stderr: [UInt8] = []
+    }
+
+    /// Runs `command` under `session` until the session finishes or the process has exited and closed its pipes.
+    static func run(_ command: [String], session: inout some ProcessSession) -> Report {
+        var report = Report()
+        let start = Clock.monotonicNanoseconds()
+        let child: ChildProcess
+        do { child = try ChildProcess.spawn(command) } catch {
+            _ = session.observe(.launchFailed(error.description))
+            return report
+        }
+        var finished = false
+        func apply(_ actions: [ProcessAction]) {
+            for action in actions {
+                switch action {
+                case .write(let bytes): child.writeStdin(bytes)
+                case .closeStdin: child.closeStdin()
+                case .kill: child.signalGroup(SIGKILL)
+                case .finish: finished = true
+                }
+            }
+        }
+        func observe(_ observation: ProcessObservation) {
+            if !finished { apply(session.observe(observation)) }
+        }
+        func sampleMemory() {
+            if session.samplesMemory, let peak = child.peakRSSKilobytes() { observe(.memory(peakKilobytes: peak)) }
+        }
+
+        observe(.launched(at: start))
+        var stdoutOpen = true
+        var stderrOpen = true
+        // Wake-ups start at 2 ms and back off to 20 ms, so that memory is sampled early in a short run and seldom
+        // in a long one; without sampling, the deadline alone wakes the loop.
+        var pollInterval: Int32 = 2
+        var exitWait: UInt32 = 50
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        while !finished {
+            if stdoutOpen || stderrOpen { sampleMemory() }
+            if !finished, let deadline = session.deadline, Clock.monotonicNanoseconds() >= deadline {
+                observe(.deadline(now: Clock.monotonicNanoseconds()))
+            }
+            if finished { break }
+            if !stdoutOpen && !stderrOpen {
+                // Both pipes closed: the process is exiting (or detached from them); reap it as soon as it has.
+                if child.reap(blocking: false) != nil {
+                    observe(.exited)
+                    break
+                }
+                usleep(exitWait)
+                exitWait = min(exitWait * 2, 2000)
+                continue
+            }
+            var descriptors: [pollfd] = []
+            if stdoutOpen { descriptors.append(pollfd(fd: child.stdoutFD, events: Int16(POLLIN), revents: 0)) }
+            if stderrOpen { descriptors.append(pollfd(fd: child.stderrFD, events: Int16(POLLIN), revents: 0)) }
+            let now = Clock.monotonicNanoseconds()
+            var timeout: Int32 = 1000
+            if let deadline = session.deadline {
+                timeout = deadline > now ? Int32(min((deadline - now) / 1_000_000 + 1, 1000)) : 0
+            }
+            if session.samplesMemory {
+                timeout = min(timeout, pollInterval)
+                pollInterval = min(pollInterval * 2, 20)
+            }
+            let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)
+            if ready < 0 && errno != EINTR { break }
+            if ready <= 0 { continue }
+            for descriptor in descriptors where descriptor.revents != 0 && !finished {
+                if descriptor.fd == child.stderrFD {
+                    let count = chunk.withUnsafeMutableBytes { read(child.stderrFD, $0.baseAddress, $0.count) }
+                    if count < 0 && (errno == EAGAIN || errno == EINTR) { continue }
+                    if count <= 0 {
+                        stderrOpen = false
+                        continue
+                    }
+                    report.stderr.append(contentsOf: chunk[0..<count])
+                    if report.stderr.count > 8192 { report.stderr.removeFirst(report.stderr.count - 8192) }
+                    continue
+                }
+                switch child.channel.fill() {
+                case .nothing:
+                    continue
+                case .read:
+                    readLines(child.channel, sampleFirst: sampleMemory, observe: observe, isFinished: { finished })
+                case .closed:
+                    readLines(child.channel, sampleFirst: sampleMemory, observe: observe, isFinished: { finished })
+                    stdoutOpen = false
+                    observe(.stdoutClosed(unterminated: child.channel.unterminated))
+                }
+            }
+            if !stdoutOpen && !stderrOpen { observe(.pipesClosed) }
+        }
+        child.closeStdin()
+        report.exit = child.reap(blocking: true)
+        report.wallMilliseconds = Clock.millisecondsSince(start)
+        return report
+    }
+
+    /// Hands every complete line waiting in `channel` to the session, sampling memory once before the first (the
+    /// line may be the content whose size counts).
+    private static func readLines(
+        _ channel: LineChannel, sampleFirst: () -> Void, observe: (ProcessObservation) -> Void, isFinished: () -> Bool
+    ) {
+        var sampled = false
+        while !isFinished() {
+            let line: [UInt8]?
+            do { line = try channel.bufferedLine() } catch {
+                observe(.lineTooLong)
+                return
+            }
+            guard let line else { return }
+            if !sampled {
+                sampled = true
+                sampleFirst()
+                if isFinished() { return }
+            }
+            observe(.line(line, at: Clock.monotonicNanoseconds()))
+        }
+    }
+}

@@ -1,0 +1,27 @@
+public import NSEJSON
+public import NSEPayload
+
+/// What the extension is asked to process.
+public struct ServiceRequest: Sendable, Equatable {
+    public var requestID: String
+    public var pushType: PushType
+    /// The notification's payload (`request.content.userInfo`, with `aps`).
+    public var payload: JSONObject
+    /// The App Group container (the device folder).
+    public var container: String
+    public var budgetMilliseconds: Int64
+    /// When the budget runs out, in Unix milliseconds.
+    public var deadlineUnixMilliseconds: Int64
+
+    public init(
+        requestID: String, pushType: PushType, payload: JSONObject, container: String, budgetMilliseconds: Int64,
+        deadlineUnixMilliseconds: Int64
+    ) {
+        self.requestID = requestID
+        self.pushType = pushType
+        self.payload = payload
+        self.container = container
+        self.budgetMilliseconds = budgetMilliseconds
+        self.deadlineUnixMilliseconds = deadlineUnixMilliseconds
+    }
+}

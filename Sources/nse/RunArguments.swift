@@ -1,0 +1,46 @@
+import NSEHost
+import NSEPayload
+
+/// `nse run`'s arguments as the front door reads them by hand.
+enum RunArguments {
+    /// Parses the arguments after `run`; `nil` unless every one is plainly valid (no `--help`, no unknown option,
+    /// every value in range), so that anything else goes to the full command line, which explains the problem.
+    static func parse(_ arguments: [String]) -> RunOptions? {
+        var options = RunOptions()
+        var index = 0
+        func value(_ option: String) -> String? {
+            let argument = arguments[index]
+            if argument.hasPrefix(option + "=") { return String(argument.dropFirst(option.count + 1)) }
+            guard argument == option, index + 1 < arguments.count else { return nil }
+            index += 1
+            return arguments[index]
+        }
+        func number(_ limit: RunLimit) -> Double? {
+            guard let text = value(limit.option), let number = Double(text), limit.accepts(number) else { return nil }
+            return number
+        }
+        while index < arguments.count {
+            let argument = arguments[index]
+            let name = argument.split(separator: "=", maxSplits: 1).first.map(String.init) ?? argument
+            switch name {
+            case "--device": guard let path = value(name), !path.isEmpty else { return nil }; options.device = path
+            case "--push-type": guard let type = value(name).flatMap(PushType.init(rawValue:)) else { return nil }; options.pushType = type
+            case RunLimits.budget.option: guard let seconds = number(RunLimits.budget) else { return nil }; options.budget = seconds
+            case RunLimits.grace.option: guard let seconds = number(RunLimits.grace) else { return nil }; options.grace = seconds
+            case RunLimits.memoryLimit.option:
+                guard let megabytes = number(RunLimits.memoryLimit) else { return nil }
+                options.memoryLimitMegabytes = megabytes
+            case "--extension":
+                guard let command = value(name), !command.allSatisfy({ $0 == " " }) else { return nil }
+                options.extensionCommand = command
+            case "--format": guard let format = value(name).flatMap(RunOptions.Format.init(rawValue:)) else { return nil }; options.format = format
+            default:
+                // One positional payload (a path, or - for stdin); any other option is the full parser's to judge.
+                guard argument == "-" || !argument.hasPrefix("-"), options.payload == nil else { return nil }
+                options.payload = argument
+            }
+            index += 1
+        }
+        return options
+    }
+}

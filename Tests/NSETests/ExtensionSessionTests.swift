@@ -1,0 +1,235 @@
+@testable import NSEHost
+import NSEJSON
+import NSEPayload
+import NSEProtocol
+import Testing
+
+/// The host's rules as a state machine, without processes: events in, actions out.
+@Suite struct ExtensionSessionTests {
+    static let second: UInt64 = 1_000_000_000
+    let request = ServiceRequest(
+        requestID: "r1", pushType: .alert, payload: ["aps": ["alert": "hi", "mutable-content": 1]], container: "/tmp/d",
+        budgetMilliseconds: 2000, deadlineUnixMilliseconds: 0)
+    let limits = ExtensionLimits(budget: 2, grace: 0.5, memoryLimitKilobytes: 1000)
+    let content = DeliveredContent(content: ["aps": ["alert": ["title": "T", "body": "B"]]], reason: "ok")
+
+    func started(filtering: Bool = false) -> ExtensionSession {
+        var session = ExtensionSession(request: request, limits: limits, filteringEntitlement: filtering)
+        #expect(session.handle(.launched(at: 10 * Self.second)) == [.send(.request(request))])
+        return session
+    }
+
+    @Test func sendsTheRequestAndArmsTheBudget() {
+        var session = ExtensionSession(request: request, limits: limits, filteringEntitlement: false)
+        #expect(session.phase == .launching && session.deadline == nil)
+        // Nothing counts before the launch.
+        #expect(session.handle(.contentProposed(content, at: 1)) == [])
+        #expect(session.handle(.launched(at: 10 * Self.second)) == [.send(.request(request))])
+        #expect(session.phase == .running(expiryAt: 12 * Self.second))
+        #expect(session.timerEvent(now: 12 * Self.second - 1) == nil)
+        #expect(session.timerEvent(now: 12 * Self.second) == .expiryNoticeDue(at: 12 * Self.second))
+    }
+
+    @Test func contentBeforeTheBudgetIsTakenAndStdinClosed() {
+        var session = started()
+        #expect(session.handle(.contentProposed(content, at: 11 * Self.second)) == [.closeStdin])
+        #expect(session.phase == .delivered(endAt: 11 * Self.second + 250_000_000))
+        #expect(session.record.delivered == content && !session.record.deliveredAfterExpiry && !session.record.expirySent)
+        // Only the first content counts; later lines and reports are ignored, and so is a broken line.
+        let other = DeliveredContent(content: [:])
+        #expect(session.handle(.contentProposed(other, at: 11 * Self.second)) == [])
+        #expect(session.handle(.voipReportAsked([:])) == [])
+        #expect(session.handle(.protocolViolation("x")) == [])
+        #expect(session.record.delivered == content && !session.record.voipReported)
+        #expect(session.handle(.pipesClosed) == [])
+        #expect(session.handle(.exited) == [.finish])
+        #expect(session.phase == .finished && session.record.termination == .exited)
+    }
+
+    @Test func budgetThenGraceThenKill() {
+        var session = started()
+        let due = session.timerEvent(now: 12 * Self.second)
+        #expect(due == .expiryNoticeDue(at: 12 * Self.second))
+        #expect(session.handle(due!) == [.send(.timeWillExpire)])
+        #expect(session.record.expirySent && session.phase == .expiring(killAt: 12 * Self.second + 500_000_000))
+        #expect(session.timerEvent(now: 12 * Self.second + 499_999_999) == nil)
+        let over = session.timerEvent(now: 12 * Self.second + 500_000_000)
+        #expect(over == .graceOver)
+        #expect(session.handle(over!) == [.kill(.budget), .finish])
+        #expect(session.record.termination == .budget && session.record.delivered == nil)
+        // Over is over.
+        #expect(session.handle(.contentProposed(content, at: 13 * Self.second)) == [] && session.record.delivered == nil)
+    }
+
+    @Test func bestAttemptAfterTheExpiryNoticeIsMarked() {
+        var session = started()
+        _ = session.handle(.expiryNoticeDue(at: 12 * Self.second))
+        #expect(session.handle(.contentProposed(content, at: 12 * Self.second + 1)) == [.closeStdin])
+        #expect(session.record.deliveredAfterExpiry && session.record.termination == .exited)
+    }
+
+    @Test func aZeroGraceKillsAtTheNotice() {
+        var session = ExtensionSession(request: request, limits: ExtensionLimits(budget: 1, grace: 0), filteringEntitlement: false)
+        _ = session.handle(.launched(at: 0))
+        #expect(session.handle(.expiryNoticeDue(at: Self.second)) == [.send(.timeWillExpire)])
+        #expect(session.timerEvent(now: Self.second) == .graceOver)
+    }
+
+    @Test func memoryOverTheLimitKillsLikeJetsamUntilThePipesClose() {
+        var session = started()
+        #expect(session.handle(.memorySampled(peakKilobytes: 900)) == [])
+        #expect(session.handle(.memorySampled(peakKilobytes: 1000)) == [])
+        #expect(session.handle(.memorySampled(peakKilobytes: 1001)) == [.kill(.memory(peakKilobytes: 1001)), .finish])
+        #expect(session.record.termination == .memory(peakKilobytes: 1001) && session.record.peakKilobytes == 1001)
+
+        // After delivery the limit still holds while the process is there; once it is leaving, it is only measured.
+        var delivered = started()
+        _ = delivered.handle(.contentProposed(content, at: 11 * Self.second))
+        #expect(delivered.handle(.memorySampled(peakKilobytes: 2000)) == [.kill(.memory(peakKilobytes: 2000)), .finish])
+        var leaving = started()
+        _ = leaving.handle(.pipesClosed)
+        #expect(leaving.handle(.memorySampled(peakKilobytes: 5000)) == [])
+        #expect(leaving.record.peakKilobytes == 5000 && leaving.record.termination == .exited)
+    }
+
+    @Test func aDeliveredExtensionThatLingersIsEndedWithoutBlame() {
+        var session = started()
+        _ = session.handle(.contentProposed(content, at: 11 * Self.second))
+        #expect(session.timerEvent(now: 11 * Self.second + 250_000_000) == .lingerOver)
+        #expect(session.handle(.lingerOver) == [.kill(.lingered), .finish])
+        #expect(session.record.termination == .exited && session.record.delivered == content)
+    }
+
+    @Test func voipReportNeedsTheEntitlementAndIsAnsweredOnce() {
+        let call: JSONObject = ["call": true]
+        var entitled = started(filtering: true)
+        #expect(entitled.handle(.voipReportAsked(call)) == [.send(.reportVoIPResult(nil))])
+        #expect(entitled.record.acceptedVoIPPayload == call && entitled.record.voipError == nil)
+        #expect(entitled.handle(.voipReportAsked(["again": true])) == [.send(.reportVoIPResult(.invalidClientProcess))])
+        #expect(entitled.record.acceptedVoIPPayload == call && entitled.record.voipError == .invalidClientProcess)
+
+        var plain = started(filtering: false)
+        #expect(plain.handle(.voipReportAsked(call)) == [.send(.reportVoIPResult(.missingNotificationFilteringEntitlement))])
+        #expect(plain.record.voipReported && plain.record.acceptedVoIPPayload == nil)
+        #expect(plain.phase == .running(expiryAt: 12 * Self.second))
+    }
+
+    @Test func exitWithoutContentEndsTheSession() {
+        var session = started()
+        #expect(session.handle(.pipesClosed) == [])
+        #expect(session.handle(.exited) == [.finish])
+        #expect(session.record.termination == .exited && session.record.delivered == nil)
+    }
+
+    @Test func protocolViolationsKill() {
+        var session = started()
+        #expect(session.handle(.protocolViolation("bad")) == [.kill(.protocolViolation("bad")), .finish])
+        #expect(session.record.termination == .protocolViolation("bad"))
+        var failed = ExtensionSession(request: request, limits: limits, filteringEntitlement: false)
+        #expect(failed.handle(.launchFailed("no such file")) == [.finish])
+        #expect(failed.record.termination == .spawnFailed("no such file"))
+    }
+
+    /// Lines as the driver sees them, through the session's reading of the protocol.
+    @Test func linesBecomeProtocolEvents() {
+        var session = ExtensionSession(request: request, limits: limits, filteringEntitlement: false)
+        #expect(session.observe(ProcessObservation.launched(at: 0)) == [.write(HostMessage.request(request).line)])
+        #expect(session.observe(ProcessObservation.line(Array("  \r".utf8), at: 1)) == [])
+        #expect(session.observe(ProcessObservation.line(Array(#"{"type":"report-voip","payload":{}}"#.utf8), at: 1))
+            == [.write(HostMessage.reportVoIPResult(.missingNotificationFilteringEntitlement).line)])
+        #expect(session.observe(ProcessObservation.line(Array("not json".utf8), at: 1)) == [.kill, .finish])
+        guard case .protocolViolation(let reason) = session.record.termination else {
+            Issue.record("not a protocol violation")
+            return
+        }
+        #expect(reason.hasPrefix("the extension sent a line that is not JSON"))
+        var long = ExtensionSession(request: request, limits: limits, filteringEntitlement: false)
+        _ = long.observe(ProcessObservation.launched(at: 0))
+        #expect(long.observe(ProcessObservation.lineTooLong) == [.kill, .finish])
+        #expect(long.record.termination == .protocolViolation("the extension sent a line longer than 65536 bytes"))
+        var content = ExtensionSession(request: request, limits: limits, filteringEntitlement: false)
+        _ = content.observe(ProcessObservation.launched(at: 0))
+        #expect(content.observe(ProcessObservation.line(Array(#"{"type":"content","content":{}}"#.utf8), at: 5)) == [.closeStdin])
+        #expect(content.phase == .delivered(endAt: 5 + 250_000_000))
+        #expect(content.observe(ProcessObservation.deadline(now: 5 + 250_000_000)) == [.kill, .finish])
+    }
+}
+
+/// The app's VoIP handler as a state machine: payload in, report out, within the deadline and 64 KiB.
+@Suite struct AppHandlerSessionTests {
+    @Test func sendsThePayloadThenReadsTheReportUntilExit() {
+        var session = AppHandlerSession(payload: ["a": 1], deadline: 1)
+        #expect(session.observe(.launched(at: 0)) == [.write(Array(#"{"a":1}"#.utf8) + [0x0A]), .closeStdin])
+        #expect(session.deadline == 1_000_000_000)
+        #expect(session.observe(.line(Array("{".utf8), at: 1)) == [])
+        #expect(session.observe(.stdoutClosed(unterminated: Array("}".utf8))) == [])
+        #expect(session.phase == .exiting(until: 1_000_000_000))
+        #expect(session.observe(.exited) == [.finish])
+        #expect(session.phase == .answered && session.output == Array("{\n}".utf8))
+    }
+
+    @Test func noReportBeforeTheDeadlineFails() {
+        var session = AppHandlerSession(payload: [:], deadline: 0.5)
+        _ = session.observe(.launched(at: 0))
+        #expect(session.observe(.deadline(now: 500_000_000)) == [.kill, .finish])
+        #expect(session.phase == .failed(AppLauncher.AppFailure("no report within 0.5 s")))
+        // A report written in full but a process that does not leave: ended, the report stands.
+        var slow = AppHandlerSession(payload: [:], deadline: 0.5)
+        _ = slow.observe(.launched(at: 0))
+        _ = slow.observe(.stdoutClosed(unterminated: Array("{}".utf8)))
+        #expect(slow.observe(.deadline(now: 500_000_000)) == [.kill, .finish])
+        #expect(slow.phase == .answered && slow.output == Array("{}".utf8))
+    }
+
+    @Test func anOversizeReportFails() {
+        var session = AppHandlerSession(payload: [:], deadline: 1)
+        _ = session.observe(.launched(at: 0))
+        let half = [UInt8](repeating: 0x20, count: 40 * 1024)
+        #expect(session.observe(.line(half, at: 1)) == [])
+        #expect(session.observe(.line(half, at: 2)) == [.kill, .finish])
+        #expect(session.phase == .failed(AppLauncher.AppFailure("report larger than 64 KiB")))
+        var long = AppHandlerSession(payload: [:], deadline: 1)
+        _ = long.observe(.launched(at: 0))
+        #expect(long.observe(.lineTooLong) == [.kill, .finish])
+    }
+}
+
+/// The one framing of the protocol.
+@Suite struct LineFramerTests {
+    @Test func splitsLinesAcrossChunks() throws {
+        var framer = LineFramer(maxLineBytes: 8)
+        framer.append(Array("ab".utf8))
+        #expect(try framer.nextLine() == nil)
+        framer.append(Array("c\nde\n\nf".utf8))
+        #expect(try framer.nextLine() == Array("abc".utf8))
+        #expect(try framer.nextLine() == Array("de".utf8))
+        #expect(try framer.nextLine() == [])
+        #expect(try framer.nextLine() == nil)
+        #expect(framer.unterminated == Array("f".utf8) && !framer.hasLine)
+        framer.append(Array("g\n".utf8))
+        #expect(framer.hasLine)
+        #expect(try framer.nextLine() == Array("fg".utf8))
+    }
+
+    @Test func refusesALineOverTheLimitWhetherOrNotItIsComplete() throws {
+        var complete = LineFramer(maxLineBytes: 4)
+        complete.append(Array("1234\n12345\n".utf8))
+        #expect(try complete.nextLine() == Array("1234".utf8))
+        #expect(throws: LineFramer.LineTooLong(maxLineBytes: 4)) { try complete.nextLine() }
+        var partial = LineFramer(maxLineBytes: 4)
+        partial.append(Array("1234".utf8))
+        #expect(try partial.nextLine() == nil)
+        partial.append(Array("5".utf8))
+        #expect(throws: LineFramer.LineTooLong(maxLineBytes: 4)) { try partial.nextLine() }
+    }
+
+    @Test func longStreamsStayLinear() throws {
+        var framer = LineFramer(maxLineBytes: 64)
+        var count = 0
+        for index in 0..<20_000 {
+            framer.append(Array("line \(index)\n".utf8))
+            while try framer.nextLine() != nil { count += 1 }
+        }
+        #expect(count == 20_000 && framer.unterminated.isEmpty)
+    }
+}
