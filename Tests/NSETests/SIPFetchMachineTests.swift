@@ -156,7 +156,7 @@ import Testing
         let rules = Machine.Rules()
         var machine = registered(rules)
         #expect(machine.handle(.messageOffered(id: 0, callID: "ours", wantsNotice: true), at: 5_100_000)
-            == [.answer(id: 0, .target), .sendNotice, .arm(.notice, at: 5_100_000 + rules.noticeNanoseconds)])
+            == [.sendNotice, .arm(.notice, at: 5_100_000 + rules.noticeNanoseconds), .answer(id: 0, .target)])
         let armed = try #require(quietTimer(machine.handle(.messageAnswered(id: 0), at: 5_200_000)))
         #expect(machine.handle(.timerFired(armed.0), at: armed.1) == [], "the IMDN is still unanswered")
         #expect(machine.handle(.noticeAnswered(status: 404), at: armed.1 + Self.ms) == [.close])

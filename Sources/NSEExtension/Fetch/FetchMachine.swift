@@ -224,7 +224,9 @@ struct FetchMachine: Sendable {
     private mutating func messageOffered(id: Int, callID: String, wantsNotice: Bool, at now: UInt64) -> [Action] {
         if let mark = lastQuietMark, now >= mark { longestWait = max(longestWait ?? 0, now - mark) }
         if callID == target, isAwaiting {
-            return [.answer(id: id, .target)] + enterDrain(.network, wantsNotice: wantsNotice, at: now)
+            // The IMDN goes out first, so its round trip overlaps the store write behind our answer.
+            let drain = enterDrain(.network, wantsNotice: wantsNotice, at: now)
+            return drain + [.answer(id: id, .target)]
         }
         if case .draining(var drain) = phase {
             // Not quiet: the window restarts once this one is answered.
