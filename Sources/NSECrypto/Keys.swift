@@ -98,34 +98,5 @@ public enum SecureRandom {
     public static func hex(_ count: Int) throws(CryptoError) -> String { Hex.encode(try bytes(count)) }
 
     /// A random RFC 4122 version-4 UUID, uppercase as iOS prints them.
-    public static func uuid() throws(CryptoError) -> String {
-        var raw = try bytes(16)
-        raw[6] = (raw[6] & 0x0F) | 0x40
-        raw[8] = (raw[8] & 0x3F) | 0x80
-        let hex = Hex.encode(raw).uppercased()
-        let characters = Array(hex)
-        return [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(characters[$0]) }.joined(separator: "-")
-    }
-}
-
-/// Hexadecimal text.
-public enum Hex {
-    private static let digits = Array("0123456789abcdef".utf8)
-
-    /// Lowercase hex.
-    public static func encode(_ bytes: [UInt8]) -> String {
-        var output: [UInt8] = []
-        output.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            output.append(digits[Int(byte >> 4)])
-            output.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: output, as: UTF8.self)
-    }
-}
-
-/// Digests.
-public enum Digest {
-    /// SHA-256 of `bytes`.
-    public static func sha256(_ bytes: [UInt8]) throws(CryptoError) -> [UInt8] { try Sodium.sha256(bytes) }
+    public static func uuid() throws(CryptoError) -> String { Hex.uuid(try bytes(16)) }
 }

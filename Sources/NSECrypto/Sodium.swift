@@ -70,11 +70,13 @@ enum Sodium {
         return output
     }
 
-    /// SHA-256.
-    static func sha256(_ input: [UInt8]) throws(CryptoError) -> [UInt8] {
-        try ensureInitialized()
+    /// SHA-256. Needs no `sodium_init`: SHA-256 has one portable implementation (nothing to pick at start-up) and
+    /// uses no randomness, and `crypto_hash_sha256` always returns 0. So it cannot fail, and SIP digest
+    /// authentication can hash without a `throws`.
+    /// - SeeAlso: https://doc.libsodium.org/advanced/sha-2_hash_function
+    static func sha256(_ input: [UInt8]) -> [UInt8] {
         var output = [UInt8](repeating: 0, count: Int(crypto_hash_sha256_BYTES))
-        crypto_hash_sha256(&output, input, UInt64(input.count))
+        _ = crypto_hash_sha256(&output, input, UInt64(input.count))
         return output
     }
 

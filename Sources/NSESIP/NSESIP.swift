@@ -1,11 +1,12 @@
 // NSESIP: a small SIP user agent on SwiftNIO (RFC 3261 non-INVITE subset, RFC 2617/7616/8760 digest,
-// RFC 3581 rport, RFC 8599 push parameters). Imports only Glibc, NIOCore, NIOPosix, NIOSSL and Logging.
+// RFC 3581 rport, RFC 8599 push parameters). Imports only Glibc, NIOCore, NIOPosix, NIOSSL, Logging and NSECrypto
+// (SHA-256 from libsodium, hex).
 //
 // Folders:
 //   Errors/       SIPError (one error type, one-line descriptions, never message bodies)
 //   Message/      SIPRequest, SIPResponse, SIPMessage (serializer), SIPHeaders, SIPURI, SIPNameAddress, SIPVia, SIPCSeq
 //   Parser/       SIPParser (strings and UDP datagrams), SIPMessageDecoder / SIPMessageEncoder (TCP/TLS streams), limits
-//   Auth/         MD5, SHA256 (pure Swift), DigestChallenge, DigestCredentials, DigestVerifier (server side)
+//   Auth/         MD5 (pure Swift, why in MD5.swift), DigestChallenge, DigestCredentials, DigestVerifier (server side)
 //   Transport/    SIPTransport (UDP/TCP/TLS client connection), SIPEndpoint, SIPTransportKind, SIPTLSOptions
 //   Transaction/  SIPTransactionLayer (client timers E/F, server retransmission absorption), SIPServerTransactionTable
 //   UserAgent/    SIPUserAgent (register, sendMessage, incoming MESSAGE stream, close)

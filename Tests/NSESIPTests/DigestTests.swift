@@ -17,11 +17,23 @@ import Testing
     }
 
     @Test func sha256Vectors() {
-        // FIPS 180-4 / NIST examples.
-        #expect(SHA256.hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
-        #expect(SHA256.hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
-        #expect(SHA256.hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
-        #expect(Hex.encode(SHA256.hash([UInt8](repeating: 0x61, count: 1_000_000))) == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+        // FIPS 180-4 / NIST examples, through the algorithm SIP digest authentication uses (libsodium underneath).
+        let sha256 = DigestAlgorithm.sha256
+        #expect(sha256.hash("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(sha256.hash("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(sha256.hash("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+        #expect(sha256.hash(String(repeating: "a", count: 1_000_000)) == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+        #expect(DigestAlgorithm.sha256Sess.hash("abc") == sha256.hash("abc"))
+        #expect(DigestAlgorithm.md5Sess.hash("abc") == "900150983cd24fb0d6963f7d28e17f72")
+    }
+
+    @Test func clientNoncesAreFreshLowercaseHex() {
+        let nonces = (0..<8).map { _ in SIPIdentifiers.cnonce() }
+        for nonce in nonces {
+            #expect(nonce.utf8.count == 16)
+            #expect(nonce.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }, "\(nonce)")
+        }
+        #expect(Set(nonces).count == nonces.count)
     }
 }
 

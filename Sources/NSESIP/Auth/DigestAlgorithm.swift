@@ -1,3 +1,5 @@
+import NSECrypto
+
 /// A digest hash algorithm (RFC 2617, RFC 7616, RFC 8760).
 public enum DigestAlgorithm: String, Sendable, Hashable {
     /// MD5 (the default when no algorithm is given).
@@ -27,7 +29,7 @@ public enum DigestAlgorithm: String, Sendable, Hashable {
     public func hash(_ text: String) -> String {
         switch self {
         case .md5, .md5Sess: return MD5.hex(text)
-        case .sha256, .sha256Sess: return SHA256.hex(text)
+        case .sha256, .sha256Sess: return Hex.encode(Digest.sha256(text.utf8))
         }
     }
 

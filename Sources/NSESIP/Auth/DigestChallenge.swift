@@ -1,3 +1,5 @@
+import NSECrypto
+
 /// A `WWW-Authenticate` / `Proxy-Authenticate` Digest challenge.
 public struct DigestChallenge: Sendable, Hashable, CustomStringConvertible {
     /// The protection realm.

@@ -1,3 +1,5 @@
+import NSECrypto
+
 /// The Digest credentials of an `Authorization` / `Proxy-Authorization` header.
 public struct DigestCredentials: Sendable, Hashable, CustomStringConvertible {
     /// The user name.
@@ -39,7 +41,7 @@ public struct DigestCredentials: Sendable, Hashable, CustomStringConvertible {
 
     /// Computes credentials answering a challenge (qop=auth when offered, otherwise the RFC 2069 form).
     public static func answer(_ challenge: DigestChallenge, username: String, password: String, method: String,
-                              uri: String, cnonce: String = Hex.random(bytes: 8), nonceCount: UInt32 = 1) -> DigestCredentials {
+                              uri: String, cnonce: String = SIPIdentifiers.cnonce(), nonceCount: UInt32 = 1) -> DigestCredentials {
         let useQop = challenge.qopOptions.contains("auth")
         let nc = useQop ? hex8(nonceCount) : nil
         let cn = useQop || challenge.algorithm.isSession ? cnonce : nil

@@ -1,3 +1,5 @@
+import NSECrypto
+
 /// Server-side nonce bookkeeping: issued nonces expire, and nonce counts must increase (replay protection).
 public struct DigestNonceStore: Sendable {
     /// The result of checking credentials against the store.

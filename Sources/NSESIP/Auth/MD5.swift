@@ -1,4 +1,11 @@
-/// A pure-Swift MD5 implementation (RFC 1321), used only for SIP digest authentication.
+import NSECrypto
+
+/// MD5 (RFC 1321), used only for SIP digest authentication (RFC 2617 and RFC 8760 servers still offer it).
+///
+/// Written here rather than taken from swift-crypto's `Insecure.MD5`: libsodium has no MD5, and swift-crypto would
+/// link FoundationEssentials and a second BoringSSL into `nse-extension`, whose size and start-up matter (measured
+/// with a debug build: 51.0 → 64.0 MB, and a new dynamic `libFoundationEssentials.so`). SHA-256 comes from
+/// libsodium (``Digest/sha256(_:)``). The RFC 1321 test suite in `DigestTests` checks this file.
 public struct MD5: Sendable {
     private static let k: [UInt32] = [
         0xd76aa478, 0xe8c7b756, 0x242070db, 0xc1bdceee, 0xf57c0faf, 0x4787c62a, 0xa8304613, 0xfd469501,

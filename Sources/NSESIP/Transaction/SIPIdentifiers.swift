@@ -1,4 +1,6 @@
-/// Generators for branches, tags and Call-IDs.
+import NSECrypto
+
+/// Generators for branches, tags, Call-IDs and client nonces.
 public enum SIPIdentifiers {
     /// The RFC 3261 magic cookie starting every branch.
     public static let magicCookie = "z9hG4bK"
@@ -11,4 +13,7 @@ public enum SIPIdentifiers {
 
     /// A new Call-ID: 32 random hex digits.
     public static func callID() -> String { Hex.random(bytes: 16) }
+
+    /// A new digest client nonce (`cnonce`): 16 random hex digits.
+    public static func cnonce() -> String { Hex.random(bytes: 8) }
 }

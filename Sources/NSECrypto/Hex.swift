@@ -1,0 +1,35 @@
+/// Hexadecimal text: the one encoder of the package (SIP nonces and tags, digest responses, tokens, UUIDs).
+public enum Hex {
+    private static let digits = Array("0123456789abcdef".utf8)
+
+    /// Lowercase hex, two digits per byte.
+    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.underestimatedCount * 2)
+        for byte in bytes {
+            output.append(digits[Int(byte >> 4)])
+            output.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// `count` random bytes as lowercase hex (2 × `count` digits), from the system's generator (`getrandom`).
+    /// For identifiers and nonces that must not fail; keys and tokens come from ``SecureRandom`` (libsodium).
+    public static func random(bytes count: Int) -> String {
+        var generator = SystemRandomNumberGenerator()
+        return encode((0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) })
+    }
+
+    /// The RFC 4122 version-4 UUID made of the first 16 `bytes` (version and variant bits set), uppercase as iOS
+    /// prints them: `XXXXXXXX-XXXX-4XXX-[89AB]XXX-XXXXXXXXXXXX`.
+    /// - Precondition: `bytes` holds at least 16 bytes.
+    public static func uuid(_ bytes: some Collection<UInt8>) -> String {
+        precondition(bytes.count >= 16, "a UUID is made of 16 bytes")
+        var raw = Array(bytes.prefix(16))
+        raw[6] = (raw[6] & 0x0F) | 0x40
+        raw[8] = (raw[8] & 0x3F) | 0x80
+        let hex = Array(encode(raw).uppercased().utf8)
+        let groups = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(decoding: hex[$0], as: UTF8.self) }
+        return groups.joined(separator: "-")
+    }
+}

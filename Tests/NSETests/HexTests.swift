@@ -1,0 +1,23 @@
+import NSECrypto
+import Testing
+
+@Suite struct HexTests {
+    @Test func encodesLowercaseTwoDigitsPerByte() {
+        #expect(Hex.encode([0x00, 0xFF, 0x10, 0xA5]) == "00ff10a5")
+        #expect(Hex.encode([UInt8]()) == "")
+        #expect(Hex.encode("abc".utf8) == "616263")
+    }
+
+    @Test func randomHexHasTheAskedLengthAndVaries() {
+        let one = Hex.random(bytes: 10), two = Hex.random(bytes: 10)
+        #expect(one.utf8.count == 20 && two.utf8.count == 20)
+        #expect(one != two)
+        #expect(Hex.random(bytes: 0) == "")
+    }
+
+    @Test func uuidSetsVersionAndVariantAndGroups() {
+        #expect(Hex.uuid(Array(0...15)) == "00010203-0405-4607-8809-0A0B0C0D0E0F")
+        // The call UUID the built-in app derives from a Call-ID: the first 16 bytes of its SHA-256.
+        #expect(Hex.uuid(Digest.sha256("abc".utf8)) == "BA7816BF-8F01-4FEA-8141-40DE5DAE2223")
+    }
+}
