@@ -10,7 +10,7 @@ DEBUG_BIN = $(shell $(SWIFT) build --show-bin-path)
 .PHONY: help deps build debug test interop demo bench soak clean fuzz test-asan test-tsan
 
 help: ## Show this help.
-	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-7s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
 
 deps: ## Install the Debian packages the build needs (only the missing ones).
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -68,7 +68,9 @@ FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= all
 ASAN_FLAGS := --sanitize=address --scratch-path .build-asan
 # Leaks of the toolchain's own libraries are suppressed; leaks in nse's code fail the run.
-ASAN_ENV := LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan-suppressions.txt
+ASAN_ENV := LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan-suppressions.txt NSE_SANITIZER_MEMORY_FACTOR=2
+# A sanitized extension's RSS carries shadow memory: its memory limit is scaled (NotificationHost.limitsForThisRun).
+TSAN_ENV := NSE_SANITIZER_MEMORY_FACTOR=3
 TSAN_FLAGS := --sanitize=thread --scratch-path .build-tsan
 
 fuzz: deps ## libFuzzer on the parsers, FUZZ_SECONDS (60) per target: fails on a crash and keeps the reproducer.
@@ -83,9 +85,9 @@ test-asan: deps ## The test suite under AddressSanitizer (build in .build-asan).
 
 test-tsan: deps ## The test suite under ThreadSanitizer (build in .build-tsan).
 	nice -n 10 $(SWIFT) build --build-tests $(TSAN_FLAGS)
-	NSE_BIN_DIR="$$($(SWIFT) build $(TSAN_FLAGS) --show-bin-path)" $(SWIFT) test --skip-build --no-parallel $(TSAN_FLAGS)
-	"$$($(SWIFT) build $(TSAN_FLAGS) --show-bin-path)/nse" replay fixtures/cases --junit .build-tsan/replay-junit.xml
-	NSE_BIN_DIR="$$($(SWIFT) build $(TSAN_FLAGS) --show-bin-path)" bash scripts/interop-aioapns.sh
+	$(TSAN_ENV) NSE_BIN_DIR="$$($(SWIFT) build $(TSAN_FLAGS) --show-bin-path)" $(SWIFT) test --skip-build --no-parallel $(TSAN_FLAGS)
+	$(TSAN_ENV) "$$($(SWIFT) build $(TSAN_FLAGS) --show-bin-path)/nse" replay fixtures/cases --junit .build-tsan/replay-junit.xml
+	$(TSAN_ENV) NSE_BIN_DIR="$$($(SWIFT) build $(TSAN_FLAGS) --show-bin-path)" bash scripts/interop-aioapns.sh
 
 clean: ## Remove build products.
 	rm -rf .build
