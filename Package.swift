@@ -54,7 +54,13 @@ let package = Package(
         // SQLite behind one file, `SQLite.swift`.
         .target(name: "NSEDatabase", dependencies: ["CSQLite"]),
         .target(name: "NSESIP", dependencies: ["NSECrypto", nioCore, nioPosix, nioSSL, logging]),
-        .target(name: "NSESIPServer", dependencies: ["NSESIP", "NSEDatabase", "NSEHTTP", "NSEJSON", "NSECrypto", "NSESystem", nioCore, nioPosix, nioSSL, logging]),
+        .target(
+            name: "NSESIPServer",
+            dependencies: [
+                "NSEAPNs", "NSEChat", "NSESIP", "NSEDatabase", "NSEHTTP", "NSEJSON", "NSECrypto", "NSEPayload", "NSESystem",
+                nioCore, nioPosix, nioSSL, logging, .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
 
         // MARK: - The notification path: intake → device → extension → host
         .target(name: "NSEPayload", dependencies: ["NSEJSON", "NSESystem"]),

@@ -1,5 +1,8 @@
 public import NSESIP
 public import NSEHTTP
+import NSEAPNs
+import NSEChat
+import NSEPayload
 import NSEJSON
 
 /// RFC 8599 push parameters of a Contact, parsed the way Flexisip does for Apple devices.
@@ -142,20 +145,16 @@ public enum APNsMessagePush {
 
     /// The HTTP request for one MESSAGE push, or nil when the contact has no `remote` token.
     public static func request(baseURL: String, push: PushParameters, payload: [UInt8], ttl: Int, now: Int64,
-                               settings: SIPServerConfiguration.Push) -> HTTPRequest? {
+                               settings: SIPServerConfiguration.Push, providerToken: String? = nil) -> HTTPRequest? {
         guard let token = push.remoteToken, !token.isEmpty else { return nil }
-        var base = baseURL
-        while base.hasSuffix("/") { base.removeLast() }
-        var headers = HTTPHeaders()
-        headers.add(name: "apns-topic", value: push.bundleID)
-        headers.add(name: "apns-push-type", value: "alert")
-        headers.add(name: "apns-priority", value: "10")
-        headers.add(name: "apns-expiration", value: String(now + Int64(ttl)))
-        headers.add(name: "Content-Type", value: "application/json")
-        let isTLS = PushParameters.lower(base).hasPrefix("https://")
-        return HTTPRequest(method: "POST", url: "\(base)/3/device/\(token)", headers: headers, body: payload,
-                           timeout: settings.timeout, connectTimeout: settings.connectTimeout,
-                           version: isTLS ? .http2OverTLS : .http2PriorKnowledge, tls: settings.tls)
+        // The provider request is NSEAPNs's (the one `nse push` sends); what differs here is only how it travels:
+        // h2 by ALPN for https (Apple), prior knowledge for http, and the configured connect timeout.
+        var request = APNsPush(baseURL: baseURL, deviceToken: token, topic: push.bundleID, pushType: .alert,
+                               payload: payload, priority: 10, expiration: now + Int64(ttl), providerToken: providerToken,
+                               tls: settings.tls, timeout: settings.timeout).request
+        request.connectTimeout = settings.connectTimeout
+        request.version = PushParameters.lower(baseURL).hasPrefix("https://") ? .http2OverTLS : .http2PriorKnowledge
+        return request
     }
 
     /// Sends a push: HTTP/2 over TLS for https, HTTP/2 prior knowledge then HTTP/1.1 for http.
@@ -192,28 +191,9 @@ public enum APNsMessagePush {
     /// True for IMDNs: `message/imdn+xml`, or CPIM whose inner Content-Type is `message/imdn+xml` (never pushed).
     public static func isIMDN(contentType: String?, body: [UInt8]) -> Bool {
         guard let contentType else { return false }
-        let ct = PushParameters.lower(contentType)
-        if ct.hasPrefix("message/imdn+xml") { return true }
-        guard ct.hasPrefix("message/cpim") else { return false }
-        // Look at the CPIM header block and the MIME header block (the first two blank-line-separated sections).
-        let text = String(decoding: body.prefix(8192), as: UTF8.self)
-        var blocks = 0
-        // Split on LF bytes: "\r\n" is a single Character in Swift strings.
-        for lineBytes in text.utf8.split(separator: 0x0A, omittingEmptySubsequences: false) {
-            var bytes = Array(lineBytes)
-            if bytes.last == 0x0D { bytes.removeLast() }
-            let l = String(decoding: bytes, as: UTF8.self)
-            if l.isEmpty {
-                blocks += 1
-                if blocks >= 2 { break }
-                continue
-            }
-            let lower = PushParameters.lower(l)
-            if lower.hasPrefix("content-type:") {
-                let value = lower.dropFirst("content-type:".count).drop(while: { $0 == " " || $0 == "\t" })
-                if value.hasPrefix("message/imdn+xml") { return true }
-            }
-        }
-        return false
+        let type = PushParameters.lower(contentType)
+        if type.hasPrefix("message/imdn+xml") { return true }
+        guard type.hasPrefix("message/cpim"), let message = CPIMMessage(bytes: body) else { return false }
+        return message.contentType == "message/imdn+xml"
     }
 }

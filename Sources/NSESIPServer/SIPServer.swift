@@ -74,15 +74,24 @@ public actor SIPServer {
     private let inbound: AsyncStream<InboundEvent>
     private let inboundContinuation: AsyncStream<InboundEvent>.Continuation
 
-    private var started = false
-    private var stopped = false
+    /// Where the server is in its life: `start()` moves it from `created` to `running`, `shutdown()` to `stopped`.
+    private enum Phase {
+        case created
+        case starting
+        /// `tasks` is the one parent of the inbound loop, the sweeper and every push or delayed request.
+        case running(tasks: Task<Void, Never>)
+        case stopped
+    }
+
+    private var phase = Phase.created
+    /// Work the running server adds to its task group (pushes, delayed requests); finished by `shutdown()`.
+    private let jobs: AsyncStream<@Sendable () async -> Void>
+    private let jobsContinuation: AsyncStream<@Sendable () async -> Void>.Continuation
+    private var faults: FaultPlan
+    private let pushSender: PushSender
     private var listenerChannels: [any Channel] = []
     private var boundAddresses: [SIPServerBoundAddress] = []
     private var streamFlows: [String: ServerFlow] = [:]
-    private var inboundTask: Task<Void, Never>?
-    private var sweepTask: Task<Void, Never>?
-    private var auxiliaryTasks: [Int: Task<Void, Never>] = [:]
-    private var nextTaskID = 0
 
     private var users: [String: String]? = nil
     /// The durable copy of `bindings` and `held` (nil without a database directory: memory only).
@@ -95,7 +104,6 @@ public actor SIPServer {
     private var clientTransactions: [String: ClientTransaction] = [:]
     private var serverTransactions: SIPServerTransactionTable
     private var nonces: [String: Int64] = [:]
-    private var datagramsSeen = 0
     private var lastOrder: Int64 = 0
     private var log: [SIPServerEvent] = []
 
@@ -113,16 +121,21 @@ public actor SIPServer {
         }
         (events, eventsContinuation) = AsyncStream<SIPServerEvent>.makeStream(bufferingPolicy: .bufferingNewest(4096))
         (inbound, inboundContinuation) = AsyncStream<InboundEvent>.makeStream(bufferingPolicy: .unbounded)
+        (jobs, jobsContinuation) = AsyncStream<@Sendable () async -> Void>.makeStream(bufferingPolicy: .unbounded)
         serverTransactions = SIPServerTransactionTable(lifetime: configuration.timers.timerF)
+        faults = FaultPlan(configuration.faults)
+        pushSender = PushSender(settings: configuration.push)
     }
 
     // MARK: - lifecycle
 
     /// Loads users and held messages, binds every listener and returns the bound addresses (actual ports).
     public func start() async throws -> [SIPServerBoundAddress] {
-        guard !started else { return boundAddresses }
-        guard !stopped else { throw SIPServerError("server was shut down") }
-        started = true
+        switch phase {
+        case .created: phase = .starting
+        case .starting, .running: return boundAddresses
+        case .stopped: throw SIPServerError("server was shut down")
+        }
         do {
             var loaded: [String: String]? = configuration.users
             if let path = configuration.usersFile {
@@ -148,21 +161,13 @@ public actor SIPServer {
             await shutdown()
             throw error
         }
-        let stream = inbound
-        inboundTask = Task { [weak self] in
-            for await event in stream {
-                guard let self else { return }
-                await self.process(event)
-            }
+        guard case .starting = phase else {
+            // `shutdown()` ran while the listeners were being bound: close what it could not see.
+            for channel in listenerChannels { try? await channel.close().get() }
+            listenerChannels = []
+            throw SIPServerError("server was shut down")
         }
-        let interval = configuration.expirySweepInterval
-        sweepTask = Task { [weak self] in
-            while !Task.isCancelled {
-                do { try await Task.sleep(for: interval) } catch { return }
-                guard let self else { return }
-                await self.sweep()
-            }
-        }
+        phase = .running(tasks: Task { await self.runTasks() })
         sweep()
         logger.info("sip server started", metadata: ["sip.listeners": "\(boundAddresses.map(\.description))"])
         return boundAddresses
@@ -170,11 +175,15 @@ public actor SIPServer {
 
     /// Closes listeners and connections, cancels timers and pushes, finishes `events`; idempotent.
     public func shutdown() async {
-        guard !stopped else { return }
-        stopped = true
-        sweepTask?.cancel()
-        for (_, task) in auxiliaryTasks { task.cancel() }
-        auxiliaryTasks = [:]
+        let tasks: Task<Void, Never>?
+        switch phase {
+        case .stopped: return
+        case .running(let running): tasks = running
+        case .created, .starting: tasks = nil
+        }
+        phase = .stopped
+        jobsContinuation.finish()
+        tasks?.cancel()
         for (_, pending) in pendingSenders { pending.timer?.cancel() }
         pendingSenders = [:]
         for (_, tx) in clientTransactions { tx.timer?.cancel() }
@@ -186,7 +195,7 @@ public actor SIPServer {
         streamFlows = [:]
         for (_, flow) in flows { try? await flow.channel.close().get() }
         inboundContinuation.finish()
-        inboundTask?.cancel()
+        await tasks?.value
         eventsContinuation.finish()
         if ownsGroup { try? await group.shutdownGracefully() }
         logger.info("sip server stopped")
@@ -296,17 +305,39 @@ public actor SIPServer {
         eventsContinuation.yield(event)
     }
 
-    private func spawn(_ body: @escaping @Sendable () async -> Void) {
-        guard !stopped else { return }
-        let id = nextTaskID
-        nextTaskID += 1
-        auxiliaryTasks[id] = Task { [weak self] in
-            await body()
-            await self?.taskFinished(id)
+    /// The server's one task tree: the inbound loop, the expiry sweeper, and a child per job (push, delayed
+    /// request). Returns once `shutdown()` has finished the job stream and cancelled the tree.
+    private nonisolated func runTasks() async {
+        let inbound = self.inbound
+        let jobs = self.jobs
+        let interval = configuration.expirySweepInterval
+        await withDiscardingTaskGroup { group in
+            group.addTask {
+                for await event in inbound { await self.process(event) }
+            }
+            group.addTask {
+                while true {
+                    do { try await Task.sleep(for: interval) } catch { return }
+                    await self.sweep()
+                }
+            }
+            for await job in jobs {
+                group.addTask { await job() }
+            }
+            group.cancelAll()
         }
     }
 
-    private func taskFinished(_ id: Int) { auxiliaryTasks[id] = nil }
+    /// Runs `body` as a child of the server's task tree (dropped once the server stops).
+    private func spawn(_ body: @escaping @Sendable () async -> Void) {
+        guard case .running = phase else { return }
+        jobsContinuation.yield(body)
+    }
+
+    private var isStopped: Bool {
+        if case .stopped = phase { return true }
+        return false
+    }
 
     private func nextOrder() -> Int64 {
         lastOrder = max(lastOrder + 1, Clock.unixNanoseconds())
@@ -316,16 +347,15 @@ public actor SIPServer {
     // MARK: - inbound dispatch
 
     private func process(_ event: InboundEvent) async {
-        guard !stopped else { return }
+        guard !isStopped else { return }
         switch event {
         case .opened(let flow):
             streamFlows[flow.key] = flow
         case .closed(let flow):
             streamFlows[flow.key] = nil
         case .datagram(let message, let flow):
-            datagramsSeen += 1
-            if datagramsSeen <= configuration.faults.dropFirstPackets {
-                logger.debug("sip server dropping datagram (fault knob)", metadata: ["sip.count": "\(datagramsSeen)"])
+            if faults.dropsDatagram() {
+                logger.debug("sip server dropping datagram (fault knob)", metadata: ["sip.count": "\(faults.datagramCount)"])
                 return
             }
             if let message { await dispatch(message, flow: flow) }
@@ -346,10 +376,6 @@ public actor SIPServer {
                 log[metadataKey: "sip.call_id"] = "\(request.headers.callID ?? "")"
             }
             log[metadataKey: "sip.method"] = "\(request.method)"
-            if configuration.faults.neverAnswer {
-                log.debug("sip server ignoring request (neverAnswer)")
-                return
-            }
             let key: String
             switch serverTransactions.receive(request) {
             case .retransmission(let stored):
@@ -359,20 +385,22 @@ public actor SIPServer {
             case .new(let k):
                 key = k
             }
-            let delay = configuration.faults.delayMilliseconds
-            if delay > 0 {
+            switch faults.arrival(of: request) {
+            case .handle:
+                handleRequest(request, flow: flow, transactionKey: key)
+            case .ignore:
+                log.debug("sip server ignoring request (neverAnswer)")
+            case .delay(let delay):
                 spawn { [weak self] in
-                    do { try await Task.sleep(for: .milliseconds(delay)) } catch { return }
+                    do { try await Task.sleep(for: delay) } catch { return }
                     await self?.handleRequest(request, flow: flow, transactionKey: key)
                 }
-            } else {
-                handleRequest(request, flow: flow, transactionKey: key)
             }
         }
     }
 
     private func handleRequest(_ request: SIPRequest, flow: ServerFlow, transactionKey: String) {
-        guard !stopped else { return }
+        guard !isStopped else { return }
         let method = request.method.uppercased()
         // RFC 3261's grammar allows no control characters in header values (folding is undone by the parser).
         // Such a value would reach the device in a forwarded MESSAGE and break whatever reads it there, so the
@@ -390,17 +418,18 @@ public actor SIPServer {
             respond(request, flow: flow, transactionKey: transactionKey, status: 400)
             return
         }
-        if method == "REGISTER", configuration.faults.resetConnectionAfterRegister, flow.kind != .udp {
+        switch faults.answer(for: method, over: flow.kind) {
+        case nil:
+            break
+        case .closeConnection:
             logger.debug("sip server closing connection after REGISTER (fault knob)", metadata: ["sip.method": "REGISTER"])
             flow.close()
             return
-        }
-        if configuration.faults.answer503 {
+        case .serviceUnavailable:
             respond(request, flow: flow, transactionKey: transactionKey, status: 503,
                     extraHeaders: [("Retry-After", "5")])
             return
-        }
-        if configuration.faults.alwaysChallenge {
+        case .challenge:
             let realm = configuration.realm ?? request.headers.to?.uri.host ?? "nse"
             respond(request, flow: flow, transactionKey: transactionKey, status: 401,
                     extraHeaders: challengeHeaders(realm: realm, stale: false))
@@ -646,7 +675,7 @@ public actor SIPServer {
             guard let liveFlow = binding.flow, liveFlow.isLive else { continue }
             pendingSenders[senderKey]?.outstanding += 1
             sendCopy(record, flow: liveFlow, contactURI: binding.contact.uri, heldID: mustHold ? record.id : nil,
-                     senderKey: senderKey, duplicate: false)
+                     senderKey: senderKey, copies: 1)
         }
         if mustHold {
             let imdn = APNsMessagePush.isIMDN(contentType: request.headers.contentType, body: request.body)
@@ -707,31 +736,21 @@ public actor SIPServer {
         let waiting = held.values.filter { $0.aor == aor && !$0.isDelivered && $0.expiresAt > wallNow }
             .sorted { $0.order < $1.order }
         guard !waiting.isEmpty else { return }
-        if configuration.faults.unrelatedCallIDFirst, let tag = try? SecureRandom.hex(8),
-            let unrelatedCallID = try? SecureRandom.hex(16), let unrelatedID = try? SecureRandom.hex(16)
-        {
-            var headers: [(String, String)] = []
-            headers.append(("From", SIPNameAddress(uri: SIPURI(user: "nse-server", host: contactURI.host),
-                                                   parameters: [SIPParameter("tag", tag)]).description))
-            headers.append(("To", "<\(aor)>"))
-            headers.append(("Call-ID", unrelatedCallID))
-            headers.append(("Content-Type", "text/plain"))
-            let unrelated = HeldMessage(id: unrelatedID, aor: aor, callID: headers[2].1, headers: headers,
-                                        body: Array("unrelated".utf8), receivedAt: wallNow, expiresAt: wallNow + 60,
-                                        order: nextOrder())
-            sendCopy(unrelated, flow: flow, contactURI: contactURI, heldID: nil, senderKey: nil, duplicate: false)
+        let plan = faults.delivery(aor: aor, host: contactURI.host, now: wallNow) { nextOrder() }
+        if let unrelated = plan.unrelated {
+            sendCopy(unrelated, flow: flow, contactURI: contactURI, heldID: nil, senderKey: nil, copies: 1)
         }
         for message in waiting {
             let inFlight = clientTransactions.values.contains { $0.heldID == message.id && $0.flow.key == flow.key }
             if inFlight { continue }
-            sendCopy(message, flow: flow, contactURI: contactURI, heldID: message.id, senderKey: nil,
-                     duplicate: configuration.faults.deliverDuplicates)
+            sendCopy(message, flow: flow, contactURI: contactURI, heldID: message.id, senderKey: nil, copies: plan.copies)
         }
     }
 
-    /// Sends one MESSAGE copy as a client transaction (retransmitted on UDP until Timer F).
+    /// Sends one MESSAGE as a client transaction (retransmitted on UDP until Timer F); `copies` above 1 sends the
+    /// same bytes again at once, as a retransmission would.
     private func sendCopy(_ record: HeldMessage, flow: ServerFlow, contactURI: SIPURI, heldID: String?, senderKey: String?,
-                          duplicate: Bool) {
+                          copies: Int) {
         var attempt = 1
         if let heldID, var stored = held[heldID] {
             stored.attempts += 1
@@ -773,15 +792,13 @@ public actor SIPServer {
             }
         }
         clientTransactions[branch] = tx
-        flow.send(bytes)
-        emit(.forwarded(aor: record.aor, callID: record.callID, transport: flow.kind, attempt: attempt))
-        if duplicate {
+        for _ in 0..<max(1, copies) {
             flow.send(bytes)
             emit(.forwarded(aor: record.aor, callID: record.callID, transport: flow.kind, attempt: attempt))
         }
         logger.debug("sip server message sent to device", metadata: [
             "sip.call_id": "\(record.callID)", "sip.method": "MESSAGE", "sip.aor": "\(record.aor)",
-            "sip.transport": "\(flow.kind.rawValue)", "sip.duplicate": "\(duplicate)",
+            "sip.transport": "\(flow.kind.rawValue)", "sip.duplicate": "\(copies > 1)",
         ])
     }
 
@@ -844,44 +861,23 @@ public actor SIPServer {
     // MARK: - pushes
 
     private func schedulePush(record: HeldMessage, request: SIPRequest, binding: Binding) {
-        guard configuration.push.enabled, let push = binding.push else { return }
-        let url = push.provider == "apns.dev" ? configuration.push.apnsDevelopmentURL : configuration.push.apnsURL
-        guard push.isAPNs else {
-            emit(.pushed(aor: record.aor, callID: record.callID, url: "", status: nil, reason: "unsupported provider \(push.provider)"))
-            return
-        }
-        let from = request.headers.from
-        let fromURI = from?.uri ?? SIPURI(host: "unknown")
-        let privacyHeader = PushParameters.lower(request.headers["Privacy"] ?? "")
-        let privacy = privacyHeader.contains("id") || privacyHeader.contains("user") || PushParameters.lower(fromURI.user ?? "") == "anonymous"
-        let ttl = configuration.push.ttl
-        let now = Clock.unixSeconds()
-        let payload = APNsMessagePush.payload(callID: record.callID, fromURI: fromURI.description,
-                                              displayName: from?.displayName ?? "", privacy: privacy,
-                                              instanceID: binding.instance ?? "", ttl: ttl,
-                                              sendTime: Clock.flexisipTime(unixSeconds: now),
-                                              locKey: push.messageLocKey ?? "IM_MSG", sound: push.messageSound ?? "msg.caf")
-        guard let httpRequest = APNsMessagePush.request(baseURL: url, push: push, payload: payload, ttl: ttl, now: now,
-                                                        settings: configuration.push) else {
-            emit(.pushed(aor: record.aor, callID: record.callID, url: url, status: nil, reason: "no remote token"))
-            return
-        }
-        let aor = record.aor
-        let callID = record.callID
-        let requestURL = httpRequest.url
-        let providerToken = configuration.push.providerToken
-        spawn { [weak self] in
-            var httpRequest = httpRequest
-            if let providerToken, let token = await providerToken() {
-                httpRequest.headers.add(name: "authorization", value: "bearer \(token)")
+        guard let push = binding.push,
+              let plan = pushSender.plan(record: record, request: request, push: push, instance: binding.instance) else { return }
+        switch plan {
+        case .skipped(let outcome):
+            emit(.pushed(aor: outcome.aor, callID: outcome.callID, url: outcome.url, status: outcome.status,
+                         reason: outcome.reason))
+        case .send(let job):
+            spawn { [weak self] in
+                let outcome = await job.run()
+                await self?.pushFinished(outcome)
             }
-            let result = await APNsMessagePush.send(httpRequest)
-            await self?.pushFinished(aor: aor, callID: callID, url: requestURL, status: result.status, reason: result.reason)
         }
     }
 
-    private func pushFinished(aor: String, callID: String, url: String, status: Int?, reason: String) {
-        emit(.pushed(aor: aor, callID: callID, url: url, status: status, reason: reason))
+    private func pushFinished(_ outcome: PushSender.Outcome) {
+        let (aor, callID, status, reason) = (outcome.aor, outcome.callID, outcome.status, outcome.reason)
+        emit(.pushed(aor: aor, callID: callID, url: outcome.url, status: status, reason: reason))
         let level: Logger.Level = status.map { (200..<300).contains($0) } == true ? .info : .warning
         logger.log(level: level, "sip server push sent", metadata: [
             "sip.call_id": "\(callID)", "sip.aor": "\(aor)", "push.status": "\(status.map(String.init) ?? "none")",
@@ -892,7 +888,7 @@ public actor SIPServer {
     // MARK: - expiry
 
     private func sweep() {
-        guard !stopped else { return }
+        guard !isStopped else { return }
         let wallNow = Clock.unixSeconds()
         do {
             try database?.deleteExpired(now: wallNow)

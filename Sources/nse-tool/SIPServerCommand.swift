@@ -1,6 +1,5 @@
 import ArgumentParser
 import NSEAPNs
-import Dispatch
 import Logging
 import NSEHTTP
 import NSEHost
@@ -8,10 +7,6 @@ import NSEJSON
 import NSESIP
 import NSESIPServer
 import NSESystem
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `nse sip-server`: the embedded registrar and store-and-forward proxy (Flexisip's fork-late), so the SIP fetch
 /// path works on a machine with no outside server.
@@ -159,46 +154,22 @@ struct SIPServerCommand: AsyncParsableCommand {
             })
         ]
         StandardStreams.writeOut(listening.serialized() + "\n")
+        // Not a service of the group: a printer blocked on a full stdout must not hold the exit up.
         let printer = Task {
             guard events else { return }
             for await event in server.events { StandardStreams.writeOut(event.json.serialized() + "\n") }
         }
-        await waitForTermination()
-        await server.shutdown()
+        // A service group stopped gracefully by SIGTERM or SIGINT: the server closes its listeners, cancels its
+        // pushes and finishes its events.
+        var lifecycleLogger = Logger(label: "nse.sip-server.lifecycle")
+        lifecycleLogger.logLevel = .warning
+        do { try await server.runUntilSignalled(logger: lifecycleLogger) } catch {
+            await server.shutdown()
+            printer.cancel()
+            throw Failure(.ioError, "sip-server: \(error)").exit()
+        }
         printer.cancel()
     }
-}
-
-/// Suspends until SIGINT or SIGTERM arrives.
-func waitForTermination() async {
-    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-        let queue = DispatchQueue(label: "nse.signals")
-        var sources: [any DispatchSourceSignal] = []
-        let once = OnceFlag()
-        for number in [SIGINT, SIGTERM] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            source.setEventHandler {
-                if once.claim() { continuation.resume() }
-            }
-            source.resume()
-            sources.append(source)
-        }
-        SignalSources.keep(sources)
-    }
-}
-
-/// Keeps signal sources alive for the life of the process.
-enum SignalSources {
-    nonisolated(unsafe) static var retained: [any DispatchSourceSignal] = []
-    static func keep(_ sources: [any DispatchSourceSignal]) { retained += sources }
-}
-
-/// True exactly once.
-final class OnceFlag: @unchecked Sendable {
-    private var done = false
-    private let lock = DispatchQueue(label: "nse.once")
-    func claim() -> Bool { lock.sync { if done { return false }; done = true; return true } }
 }
 
 extension SIPServerEvent {
