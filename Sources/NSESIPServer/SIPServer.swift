@@ -9,38 +9,6 @@ import NSESystem
 
 /// A registrar + fork-late MESSAGE store-and-forward server with APNs pushes (Flexisip-like), for tests and the CLI.
 public actor SIPServer {
-    private struct Binding {
-        var key: String
-        var aor: String
-        var contact: SIPNameAddress
-        var expires: Int
-        var expiresAt: ContinuousClock.Instant
-        /// The same end as Unix seconds, as the database keeps it.
-        var expiresAtUnix: Int64
-        /// The connection or UDP path the REGISTER came in on; nil for a TCP/TLS binding restored after a restart
-        /// (the device reconnects and registers again, usually after a push).
-        var flow: ServerFlow?
-        /// How the REGISTER came in, kept so a restart can find the device again.
-        var route: Route
-        var push: PushParameters?
-        var instance: String?
-
-        struct Route {
-            var transport: SIPTransportKind
-            var remoteHost: String
-            var remotePort: Int
-            var localPort: Int
-        }
-
-        var isLive: Bool { flow?.isLive ?? false }
-
-        var stored: StoredBinding {
-            StoredBinding(aor: aor, key: key, contact: contact.description, instance: instance, expires: expires,
-                          expiresAt: expiresAtUnix, transport: route.transport, remoteHost: route.remoteHost,
-                          remotePort: route.remotePort, localPort: route.localPort)
-        }
-    }
-
     private struct PendingSender {
         var request: SIPRequest
         var flow: ServerFlow
@@ -93,17 +61,14 @@ public actor SIPServer {
     private var boundAddresses: [SIPServerBoundAddress] = []
     private var streamFlows: [String: ServerFlow] = [:]
 
-    private var users: [String: String]? = nil
     /// The durable copy of `bindings` and `held` (nil without a database directory: memory only).
     private var database: ServerDatabase? = nil
-    private var bindings: [String: [Binding]] = [:]
-    private var knownAORs: Set<String> = []
+    private var registrar: Registrar
     private var held: [String: HeldMessage] = [:]
     private var senderForHeld: [String: String] = [:]
     private var pendingSenders: [String: PendingSender] = [:]
     private var clientTransactions: [String: ClientTransaction] = [:]
     private var serverTransactions: SIPServerTransactionTable
-    private var nonces: [String: Int64] = [:]
     private var lastOrder: Int64 = 0
     private var log: [SIPServerEvent] = []
 
@@ -124,6 +89,7 @@ public actor SIPServer {
         (jobs, jobsContinuation) = AsyncStream<@Sendable () async -> Void>.makeStream(bufferingPolicy: .unbounded)
         serverTransactions = SIPServerTransactionTable(lifetime: configuration.timers.timerF)
         faults = FaultPlan(configuration.faults)
+        registrar = Registrar(configuration: configuration)
         pushSender = PushSender(settings: configuration.push)
     }
 
@@ -142,7 +108,7 @@ public actor SIPServer {
                 let fromFile = try SIPServerConfiguration.loadUsers(path: path)
                 loaded = (loaded ?? [:]).merging(fromFile) { _, new in new }
             }
-            users = loaded
+            registrar.setUsers(loaded)
             if let directory = configuration.databaseDirectory {
                 try openDatabase(directory: directory)
             }
@@ -221,7 +187,7 @@ public actor SIPServer {
         let messages = try database.heldMessages()
         for message in messages {
             held[message.id] = message
-            knownAORs.insert(message.aor)
+            registrar.noteKnown(message.aor)
             lastOrder = max(lastOrder, message.order)
         }
         if !messages.isEmpty {
@@ -236,31 +202,14 @@ public actor SIPServer {
     private func restoreBindings() throws(SIPServerError) {
         guard let database else { return }
         let wallNow = Clock.unixSeconds()
-        let now = ContinuousClock.now
         let (stored, expiredAORs) = try database.liveBindings(now: wallNow)
-        knownAORs.formUnion(expiredAORs)
-        var restored = 0
-        for b in stored {
-            guard let contact = try? SIPNameAddress(parsing: b.contact) else {
-                logger.warning("sip server skipped a stored binding whose contact does not parse", metadata: ["sip.aor": "\(b.aor)"])
-                continue
-            }
-            let route = Binding.Route(transport: b.transport, remoteHost: b.remoteHost, remotePort: b.remotePort,
-                                      localPort: b.localPort)
-            let binding = Binding(key: b.key, aor: b.aor, contact: contact, expires: b.expires,
-                                  expiresAt: now + .seconds(b.expiresAt - wallNow), expiresAtUnix: b.expiresAt,
-                                  flow: b.transport == .udp ? udpFlow(route) : nil, route: route,
-                                  push: PushParameters(contactURI: contact.uri), instance: b.instance)
-            bindings[b.aor, default: []].append(binding)
-            knownAORs.insert(b.aor)
-            restored += 1
-        }
+        let restored = registrar.restore(stored, expiredAORs: expiredAORs, wallNow: wallNow, logger: logger) { udpFlow($0) }
         if restored > 0 { logger.info("sip server restored bindings", metadata: ["sip.count": "\(restored)"]) }
     }
 
     /// The UDP path to a device through the listener bound on the port its REGISTER came in on, if that port is
     /// bound again.
-    private func udpFlow(_ route: Binding.Route) -> ServerFlow? {
+    private func udpFlow(_ route: Registrar.Binding.Route) -> ServerFlow? {
         guard let index = boundAddresses.firstIndex(where: { $0.transport == .udp && $0.port == route.localPort }),
               let remote = try? SocketAddress(ipAddress: route.remoteHost, port: route.remotePort) else { return nil }
         let channel = listenerChannels[index]
@@ -281,8 +230,7 @@ public actor SIPServer {
 
     /// Number of live bindings of an AOR (`sip:user@host`).
     public func bindingCount(aor: String) -> Int {
-        let now = ContinuousClock.now
-        return (bindings[SIPServer.aorKey(aor)] ?? []).filter { $0.expiresAt > now }.count
+        registrar.activeBindings(aor: SIPServer.aorKey(aor)).count
     }
 
     /// The normalized AOR key of a URI: `sip:user@host` (scheme sip, host lowercased, no port or parameters).
@@ -432,7 +380,7 @@ public actor SIPServer {
         case .challenge:
             let realm = configuration.realm ?? request.headers.to?.uri.host ?? "nse"
             respond(request, flow: flow, transactionKey: transactionKey, status: 401,
-                    extraHeaders: challengeHeaders(realm: realm, stale: false))
+                    extraHeaders: registrar.challengeHeaders(realm: realm, stale: false))
             return
         }
         switch method {
@@ -491,42 +439,6 @@ public actor SIPServer {
 
     // MARK: - registrar
 
-    private func challengeHeaders(realm: String, stale: Bool) -> [(String, String)] {
-        var headers: [(String, String)] = []
-        let now = Clock.unixSeconds()
-        for algorithm in configuration.authAlgorithms {
-            let challenge = DigestVerifier(realm: realm, algorithm: algorithm).makeChallenge(stale: stale, qop: true)
-            nonces[challenge.nonce] = now
-            headers.append(("WWW-Authenticate", challenge.description))
-        }
-        if nonces.count > 4096 { pruneNonces() }
-        return headers
-    }
-
-    private func pruneNonces() {
-        let limit = Clock.unixSeconds() - Int64(configuration.nonceLifetime)
-        nonces = nonces.filter { $0.value >= limit }
-    }
-
-    /// Returns nil when authorized, or the response (status, headers) to send.
-    private func authorize(_ request: SIPRequest, aorURI: SIPURI) -> (Int, [(String, String)])? {
-        guard let users else { return nil }
-        let realm = configuration.realm ?? aorURI.host
-        guard let header = request.headers["Authorization"],
-              let credentials = try? DigestCredentials(parsing: header), credentials.realm == realm else {
-            return (401, challengeHeaders(realm: realm, stale: false))
-        }
-        guard let issued = nonces[credentials.nonce], issued + Int64(configuration.nonceLifetime) >= Clock.unixSeconds() else {
-            return (401, challengeHeaders(realm: realm, stale: true))
-        }
-        guard let password = users[credentials.username], credentials.username == (aorURI.user ?? credentials.username),
-              DigestVerifier(realm: realm).verify(authorization: header, method: request.method.uppercased(),
-                                                   password: password, issuedNonce: credentials.nonce) else {
-            return (403, [])
-        }
-        return nil
-    }
-
     private func handleRegister(_ request: SIPRequest, flow: ServerFlow, transactionKey: String) {
         guard let to = request.headers.to else {
             respond(request, flow: flow, transactionKey: transactionKey, status: 400)
@@ -537,80 +449,19 @@ public actor SIPServer {
         log[metadataKey: "sip.call_id"] = "\(request.headers.callID ?? "")"
         log[metadataKey: "sip.method"] = "REGISTER"
         log[metadataKey: "sip.aor"] = "\(aor)"
-        if let denial = authorize(request, aorURI: to.uri) {
-            log.debug("sip server register not authorized", metadata: ["sip.status": "\(denial.0)"])
-            respond(request, flow: flow, transactionKey: transactionKey, status: denial.0, extraHeaders: denial.1)
+        if let denial = registrar.authorize(request, aorURI: to.uri) {
+            log.debug("sip server register not authorized", metadata: ["sip.status": "\(denial.status)"])
+            respond(request, flow: flow, transactionKey: transactionKey, status: denial.status, extraHeaders: denial.headers)
             return
         }
-        let now = ContinuousClock.now
-        let wallNow = Clock.unixSeconds()
-        var current = (bindings[aor] ?? []).filter { $0.expiresAt > now }
-        let rawContacts = request.headers.splitValues("Contact")
-        let headerExpires = request.headers.expires
-        var deliveryContact: SIPURI? = nil
-        // Events are emitted once the new bindings are stored.
-        var changes: [SIPServerEvent] = []
-        if rawContacts.contains("*") {
-            guard headerExpires == 0 else {
-                respond(request, flow: flow, transactionKey: transactionKey, status: 400)
-                return
-            }
-            for b in current { changes.append(.unregistered(aor: aor, contact: b.contact.uri.description)) }
-            current = []
-        } else {
-            let route = Binding.Route(transport: flow.kind, remoteHost: flow.remoteHost, remotePort: flow.remotePort,
-                                      localPort: flow.localPort)
-            for contact in request.headers.contacts {
-                var expires = contact.expires ?? headerExpires ?? configuration.defaultRegistrationExpires
-                expires = min(expires, configuration.maxRegistrationExpires)
-                let instance = contact.parameters.value(of: "+sip.instance").map { SIPServer.unquote($0) }
-                let push = PushParameters(contactURI: contact.uri)
-                let key = SIPServer.bindingKey(contact: contact, instance: instance, push: push)
-                current.removeAll { $0.key == key }
-                if expires == 0 {
-                    changes.append(.unregistered(aor: aor, contact: contact.uri.description))
-                    continue
-                }
-                current.append(Binding(key: key, aor: aor, contact: contact, expires: expires,
-                                       expiresAt: now + .seconds(expires), expiresAtUnix: wallNow + Int64(expires),
-                                       flow: flow, route: route, push: push, instance: instance))
-                if deliveryContact == nil { deliveryContact = contact.uri }
-                changes.append(.registered(aor: aor, contact: contact.uri.description, expires: expires, transport: flow.kind))
-                log.debug("sip server binding stored", metadata: [
-                    "sip.expires": "\(expires)", "sip.transport": "\(flow.kind.rawValue)", "sip.push": "\(push != nil)",
-                ])
-            }
+        switch registrar.register(request, aor: aor, flow: flow, database: database, logger: log) {
+        case .refused(let status, let reason):
+            respond(request, flow: flow, transactionKey: transactionKey, status: status, reason: reason)
+        case .stored(let changes, let contacts, let deliveryContact):
+            for change in changes { emit(change) }
+            respond(request, flow: flow, transactionKey: transactionKey, status: 200, contacts: contacts)
+            if let deliveryContact { deliverHeld(aor: aor, flow: flow, contactURI: deliveryContact) }
         }
-        // Stored before the 200: a registrar that answers 200 and then forgets the binding loses the device's messages.
-        do {
-            try database?.replaceBindings(aor: aor, with: current.map(\.stored))
-        } catch {
-            log.error("sip server cannot store bindings", metadata: ["sip.error": "\(error)"])
-            respond(request, flow: flow, transactionKey: transactionKey, status: 500, reason: "Binding Not Stored")
-            return
-        }
-        for change in changes { emit(change) }
-        bindings[aor] = current.isEmpty ? nil : current
-        knownAORs.insert(aor)
-        let contacts = current.map { b -> String in
-            var c = SIPNameAddress(uri: b.contact.uri, parameters: [SIPParameter("expires", String(max(0, Int((b.expiresAt - now).components.seconds))))])
-            if let instance = b.contact.parameters.value(of: "+sip.instance") { c.parameters.append(SIPParameter("+sip.instance", instance)) }
-            return c.description
-        }
-        respond(request, flow: flow, transactionKey: transactionKey, status: 200, contacts: contacts)
-        if let deliveryContact { deliverHeld(aor: aor, flow: flow, contactURI: deliveryContact) }
-    }
-
-    private static func unquote(_ s: String) -> String {
-        var t = Substring(s)
-        if t.hasPrefix("\""), t.hasSuffix("\""), t.count >= 2 { t = t.dropFirst().dropLast() }
-        return String(t)
-    }
-
-    private static func bindingKey(contact: SIPNameAddress, instance: String?, push: PushParameters?) -> String {
-        if let instance { return "instance:" + instance }
-        if let push { return "prid:" + push.prid }
-        return "uri:" + (contact.uri.user ?? "") + "@" + contact.uri.hostPort
     }
 
     // MARK: - MESSAGE store-and-forward
@@ -627,10 +478,9 @@ public actor SIPServer {
         log[metadataKey: "sip.call_id"] = "\(callID)"
         log[metadataKey: "sip.method"] = "MESSAGE"
         log[metadataKey: "sip.aor"] = "\(aor)"
-        let now = ContinuousClock.now
-        let active = (bindings[aor] ?? []).filter { $0.expiresAt > now }
+        let active = registrar.activeBindings(aor: aor)
         guard !active.isEmpty else {
-            let known = knownAORs.contains(aor) || users?[request.uri.user ?? ""] != nil
+            let known = registrar.isKnown(aor: aor, user: request.uri.user)
             log.debug("sip server message for unreachable aor", metadata: ["sip.known": "\(known)"])
             respond(request, flow: flow, transactionKey: transactionKey, status: known ? 480 : 404)
             return
@@ -693,7 +543,7 @@ public actor SIPServer {
     private func hold(_ record: HeldMessage) throws(SIPServerError) {
         try database?.insert(record)
         held[record.id] = record
-        knownAORs.insert(record.aor)
+        registrar.noteKnown(record.aor)
         emit(.held(aor: record.aor, callID: record.callID, id: record.id))
         logger.info("sip server message held", metadata: [
             "sip.call_id": "\(record.callID)", "sip.method": "MESSAGE", "sip.aor": "\(record.aor)",
@@ -860,7 +710,7 @@ public actor SIPServer {
 
     // MARK: - pushes
 
-    private func schedulePush(record: HeldMessage, request: SIPRequest, binding: Binding) {
+    private func schedulePush(record: HeldMessage, request: SIPRequest, binding: Registrar.Binding) {
         guard let push = binding.push,
               let plan = pushSender.plan(record: record, request: request, push: push, instance: binding.instance) else { return }
         switch plan {
@@ -905,12 +755,6 @@ public actor SIPServer {
                 ])
             }
         }
-        let now = ContinuousClock.now
-        for (aor, list) in bindings {
-            let alive = list.filter { $0.expiresAt > now }
-            for b in list where b.expiresAt <= now { emit(.unregistered(aor: aor, contact: b.contact.uri.description)) }
-            bindings[aor] = alive.isEmpty ? nil : alive
-        }
-        pruneNonces()
+        for event in registrar.sweep() { emit(event) }
     }
 }
