@@ -85,23 +85,20 @@ public final class Database: Sendable {
     /// deadlock upgrading a read). It commits when `body` returns and rolls back when it throws; nothing of a
     /// failed transaction is kept. A result counts as stored only once this returns.
     public func write<T>(_ body: (borrowing Transaction) throws(DatabaseError) -> T) throws(DatabaseError) -> T {
-        try connection.withLock { connection throws(DatabaseError) -> T in
-            try connection.executeScript("BEGIN IMMEDIATE")
-            do throws(DatabaseError) {
-                let value = try body(Transaction(connection: connection))
-                try connection.executeScript("COMMIT")
-                return value
-            } catch {
-                if connection.inTransaction { try? connection.executeScript("ROLLBACK") }
-                throw error
-            }
-        }
+        try transaction("BEGIN IMMEDIATE", body)
     }
 
     /// Runs `body` in a read transaction: it sees one consistent snapshot whatever other processes commit meanwhile.
     public func read<T>(_ body: (borrowing Transaction) throws(DatabaseError) -> T) throws(DatabaseError) -> T {
+        try transaction("BEGIN DEFERRED", body)
+    }
+
+    /// `begin`, then `body`, then COMMIT; ROLLBACK when anything throws.
+    private func transaction<T>(
+        _ begin: String, _ body: (borrowing Transaction) throws(DatabaseError) -> T
+    ) throws(DatabaseError) -> T {
         try connection.withLock { connection throws(DatabaseError) -> T in
-            try connection.executeScript("BEGIN DEFERRED")
+            try connection.executeScript(begin)
             do throws(DatabaseError) {
                 let value = try body(Transaction(connection: connection))
                 try connection.executeScript("COMMIT")

@@ -209,28 +209,10 @@ final class SIPServerProcess: @unchecked Sendable {
             let text = "message \(index)"
             sent.append((try send(text, via: proxy, to: bob), text))
         }
-        // N extension processes at once, started together (not limited by the test's thread pool).
-        var running: [(String, Process, Pipe)] = []
-        for (callID, _) in sent {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: TestSupport.nse)
-            process.arguments = ["run", "--device", bob, "--budget", "15"]
-            let input = Pipe()
-            let output = Pipe()
-            process.standardInput = input
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            input.fileHandleForWriting.write(Data(push(callID).utf8))
-            try input.fileHandleForWriting.close()
-            running.append((callID, process, output))
-        }
+        // N extension processes at once, started together.
+        let outputs = try TestSupport.nseAtOnce(["run", "--device", bob, "--budget", "15"], stdins: sent.map { push($0.0) })
         var results: [String: JSON] = [:]
-        for (callID, process, output) in running {
-            let data = output.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            results[callID] = try JSON.parse(String(decoding: data, as: UTF8.self))
-        }
+        for ((callID, _), output) in zip(sent, outputs) { results[callID] = try JSON.parse(output) }
         for (callID, text) in sent {
             #expect(results[callID]?["outcome"] == "rewritten", "\(results[callID]?["reason"] ?? .null) \(results[callID]?["extension"]?["info"] ?? .null)")
             #expect(results[callID]?["display"]?["body"] == .string(text))

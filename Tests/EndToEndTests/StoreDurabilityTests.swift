@@ -32,26 +32,8 @@ import Testing
 
     /// Runs `nse run` once per Call-ID, all at once, as iOS would for pushes arriving together.
     func runConcurrently(_ device: String, _ callIDs: [String], budget: String) throws -> [(String, JSON)] {
-        var running: [(String, Process, Pipe)] = []
-        for callID in callIDs {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: TestSupport.nse)
-            process.arguments = ["run", "--device", device, "--budget", budget]
-            let input = Pipe()
-            let output = Pipe()
-            process.standardInput = input
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            input.fileHandleForWriting.write(Data(push(callID).utf8))
-            try input.fileHandleForWriting.close()
-            running.append((callID, process, output))
-        }
-        return try running.map { callID, process, output in
-            let data = output.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return (callID, try JSON.parse(String(decoding: data, as: UTF8.self)))
-        }
+        let outputs = try TestSupport.nseAtOnce(["run", "--device", device, "--budget", budget], stdins: callIDs.map(push))
+        return try zip(callIDs, outputs).map { ($0, try JSON.parse($1)) }
     }
 
     @Test func concurrentFetchesShowEveryMessageExactlyOnce() throws {
