@@ -61,15 +61,15 @@ public actor SIPServer {
     private var boundAddresses: [SIPServerBoundAddress] = []
     private var streamFlows: [String: ServerFlow] = [:]
 
-    /// The durable copy of `bindings` and `held` (nil without a database directory: memory only).
+    /// The durable copy of the registrar's bindings and the held messages (nil without a database directory:
+    /// memory only).
     private var database: ServerDatabase? = nil
     private var registrar: Registrar
-    private var held: [String: HeldMessage] = [:]
+    private var held: HeldStore
     private var senderForHeld: [String: String] = [:]
     private var pendingSenders: [String: PendingSender] = [:]
     private var clientTransactions: [String: ClientTransaction] = [:]
     private var serverTransactions: SIPServerTransactionTable
-    private var lastOrder: Int64 = 0
     private var log: [SIPServerEvent] = []
 
     /// Creates a server; without a group it owns a one-thread event loop group, released by `shutdown()`.
@@ -90,6 +90,7 @@ public actor SIPServer {
         serverTransactions = SIPServerTransactionTable(lifetime: configuration.timers.timerF)
         faults = FaultPlan(configuration.faults)
         registrar = Registrar(configuration: configuration)
+        held = HeldStore(database: nil, logger: logger)
         pushSender = PushSender(settings: configuration.push)
     }
 
@@ -184,12 +185,9 @@ public actor SIPServer {
         if migration.imported > 0 {
             logger.info("sip server imported held message files into its database", metadata: ["sip.count": "\(migration.imported)"])
         }
-        let messages = try database.heldMessages()
-        for message in messages {
-            held[message.id] = message
-            registrar.noteKnown(message.aor)
-            lastOrder = max(lastOrder, message.order)
-        }
+        held = HeldStore(database: database, logger: logger)
+        let messages = try held.load()
+        for message in messages { registrar.noteKnown(message.aor) }
         if !messages.isEmpty {
             logger.info("sip server loaded held messages", metadata: [
                 "sip.count": "\(messages.count)", "sip.undelivered": "\(messages.filter { !$0.isDelivered }.count)",
@@ -224,8 +222,7 @@ public actor SIPServer {
 
     /// Held messages not yet delivered (Call-IDs, oldest first), optionally for one AOR (`sip:user@host`).
     public func undeliveredCallIDs(aor: String? = nil) -> [String] {
-        held.values.filter { !$0.isDelivered && (aor == nil || $0.aor == SIPServer.aorKey(aor!)) }
-            .sorted { $0.order < $1.order }.map(\.callID)
+        held.waiting(aor: aor.map { SIPServer.aorKey($0) }).map(\.callID)
     }
 
     /// Number of live bindings of an AOR (`sip:user@host`).
@@ -287,10 +284,6 @@ public actor SIPServer {
         return false
     }
 
-    private func nextOrder() -> Int64 {
-        lastOrder = max(lastOrder + 1, Clock.unixNanoseconds())
-        return lastOrder
-    }
 
     // MARK: - inbound dispatch
 
@@ -498,7 +491,7 @@ public actor SIPServer {
         let wallNow = Clock.unixSeconds()
         let record = HeldMessage(id: id, aor: aor, callID: callID, headers: headers, body: request.body,
                                  receivedAt: wallNow, expiresAt: wallNow + Int64(configuration.heldMessageLifetime),
-                                 order: nextOrder())
+                                 order: held.nextOrder())
         let hasPush = active.contains { $0.push != nil }
         let live = active.compactMap { $0.isLive ? $0.flow : nil }
         let mustHold = hasPush || live.isEmpty
@@ -541,8 +534,7 @@ public actor SIPServer {
 
     /// Stores a message for later delivery; it counts as held (and its sender may hear 202) only once stored.
     private func hold(_ record: HeldMessage) throws(SIPServerError) {
-        try database?.insert(record)
-        held[record.id] = record
+        try held.hold(record)
         registrar.noteKnown(record.aor)
         emit(.held(aor: record.aor, callID: record.callID, id: record.id))
         logger.info("sip server message held", metadata: [
@@ -583,10 +575,9 @@ public actor SIPServer {
     /// Delivers every undelivered held message of `aor` over the REGISTER's flow.
     private func deliverHeld(aor: String, flow: ServerFlow, contactURI: SIPURI) {
         let wallNow = Clock.unixSeconds()
-        let waiting = held.values.filter { $0.aor == aor && !$0.isDelivered && $0.expiresAt > wallNow }
-            .sorted { $0.order < $1.order }
+        let waiting = held.waiting(aor: aor, now: wallNow)
         guard !waiting.isEmpty else { return }
-        let plan = faults.delivery(aor: aor, host: contactURI.host, now: wallNow) { nextOrder() }
+        let plan = faults.delivery(aor: aor, host: contactURI.host, now: wallNow) { held.nextOrder() }
         if let unrelated = plan.unrelated {
             sendCopy(unrelated, flow: flow, contactURI: contactURI, heldID: nil, senderKey: nil, copies: 1)
         }
@@ -601,18 +592,7 @@ public actor SIPServer {
     /// same bytes again at once, as a retransmission would.
     private func sendCopy(_ record: HeldMessage, flow: ServerFlow, contactURI: SIPURI, heldID: String?, senderKey: String?,
                           copies: Int) {
-        var attempt = 1
-        if let heldID, var stored = held[heldID] {
-            stored.attempts += 1
-            attempt = stored.attempts
-            held[heldID] = stored
-            do {
-                try database?.recordAttempts(id: heldID, attempts: attempt)
-            } catch {
-                // Only the next CSeq after a restart depends on it: deliver anyway.
-                logger.warning("sip server cannot store a delivery attempt", metadata: ["sip.call_id": "\(record.callID)", "sip.error": "\(error)"])
-            }
-        }
+        let attempt = heldID.flatMap { held.recordAttempt(id: $0) } ?? 1
         let branch = SIPIdentifiers.branch()
         var request = SIPRequest(method: "MESSAGE", uri: contactURI, body: record.body)
         request.headers.add("Via", SIPVia(transport: flow.kind.viaToken, host: flow.localHost, port: flow.localPort,
@@ -682,16 +662,7 @@ public actor SIPServer {
         logger.debug("sip server device answered", metadata: [
             "sip.call_id": "\(tx.callID)", "sip.method": "MESSAGE", "sip.aor": "\(tx.aor)", "sip.status": "\(status)",
         ])
-        if success, let heldID = tx.heldID, var message = held[heldID], !message.isDelivered {
-            let deliveredAt = Clock.unixSeconds()
-            message.delivery = .delivered(at: deliveredAt)
-            do {
-                try database?.markDelivered(id: heldID, at: deliveredAt)
-            } catch {
-                // The device has it: after a restart it may get it once more (never lost, at worst twice).
-                logger.error("sip server cannot persist delivery", metadata: ["sip.call_id": "\(tx.callID)", "sip.error": "\(error)"])
-            }
-            held[heldID] = message
+        if success, let heldID = tx.heldID, let message = held.markDelivered(id: heldID) {
             emit(.delivered(aor: message.aor, callID: message.callID, id: message.id))
             if let senderKey = senderForHeld[heldID] { answerSender(senderKey, status: 200) }
         }
@@ -740,20 +711,11 @@ public actor SIPServer {
     private func sweep() {
         guard !isStopped else { return }
         let wallNow = Clock.unixSeconds()
-        do {
-            try database?.deleteExpired(now: wallNow)
-        } catch {
-            // Dropped from memory below all the same; the next sweep that can write deletes them from the file.
-            logger.warning("sip server cannot delete expired records", metadata: ["sip.error": "\(error)"])
-        }
-        for (id, message) in held where message.expiresAt <= wallNow {
-            held[id] = nil
-            if !message.isDelivered {
-                emit(.expired(aor: message.aor, callID: message.callID, id: message.id))
-                logger.info("sip server held message expired", metadata: [
-                    "sip.call_id": "\(message.callID)", "sip.method": "MESSAGE", "sip.aor": "\(message.aor)",
-                ])
-            }
+        for message in held.sweep(now: wallNow) {
+            emit(.expired(aor: message.aor, callID: message.callID, id: message.id))
+            logger.info("sip server held message expired", metadata: [
+                "sip.call_id": "\(message.callID)", "sip.method": "MESSAGE", "sip.aor": "\(message.aor)",
+            ])
         }
         for event in registrar.sweep() { emit(event) }
     }

@@ -1,0 +1,99 @@
+import Logging
+import NSESystem
+
+/// The MESSAGEs kept for fork-late delivery, in memory and written through to the database (when there is one):
+/// what is held, each delivery attempt, each delivery, and expiry.
+///
+/// A value owned by `SIPServer`'s actor; a database failure that loses nothing is logged here, one that would lose
+/// a message is thrown to the server, which answers the sender 500.
+struct HeldStore {
+    private let database: ServerDatabase?
+    private let logger: Logger
+    private var messages: [String: HeldMessage] = [:]
+    /// The last arrival order given out (orders stay strictly increasing, across restarts too).
+    private var lastOrder: Int64 = 0
+
+    init(database: ServerDatabase?, logger: Logger) {
+        self.database = database
+        self.logger = logger
+    }
+
+    /// Loads the held messages of the database (after a restart); returns them.
+    mutating func load() throws(SIPServerError) -> [HeldMessage] {
+        guard let database else { return [] }
+        let loaded = try database.heldMessages()
+        for message in loaded {
+            messages[message.id] = message
+            lastOrder = max(lastOrder, message.order)
+        }
+        return loaded
+    }
+
+    /// The next arrival order (wall-clock nanoseconds, bumped to stay strictly increasing).
+    mutating func nextOrder() -> Int64 {
+        lastOrder = max(lastOrder + 1, Clock.unixNanoseconds())
+        return lastOrder
+    }
+
+    subscript(id: String) -> HeldMessage? { messages[id] }
+
+    /// Keeps a message; it counts as held only once it is stored.
+    mutating func hold(_ record: HeldMessage) throws(SIPServerError) {
+        try database?.insert(record)
+        messages[record.id] = record
+    }
+
+    /// Undelivered messages that have not expired, oldest first, of one AOR or of all.
+    func waiting(aor: String?, now: Int64? = nil) -> [HeldMessage] {
+        messages.values.filter { message in
+            !message.isDelivered && (aor == nil || message.aor == aor) && (now.map { message.expiresAt > $0 } ?? true)
+        }.sorted { $0.order < $1.order }
+    }
+
+    /// Counts one more delivery attempt of a held message and returns its number (the CSeq of the copy sent), or
+    /// nil when `id` is not held.
+    mutating func recordAttempt(id: String) -> Int? {
+        guard var message = messages[id] else { return nil }
+        message.attempts += 1
+        messages[id] = message
+        do {
+            try database?.recordAttempts(id: id, attempts: message.attempts)
+        } catch {
+            // Only the next CSeq after a restart depends on it: deliver anyway.
+            logger.warning("sip server cannot store a delivery attempt", metadata: ["sip.call_id": "\(message.callID)", "sip.error": "\(error)"])
+        }
+        return message.attempts
+    }
+
+    /// Marks a held message delivered (a device answered 2xx); returns it, or nil when it was not waiting.
+    mutating func markDelivered(id: String) -> HeldMessage? {
+        guard var message = messages[id], !message.isDelivered else { return nil }
+        let deliveredAt = Clock.unixSeconds()
+        message.delivery = .delivered(at: deliveredAt)
+        do {
+            try database?.markDelivered(id: id, at: deliveredAt)
+        } catch {
+            // The device has it: after a restart it may get it once more (never lost, at worst twice).
+            logger.error("sip server cannot persist delivery", metadata: ["sip.call_id": "\(message.callID)", "sip.error": "\(error)"])
+        }
+        messages[id] = message
+        return message
+    }
+
+    /// Drops the messages whose lifetime is over (and the database's expired records); returns those that expired
+    /// undelivered. The sweeper's part.
+    mutating func sweep(now: Int64) -> [HeldMessage] {
+        do {
+            try database?.deleteExpired(now: now)
+        } catch {
+            // Dropped from memory below all the same; the next sweep that can write deletes them from the file.
+            logger.warning("sip server cannot delete expired records", metadata: ["sip.error": "\(error)"])
+        }
+        var expired: [HeldMessage] = []
+        for (id, message) in messages where message.expiresAt <= now {
+            messages[id] = nil
+            if !message.isDelivered { expired.append(message) }
+        }
+        return expired
+    }
+}
