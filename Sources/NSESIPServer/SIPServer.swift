@@ -9,14 +9,23 @@ import NSESystem
 
 /// A registrar + fork-late MESSAGE store-and-forward server with APNs pushes (Flexisip-like), for tests and the CLI.
 public actor SIPServer {
+    /// A MESSAGE's sender waiting for its final answer.
     private struct PendingSender {
+        /// Where the sender's MESSAGE stands.
+        enum Custody {
+            /// Only forwarded to live bindings: if every copy fails, the sender hears the failure.
+            case forwarded
+            /// Stored for fork-late delivery: the sender hears 2xx from a device, or 202 at the accept timeout.
+            case held
+        }
+
         var request: SIPRequest
         var flow: ServerFlow
         var transactionKey: String
         var record: HeldMessage
-        var isHeld: Bool
+        var custody: Custody
+        /// Forwarded copies with no final answer yet.
         var outstanding: Int
-        var lastFailure: Int?
         var timer: Task<Void, Never>?
     }
 
@@ -506,7 +515,7 @@ public actor SIPServer {
         }
         let senderKey = transactionKey
         var pending = PendingSender(request: request, flow: flow, transactionKey: transactionKey, record: record,
-                                    isHeld: mustHold, outstanding: 0)
+                                    custody: mustHold ? .held : .forwarded, outstanding: 0)
         if mustHold { senderForHeld[record.id] = senderKey }
         let timeout = configuration.messageAcceptTimeout
         pending.timer = Task { [weak self] in
@@ -545,11 +554,11 @@ public actor SIPServer {
 
     private func acceptTimeoutFired(_ senderKey: String) {
         guard var pending = pendingSenders[senderKey] else { return }
-        if !pending.isHeld {
+        if pending.custody == .forwarded {
             // Fork-late: the live forward has not answered yet; keep the message for the next REGISTER.
             do {
                 try hold(pending.record)
-                pending.isHeld = true
+                pending.custody = .held
                 senderForHeld[pending.record.id] = senderKey
                 // Outstanding forwards of this record now count as deliveries of the held message.
                 for (branch, tx) in clientTransactions where tx.senderKey == senderKey {
@@ -672,9 +681,8 @@ public actor SIPServer {
             return
         }
         pending.outstanding -= 1
-        pending.lastFailure = status
         pendingSenders[senderKey] = pending
-        if pending.outstanding <= 0, !pending.isHeld {
+        if pending.outstanding <= 0, pending.custody == .forwarded {
             answerSender(senderKey, status: status >= 300 ? status : 480)
         }
     }
