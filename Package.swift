@@ -154,7 +154,12 @@ let package = Package(
         // The front door's own `nse run` parser (the `nse` executable target, tested in-process).
         .testTarget(name: "FrontDoorTests", dependencies: ["nse", "NSEHost", "NSEPayload"]),
         .testTarget(name: "FuzzRegressionTests", dependencies: ["NSEFuzzTargets"]),
-        .testTarget(name: "NSESIPServerTests", dependencies: ["NSESIPServer", "NSESIP", "NSEHTTP", logging]),
+        .testTarget(
+            name: "NSESIPServerTests",
+            dependencies: [
+                "NSESIPServer", "NSESIP", "NSEHTTP", logging, .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         .testTarget(
             name: "NSESIPTests",
             dependencies: [
