@@ -22,37 +22,55 @@ public struct PushResponder: HTTPResponder {
     static let keepAliveSeconds: UInt64 = 15
     /// The largest body read: the VoIP limit; anything longer is `PayloadTooLarge` whatever the push type.
     static var maxBody: Int { PushType.voip.payloadLimit }
+    /// The methods a known path answers `405 MethodNotAllowed` to when they are not its own. Hummingbird's router
+    /// answers a known path with an unknown method as it answers an unknown path (404), and APNs does not.
+    static let otherMethods: [HTTPRequest.Method] = [.get, .head, .post, .put, .delete, .patch, .options, .trace, .connect]
+
+    private let router: RouterResponder<Context>
 
     public init(service: PushService) {
         self.service = service
+        typealias Handler = @Sendable (Request, Context) async throws -> Response
+        let routes: [(path: RouterPath, method: HTTPRequest.Method, handler: Handler)] = [
+            ("/3/device", .post, { request, context in await Self.push(request, token: "", context: context, service: service) }),
+            ("/3/device/:token", .post, { request, context in
+                await Self.push(request, token: context.parameters.get("token") ?? "", context: context, service: service)
+            }),
+            ("/v1/events", .get, { request, _ in Self.events(request, service: service) }),
+            ("/v1/devices", .get, { _, _ in Self.json(.array(service.devices.all.map(Self.summary))) }),
+            ("/v1/devices/:token/notifications", .get, { request, context in
+                Self.results(request, token: context.parameters.get("token") ?? "", service: service)
+            }),
+            ("/v1/notify", .post, { request, context in await Self.notify(request, context: context, service: service) }),
+        ]
+        let router = Router(context: Context.self)
+        router.add(middleware: BadPath())
+        for route in routes {
+            router.on(route.path, method: route.method, use: route.handler)
+            for method in Self.otherMethods where method != route.method {
+                router.on(route.path, method: method) { _, _ in Self.error(.methodNotAllowed, apnsID: nil) }
+            }
+        }
+        self.router = router.buildResponder()
     }
 
     public func respond(to request: Request, context: Context) async throws -> Response {
-        let parts = request.uri.path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        if parts.count >= 3, parts[0] == "", parts[1] == "3", parts[2] == "device", parts.count <= 4 {
-            guard request.method == .post else { return Self.error(.methodNotAllowed, apnsID: nil) }
-            return await push(request, token: parts.count == 4 ? parts[3] : "", context: context)
-        }
-        if parts == ["", "v1", "events"] {
-            guard request.method == .get else { return Self.error(.methodNotAllowed, apnsID: nil) }
-            return events(request)
-        }
-        if parts == ["", "v1", "devices"] {
-            guard request.method == .get else { return Self.error(.methodNotAllowed, apnsID: nil) }
-            return Self.json(.array(service.devices.all.map(Self.summary)))
-        }
-        if parts.count == 5, parts[1] == "v1", parts[2] == "devices", parts[4] == "notifications" {
-            guard request.method == .get else { return Self.error(.methodNotAllowed, apnsID: nil) }
-            return results(request, token: parts[3])
-        }
-        if parts == ["", "v1", "notify"] {
-            guard request.method == .post else { return Self.error(.methodNotAllowed, apnsID: nil) }
-            return await notify(request, context: context)
-        }
-        return Self.error(.badPath, apnsID: nil)
+        try await router.respond(to: request, context: context)
     }
 
-    private func push(_ request: Request, token: String, context: Context) async -> Response {
+    /// APNs's answer to a path it does not serve, in place of the router's plain 404.
+    private struct BadPath: RouterMiddleware {
+        typealias Context = PushRequestContext
+        func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+            do {
+                return try await next(request, context)
+            } catch let error as HTTPError where error.status == .notFound {
+                return PushResponder.error(.badPath, apnsID: nil)
+            }
+        }
+    }
+
+    private static func push(_ request: Request, token: String, context: Context, service: PushService) async -> Response {
         let connection = context.connection
         let headers: APNsHeaders = request.headers.map { (name: $0.name.canonicalName.lowercased(), value: $0.value) }
         let givenID = headers.first(where: { $0.name == "apns-id" })?.value
@@ -77,7 +95,7 @@ public struct PushResponder: HTTPResponder {
             // uses it to find the push again if its answer cannot be written (``Acknowledgements``).
             let uniqueID = PushService.newAPNsID()
             if let refusal = await service.enqueue(push, to: device, uniqueID: uniqueID) { return Self.error(refusal, apnsID: push.apnsID) }
-            watchAnswer(uniqueID, on: context.channel)
+            watchAnswer(uniqueID, on: context.channel, service: service)
             var fields = HTTPFields()
             fields[.init("apns-id")!] = push.apnsID
             fields[.init("apns-unique-id")!] = uniqueID
@@ -86,14 +104,14 @@ public struct PushResponder: HTTPResponder {
     }
 
     /// A request channel that closes before the answer's head was even written leaves the push unacknowledged.
-    private func watchAnswer(_ uniqueID: String, on channel: any Channel) {
+    private static func watchAnswer(_ uniqueID: String, on channel: any Channel, service: PushService) {
         let acknowledgements = service.acknowledgements
         channel.closeFuture.whenComplete { _ in acknowledgements.channelClosed(uniqueID) }
     }
 
     /// `GET /v1/events[?device=TOKEN&device=TOKEN2]`: a text/event-stream of `notification` events, one per
     /// recorded result, until the client goes or the server stops.
-    private func events(_ request: Request) -> Response {
+    private static func events(_ request: Request, service: PushService) -> Response {
         let tokens = request.uri.queryParameters.getAll("device").map { String($0) }
         var followed: Set<String>?
         if !tokens.isEmpty {
@@ -143,7 +161,7 @@ public struct PushResponder: HTTPResponder {
         ]
     }
 
-    private func results(_ request: Request, token: String) -> Response {
+    private static func results(_ request: Request, token: String, service: PushService) -> Response {
         guard let device = service.device(for: token) else { return Self.error(.badRequest("BadDeviceToken"), apnsID: nil) }
         var limit = 100
         if let text = request.uri.queryParameters["limit"] {
@@ -163,7 +181,7 @@ public struct PushResponder: HTTPResponder {
         }
     }
 
-    private func notify(_ request: Request, context: Context) async -> Response {
+    private static func notify(_ request: Request, context: Context, service: PushService) async -> Response {
         guard let body = try? await request.body.collect(upTo: 64 * 1024),
             let document = try? JSON.parse(Array(body.readableBytesView))
         else { return Self.error(.badRequest("MalformedRequest"), apnsID: nil) }
@@ -185,7 +203,7 @@ public struct PushResponder: HTTPResponder {
         case .success(let recorded): result = recorded
         case .failure(let refusal): return Self.error(refusal, apnsID: push.apnsID)
         }
-        watchAnswer(uniqueID, on: context.channel)
+        watchAnswer(uniqueID, on: context.channel, service: service)
         var response = Self.json(result)
         response.headers[.init("apns-id")!] = push.apnsID
         response.headers[.init("apns-unique-id")!] = uniqueID

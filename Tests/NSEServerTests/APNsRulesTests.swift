@@ -219,6 +219,21 @@ let alertPayload = #"{"aps":{"alert":{"title":"Hi","body":"there"}}}"#
         let get = try await send(fixture, method: .get, body: nil)
         #expect(get.status == 405 && get.reason == "MethodNotAllowed")
         #expect(try await send(fixture, method: .put).status == 405)
+        // Every route answers APNs's 405 to the methods it does not take, and unknown paths APNs's 404 (the router's
+        // own 404 would carry no reason).
+        let wrongMethods: [(String, HTTPRequest.Method)] = [
+            ("/3/device/\(fixture.remote)", .delete), ("/3/device/\(fixture.remote)", .head), ("/3/device", .get),
+            ("/v1/notify", .get), ("/v1/devices", .post), ("/v1/events", .head), ("/v1/events", .options),
+            ("/v1/devices/\(fixture.remote)/notifications", .patch),
+        ]
+        for (path, method) in wrongMethods {
+            let answer = try await send(fixture, path: path, method: method, body: nil)
+            #expect(answer.status == 405 && answer.reason == "MethodNotAllowed", "\(method) \(path)")
+        }
+        for path in ["/v1", "/v1/nothing", "/v1/devices/\(fixture.remote)", "/3", "/4/device/\(fixture.remote)"] {
+            let answer = try await send(fixture, path: path, method: .get, body: nil)
+            #expect(answer.status == 404 && answer.reason == "BadPath", "\(path)")
+        }
     }
 
     @Test func resultsEndpointIsNewestFirstWithALimit() async throws {
