@@ -10,7 +10,7 @@ import Testing
         let started = ContinuousClock.now
         let drained = Ending.of { await queue.drain() }
         #expect(try await drained.waitForEnd())
-        #expect(try #require(drained.instant) - started < .seconds(1))
+        #expect(try #require(drained.instant) - started < .seconds(5))
         #expect(queue.reserve() == .closed)
         #expect(queue.submit {} == .closed)
         #expect(queue.pending == 0)
@@ -39,7 +39,7 @@ import Testing
         #expect(done.withLock { $0 } == 3)
         #expect(queue.pending == 0)
         let woke = try #require(drained.instant) - opened
-        #expect(woke < .seconds(1), "the drain returned \(woke) after the last push ended")
+        #expect(woke < .seconds(5), "the drain returned \(woke) after the last push ended")
     }
 
     @Test func admissionClosesWhenADrainBeginsAndAReservedSlotGivenBackWakesIt() async throws {

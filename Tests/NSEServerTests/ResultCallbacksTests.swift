@@ -82,7 +82,7 @@ import Testing
             #expect(try await drained.waitForEnd())
             #expect(callbacks.inFlight == 0)
             let woke = try #require(drained.instant) - answered
-            #expect(woke < .seconds(1), "the drain returned \(woke) after the last callback ended")
+            #expect(woke < .seconds(5), "the drain returned \(woke) after the last callback ended")
         }
     }
 
