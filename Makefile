@@ -70,9 +70,9 @@ FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= all
 ASAN_FLAGS := --sanitize=address --scratch-path .build-asan
 # Leaks of the toolchain's own libraries are suppressed; leaks in nse's code fail the run.
-ASAN_ENV := LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan-suppressions.txt NSE_SANITIZER_MEMORY_FACTOR=2
+ASAN_ENV := LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan-suppressions.txt NSE_SANITIZER_MEMORY_FACTOR=3
 # A sanitized extension's RSS carries shadow memory: its memory limit is scaled (NotificationHost.limitsForThisRun).
-TSAN_ENV := NSE_SANITIZER_MEMORY_FACTOR=3
+TSAN_ENV := NSE_SANITIZER_MEMORY_FACTOR=4
 TSAN_FLAGS := --sanitize=thread --scratch-path .build-tsan
 
 fuzz: deps ## libFuzzer on the parsers, FUZZ_SECONDS (60) per target: fails on a crash and keeps the reproducer.
