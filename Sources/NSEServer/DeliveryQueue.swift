@@ -51,6 +51,11 @@ public final class DeliveryQueue: Sendable {
         pool.start()
     }
 
+    /// A queue dropped without a drain (an embedding that never stops it, a test) still lets its threads end.
+    deinit {
+        pool.shutdownGracefully { _ in }
+    }
+
     /// Pushes accepted and not yet done (running or waiting).
     public var pending: Int { phase.withLock { $0.pending } }
 

@@ -27,6 +27,11 @@ public final class PushService: Sendable {
     /// an answer lost): SQLite waits for the disk, never on an event loop or a cooperative thread.
     private let storeThreads: NIOThreadPool
 
+    /// A service dropped without a drain (an embedding that never stops it, a test) still lets its threads end.
+    deinit {
+        storeThreads.shutdownGracefully { _ in }
+    }
+
     public init(
         devices: [Device], concurrency: Int, queueCapacity: Int, extensionCommand: [String],
         limits: ExtensionLimits = ExtensionLimits(), authentication: ProviderAuthentication? = nil, logger: Logger
