@@ -75,6 +75,7 @@ import Testing
             Issue.record("needs root to mount a small tmpfs: the full-container check did not run")
             return
         }
+        defer { withExtendedLifetime(small) {} }  // mounted until the end of the test
         let server = try SIPServerProcess(["--listen", "tcp:127.0.0.1:0", "--no-push", "--accept-timeout", "0.3"])
         let proxy = try #require(server.uris["tcp"])
         let bob = small.path + "/bob"

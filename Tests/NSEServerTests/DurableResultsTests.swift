@@ -61,9 +61,9 @@ import Glibc
     @Test func aPushThatCannotBeRecordedIsNotAnswered200AndTheNextOneIs() async throws {
         let notifications = root + "/bob/notifications"
         try FileManager.default.createDirectory(atPath: notifications, withIntermediateDirectories: true)
-        let mounted = getuid() == 0
-            && (try? TestSupport.run("/bin/mount", ["-t", "tmpfs", "-o", "size=256k", "tmpfs", notifications], timeout: 10).status) == 0
-        defer { if mounted { _ = try? TestSupport.run("/bin/umount", ["-l", notifications], timeout: 10) } }
+        let small = try SmallFileSystem.mount(kilobytes: 256, at: notifications)
+        defer { withExtendedLifetime(small) {} }  // mounted until the end of the test
+        let mounted = small != nil
         if !mounted && getuid() == 0 { return }  // root without mount: a read-only file would not stop root
 
         let server = try await InProcessServer(PushServerConfiguration(host: "127.0.0.1", port: 0), device: device)
@@ -74,21 +74,14 @@ import Glibc
                  "--data-binary", #"{"aps":{"alert":"hello"}}"#, server.url + "/3/device/" + token], timeout: 40).stdout
         }
         #expect(try await push() == "200")
-        let filler = notifications + "/filler"
-        if mounted {
-            // Fill the disk to the last byte.
-            let handle = try #require(FileHandle(forWritingAtPath: { FileManager.default.createFile(atPath: filler, contents: nil); return filler }()))
-            let chunk = Data(repeating: 0, count: 4096)
-            while (try? handle.write(contentsOf: chunk)) != nil {}
-            try? handle.close()
-        } else {
-            chmod(notifications + "/results.db", 0o400)
-        }
+        // Fill the disk to the last byte (or, not root, make the database read-only).
+        let filler = small?.fill()
+        if !mounted { chmod(notifications + "/results.db", 0o400) }
         // Several pushes: each is refused (500), none answered 200.
         var refused: [String] = []
         for _ in 0..<3 { refused.append(try await push()) }
         #expect(refused.allSatisfy { $0 == "500" }, "\(refused)")
-        if mounted { try FileManager.default.removeItem(atPath: filler) } else { chmod(notifications + "/results.db", 0o600) }
+        if let filler { try FileManager.default.removeItem(atPath: filler) } else { chmod(notifications + "/results.db", 0o600) }
         #expect(try await push() == "200")
         await server.stop()
         let recorded = try server.service.store.results(for: device, limit: 10)

@@ -119,6 +119,7 @@ import Testing
             Issue.record("needs root to mount a small tmpfs: the full-disk check did not run")
             return
         }
+        defer { withExtendedLifetime(small) {} }  // mounted until the end of the test
         let store = try AppGroupStore(containerDirectory: small.path)
         try store.messages.keep(message("before@host", at: 1000), now: 1000)
         let filler = small.fill()

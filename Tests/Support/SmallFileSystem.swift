@@ -8,10 +8,10 @@ public final class SmallFileSystem: @unchecked Sendable {
 
     private init(path: String) { self.path = path }
 
-    /// Mounts a tmpfs of `kilobytes` at a new temporary folder.
-    public static func mount(kilobytes: Int) throws -> SmallFileSystem? {
+    /// Mounts a tmpfs of `kilobytes` at `path` (an existing folder), or at a new temporary folder.
+    public static func mount(kilobytes: Int, at path: String? = nil) throws -> SmallFileSystem? {
         guard getuid() == 0 else { return nil }
-        let path = try TestSupport.temporaryDirectory("nse-small-fs")
+        let path = try path ?? TestSupport.temporaryDirectory("nse-small-fs")
         let mounted = try TestSupport.run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(kilobytes)k", "tmpfs", path])
         guard mounted.status == 0 else { return nil }
         return SmallFileSystem(path: path)
@@ -35,6 +35,5 @@ public final class SmallFileSystem: @unchecked Sendable {
 
     deinit {
         _ = try? TestSupport.run("/bin/umount", ["-l", path])
-        try? FileManager.default.removeItem(atPath: path)
     }
 }
