@@ -111,7 +111,12 @@ let package = Package(
         // MARK: - Executables
         // `nse`: the front door. Runs `nse run` itself (it links the host alone, so it starts fast) and hands every
         // other command to `nse-tool` beside it by exec.
-        .executableTarget(name: "nse", dependencies: ["NSEHost", "NSEPayload", "NSESystem"]),
+        // Fully static in release builds, as the extension: every notification starts it, and a dynamically linked
+        // front door spent more time in the loader than the extension spends in its whole run (docs/performance.md).
+        .executableTarget(
+            name: "nse", dependencies: ["NSEHost", "NSEPayload", "NSESystem"],
+            linkerSettings: [.unsafeFlags(["-static-executable"], .when(configuration: .release))]
+        ),
         // The full command line (swift-argument-parser): every subcommand, servers included.
         .executableTarget(
             name: "nse-tool",
