@@ -1,5 +1,6 @@
 import NSECrypto
 import NSEJSON
+import NSESIP
 
 /// A MESSAGE kept for fork-late delivery.
 struct HeldMessage: Sendable {
@@ -42,6 +43,23 @@ struct HeldMessage: Sendable {
 }
 
 extension HeldMessage {
+    /// Header fields of a sender's MESSAGE not replayed to the device: its routing, credentials and framing.
+    private static let droppedHeaders: Set<String> = [
+        "via", "route", "record-route", "max-forwards", "cseq", "content-length", "authorization",
+        "proxy-authorization", "proxy-require", "contact", "path",
+    ]
+
+    /// A sender's MESSAGE for `aor` as it is kept and replayed: its other header fields (wire order) and body,
+    /// received `now` (Unix seconds) and kept for `lifetime` seconds.
+    init(request: SIPRequest, id: String, aor: String, now: Int64, lifetime: Int, order: Int64) {
+        var headers: [(String, String)] = []
+        for field in request.headers where !HeldMessage.droppedHeaders.contains(PushParameters.lower(field.name)) {
+            headers.append((field.name, field.value))
+        }
+        self.init(id: id, aor: aor, callID: request.headers.callID ?? "", headers: headers, body: request.body,
+                  receivedAt: now, expiresAt: now + Int64(lifetime), order: order)
+    }
+
     /// The header fields as stored in the database: a JSON array of `[name, value]` pairs.
     var headersJSON: String { JSON.array(headers.map { [.string($0.0), .string($0.1)] }).serialized() }
 

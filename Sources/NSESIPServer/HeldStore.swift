@@ -26,6 +26,11 @@ struct HeldStore {
             messages[message.id] = message
             lastOrder = max(lastOrder, message.order)
         }
+        if !loaded.isEmpty {
+            logger.info("sip server loaded held messages", metadata: [
+                "sip.count": "\(loaded.count)", "sip.undelivered": "\(loaded.filter { !$0.isDelivered }.count)",
+            ])
+        }
         return loaded
     }
 

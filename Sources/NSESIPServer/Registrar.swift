@@ -67,7 +67,13 @@ struct Registrar {
         self.configuration = configuration
     }
 
-    mutating func setUsers(_ users: [String: String]?) { self.users = users }
+    /// Takes the configured users, and those of the users file over them.
+    mutating func loadUsers() throws {
+        users = configuration.users
+        if let path = configuration.usersFile {
+            users = (users ?? [:]).merging(try SIPServerConfiguration.loadUsers(path: path)) { _, new in new }
+        }
+    }
 
     /// Remembers an AOR as known (it had a message held, or a binding restored).
     mutating func noteKnown(_ aor: String) { knownAORs.insert(aor) }

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import Logging
 import NSEDatabase
 import NSESIP
 import NSESystem
@@ -94,6 +95,23 @@ final class ServerDatabase: Sendable {
         } catch {
             throw Self.failure(error)
         }
+    }
+
+    /// Opens the database in `directory` as `init(directory:)` does, importing files of the old
+    /// one-file-per-message layout once, and logs what the import did.
+    static func open(directory: String, logger: Logger) throws(SIPServerError) -> ServerDatabase {
+        let database = try ServerDatabase(directory: directory)
+        let migration = try database.importLegacyFiles(in: directory)
+        if !migration.unreadable.isEmpty {
+            logger.warning("sip server moved unreadable held message files aside", metadata: [
+                "sip.files": "\(migration.unreadable.sorted().joined(separator: ","))",
+                "sip.folder": "\(Path.join(directory, ServerDatabase.unreadableFolder))",
+            ])
+        }
+        if migration.imported > 0 {
+            logger.info("sip server imported held message files into its database", metadata: ["sip.count": "\(migration.imported)"])
+        }
+        return database
     }
 
     /// A database error as the server reports it; a damaged or newer file is a configuration problem (the operator

@@ -1,0 +1,154 @@
+import Logging
+import NSEHTTP
+import NSECrypto
+import NSESIP
+import NSESystem
+
+/// The MESSAGE path: a sender's MESSAGE is forwarded to the live bindings and/or held (`Forwarder`), its sender
+/// answered once (`PendingSenders`), held messages pushed for (`PushSender`).
+extension SIPServer {
+    func handleMessage(_ request: SIPRequest, flow: ServerFlow, transactionKey: String) {
+        let aor = SIPServer.aorKey(request.uri)
+        var log = logger
+        log[metadataKey: "sip.call_id"] = "\(request.headers.callID ?? "")"
+        log[metadataKey: "sip.method"] = "MESSAGE"
+        log[metadataKey: "sip.aor"] = "\(aor)"
+        let active = registrar.activeBindings(aor: aor)
+        guard !active.isEmpty else {
+            let known = registrar.isKnown(aor: aor, user: request.uri.user)
+            log.debug("sip server message for unreachable aor", metadata: ["sip.known": "\(known)"])
+            respond(request, flow: flow, transactionKey: transactionKey, status: known ? 480 : 404)
+            return
+        }
+        let id: String
+        do { id = try SecureRandom.hex(16) } catch {
+            log.error("sip server has no secure randomness for a held message id", metadata: ["sip.error": "\(error)"])
+            respond(request, flow: flow, transactionKey: transactionKey, status: 500)
+            return
+        }
+        let record = HeldMessage(request: request, id: id, aor: aor, now: Clock.unixSeconds(),
+                                 lifetime: configuration.heldMessageLifetime, order: forwarder.nextOrder())
+        // Held when a device may be woken by a push, or when none is reachable now; otherwise only forwarded.
+        let mustHold = active.contains { $0.push != nil } || !active.contains { $0.isLive }
+        if mustHold {
+            do { try hold(record) } catch {
+                log.error("sip server cannot persist held message", metadata: ["sip.error": "\(error)"])
+                respond(request, flow: flow, transactionKey: transactionKey, status: 500, reason: "Message Not Stored")
+                return
+            }
+        }
+        let senderKey = transactionKey
+        let timer = StopSignal()
+        senders.add(PendingSenders.Sender(request: request, flow: flow, transactionKey: transactionKey, record: record,
+                                          custody: mustHold ? .held : .forwarded, outstanding: 0, timer: timer),
+                    key: senderKey)
+        let timeout = configuration.messageAcceptTimeout
+        spawn { [weak self] in
+            let fired = await timer.run { () async -> Bool? in
+                do { try await Task.sleep(for: timeout) } catch { return nil }
+                return true
+            }
+            if fired != nil { await self?.acceptTimeoutFired(senderKey) }
+        }
+        for binding in active {
+            guard let liveFlow = binding.flow, liveFlow.isLive else { continue }
+            senders.copySent(senderKey)
+            transmit(forwarder.send(record, over: liveFlow, to: binding.contact.uri,
+                                 carrying: .init(heldID: mustHold ? record.id : nil, senderKey: senderKey), copies: 1))
+        }
+        guard mustHold else { return }
+        if APNsMessagePush.isIMDN(contentType: request.headers.contentType, body: request.body) {
+            log.debug("sip server not pushing an IMDN")
+            return
+        }
+        for binding in active { push(record: record, request: request, binding: binding) }
+    }
+
+    /// Stores a message for later delivery; it counts as held (and its sender may hear 202) only once stored.
+    private func hold(_ record: HeldMessage) throws(SIPServerError) {
+        try forwarder.hold(record)
+        registrar.noteKnown(record.aor)
+        emit(.held(aor: record.aor, callID: record.callID, id: record.id))
+        logger.info("sip server message held", metadata: [
+            "sip.call_id": "\(record.callID)", "sip.method": "MESSAGE", "sip.aor": "\(record.aor)",
+            "sip.body_size": "\(record.body.count)",
+        ])
+    }
+
+    /// No device took the message in time: a forwarded one is held for the next REGISTER (fork-late); the sender
+    /// hears 202 either way.
+    private func acceptTimeoutFired(_ senderKey: String) {
+        guard let sender = senders[senderKey] else { return }
+        if sender.custody == .forwarded {
+            do { try hold(sender.record) } catch {
+                logger.error("sip server cannot persist held message", metadata: ["sip.error": "\(error)"])
+                answerSender(senderKey, status: 500, reason: "Message Not Stored")
+                return
+            }
+            senders.markHeld(senderKey)
+            forwarder.adopt(senderKey: senderKey, heldID: sender.record.id)
+        }
+        answerSender(senderKey, status: 202)
+    }
+
+    private func answerSender(_ senderKey: String, status: Int, reason: String? = nil) {
+        guard let sender = senders.take(senderKey) else { return }
+        respond(sender.request, flow: sender.flow, transactionKey: sender.transactionKey, status: status, reason: reason)
+    }
+
+    /// Reports a copy sent and runs its retransmissions as a child task.
+    func transmit(_ sent: Forwarder.Sent) {
+        for event in sent.events { emit(event) }
+        let transmission = sent.transmission
+        spawn { [weak self] in
+            guard let status = await transmission.run() else { return }
+            await self?.transmissionEnded(branch: transmission.branch, status: status)
+        }
+    }
+
+    private func transmissionEnded(branch: String, status: Int) {
+        if let outcome = forwarder.finish(branch: branch, status: status) { record(outcome) }
+    }
+
+    /// A delivery's outcome for the senders: a held message's sender hears 200 once a device has it; a forwarded
+    /// copy's sender hears its 2xx, or the failure once every copy failed and nothing is held.
+    func record(_ outcome: Forwarder.Outcome) {
+        if let message = outcome.delivered {
+            emit(.delivered(aor: message.aor, callID: message.callID, id: message.id))
+            if let senderKey = senders.key(forHeld: message.id) { answerSender(senderKey, status: 200) }
+        }
+        guard let senderKey = outcome.carrying.senderKey else { return }
+        if outcome.succeeded {
+            answerSender(senderKey, status: outcome.status)
+        } else if let status = senders.copyFailed(senderKey, status: outcome.status) {
+            answerSender(senderKey, status: status)
+        }
+    }
+
+    // MARK: - pushes
+
+    private func push(record: HeldMessage, request: SIPRequest, binding: Registrar.Binding) {
+        guard let push = binding.push,
+              let plan = pushSender.plan(record: record, request: request, push: push, instance: binding.instance) else { return }
+        switch plan {
+        case .skipped(let outcome):
+            emit(.pushed(aor: outcome.aor, callID: outcome.callID, url: outcome.url, status: outcome.status,
+                         reason: outcome.reason))
+        case .send(let job):
+            spawn { [weak self] in
+                let outcome = await job.run()
+                await self?.pushFinished(outcome)
+            }
+        }
+    }
+
+    private func pushFinished(_ outcome: PushSender.Outcome) {
+        let (aor, callID, status, reason) = (outcome.aor, outcome.callID, outcome.status, outcome.reason)
+        emit(.pushed(aor: aor, callID: callID, url: outcome.url, status: status, reason: reason))
+        let level: Logger.Level = status.map { (200..<300).contains($0) } == true ? .info : .warning
+        logger.log(level: level, "sip server push sent", metadata: [
+            "sip.call_id": "\(callID)", "sip.aor": "\(aor)", "push.status": "\(status.map(String.init) ?? "none")",
+            "push.reason": "\(reason)",
+        ])
+    }
+}

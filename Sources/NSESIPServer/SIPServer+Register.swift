@@ -1,0 +1,60 @@
+import Logging
+public import NSESIP
+import NSESystem
+
+/// The REGISTER path: the `Registrar` authorizes and stores the bindings, the server answers and hands the
+/// `Forwarder` what is held for the AOR; and the bindings kept across a restart.
+extension SIPServer {
+    func handleRegister(_ request: SIPRequest, flow: ServerFlow, transactionKey: String) {
+        guard let to = request.headers.to else {
+            respond(request, flow: flow, transactionKey: transactionKey, status: 400)
+            return
+        }
+        let aor = SIPServer.aorKey(to.uri)
+        var log = logger
+        log[metadataKey: "sip.call_id"] = "\(request.headers.callID ?? "")"
+        log[metadataKey: "sip.method"] = "REGISTER"
+        log[metadataKey: "sip.aor"] = "\(aor)"
+        if let denial = registrar.authorize(request, aorURI: to.uri) {
+            log.debug("sip server register not authorized", metadata: ["sip.status": "\(denial.status)"])
+            respond(request, flow: flow, transactionKey: transactionKey, status: denial.status, extraHeaders: denial.headers)
+            return
+        }
+        switch registrar.register(request, aor: aor, flow: flow, database: database, logger: log) {
+        case .refused(let status, let reason):
+            respond(request, flow: flow, transactionKey: transactionKey, status: status, reason: reason)
+        case .stored(let changes, let contacts, let deliveryContact):
+            for change in changes { emit(change) }
+            respond(request, flow: flow, transactionKey: transactionKey, status: 200, contacts: contacts)
+            guard let deliveryContact else { return }
+            let sent = forwarder.deliverHeld(aor: aor, flow: flow, contactURI: deliveryContact, faults: faults,
+                                             now: Clock.unixSeconds())
+            for copy in sent { transmit(copy) }
+        }
+    }
+
+    /// Brings back the stored bindings that have not expired. A UDP binding whose listener port is bound again is
+    /// live at once; a TCP/TLS one waits for the device to reconnect (pushes still go out).
+    func restoreBindings() throws(SIPServerError) {
+        guard let database else { return }
+        let wallNow = Clock.unixSeconds()
+        let (stored, expiredAORs) = try database.liveBindings(now: wallNow)
+        let listeners = self.listeners
+        let restored = registrar.restore(stored, expiredAORs: expiredAORs, wallNow: wallNow, logger: logger) {
+            listeners.udpFlow(localPort: $0.localPort, remoteHost: $0.remoteHost, remotePort: $0.remotePort)
+        }
+        if restored > 0 { logger.info("sip server restored bindings", metadata: ["sip.count": "\(restored)"]) }
+    }
+
+    /// The normalized AOR key of a URI: `sip:user@host` (scheme sip, host lowercased, no port or parameters).
+    public static func aorKey(_ uri: SIPURI) -> String {
+        let host = PushParameters.lower(uri.host)
+        if let user = uri.user { return "sip:\(user)@\(host)" }
+        return "sip:\(host)"
+    }
+
+    /// `aorKey` of a URI string (returned unchanged when it does not parse).
+    public static func aorKey(_ text: String) -> String {
+        (try? SIPURI(parsing: text)).map { aorKey($0) } ?? text
+    }
+}
