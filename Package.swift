@@ -174,7 +174,7 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
-        .testTarget(name: "EndToEndTests", dependencies: ["NSEJSON", "NSETestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["NSEDevice", "NSEJSON", "NSEReplay", "NSETestSupport"]),
         .testTarget(
             name: "NSEServerTests",
             dependencies: [

@@ -68,7 +68,7 @@ struct CaseRunner {
                     log.append("sip server stopped before the push")
                 }
             }
-            let bytes = try payloadBytes(device: device, other: other)
+            let bytes = try replayCase.payload(sealingTo: device, other: other)
             let limits = ExtensionLimits(
                 budget: replayCase.budget, grace: replayCase.grace, memoryLimitKilobytes: Int(replayCase.memoryLimit * 1024))
             let command = replayCase.extensionCommand.map {
@@ -121,50 +121,6 @@ struct CaseRunner {
 
     private func escape(_ text: String) -> String {
         text.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"").replacing("\n", with: "\\n")
-    }
-
-    /// The payload with `{{enc}}` replaced by the sealed plaintext.
-    private func payloadBytes(device: Device, other: Device) throws -> [UInt8] {
-        if let bytes = replayCase.payloadBytes { return bytes }
-        var text: String
-        if let file = replayCase.payloadFile {
-            let path = file.hasPrefix("/") ? file : Path.join(Path.dirname(replayCase.file), file)
-            guard let bytes = try FileSystem.readFile(path, limit: 1024 * 1024) else {
-                throw ReplayError(file: replayCase.file, field: "payload_file", message: "larger than 1 MiB")
-            }
-            text = String(decoding: bytes, as: UTF8.self)
-        } else {
-            text = replayCase.payloadText ?? ""
-        }
-        if let seal = replayCase.seal, text.contains("{{enc}}") {
-            let target = seal["to"]?.stringValue == "other" ? other : device
-            let envelope = try sealText(seal["plaintext"] ?? .null, to: target)
-            text = text.replacing("{{enc}}", with: envelope)
-        }
-        return Array(text.utf8)
-    }
-
-    /// Seals a plaintext (an object, with `{{now}}` / `{{now-SECONDS}}` in string values replaced by RFC 3339
-    /// times; or a string sealed as it is).
-    private func sealText(_ plaintext: JSON, to device: Device) throws -> String {
-        let bytes: [UInt8]
-        if let raw = plaintext.stringValue {
-            bytes = Array(raw.utf8)
-        } else {
-            bytes = Array(Self.expandTimes(plaintext.serialized()).utf8)
-        }
-        return try Envelope.seal(bytes, to: device.publicKey()).text
-    }
-
-    static func expandTimes(_ text: String) -> String {
-        var output = text
-        let now = Clock.unixMilliseconds() / 1000
-        while let range = output.firstRange(of: "{{now") {
-            guard let close = output[range.upperBound...].firstRange(of: "}}") else { break }
-            let offset = Int64(output[range.upperBound..<close.lowerBound]) ?? 0
-            output.replaceSubrange(range.lowerBound..<close.upperBound, with: Clock.rfc3339(unixSeconds: now + offset))
-        }
-        return output
     }
 
     /// Starts the case's embedded SIP server, gives the device an account on it, registers it as the app would,
@@ -222,7 +178,7 @@ struct CaseRunner {
         var type = "text/plain;charset=UTF-8"
         var body: [UInt8]
         if message.sealed {
-            body = Array(try sealText(message.plaintext ?? .string(message.text ?? ""), to: device).utf8)
+            body = Array(try replayCase.seal(message.plaintext ?? .string(message.text ?? ""), to: device).utf8)
             type = "application/vnd.nse.envelope"
         } else {
             body = Array((message.text ?? "").utf8)

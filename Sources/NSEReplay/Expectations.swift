@@ -1,10 +1,10 @@
-import NSEJSON
+public import NSEJSON
 
 /// Compares a case's `expect` with the result: only what the case states is checked, so volatile fields (timings,
 /// request ids, RSS, UUIDs) never make a case fail.
-enum Expectations {
+public enum Expectations {
     /// One line per mismatch, e.g. `outcome: expected rewritten, got fallback`.
-    static func compare(expected: JSONObject, actual: JSON) -> [String] {
+    public static func compare(expected: JSONObject, actual: JSON) -> [String] {
         var differences: [String] = []
         func show(_ value: JSON?) -> String { value.map { $0.serialized() } ?? "(absent)" }
         for (key, want) in expected {

@@ -19,29 +19,62 @@ public struct ReplayRunner: Sendable {
         self.extensionCommand = extensionCommand
     }
 
-    /// The case files under the given paths (files as given; folders searched for `*.json`, sorted).
-    public static func caseFiles(_ paths: [String]) throws(ReplayError) -> [String] {
-        var files: [String] = []
+    /// What a search for cases found.
+    public struct CaseSearch: Sendable, Equatable {
+        /// The case files: files as given, then each folder's in name order.
+        public var files: [String] = []
+        /// One line per searched folder that holds `.json` files but no case (skipped).
+        public var skipped: [String] = []
+    }
+
+    /// The case files under the given paths. A file given is a case. Folders are searched for `*.json`: in a
+    /// folder where any `.json` file is a case (a JSON object with `expect`), every `.json` file is taken as one, so
+    /// a broken case fails rather than vanishes; a folder whose `.json` files are none of them cases (plaintexts,
+    /// fuzz corpora) is skipped with one line. A folder given that holds no case anywhere under it is an error.
+    public static func findCases(_ paths: [String]) throws(ReplayError) -> CaseSearch {
+        var search = CaseSearch()
         for path in paths {
             if FileSystem.isDirectory(path) {
-                files += collect(path)
+                var found = CaseSearch()
+                collect(path, into: &found)
+                guard !found.files.isEmpty else {
+                    throw ReplayError(
+                        file: path, field: nil,
+                        message: "holds no case (a case is a .json file with a JSON object that has \"expect\"; docs/replay.md)")
+                }
+                search.files += found.files
+                search.skipped += found.skipped
             } else if FileSystem.exists(path) {
-                files.append(path)
+                search.files.append(path)
             } else {
                 throw ReplayError(file: path, field: nil, message: "no such file or folder")
             }
         }
-        return files
+        return search
     }
 
-    private static func collect(_ directory: String) -> [String] {
-        guard let names = try? FileSystem.contents(ofDirectory: directory) else { return [] }
-        var files: [String] = []
+    private static func collect(_ directory: String, into search: inout CaseSearch) {
+        guard let names = try? FileSystem.contents(ofDirectory: directory) else { return }
+        var json: [String] = []
+        var folders: [String] = []
         for name in names {
             let path = Path.join(directory, name)
-            if FileSystem.isDirectory(path) { files += collect(path) } else if name.hasSuffix(".json") { files.append(path) }
+            if FileSystem.isDirectory(path) { folders.append(path) } else if name.hasSuffix(".json") { json.append(path) }
         }
-        return files
+        if json.contains(where: isCase) {
+            search.files += json
+        } else if !json.isEmpty {
+            search.skipped.append("\(directory): skipped, none of its \(json.count) .json files is a case (no \"expect\")")
+        }
+        for folder in folders { collect(folder, into: &search) }
+    }
+
+    /// Whether a file holds a JSON object with an `expect` member.
+    static func isCase(_ path: String) -> Bool {
+        guard let bytes = try? FileSystem.readFile(path, limit: 1024 * 1024),
+            let object = (try? JSON.parse(bytes, options: JSONParseOptions(maxDepth: 32)))?.objectValue
+        else { return false }
+        return object["expect"] != nil
     }
 
     /// Runs the cases, `jobs` at a time, calling `progress` as each one ends (in completion order).

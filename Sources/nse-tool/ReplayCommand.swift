@@ -14,7 +14,10 @@ struct ReplayCommand: AsyncParsableCommand {
         abstract: "Replay push scenario cases (docs/replay.md) and compare what the lock screen shows with what each case expects.",
         discussion: "Exit status 0 when every case passes, 1 when any fails, 65 when a case file is broken.")
 
-    @Argument(help: ArgumentHelp("Case files, or folders searched for *.json cases.", valueName: "path"))
+    @Argument(
+        help: ArgumentHelp(
+            "Case files, or folders searched for *.json cases (folders with no case are skipped, with a line).",
+            valueName: "path"))
     var paths: [String]
 
     @Option(help: "Cases run at once (default: the number of cores).")
@@ -41,14 +44,15 @@ struct ReplayCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let files: [String]
-        do { files = try ReplayRunner.caseFiles(paths) } catch { throw Failure(.noInput, error.description).exit() }
+        let search: ReplayRunner.CaseSearch
+        do { search = try ReplayRunner.findCases(paths) } catch { throw Failure(.noInput, error.description).exit() }
+        for line in search.skipped { StandardStreams.writeError(line + "\n") }
         let root = workDir ?? Path.join(Environment.get("TMPDIR") ?? "/tmp", "nse-replay-\(Clock.unixMilliseconds())")
         let runner = ReplayRunner(
             jobs: jobs ?? Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))), filter: filter, update: update, workRoot: root,
             extensionCommand: NotificationHost.referenceExtensionCommand())
         let text = format == "text"
-        let results = await runner.run(files: files) { result in
+        let results = await runner.run(files: search.files) { result in
             if text { StandardStreams.writeOut(ReplayReport.line(result) + "\n") }
         }
         if let junit {

@@ -70,6 +70,37 @@ import Testing
         #expect(results.arrayValue?.first?["passed"] == true)
     }
 
+    @Test func foldersWithoutCasesAreSkippedWithOneLine() throws {
+        try FileManager.default.createDirectory(atPath: root + "/cases", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: root + "/plaintexts", withIntermediateDirectories: true)
+        _ = try write("cases/a.json", passing)
+        _ = try write("plaintexts/alice.json", #"{"type":"message","text":"hi"}"#)
+        _ = try write("plaintexts/broken.json", "{")
+        let output = try TestSupport.nse(["replay", root])
+        #expect(output.status == 0, "\(output.stdout)\(output.stderr)")
+        #expect(output.stdout.split(separator: "\n").last == "1 passed, 0 failed")
+        #expect(output.stderr == "\(root)/plaintexts: skipped, none of its 2 .json files is a case (no \"expect\")\n")
+        // A folder with no case at all is one clear error line, not a run of broken cases.
+        let none = try TestSupport.nse(["replay", root + "/plaintexts"])
+        #expect(none.status == 66)
+        #expect(none.stdout.isEmpty)
+        #expect(none.stderr.split(separator: "\n").count == 1)
+        #expect(none.stderr.contains("plaintexts: holds no case"))
+        // In a folder that holds cases, every .json is one: a broken case fails instead of being skipped.
+        _ = try write("cases/broken.json", "{")
+        let broken = try TestSupport.nse(["replay", root + "/cases"])
+        #expect(broken.status == 65)
+        #expect(broken.stdout.contains("broken.json: "))
+    }
+
+    @Test func theWholeFixturesFolderPasses() throws {
+        let output = try TestSupport.nse(["replay", TestSupport.fixtures])
+        #expect(output.status == 0, "\(output.stdout.split(separator: "\n").filter { !$0.hasPrefix("PASS") }.joined(separator: "\n"))")
+        let cases = try FileManager.default.contentsOfDirectory(atPath: TestSupport.fixtures + "/cases").filter { $0.hasSuffix(".json") }
+        #expect(output.stdout.split(separator: "\n").last.map(String.init) == "\(cases.count) passed, 0 failed")
+        #expect(output.stderr.contains("plaintexts: skipped"))
+    }
+
     @Test func theProjectCorpusPasses() throws {
         let output = try TestSupport.nse(["replay", TestSupport.fixtures + "/cases"])
         #expect(output.status == 0, "\(output.stdout.split(separator: "\n").filter { !$0.hasPrefix("PASS") }.joined(separator: "\n"))")
