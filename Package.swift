@@ -162,7 +162,8 @@ let package = Package(
         .testTarget(
             name: "NSESIPServerTests",
             dependencies: [
-                "NSESIPServer", "NSESIP", "NSEHTTP", logging, .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                "NSESIPServer", "NSESIP", "NSEHTTP", logging, .product(name: "InMemoryLogging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .testTarget(

@@ -15,12 +15,11 @@ struct AuthAndFaultTests {
         var config = serverConfiguration([.tcp])
         config.usersFile = dir.file("users")
         config.authAlgorithms = algorithms
-        let server = SIPServer(configuration: config, logger: quietLogger)
         let good = fastUA()
         let bad = fastUA()
         let none = fastUA()
-        do {
-            let proxy = try await server.start().proxy(.tcp)
+        try await withSIPServer(config, closing: [good, bad, none]) { server, addresses in
+            let proxy = addresses.proxy(.tcp)
             let ok = try await registerDevice(good, proxy: proxy, password: "s3cret")
             #expect(ok.statusCode == 200)
             #expect(ok.requestCount == 2)
@@ -33,22 +32,17 @@ struct AuthAndFaultTests {
             // The challenge offers what is configured.
             let events = await server.eventLog()
             #expect(events.contains { if case .answered("REGISTER", _, 401) = $0 { return true }; return false })
-        } catch {
-            await good.close(); await bad.close(); await none.close(); await server.shutdown()
-            throw error
         }
-        await good.close(); await bad.close(); await none.close(); await server.shutdown()
     }
 
     @Test("deliverDuplicates: the held MESSAGE is sent twice with one branch; the device sees it once")
     func deliverDuplicates() async throws {
         var config = serverConfiguration([.udp], acceptTimeout: .milliseconds(200))
         config.faults.deliverDuplicates = true
-        let server = SIPServer(configuration: config, logger: quietLogger)
         let sender = fastUA()
         let device2 = fastUA()
-        do {
-            let proxy = try await server.start().proxy(.udp)
+        try await withSIPServer(config, closing: [device2, sender]) { server, addresses in
+            let proxy = addresses.proxy(.udp)
             let device1 = fastUA()
             #expect(try await registerDevice(device1, proxy: proxy).statusCode == 200)
             await device1.close()
@@ -68,22 +62,17 @@ struct AuthAndFaultTests {
             #expect(copies.count >= 2)
             #expect(copies.suffix(2).allSatisfy { $0 == copies.last })
             #expect(count(events) { if case .delivered(_, "dup-1", _) = $0 { return true }; return false } == 1)
-        } catch {
-            await device2.close(); await sender.close(); await server.shutdown()
-            throw error
         }
-        await device2.close(); await sender.close(); await server.shutdown()
     }
 
     @Test("unrelatedCallIDFirst: a MESSAGE with a fresh Call-ID arrives before the held one")
     func unrelatedCallIDFirst() async throws {
         var config = serverConfiguration([.tcp], acceptTimeout: .milliseconds(200))
         config.faults.unrelatedCallIDFirst = true
-        let server = SIPServer(configuration: config, logger: quietLogger)
         let sender = fastUA()
         let device2 = fastUA()
-        do {
-            let proxy = try await server.start().proxy(.tcp)
+        try await withSIPServer(config, closing: [device2, sender]) { server, addresses in
+            let proxy = addresses.proxy(.tcp)
             let device1 = fastUA()
             #expect(try await registerDevice(device1, proxy: proxy).statusCode == 200)
             await device1.close()
@@ -95,32 +84,23 @@ struct AuthAndFaultTests {
             #expect(received[0].callID != "wanted-1")
             #expect(received[1].callID == "wanted-1")
             #expect(String(decoding: received[1].body, as: UTF8.self) == "the one")
-        } catch {
-            await device2.close(); await sender.close(); await server.shutdown()
-            throw error
         }
-        await device2.close(); await sender.close(); await server.shutdown()
     }
 
     @Test("dropFirstPackets: the first UDP datagrams are ignored, the retransmission succeeds")
     func dropFirstPackets() async throws {
         var config = serverConfiguration([.udp])
         config.faults.dropFirstPackets = 2
-        let server = SIPServer(configuration: config, logger: quietLogger)
         let device = fastUA()
-        do {
-            let proxy = try await server.start().proxy(.udp)
+        try await withSIPServer(config, closing: [device]) { server, addresses in
+            let proxy = addresses.proxy(.udp)
             let clock = ContinuousClock()
             let start = clock.now
             let result = try await registerDevice(device, proxy: proxy)
             #expect(result.statusCode == 200)
             #expect(clock.now - start >= .milliseconds(250)) // T1 100 ms, then 200 ms: two retransmissions
             #expect(result.observedPort != nil) // rport filled in
-        } catch {
-            await device.close(); await server.shutdown()
-            throw error
         }
-        await device.close(); await server.shutdown()
     }
 
     @Test("answer503, alwaysChallenge, neverAnswer, resetConnectionAfterRegister, delayMilliseconds")
@@ -129,16 +109,11 @@ struct AuthAndFaultTests {
                  _ check: @Sendable (SIPURI, SIPUserAgent) async throws -> Void) async throws {
             var config = serverConfiguration([transport])
             config.faults = faults
-            let server = SIPServer(configuration: config, logger: quietLogger)
             let agent = fastUA()
-            do {
-                let proxy = try await server.start().proxy(transport)
+            try await withSIPServer(config, closing: [agent]) { server, addresses in
+                let proxy = addresses.proxy(transport)
                 try await check(proxy, agent)
-            } catch {
-                await agent.close(); await server.shutdown()
-                throw error
             }
-            await agent.close(); await server.shutdown()
         }
         try await run(SIPServerConfiguration.Faults(answer503: true)) { proxy, agent in
             let result = try await registerDevice(agent, proxy: proxy)

@@ -4,21 +4,6 @@ import NSESIP
 import NSESIPServer
 import Testing
 
-/// Starts a server, runs `body` with it and its bound addresses, and shuts it down whatever happens.
-func withServer<T>(_ configuration: SIPServerConfiguration, logger: Logging.Logger = quietLogger,
-                   _ body: (SIPServer, [SIPServerBoundAddress]) async throws -> T) async throws -> T {
-    let server = SIPServer(configuration: configuration, logger: logger)
-    do {
-        let addresses = try await server.start()
-        let value = try await body(server, addresses)
-        await server.shutdown()
-        return value
-    } catch {
-        await server.shutdown()
-        throw error
-    }
-}
-
 /// Runs `body` with a user agent and closes it whatever happens.
 func withAgent<T>(_ agent: SIPUserAgent = fastUA(), _ body: (SIPUserAgent) async throws -> T) async throws -> T {
     do {
@@ -66,7 +51,7 @@ struct DurableStateTests {
         var config = serverConfiguration([.tcp], push: push, acceptTimeout: .milliseconds(300))
         config.databaseDirectory = dir.file("db")
 
-        try await withServer(config) { _, addresses in
+        try await withSIPServer(config) { _, addresses in
             try await withAgent { device in
                 let registered = try await registerDevice(device, proxy: addresses.proxy(.tcp), expires: 600)
                 #expect(registered.statusCode == 200)
@@ -74,7 +59,7 @@ struct DurableStateTests {
         }
         #expect(FileManager.default.fileExists(atPath: dir.file("db/sip-server.db")))
 
-        try await withServer(config) { server, addresses in
+        try await withSIPServer(config) { server, addresses in
             #expect(await server.bindingCount(aor: "sip:bob@example.org") == 1)
             try await withAgent { sender in
                 let sent = try await sendFromAlice(sender, proxy: addresses.proxy(.tcp), body: "after restart", callID: "restart-1")
@@ -99,14 +84,14 @@ struct DurableStateTests {
         defer { dir.cleanup() }
         var config = serverConfiguration([.tcp], acceptTimeout: .milliseconds(200))
         config.databaseDirectory = dir.file("db")
-        try await withServer(config) { _, addresses in
+        try await withSIPServer(config) { _, addresses in
             try await withAgent { device in
                 let registered = try await registerDevice(device, proxy: addresses.proxy(.tcp), expires: 1)
                 #expect(registered.statusCode == 200)
             }
         }
         try await Task.sleep(for: .milliseconds(1500))
-        try await withServer(config) { server, addresses in
+        try await withSIPServer(config) { server, addresses in
             #expect(await server.bindingCount(aor: "sip:bob@example.org") == 0)
             try await withAgent { sender in
                 // The AOR is known (it registered once) but has no binding: 480, nothing held.
@@ -126,13 +111,13 @@ struct DurableStateTests {
         let device = fastUA()
         let collector = MessageCollector(device)
         try await withAgent(device) { device in
-            let port = try await withServer(config) { _, addresses -> Int in
+            let port = try await withSIPServer(config) { _, addresses -> Int in
                 let registered = try await registerDevice(device, proxy: addresses.proxy(.udp), push: false)
                 #expect(registered.statusCode == 200)
                 return addresses[0].port
             }
             config.listeners = [SIPServerConfiguration.Listener(transport: .udp, host: "127.0.0.1", port: port)]
-            try await withServer(config) { server, addresses in
+            try await withSIPServer(config) { server, addresses in
                 #expect(await server.bindingCount(aor: "sip:bob@example.org") == 1)
                 try await withAgent { sender in
                     let sent = try await sendFromAlice(sender, proxy: addresses.proxy(.udp), body: "over udp", callID: "udp-restart-1")
@@ -166,7 +151,7 @@ struct DurableStateTests {
         let capture = LogCapture()
         var config = serverConfiguration([.tcp], acceptTimeout: .milliseconds(200))
         config.databaseDirectory = db
-        try await withServer(config, logger: capture.logger()) { server, addresses in
+        try await withSIPServer(config, logger: capture.logger()) { server, addresses in
             #expect(await server.undeliveredCallIDs() == ["migrated-1"])
             let left = try FileManager.default.contentsOfDirectory(atPath: db)
             #expect(!left.contains { $0.hasSuffix(".json") || $0.contains(".json.tmp") }, "left: \(left)")
@@ -185,7 +170,7 @@ struct DurableStateTests {
             }
         }
         // A second start imports nothing again.
-        try await withServer(config) { server, _ in
+        try await withSIPServer(config) { server, _ in
             #expect(await server.undeliveredCallIDs().isEmpty)
         }
     }
@@ -220,7 +205,7 @@ struct DurableStateTests {
         defer { dir.cleanup() }
         var config = serverConfiguration([.tcp], acceptTimeout: .milliseconds(300))
         config.databaseDirectory = dir.file("db")
-        try await withServer(config) { server, addresses in
+        try await withSIPServer(config) { server, addresses in
             try await withAgent { device in
                 let registered = try await registerDevice(device, proxy: addresses.proxy(.tcp))
                 #expect(registered.statusCode == 200)

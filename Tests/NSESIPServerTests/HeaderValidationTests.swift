@@ -15,7 +15,7 @@ struct HeaderValidationTests {
         let capture = LogCapture()
         var config = serverConfiguration([.tcp], push: push, acceptTimeout: .milliseconds(300))
         config.databaseDirectory = dir.file("db")
-        try await withServer(config, logger: capture.logger()) { server, addresses in
+        try await withSIPServer(config, logger: capture.logger()) { server, addresses in
             try await withAgent { device in
                 let registered = try await registerDevice(device, proxy: addresses.proxy(.tcp))
                 #expect(registered.statusCode == 200)
@@ -41,7 +41,7 @@ struct HeaderValidationTests {
     func controlCharacterInOtherHeaderRefused() async throws {
         var config = serverConfiguration([.tcp], acceptTimeout: .milliseconds(300))
         config.messageAcceptTimeout = .milliseconds(300)
-        try await withServer(config) { server, addresses in
+        try await withSIPServer(config) { server, addresses in
             try await withAgent { device in
                 let registered = try await registerDevice(device, proxy: addresses.proxy(.tcp))
                 #expect(registered.statusCode == 200)
@@ -65,7 +65,7 @@ struct HeaderValidationTests {
         var config = serverConfiguration([.tcp], acceptTimeout: .milliseconds(300))
         config.databaseDirectory = dir.file("db")
         let body: [UInt8] = Array("PRIVATE".utf8) + [0x00, 0x01, 0xFF, 0x00] + Array("TEXT\r\n".utf8)
-        try await withServer(config) { server, addresses in
+        try await withSIPServer(config) { server, addresses in
             try await withAgent { device in
                 let registered = try await registerDevice(device, proxy: addresses.proxy(.tcp))
                 #expect(registered.statusCode == 200)
@@ -79,7 +79,7 @@ struct HeaderValidationTests {
             #expect(await server.undeliveredCallIDs() == ["nul-body-1"])
         }
         // Through the database and a restart, too.
-        try await withServer(config) { server, addresses in
+        try await withSIPServer(config) { server, addresses in
             try await withAgent { device in
                 let collector = MessageCollector(device)
                 #expect(try await registerDevice(device, proxy: addresses.proxy(.tcp)).statusCode == 200)

@@ -36,17 +36,12 @@ private func tcpExchange(port: Int, send bytes: [UInt8], expect count: Int) thro
 struct KeepAliveTests {
     @Test("A CRLFCRLF ping between messages gets a CRLF pong; the next request is still parsed")
     func pingPong() async throws {
-        let server = SIPServer(configuration: serverConfiguration([.tcp]), logger: quietLogger)
-        do {
-            let port = try await server.start()[0].port
+        try await withSIPServer(serverConfiguration([.tcp])) { server, addresses in
+            let port = addresses[0].port
             let options = "OPTIONS sip:example.org SIP/2.0\r\nVia: SIP/2.0/TCP 127.0.0.1:1;branch=z9hG4bKka1\r\nFrom: <sip:a@example.org>;tag=1\r\nTo: <sip:example.org>\r\nCall-ID: ka-1\r\nCSeq: 1 OPTIONS\r\nContent-Length: 0\r\n\r\n"
             let reply = try await Task.detached { try tcpExchange(port: port, send: Array("\r\n\r\n".utf8) + Array(options.utf8), expect: 40) }.value
             let text = String(decoding: reply, as: UTF8.self)
             #expect(text.hasPrefix("\r\nSIP/2.0 200 OK\r\n"), "got: \(text.prefix(40))")
-        } catch {
-            await server.shutdown()
-            throw error
         }
-        await server.shutdown()
     }
 }

@@ -7,10 +7,8 @@ import Testing
 struct StoreAndForwardTests {
     @Test("REGISTER with push parameters stores the binding and answers 200 with the Contact")
     func registerStoresBinding() async throws {
-        let server = SIPServer(configuration: serverConfiguration([.tcp]), logger: quietLogger)
-        let addresses = try await server.start()
         let device = fastUA()
-        do {
+        try await withSIPServer(serverConfiguration([.tcp]), closing: [device]) { server, addresses in
             #expect(addresses.count == 1 && addresses[0].port != 0)
             let result = try await registerDevice(device, proxy: addresses.proxy(.tcp), expires: 600)
             #expect(result.statusCode == 200)
@@ -23,13 +21,7 @@ struct StoreAndForwardTests {
             let gone = try await registerDevice(device, proxy: addresses.proxy(.tcp), expires: 0)
             #expect(gone.statusCode == 200)
             #expect(await server.bindingCount(aor: "sip:bob@example.org") == 0)
-        } catch {
-            await device.close()
-            await server.shutdown()
-            throw error
         }
-        await device.close()
-        await server.shutdown()
     }
 
     @Test("TCP: held MESSAGE → APNs push → device re-REGISTERs → original Call-ID and body delivered; sender gets 202")
@@ -41,11 +33,9 @@ struct StoreAndForwardTests {
         let capture = LogCapture()
         var config = serverConfiguration([.tcp], push: push, acceptTimeout: .milliseconds(400))
         config.databaseDirectory = dir.file("db")
-        let server = SIPServer(configuration: config, logger: capture.logger())
         let sender = fastUA()
-        var device2: SIPUserAgent? = nil
-        do {
-            let addresses = try await server.start()
+        let device2 = fastUA()
+        try await withSIPServer(config, logger: capture.logger(), closing: [device2, sender]) { server, addresses in
             let proxy = addresses.proxy(.tcp)
             // The app registers, then goes to the background (connection closed).
             let device1 = fastUA()
@@ -82,8 +72,7 @@ struct StoreAndForwardTests {
             }
 
             // The extension wakes up and registers again: the held MESSAGE arrives with its original identity.
-            let d2 = fastUA()
-            device2 = d2
+            let d2 = device2
             let collector = MessageCollector(d2)
             #expect(try await registerDevice(d2, proxy: proxy).statusCode == 200)
             let received = try await collector.waitForCount(1)
@@ -99,11 +88,7 @@ struct StoreAndForwardTests {
             // Bodies are never logged.
             #expect(!capture.all.isEmpty)
             #expect(capture.all.allSatisfy { !$0.contains(secret) })
-        } catch {
-            await device2?.close(); await sender.close(); await server.shutdown()
-            throw error
         }
-        await device2?.close(); await sender.close(); await server.shutdown()
     }
 
     @Test("UDP: device re-REGISTERs within the accept timeout → sender gets 200")
@@ -112,11 +97,10 @@ struct StoreAndForwardTests {
         defer { dir.cleanup() }
         let push = try await PushReceiver(directory: dir)
         defer { push.stop() }
-        let server = SIPServer(configuration: serverConfiguration([.udp], push: push, acceptTimeout: .seconds(20)), logger: quietLogger)
         let sender = fastUA()
         let device2 = fastUA()
-        do {
-            let proxy = try await server.start().proxy(.udp)
+        try await withSIPServer(serverConfiguration([.udp], push: push, acceptTimeout: .seconds(20)), closing: [device2, sender]) { server, addresses in
+            let proxy = addresses.proxy(.udp)
             let device1 = fastUA()
             #expect(try await registerDevice(device1, proxy: proxy).statusCode == 200)
             await device1.close()
@@ -128,11 +112,7 @@ struct StoreAndForwardTests {
             #expect(received[0].callID == "udp-call-1")
             #expect(String(decoding: received[0].body, as: UTF8.self) == "hello over udp")
             #expect(try await sent.statusCode == 200)
-        } catch {
-            await device2.close(); await sender.close(); await server.shutdown()
-            throw error
         }
-        await device2.close(); await sender.close(); await server.shutdown()
     }
 
     @Test("TLS: hold and deliver over a TLS listener with an openssl test certificate")
@@ -142,11 +122,9 @@ struct StoreAndForwardTests {
         let (cert, key) = try makeTestCertificate(in: dir)
         var config = serverConfiguration([.tls, .tcp], acceptTimeout: .milliseconds(300))
         config.tls = SIPServerConfiguration.TLSFiles(certificatePath: cert, keyPath: key)
-        let server = SIPServer(configuration: config, logger: quietLogger)
         let sender = fastUA()
         let device2 = tlsUA(cert: cert)
-        do {
-            let addresses = try await server.start()
+        try await withSIPServer(config, closing: [device2, sender]) { server, addresses in
             let tls = addresses.proxy(.tls)
             let device1 = tlsUA(cert: cert)
             #expect(try await registerDevice(device1, proxy: tls).statusCode == 200)
@@ -159,20 +137,15 @@ struct StoreAndForwardTests {
             #expect(received[0].callID == "tls-call-1")
             #expect(String(decoding: received[0].body, as: UTF8.self) == "over tls")
             #expect(received[0].headers.topVia?.transport == "TLS")
-        } catch {
-            await device2.close(); await sender.close(); await server.shutdown()
-            throw error
         }
-        await device2.close(); await sender.close(); await server.shutdown()
     }
 
     @Test("A live TCP flow gets the MESSAGE at once and the sender gets the device's 200")
     func liveForward() async throws {
-        let server = SIPServer(configuration: serverConfiguration([.tcp], acceptTimeout: .seconds(20)), logger: quietLogger)
         let device = fastUA()
         let sender = fastUA()
-        do {
-            let proxy = try await server.start().proxy(.tcp)
+        try await withSIPServer(serverConfiguration([.tcp], acceptTimeout: .seconds(20)), closing: [device, sender]) { server, addresses in
+            let proxy = addresses.proxy(.tcp)
             let collector = MessageCollector(device)
             #expect(try await registerDevice(device, proxy: proxy, push: false).statusCode == 200)
             let sent = try await sendFromAlice(sender, proxy: proxy, body: "live", callID: "live-call-1")
@@ -180,20 +153,15 @@ struct StoreAndForwardTests {
             let received = try await collector.waitForCount(1)
             #expect(received[0].callID == "live-call-1")
             #expect(await server.undeliveredCallIDs().isEmpty)
-        } catch {
-            await device.close(); await sender.close(); await server.shutdown()
-            throw error
         }
-        await device.close(); await sender.close(); await server.shutdown()
     }
 
     @Test("Two held messages for one AOR are both delivered, in order, on one REGISTER")
     func twoHeldMessages() async throws {
-        let server = SIPServer(configuration: serverConfiguration([.tcp], acceptTimeout: .milliseconds(200)), logger: quietLogger)
         let sender = fastUA()
         let device2 = fastUA()
-        do {
-            let proxy = try await server.start().proxy(.tcp)
+        try await withSIPServer(serverConfiguration([.tcp], acceptTimeout: .milliseconds(200)), closing: [device2, sender]) { server, addresses in
+            let proxy = addresses.proxy(.tcp)
             let device1 = fastUA()
             #expect(try await registerDevice(device1, proxy: proxy).statusCode == 200)
             await device1.close()
@@ -207,11 +175,7 @@ struct StoreAndForwardTests {
             #expect(received.map(\.callID) == ["two-1", "two-2"])
             #expect(received.map { String(decoding: $0.body, as: UTF8.self) } == ["first", "second"])
             try await eventually("both delivered") { await server.undeliveredCallIDs().isEmpty }
-        } catch {
-            await device2.close(); await sender.close(); await server.shutdown()
-            throw error
         }
-        await device2.close(); await sender.close(); await server.shutdown()
     }
 
     @Test("Persistence: a restarted server on the same db delivers once, and never twice")
@@ -222,21 +186,15 @@ struct StoreAndForwardTests {
         config.databaseDirectory = dir.file("db")
 
         // Server A holds the message.
-        let serverA = SIPServer(configuration: config, logger: quietLogger)
         let sender = fastUA()
-        do {
-            let proxy = try await serverA.start().proxy(.tcp)
+        try await withSIPServer(config, closing: [sender]) { _, addresses in
+            let proxy = addresses.proxy(.tcp)
             let device1 = fastUA()
             #expect(try await registerDevice(device1, proxy: proxy).statusCode == 200)
             await device1.close()
             try await Task.sleep(for: .milliseconds(100))
             #expect(try await sendFromAlice(sender, proxy: proxy, body: "survives restarts", callID: "persist-1").statusCode == 202)
-        } catch {
-            await sender.close(); await serverA.shutdown()
-            throw error
         }
-        await sender.close()
-        await serverA.shutdown()
         // The database and its folder are private to the user.
         let fileAttributes = try FileManager.default.attributesOfItem(atPath: dir.file("db/sip-server.db"))
         #expect((fileAttributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
@@ -244,12 +202,11 @@ struct StoreAndForwardTests {
         #expect((dbAttributes[.posixPermissions] as? NSNumber)?.intValue == 0o700)
 
         // Server B: the device registers → delivered once.
-        let serverB = SIPServer(configuration: config, logger: quietLogger)
-        let proxyB = try await serverB.start().proxy(.tcp)
-        #expect(await serverB.undeliveredCallIDs() == ["persist-1"])
         let device2 = fastUA()
         let collector2 = MessageCollector(device2)
-        do {
+        try await withSIPServer(config, closing: [device2]) { serverB, addresses in
+            let proxyB = addresses.proxy(.tcp)
+            #expect(await serverB.undeliveredCallIDs() == ["persist-1"])
             #expect(try await registerDevice(device2, proxy: proxyB).statusCode == 200)
             let received = try await collector2.waitForCount(1)
             #expect(received[0].callID == "persist-1")
@@ -259,29 +216,18 @@ struct StoreAndForwardTests {
             #expect(try await registerDevice(device2, proxy: proxyB).statusCode == 200)
             try await Task.sleep(for: .milliseconds(500))
             #expect(collector2.messages.count == 1)
-        } catch {
-            await device2.close(); await serverB.shutdown()
-            throw error
         }
-        await device2.close()
-        await serverB.shutdown()
 
         // Server C on the same db: the delivered mark survived.
-        let serverC = SIPServer(configuration: config, logger: quietLogger)
-        let proxyC = try await serverC.start().proxy(.tcp)
-        #expect(await serverC.undeliveredCallIDs().isEmpty)
         let device3 = fastUA()
         let collector3 = MessageCollector(device3)
-        do {
+        try await withSIPServer(config, closing: [device3]) { serverC, addresses in
+            let proxyC = addresses.proxy(.tcp)
+            #expect(await serverC.undeliveredCallIDs().isEmpty)
             #expect(try await registerDevice(device3, proxy: proxyC).statusCode == 200)
             try await Task.sleep(for: .milliseconds(500))
             #expect(collector3.messages.isEmpty)
-        } catch {
-            await device3.close(); await serverC.shutdown()
-            throw error
         }
-        await device3.close()
-        await serverC.shutdown()
     }
 
     @Test("Held messages expire after their lifetime and are not delivered")
@@ -291,11 +237,10 @@ struct StoreAndForwardTests {
         var config = serverConfiguration([.tcp], acceptTimeout: .milliseconds(200))
         config.heldMessageLifetime = 1
         config.databaseDirectory = dir.file("db")
-        let server = SIPServer(configuration: config, logger: quietLogger)
         let sender = fastUA()
         let device2 = fastUA()
-        do {
-            let proxy = try await server.start().proxy(.tcp)
+        try await withSIPServer(config, closing: [device2, sender]) { server, addresses in
+            let proxy = addresses.proxy(.tcp)
             let device1 = fastUA()
             #expect(try await registerDevice(device1, proxy: proxy).statusCode == 200)
             await device1.close()
@@ -310,28 +255,19 @@ struct StoreAndForwardTests {
             #expect(try await registerDevice(device2, proxy: proxy).statusCode == 200)
             try await Task.sleep(for: .milliseconds(400))
             #expect(collector.messages.isEmpty)
-        } catch {
-            await device2.close(); await sender.close(); await server.shutdown()
-            throw error
         }
-        await device2.close(); await sender.close(); await server.shutdown()
     }
 
     @Test("Unknown AOR → 404; known AOR without binding → 480")
     func unreachable() async throws {
-        let server = SIPServer(configuration: serverConfiguration([.udp]), logger: quietLogger)
         let agent = fastUA()
-        do {
-            let proxy = try await server.start().proxy(.udp)
+        try await withSIPServer(serverConfiguration([.udp]), closing: [agent]) { (server, addresses) async throws in
+            let proxy = addresses.proxy(.udp)
             #expect(try await sendFromAlice(agent, proxy: proxy, body: "x", callID: "nobody-1").statusCode == 404)
             #expect(try await registerDevice(agent, proxy: proxy, expires: 60).statusCode == 200)
             #expect(try await registerDevice(agent, proxy: proxy, expires: 0).statusCode == 200)
             #expect(try await sendFromAlice(agent, proxy: proxy, body: "x", callID: "nobody-2").statusCode == 480)
-        } catch {
-            await agent.close(); await server.shutdown()
-            throw error
         }
-        await agent.close(); await server.shutdown()
     }
 
     @Test("IMDNs (plain and inside CPIM) are held but never pushed")
@@ -340,10 +276,9 @@ struct StoreAndForwardTests {
         defer { dir.cleanup() }
         let push = try await PushReceiver(directory: dir)
         defer { push.stop() }
-        let server = SIPServer(configuration: serverConfiguration([.tcp], push: push, acceptTimeout: .milliseconds(200)), logger: quietLogger)
         let sender = fastUA()
-        do {
-            let proxy = try await server.start().proxy(.tcp)
+        try await withSIPServer(serverConfiguration([.tcp], push: push, acceptTimeout: .milliseconds(200)), closing: [sender]) { server, addresses in
+            let proxy = addresses.proxy(.tcp)
             let device1 = fastUA()
             #expect(try await registerDevice(device1, proxy: proxy).statusCode == 200)
             await device1.close()
@@ -357,11 +292,7 @@ struct StoreAndForwardTests {
             #expect(push.records.count == 1)
             #expect(records[0].body.contains("\"call-id\":\"text-3\""))
             #expect(await server.undeliveredCallIDs() == ["imdn-1", "imdn-2", "text-3"])
-        } catch {
-            await sender.close(); await server.shutdown()
-            throw error
         }
-        await sender.close(); await server.shutdown()
     }
 
     @Test("Push failures are recorded: APNs 400 with its reason, and an unreachable push URL")
@@ -374,10 +305,9 @@ struct StoreAndForwardTests {
             var config = serverConfiguration([.tcp], push: push, acceptTimeout: .milliseconds(200))
             config.push.apnsDevelopmentURL = url
             config.push.connectTimeout = 2
-            let server = SIPServer(configuration: config, logger: quietLogger)
             let sender = fastUA()
-            do {
-                let proxy = try await server.start().proxy(.tcp)
+            try await withSIPServer(config, closing: [sender]) { server, addresses in
+                let proxy = addresses.proxy(.tcp)
                 let device = fastUA()
                 #expect(try await registerDevice(device, proxy: proxy).statusCode == 200)
                 await device.close()
@@ -394,20 +324,15 @@ struct StoreAndForwardTests {
                 #expect(outcome.first?.0 == expectStatus)
                 if expectStatus == 400 { #expect(outcome.first?.1 == "BadDeviceToken") } else { #expect(outcome.first?.1.isEmpty == false) }
                 #expect(await server.undeliveredCallIDs() == ["push-fail"]) // still held
-            } catch {
-                await sender.close(); await server.shutdown()
-                throw error
             }
-            await sender.close(); await server.shutdown()
         }
     }
 
     @Test("The events stream reports registered and held")
     func eventsStream() async throws {
-        let server = SIPServer(configuration: serverConfiguration([.udp], acceptTimeout: .milliseconds(100)), logger: quietLogger)
         let agent = fastUA()
-        do {
-            let proxy = try await server.start().proxy(.udp)
+        try await withSIPServer(serverConfiguration([.udp], acceptTimeout: .milliseconds(100)), closing: [agent]) { server, addresses in
+            let proxy = addresses.proxy(.udp)
             let stream = server.events
             let collected = Task { () -> [SIPServerEvent] in
                 var seen: [SIPServerEvent] = []
@@ -422,11 +347,7 @@ struct StoreAndForwardTests {
             let seen = try await withTimeout(10, "events") { await collected.value }
             #expect(seen.contains { if case .registered = $0 { return true }; return false })
             #expect(seen.contains { if case .held(_, "events-1", _) = $0 { return true }; return false })
-        } catch {
-            await agent.close(); await server.shutdown()
-            throw error
         }
-        await agent.close(); await server.shutdown()
     }
 
     @Test("Live flow with push parameters: forwarded at once AND held + pushed; 200 marks it delivered; refresh does not redeliver")
@@ -435,11 +356,10 @@ struct StoreAndForwardTests {
         defer { dir.cleanup() }
         let push = try await PushReceiver(directory: dir)
         defer { push.stop() }
-        let server = SIPServer(configuration: serverConfiguration([.tcp], push: push, acceptTimeout: .seconds(20)), logger: quietLogger)
         let device = fastUA()
         let sender = fastUA()
-        do {
-            let proxy = try await server.start().proxy(.tcp)
+        try await withSIPServer(serverConfiguration([.tcp], push: push, acceptTimeout: .seconds(20)), closing: [device, sender]) { server, addresses in
+            let proxy = addresses.proxy(.tcp)
             let collector = MessageCollector(device)
             #expect(try await registerDevice(device, proxy: proxy).statusCode == 200)
             #expect(try await sendFromAlice(sender, proxy: proxy, body: "foreground", callID: "fg-1").statusCode == 200)
@@ -451,22 +371,17 @@ struct StoreAndForwardTests {
             #expect(try await registerDevice(device, proxy: proxy).statusCode == 200)
             try await Task.sleep(for: .milliseconds(400))
             #expect(collector.messages.count == 1)
-        } catch {
-            await device.close(); await sender.close(); await server.shutdown()
-            throw error
         }
-        await device.close(); await sender.close(); await server.shutdown()
     }
 
     @Test("A device answering non-2xx leaves the message held for the next REGISTER")
     func nonSuccessKeepsHeld() async throws {
-        let server = SIPServer(configuration: serverConfiguration([.tcp], acceptTimeout: .milliseconds(200)), logger: quietLogger)
         let sender = fastUA()
         let refusing = SIPUserAgent(configuration: SIPUserAgentConfiguration(timers: SIPTimers(t1: .milliseconds(100)),
                                                                              autoAnswerStatus: 480), logger: quietLogger)
         let accepting = fastUA()
-        do {
-            let proxy = try await server.start().proxy(.tcp)
+        try await withSIPServer(serverConfiguration([.tcp], acceptTimeout: .milliseconds(200)), closing: [refusing, accepting, sender]) { server, addresses in
+            let proxy = addresses.proxy(.tcp)
             let device1 = fastUA()
             #expect(try await registerDevice(device1, proxy: proxy).statusCode == 200)
             await device1.close()
@@ -483,10 +398,6 @@ struct StoreAndForwardTests {
             let received = try await accepted.waitForCount(1)
             #expect(received[0].callID == "retry-1")
             try await eventually("delivered after retry") { await server.undeliveredCallIDs().isEmpty }
-        } catch {
-            await refusing.close(); await accepting.close(); await sender.close(); await server.shutdown()
-            throw error
         }
-        await accepting.close(); await sender.close(); await server.shutdown()
     }
 }

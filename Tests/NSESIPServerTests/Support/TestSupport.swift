@@ -1,4 +1,5 @@
 import Foundation
+import InMemoryLogging
 import Logging
 import NSESIP
 import NSESIPServer
@@ -89,42 +90,24 @@ final class MessageCollector: @unchecked Sendable {
     }
 }
 
-/// Captures every log line so tests can check that bodies are never logged.
-final class LogCapture: @unchecked Sendable {
-    private let lock = NSLock()
-    private var lines: [String] = []
+/// Captures every log line (swift-log's `InMemoryLogHandler`, at trace level) so tests can check that bodies are
+/// never logged.
+struct LogCapture: Sendable {
+    private let handler: InMemoryLogHandler
 
-    func append(_ line: String) {
-        lock.lock()
-        lines.append(line)
-        lock.unlock()
+    init() {
+        var handler = InMemoryLogHandler()
+        handler.logLevel = .trace
+        self.handler = handler
     }
 
+    /// Each line as level, message and metadata (the logger's and the line's).
     var all: [String] {
-        lock.lock()
-        defer { lock.unlock() }
-        return lines
+        handler.entries.map { "\($0.level) \($0.message) \($0.metadata)" }
     }
 
     func logger(label: String = "test.sipserver") -> Logger {
-        Logger(label: label) { _ in CapturingLogHandler(capture: self) }
-    }
-}
-
-struct CapturingLogHandler: LogHandler {
-    let capture: LogCapture
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .trace
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        var all = metadata
-        if let extra = event.metadata { all.merge(extra) { _, new in new } }
-        capture.append("\(event.level) \(event.message) \(all)")
+        Logger(label: label) { _ in handler }
     }
 }
 
@@ -255,6 +238,24 @@ func makeTestCertificate(in directory: TempDir) throws -> (cert: String, key: St
     while process.isRunning { usleep(10_000) }
     guard process.terminationStatus == 0 else { throw TestError.setup("openssl failed") }
     return (cert, key)
+}
+
+/// Starts a server, runs `body` with it and its bound addresses, then closes `agents` and shuts the server down,
+/// whatever happens.
+func withSIPServer<T>(_ configuration: SIPServerConfiguration, logger: Logger = quietLogger,
+                      closing agents: [SIPUserAgent] = [],
+                      _ body: (SIPServer, [SIPServerBoundAddress]) async throws -> T) async throws -> T {
+    let server = SIPServer(configuration: configuration, logger: logger)
+    let result: Result<T, any Error>
+    do {
+        let addresses = try await server.start()
+        result = .success(try await body(server, addresses))
+    } catch {
+        result = .failure(error)
+    }
+    for agent in agents { await agent.close() }
+    await server.shutdown()
+    return try result.get()
 }
 
 // MARK: - fixtures
