@@ -35,6 +35,10 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
+        // Already in the graph through jwt-kit: test certificates are made in process with them (NSECertificates).
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-crypto", "4.1.0"..<"6.0.0"),
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
     ],
     targets: [
         // MARK: - C libraries (each touched by exactly one Swift file)
@@ -50,6 +54,14 @@ let package = Package(
         .target(name: "NSECrypto", dependencies: ["CSodium", "NSESystem"]),
         .target(name: "NSEHTTP", dependencies: ["CCurl", "NSESystem"]),
         .target(name: "NSEChat"),
+        // Self-signed certificates for loopback TLS (replay's TLS cases, the tests): swift-certificates, no openssl.
+        .target(
+            name: "NSECertificates",
+            dependencies: [
+                "NSESystem", .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "SwiftASN1", package: "swift-asn1"),
+            ]
+        ),
         // Durable state (the App Group store, the SIP server's bindings and held messages, serve's results):
         // SQLite behind one file, `SQLite.swift`.
         .target(name: "NSEDatabase", dependencies: ["CSQLite"]),
@@ -77,8 +89,8 @@ let package = Package(
         .target(
             name: "NSEReplay",
             dependencies: [
-                "NSEChat", "NSECrypto", "NSEDevice", "NSEExtension", "NSEHost", "NSEJSON", "NSEPayload", "NSESIP",
-                "NSESIPServer", "NSESystem", logging,
+                "NSECertificates", "NSEChat", "NSECrypto", "NSEDevice", "NSEExtension", "NSEHost", "NSEJSON", "NSEPayload",
+                "NSESIP", "NSESIPServer", "NSESystem", logging,
             ]
         ),
         .target(
@@ -147,7 +159,7 @@ let package = Package(
         ),
 
         // MARK: - Tests
-        .target(name: "NSETestSupport", path: "Tests/Support"),
+        .target(name: "NSETestSupport", dependencies: ["NSECertificates"], path: "Tests/Support"),
         .testTarget(
             name: "NSETests",
             dependencies: [
@@ -155,7 +167,7 @@ let package = Package(
                 "NSETestSupport",
             ]
         ),
-        .testTarget(name: "NSEHTTPTests", dependencies: ["NSEHTTP"]),
+        .testTarget(name: "NSEHTTPTests", dependencies: ["NSECertificates", "NSEHTTP"]),
         // The front door's own `nse run` parser (the `nse` executable target, tested in-process).
         .testTarget(name: "FrontDoorTests", dependencies: ["nse", "NSEHost", "NSEPayload"]),
         .testTarget(name: "FuzzRegressionTests", dependencies: ["NSEFuzzTargets"]),

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Logging
+import NSECertificates
 import NSEChat
 import NSECrypto
 import NSEDevice
@@ -132,7 +133,7 @@ struct CaseRunner {
         if let password = spec.serverPassword { configuration.users = ["bob": password] }
         var tlsCA: String?
         if spec.transport == "tls" {
-            let files = try TestCertificate.make(in: workDirectory)
+            let files = try SelfSignedCertificate.files(in: workDirectory, name: "sip")
             configuration.tls = .init(certificatePath: files.certificate, keyPath: files.key)
             tlsCA = files.certificate
         }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import NSECertificates
 import Testing
 
 /// Helpers that run real servers on loopback for the NSEHTTP tests.
@@ -48,7 +49,7 @@ enum TestServers {
         return nil
     }
 
-    static var hasNghttpd: Bool { which("nghttpd") != nil && which("openssl") != nil }
+    static var hasNghttpd: Bool { which("nghttpd") != nil }
 
     static func temporaryDirectory() throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("nsehttp-\(UUID().uuidString)")
@@ -180,7 +181,8 @@ enum TestServers {
     server.serve_forever()
     """#
 
-    /// A self-signed certificate for localhost/127.0.0.1 plus its public key.
+    /// A self-signed certificate for localhost/127.0.0.1 plus its public key (the tests' one helper,
+    /// ``SelfSignedCertificate``).
     struct Certificate {
         var key: String
         var cert: String
@@ -188,32 +190,13 @@ enum TestServers {
     }
 
     static func makeCertificate(in directory: URL, name: String = "server") throws -> Certificate {
-        guard let openssl = which("openssl") else { throw TestFailure("openssl not found") }
-        let key = directory.appendingPathComponent("\(name)-key.pem").path
-        let cert = directory.appendingPathComponent("\(name)-cert.pem").path
-        let publicKey = directory.appendingPathComponent("\(name)-pub.pem").path
-        try run(openssl, [
-            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-            "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=localhost",
-            "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
-        ])
-        try run(openssl, ["pkey", "-in", key, "-pubout", "-out", publicKey])
-        return Certificate(key: key, cert: cert, publicKey: publicKey)
+        let files = try SelfSignedCertificate.files(in: directory.path, name: name)
+        return Certificate(key: files.key, cert: files.certificate, publicKey: files.publicKey)
     }
 
     /// The "sha256//<base64>" pin of a PEM public key file.
     static func sha256Pin(ofPublicKey path: String) throws -> String {
-        let process = Process()
-        let output = Pipe()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "openssl pkey -pubin -in \"$1\" -outform der | openssl dgst -sha256 -binary | base64", "sh", path]
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let base64 = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard process.terminationStatus == 0, !base64.isEmpty else { throw TestFailure("could not compute the pin") }
-        return "sha256//" + base64
+        try SelfSignedCertificate.pin(ofPublicKeyPEM: String(contentsOfFile: path, encoding: .utf8))
     }
 
     /// Runs `body` with nghttpd serving `docroot` (TLS when `certificate` is given).

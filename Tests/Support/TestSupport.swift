@@ -1,4 +1,5 @@
 public import Foundation
+import NSECertificates
 
 /// Helpers the test targets share: where the built binaries and the fixtures are, temporary folders,
 /// and running a command like a user would.
@@ -105,16 +106,12 @@ public enum TestSupport {
         public var description: String
     }
 
-    /// A self-signed EC P-256 certificate for 127.0.0.1 and localhost, made by openssl: `DIR/cert.pem`, `DIR/key.pem`.
+    /// A self-signed EC P-256 certificate for 127.0.0.1 and localhost (``SelfSignedCertificate``, made in process):
+    /// `DIR/cert.pem`, `DIR/key.pem`.
     public static func selfSignedCertificate(in directory: String) throws -> (certificate: String, key: String) {
-        let certificate = directory + "/cert.pem"
-        let key = directory + "/key.pem"
-        let made = try run(
-            "/usr/bin/openssl",
-            ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-subj", "/CN=localhost",
-             "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost", "-days", "1", "-keyout", key, "-out", certificate])
-        guard made.status == 0 else { throw SetupError(description: "openssl: \(made.stderr)") }
-        return (certificate, key)
+        let files = (certificate: directory + "/cert.pem", key: directory + "/key.pem")
+        try SelfSignedCertificate().write(certificate: files.certificate, key: files.key)
+        return files
     }
 }
 
