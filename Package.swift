@@ -163,7 +163,7 @@ let package = Package(
         .testTarget(
             name: "NSETests",
             dependencies: [
-                "NSEChat", "NSECrypto", "NSEDevice", "NSEExtension", "NSEHost", "NSEJSON", "NSEPayload", "NSESystem",
+                "NSEChat", "NSECrypto", "NSEDatabase", "NSEDevice", "NSEExtension", "NSEHost", "NSEJSON", "NSEPayload", "NSESystem",
                 "NSETestSupport",
             ]
         ),

@@ -5,11 +5,30 @@ import Musl
 #endif
 import Synchronization
 
-/// A SQLite database file used by one or more processes at once: WAL journal, `synchronous=FULL` (a committed
-/// transaction survives a crash or power loss), a busy timeout for other processes' locks, and a schema brought up
-/// to date by numbered migrations when it opens. Within a process the one connection is used under a lock, so a
-/// `Database` can be shared between threads and tasks.
+/// A SQLite database file used by one or more processes at once: WAL journal, a busy timeout for other processes'
+/// locks, and a schema brought up to date by numbered migrations when it opens. Each write says how durable it must
+/// be (``Durability``): by default it is on disk before `write` returns. The write-ahead log stays between
+/// connections, so a short-lived process syncs only what it commits durably. Within a process the one connection is
+/// used under a lock, so a `Database` can be shared between threads and tasks.
 public final class Database: Sendable {
+    /// How much a committed write survives.
+    public enum Durability: Sendable {
+        /// On disk when `write` returns (`synchronous=FULL`: the log is synced at commit): it survives a crash of the
+        /// process, of the system, and a power loss. Anything acknowledged to someone else is written so.
+        case durable
+        /// In the operating system's hands when `write` returns (`synchronous=NORMAL`): it survives the process being
+        /// killed or crashing, but a system crash or power loss before the next durable commit or checkpoint may undo
+        /// it. For bookkeeping whose loss repeats work and loses nothing (a mark that a message was shown, a purge).
+        case crashSafe
+
+        var pragma: String {
+            switch self {
+            case .durable: "PRAGMA synchronous=FULL"
+            case .crashSafe: "PRAGMA synchronous=NORMAL"
+            }
+        }
+    }
+
     public struct Options: Sendable {
         /// Create the file (with `fileMode`) when it does not exist.
         public var create = true
@@ -48,6 +67,7 @@ public final class Database: Sendable {
         opened.setBusyTimeout(milliseconds: options.busyTimeoutMilliseconds)
         // WAL: readers never block the writer and a crash mid-write leaves the last commit intact.
         _ = try opened.run("PRAGMA journal_mode=WAL", [])
+        try opened.keepWriteAheadLog()
         try opened.executeScript("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")
         try Self.migrate(opened, to: schema, path: path)
         connection = Mutex(opened)
@@ -75,29 +95,42 @@ public final class Database: Sendable {
         }
     }
 
-    /// Runs one statement in its own transaction; returns its rows.
+    /// Runs one statement in its own transaction (durable when it writes); returns its rows.
     @discardableResult
     public func execute(_ sql: String, _ bindings: [SQLValue] = []) throws(DatabaseError) -> [SQLRow] {
-        try connection.withLock { connection throws(DatabaseError) in try connection.run(sql, bindings) }
+        try connection.withLock { connection throws(DatabaseError) in
+            try Self.set(.durable, on: connection)
+            return try connection.run(sql, bindings)
+        }
     }
 
     /// Runs `body` in a write transaction (`BEGIN IMMEDIATE`: the write lock is taken first, so two processes never
     /// deadlock upgrading a read). It commits when `body` returns and rolls back when it throws; nothing of a
-    /// failed transaction is kept. A result counts as stored only once this returns.
-    public func write<T>(_ body: (borrowing Transaction) throws(DatabaseError) -> T) throws(DatabaseError) -> T {
-        try transaction("BEGIN IMMEDIATE", body)
+    /// failed transaction is kept. A result counts as stored, as `durability` says, only once this returns.
+    public func write<T>(
+        _ durability: Durability = .durable, _ body: (borrowing Transaction) throws(DatabaseError) -> T
+    ) throws(DatabaseError) -> T {
+        try transaction("BEGIN IMMEDIATE", durability, body)
     }
 
     /// Runs `body` in a read transaction: it sees one consistent snapshot whatever other processes commit meanwhile.
     public func read<T>(_ body: (borrowing Transaction) throws(DatabaseError) -> T) throws(DatabaseError) -> T {
-        try transaction("BEGIN DEFERRED", body)
+        try transaction("BEGIN DEFERRED", nil, body)
+    }
+
+    /// Switches the connection's sync mode (outside any transaction) when the next write wants another one.
+    private static func set(_ durability: Durability, on connection: SQLiteConnection) throws(DatabaseError) {
+        guard connection.durability != durability else { return }
+        try connection.executeScript(durability.pragma)
+        connection.durability = durability
     }
 
     /// `begin`, then `body`, then COMMIT; ROLLBACK when anything throws.
     private func transaction<T>(
-        _ begin: String, _ body: (borrowing Transaction) throws(DatabaseError) -> T
+        _ begin: String, _ durability: Durability?, _ body: (borrowing Transaction) throws(DatabaseError) -> T
     ) throws(DatabaseError) -> T {
         try connection.withLock { connection throws(DatabaseError) -> T in
+            if let durability { try Self.set(durability, on: connection) }
             try connection.executeScript(begin)
             do throws(DatabaseError) {
                 let value = try body(Transaction(connection: connection))

@@ -15,6 +15,8 @@ final class SQLiteConnection {
     let path: String
     /// Prepared statements by their SQL text, reused (SQLite resets them between uses).
     private var statements: [String: OpaquePointer] = [:]
+    /// The sync mode the connection is in (``Database`` opens it `durable`).
+    var durability: Database.Durability = .durable
 
     /// Opens (creating if asked) the database at `path`. The connection itself takes no mutex: ``Database`` holds one.
     init(path: String, create: Bool, readOnly: Bool) throws(DatabaseError) {
@@ -37,6 +39,18 @@ final class SQLiteConnection {
         for statement in statements.values { sqlite3_finalize(statement) }
         // close_v2 defers the close until every statement is finalized, and never fails for that reason.
         sqlite3_close_v2(handle)
+    }
+
+    /// Keeps the write-ahead log between connections: it is neither deleted nor checkpointed when this connection
+    /// closes. A process that opens the database for one short job then creates no file (whose directory entry
+    /// would need a sync of its own) and syncs nothing on its way out; checkpoints happen when the log passes the
+    /// auto-checkpoint size, in whichever connection commits past it.
+    func keepWriteAheadLog() throws(DatabaseError) {
+        var persist: Int32 = 1
+        let status = sqlite3_file_control(handle, "main", SQLITE_FCNTL_PERSIST_WAL, &persist)
+        if status != SQLITE_OK { throw failure(status, "keep the write-ahead log") }
+        let config = nse_sqlite3_no_checkpoint_on_close(handle)
+        if config != SQLITE_OK { throw failure(config, "keep the write-ahead log") }
     }
 
     /// Sets how long a statement waits for another process's lock before failing with `busy`.

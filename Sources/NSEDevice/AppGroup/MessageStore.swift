@@ -84,10 +84,11 @@ public struct MessageStore: Sendable {
     }
 
     /// Takes the held message with this Call-ID, if it is there and fresh, and remembers it as shown: of any number
-    /// of processes asking at once, exactly one gets it.
+    /// of processes asking at once, exactly one gets it. Crash-safe, not synced: a power loss right after it could
+    /// only show the message once more.
     public func take(callID: String, now: Int64 = Clock.unixMilliseconds()) throws(DeviceError) -> StoredMessage? {
         do {
-            return try database.write { tx throws(DatabaseError) -> StoredMessage? in
+            return try database.write(.crashSafe) { tx throws(DatabaseError) -> StoredMessage? in
                 let rows = try tx.execute(
                     """
                     SELECT sender, recipient, content_type, body, received_at FROM messages
@@ -107,15 +108,18 @@ public struct MessageStore: Sendable {
     }
 
     /// Records that a notification showed the message with this Call-ID (received from the network): a held copy is
-    /// dropped, and copies that arrive later are not kept.
+    /// dropped, and copies that arrive later are not kept. Crash-safe, not synced: what a power loss could undo is
+    /// a mark whose loss shows the message once more, never a message.
     public func markShown(callID: String, now: Int64 = Clock.unixMilliseconds()) throws(DeviceError) {
         do {
-            try database.execute(
-                """
-                INSERT INTO messages (call_id, sender, recipient, content_type, body, received_at, state, shown_at)
-                VALUES (?, '', '', '', x'', ?, 'shown', ?)
-                ON CONFLICT (call_id) DO UPDATE SET state = 'shown', shown_at = excluded.shown_at, body = x''
-                """, [.text(callID), .integer(now), .integer(now)])
+            try database.write(.crashSafe) { tx throws(DatabaseError) in
+                try tx.execute(
+                    """
+                    INSERT INTO messages (call_id, sender, recipient, content_type, body, received_at, state, shown_at)
+                    VALUES (?, '', '', '', x'', ?, 'shown', ?)
+                    ON CONFLICT (call_id) DO UPDATE SET state = 'shown', shown_at = excluded.shown_at, body = x''
+                    """, [.text(callID), .integer(now), .integer(now)])
+            }
         } catch {
             throw error.deviceError
         }
@@ -151,11 +155,11 @@ public struct MessageStore: Sendable {
         }
     }
 
-    /// Removes expired held messages and forgets old shown ones; returns how many rows went.
+    /// Removes expired held messages and forgets old shown ones; returns how many rows went. Crash-safe, not synced.
     @discardableResult
     public func purge(now: Int64 = Clock.unixMilliseconds()) throws(DeviceError) -> Int {
         do {
-            return try database.write { tx throws(DatabaseError) -> Int in
+            return try database.write(.crashSafe) { tx throws(DatabaseError) -> Int in
                 try tx.execute(
                     "DELETE FROM messages WHERE state = 'held' AND received_at < ?", [.integer(now - lifetimeMilliseconds)])
                 var removed = tx.changes
