@@ -51,7 +51,7 @@ let package = Package(
         // MARK: - Foundations
         .target(name: "NSESystem"),
         .target(name: "NSEJSON", dependencies: ["CJansson"]),
-        .target(name: "NSECrypto", dependencies: ["CSodium", "NSESystem"]),
+        .target(name: "NSECrypto", dependencies: ["CSodium"]),
         .target(name: "NSEHTTP", dependencies: ["CCurl", "NSESystem"]),
         .target(name: "NSEChat"),
         // Self-signed certificates for loopback TLS (replay's TLS cases, the tests): swift-certificates, no openssl.
@@ -80,17 +80,20 @@ let package = Package(
         // No Foundation, no NIO: the extension links it.
         .target(name: "NSEProtocol", dependencies: ["NSEJSON", "NSEPayload", "NSESystem"]),
         .target(name: "NSEDevice", dependencies: ["NSECrypto", "NSEDatabase", "NSEJSON", "NSEPayload", "NSESystem"]),
+        // How the app registers its SIP account (RFC 8599 push parameters): the extension's SIP fetch, replay and
+        // `nse device register` all register as the app would.
+        .target(name: "NSEAppRegistration", dependencies: ["NSEDevice", "NSESIP"]),
         .target(
             name: "NSEExtension",
             dependencies: [
-                "NSEChat", "NSECrypto", "NSEDevice", "NSEJSON", "NSEPayload", "NSEProtocol", "NSESIP", "NSESystem", logging,
+                "NSEAppRegistration", "NSEChat", "NSECrypto", "NSEDevice", "NSEJSON", "NSEPayload", "NSEProtocol", "NSESIP", "NSESystem", logging,
             ]
         ),
         .target(
             name: "NSEReplay",
             dependencies: [
-                "NSECertificates", "NSEChat", "NSECrypto", "NSEDevice", "NSEExtension", "NSEHost", "NSEJSON", "NSEPayload",
-                "NSESIP", "NSESIPServer", "NSESystem", logging,
+                "NSEAppRegistration", "NSECertificates", "NSEChat", "NSECrypto", "NSEDevice", "NSEHost", "NSEJSON",
+                "NSEPayload", "NSESIP", "NSESIPServer", "NSESystem", logging,
             ]
         ),
         .target(
@@ -133,10 +136,8 @@ let package = Package(
         .executableTarget(
             name: "nse-tool",
             dependencies: [
-                argumentParser, logging, "NSEAPNs", "NSEChat", "NSECrypto", "NSEDevice", "NSEExtension", "NSEHost", "NSEJSON",
-                "NSEPayload", "NSEReplay", "NSESIP", "NSESIPServer", "NSESystem", "NSEServer",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+                argumentParser, logging, "NSEAPNs", "NSEAppRegistration", "NSEChat", "NSECrypto", "NSEDevice", "NSEHTTP",
+                "NSEHost", "NSEJSON", "NSEPayload", "NSEReplay", "NSESIP", "NSESIPServer", "NSESystem", "NSEServer",
             ]
         ),
         // The per-notification process: links the reference extension alone, so it starts fast and stays small.

@@ -1,6 +1,6 @@
 public import NSEDevice
 import NSECrypto
-public import NSEJSON
+import NSEJSON
 import NSESystem
 
 extension ReplayCase {

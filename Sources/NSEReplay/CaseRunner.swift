@@ -6,7 +6,7 @@ import NSECertificates
 import NSEChat
 import NSECrypto
 import NSEDevice
-import NSEExtension
+import NSEAppRegistration
 import NSEHost
 public import NSEJSON
 import NSEPayload

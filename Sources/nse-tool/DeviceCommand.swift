@@ -1,6 +1,6 @@
 import ArgumentParser
 import Logging
-import NSEExtension
+import NSEAppRegistration
 import NSESIP
 import NSEDevice
 import NSEHost

@@ -1,4 +1,5 @@
 import Logging
+import NSEAppRegistration
 import NSEChat
 import NSECrypto
 public import NSEDevice
