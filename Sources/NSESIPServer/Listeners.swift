@@ -4,35 +4,35 @@ import NSESIP
 
 /// The server's sockets: the bound listeners with their addresses, and the TCP/TLS connections open to them.
 ///
-/// A value owned by `SIPServer`'s actor; the channels' own pipelines feed the actor's inbound stream.
+/// A value owned by `SIPServer`'s actor; each listener is served (`BoundListener.serve`) by a child task of the
+/// server's task tree, which feeds the actor's inbound stream.
 struct Listeners {
-    /// The listener channels, in configuration order (as `addresses`).
-    private var channels: [any Channel] = []
+    /// The listeners, in configuration order (as `addresses`).
+    private(set) var bound: [BoundListener] = []
     /// The address each listener is bound to (actual ports).
     private(set) var addresses: [SIPServerBoundAddress] = []
     /// Accepted TCP/TLS connections still open, by flow key.
     private var connections: [String: ServerFlow] = [:]
 
     /// Binds every configured listener; on a failure closes those already bound and throws.
-    static func bind(_ configuration: SIPServerConfiguration, group: any EventLoopGroup,
-                     sink: AsyncStream<InboundEvent>.Continuation, logger: Logger) async throws -> Listeners {
-        var bound = Listeners()
+    static func bind(_ configuration: SIPServerConfiguration, group: any EventLoopGroup, logger: Logger) async throws -> Listeners {
+        var listeners = Listeners()
         do {
-            let tls = try configuration.tls.map { try ListenerFactory.makeTLSContext($0) }
+            let tls = try configuration.tls.map { try BoundListener.makeTLSContext($0) }
             for listener in configuration.listeners {
-                let channel = try await ListenerFactory.bind(listener, group: group, tls: tls, limits: configuration.limits,
-                                                             sink: sink, logger: logger)
-                bound.channels.append(channel)
-                let address = channel.localAddress
-                bound.addresses.append(SIPServerBoundAddress(transport: listener.transport,
-                                                             host: address?.ipAddress ?? listener.host,
-                                                             port: address?.port ?? listener.port))
+                let bound = try await BoundListener.bind(listener, group: group, tls: tls, limits: configuration.limits,
+                                                         logger: logger)
+                listeners.bound.append(bound)
+                let address = bound.channel.localAddress
+                listeners.addresses.append(SIPServerBoundAddress(transport: listener.transport,
+                                                                 host: address?.ipAddress ?? listener.host,
+                                                                 port: address?.port ?? listener.port))
             }
         } catch {
-            for channel in bound.detach() { try? await channel.close().get() }
+            listeners.closeAll()
             throw error
         }
-        return bound
+        return listeners
     }
 
     /// The UDP path to a device through the listener bound on `localPort` (the port its REGISTER came in on), if
@@ -40,19 +40,18 @@ struct Listeners {
     func udpFlow(localPort: Int, remoteHost: String, remotePort: Int) -> ServerFlow? {
         guard let index = addresses.firstIndex(where: { $0.transport == .udp && $0.port == localPort }),
               let remote = try? SocketAddress(ipAddress: remoteHost, port: remotePort) else { return nil }
-        let channel = channels[index]
-        return ServerFlow(kind: .udp, channel: channel, remote: remote, local: channel.localAddress)
+        return bound[index].udpFlow(to: remote)
     }
 
     mutating func opened(_ flow: ServerFlow) { connections[flow.key] = flow }
 
     mutating func closed(_ flow: ServerFlow) { connections[flow.key] = nil }
 
-    /// Hands over every channel to close, listeners first, and forgets them (the addresses stay).
-    mutating func detach() -> [any Channel] {
-        let all = channels + connections.values.map(\.channel)
-        channels = []
+    /// Closes every listener and connection (their serving tasks finish), and forgets the connections; the
+    /// addresses stay.
+    mutating func closeAll() {
+        for listener in bound { listener.channel.close(promise: nil) }
+        for (_, flow) in connections { flow.channel.close(promise: nil) }
         connections = [:]
-        return all
     }
 }

@@ -79,7 +79,7 @@ public actor SIPServer {
                 for message in try held.load() { registrar.noteKnown(message.aor) }
                 forwarder = Forwarder(held: held, timers: configuration.timers, logger: logger)
             }
-            listeners = try await Listeners.bind(configuration, group: group, sink: inboundContinuation, logger: logger)
+            listeners = try await Listeners.bind(configuration, group: group, logger: logger)
             try restoreBindings()
         } catch {
             await shutdown()
@@ -87,10 +87,11 @@ public actor SIPServer {
         }
         guard case .starting = phase else {
             // `shutdown()` ran while the listeners were being bound: close what it could not see.
-            await closeChannels()
+            listeners.closeAll()
             throw SIPServerError("server was shut down")
         }
-        phase = .running(tasks: Task { await self.runTasks() })
+        let serving = listeners.bound
+        phase = .running(tasks: Task { await self.runTasks(serving: serving) })
         sweep()
         logger.info("sip server started", metadata: ["sip.listeners": "\(listeners.addresses.map(\.description))"])
         return listeners.addresses
@@ -109,16 +110,12 @@ public actor SIPServer {
         tasks?.cancel()
         senders.removeAll()
         forwarder.stopAll()
-        await closeChannels()
+        listeners.closeAll()
         inboundContinuation.finish()
         await tasks?.value
         eventsContinuation.finish()
         if ownsGroup { try? await group.shutdownGracefully() }
         logger.info("sip server stopped")
-    }
-
-    private func closeChannels() async {
-        for channel in listeners.detach() { try? await channel.close().get() }
     }
 
     /// The addresses bound by `start()`.
@@ -145,11 +142,16 @@ public actor SIPServer {
         eventsContinuation.yield(event)
     }
 
-    /// The server's one task tree: the inbound loop, the expiry sweeper, and a child per job. Returns once
-    /// `shutdown()` has finished the job stream and cancelled the tree.
-    private nonisolated func runTasks() async {
+    /// The server's one task tree: a child serving each listener (and its connections), the inbound loop, the
+    /// expiry sweeper, and a child per job. Returns once `shutdown()` has finished the job stream and cancelled
+    /// the tree.
+    private nonisolated func runTasks(serving listeners: [BoundListener]) async {
         let (inbound, jobs, interval) = (self.inbound, self.jobs, configuration.expirySweepInterval)
+        let (sink, limits, logger) = (inboundContinuation, configuration.limits, self.logger)
         await withDiscardingTaskGroup { group in
+            for listener in listeners {
+                group.addTask { await listener.serve(sink: sink, limits: limits, logger: logger) }
+            }
             group.addTask {
                 for await event in inbound { await self.process(event) }
             }

@@ -8,18 +8,30 @@ import Synchronization
 private let flowCounter = Atomic<UInt64>(0)
 
 /// A path to a peer: one TCP/TLS connection, or a UDP listener plus the peer's source address (rport/received).
+///
+/// `send` never waits: the bytes go to the outbox of the connection (or listener), which the task serving it
+/// writes with its `NIOAsyncChannel` outbound writer, in order.
 final class ServerFlow: Sendable, CustomStringConvertible {
+    /// Where a flow's bytes go.
+    enum Outbox: Sendable {
+        case stream(AsyncStream<ByteBuffer>.Continuation)
+        case datagram(AsyncStream<AddressedEnvelope<ByteBuffer>>.Continuation)
+    }
+
     let key: String
     let kind: SIPTransportKind
+    /// The connection (or the UDP listener) itself, for its state and addresses.
     let channel: any Channel
     let remote: SocketAddress
     let local: SocketAddress?
+    private let outbox: Outbox
 
-    init(kind: SIPTransportKind, channel: any Channel, remote: SocketAddress, local: SocketAddress?) {
+    init(kind: SIPTransportKind, channel: any Channel, outbox: Outbox, remote: SocketAddress) {
         self.kind = kind
         self.channel = channel
+        self.outbox = outbox
         self.remote = remote
-        self.local = local
+        self.local = channel.localAddress
         if kind == .udp {
             key = "udp|\(local?.port ?? 0)|\(remote.ipAddress ?? "?"):\(remote.port ?? 0)"
         } else {
@@ -36,16 +48,16 @@ final class ServerFlow: Sendable, CustomStringConvertible {
     var remoteHost: String { remote.ipAddress ?? "" }
     var remotePort: Int { remote.port ?? 0 }
 
-    /// Fire-and-forget write of wire bytes.
+    /// Queues wire bytes for the peer (dropped once the connection or listener has closed).
     func send(_ bytes: [UInt8]) {
         let buffer = ByteBuffer(bytes: bytes)
-        if kind == .udp {
-            channel.writeAndFlush(AddressedEnvelope(remoteAddress: remote, data: buffer), promise: nil)
-        } else {
-            channel.writeAndFlush(buffer, promise: nil)
+        switch outbox {
+        case .stream(let continuation): continuation.yield(buffer)
+        case .datagram(let continuation): continuation.yield(AddressedEnvelope(remoteAddress: remote, data: buffer))
         }
     }
 
+    /// Closes the connection without answering (the fault knob `resetConnectionAfterRegister`, streams only).
     func close() {
         channel.close(promise: nil)
     }
@@ -98,90 +110,55 @@ struct KeepAliveAwareDecoder: ByteToMessageDecoder {
     }
 }
 
-/// Delivers decoded TCP/TLS messages with their flow.
-final class StreamServerHandler: ChannelInboundHandler {
-    typealias InboundIn = SIPMessage
+/// Logs a listener socket's errors and keeps them from ending its `NIOAsyncChannel` (whose inbound stream finishes
+/// on the first error): an ICMP error after a datagram, or a failed accept, must not stop the listener.
+final class ListenerErrorLogger: ChannelInboundHandler, Sendable {
+    typealias InboundIn = Any
 
-    let kind: SIPTransportKind
-    let sink: AsyncStream<InboundEvent>.Continuation
     let logger: Logger
-    private var flow: ServerFlow?
 
-    init(kind: SIPTransportKind, sink: AsyncStream<InboundEvent>.Continuation, logger: Logger) {
-        self.kind = kind
-        self.sink = sink
+    init(logger: Logger) {
         self.logger = logger
-    }
-
-    private func currentFlow(_ context: ChannelHandlerContext) -> ServerFlow? {
-        if let flow { return flow }
-        guard let remote = context.channel.remoteAddress else { return nil }
-        let made = ServerFlow(kind: kind, channel: context.channel, remote: remote, local: context.channel.localAddress)
-        flow = made
-        sink.yield(.opened(made))
-        return made
-    }
-
-    func channelActive(context: ChannelHandlerContext) {
-        _ = currentFlow(context)
-        context.fireChannelActive()
-    }
-
-    func handlerAdded(context: ChannelHandlerContext) {
-        if context.channel.isActive { _ = currentFlow(context) }
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard let flow = currentFlow(context) else { return }
-        sink.yield(.message(unwrapInboundIn(data), flow))
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        if let flow { sink.yield(.closed(flow)) }
-        context.fireChannelInactive()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        logger.debug("sip server stream error, closing connection", metadata: ["sip.error": "\(error)"])
-        context.close(promise: nil)
+        logger.debug("sip server listener socket error", metadata: ["sip.error": "\(error)"])
     }
 }
 
-/// Parses each UDP datagram as one message (nil when malformed); CRLF keep-alives are ignored.
-final class DatagramServerHandler: ChannelInboundHandler {
-    typealias InboundIn = AddressedEnvelope<ByteBuffer>
+/// One bound listener, served by `serve` inside `executeThenClose`.
+enum BoundListener: Sendable {
+    typealias Connection = NIOAsyncChannel<SIPMessage, ByteBuffer>
+    typealias Datagrams = NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>
 
-    let sink: AsyncStream<InboundEvent>.Continuation
-    let limits: SIPParserLimits
-    let logger: Logger
+    /// A UDP socket and the outbox every UDP flow through it writes to.
+    case datagram(Datagrams, Outbox<AddressedEnvelope<ByteBuffer>>)
+    /// A TCP or TLS listening socket and its accepted connections.
+    case stream(SIPTransportKind, NIOAsyncChannel<Connection, Never>)
 
-    init(sink: AsyncStream<InboundEvent>.Continuation, limits: SIPParserLimits, logger: Logger) {
-        self.sink = sink
-        self.limits = limits
-        self.logger = logger
-    }
+    /// An outbox: what `ServerFlow.send` queues, written by the serving task.
+    struct Outbox<Element: Sendable>: Sendable {
+        let stream: AsyncStream<Element>
+        let continuation: AsyncStream<Element>.Continuation
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let envelope = unwrapInboundIn(data)
-        let bytes = Array(envelope.data.readableBytesView)
-        if bytes.allSatisfy({ $0 == 0x0D || $0 == 0x0A }) { return }
-        let flow = ServerFlow(kind: .udp, channel: context.channel, remote: envelope.remoteAddress,
-                              local: context.channel.localAddress)
-        do {
-            sink.yield(.datagram(try SIPParser.parseDatagram(bytes, limits: limits), flow))
-        } catch {
-            logger.debug("sip server dropping malformed datagram", metadata: ["sip.error": "\(error)", "sip.size": "\(bytes.count)"])
-            sink.yield(.datagram(nil, flow))
+        init() {
+            (stream, continuation) = AsyncStream<Element>.makeStream(bufferingPolicy: .unbounded)
         }
     }
 
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        logger.debug("sip server datagram socket error", metadata: ["sip.error": "\(error)"])
+    var channel: any Channel {
+        switch self {
+        case .datagram(let datagrams, _): return datagrams.channel
+        case .stream(_, let server): return server.channel
+        }
     }
-}
 
-/// Binds the configured listeners.
-enum ListenerFactory {
+    /// The UDP flow to `remote` through this listener (nil for a stream listener).
+    func udpFlow(to remote: SocketAddress) -> ServerFlow? {
+        guard case .datagram(let datagrams, let outbox) = self else { return nil }
+        return ServerFlow(kind: .udp, channel: datagrams.channel, outbox: .datagram(outbox.continuation), remote: remote)
+    }
+
     static func makeTLSContext(_ files: SIPServerConfiguration.TLSFiles) throws -> NIOSSLContext {
         let chain = try NIOSSLCertificate.fromPEMFile(files.certificatePath).map { NIOSSLCertificateSource.certificate($0) }
         guard !chain.isEmpty else { throw SIPServerError("no certificate in \(files.certificatePath)") }
@@ -190,35 +167,127 @@ enum ListenerFactory {
         return try NIOSSLContext(configuration: config)
     }
 
+    /// Binds one configured listener.
     static func bind(_ listener: SIPServerConfiguration.Listener, group: any EventLoopGroup, tls: NIOSSLContext?,
-                     limits: SIPParserLimits, sink: AsyncStream<InboundEvent>.Continuation, logger: Logger) async throws -> any Channel {
+                     limits: SIPParserLimits, logger: Logger) async throws -> BoundListener {
         switch listener.transport {
         case .udp:
-            return try await DatagramBootstrap(group: group)
+            let datagrams = try await DatagramBootstrap(group: group)
                 .channelOption(.socketOption(.so_reuseaddr), value: 1)
-                .channelInitializer { channel in
+                .bind(host: listener.host, port: listener.port) { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(DatagramServerHandler(sink: sink, limits: limits, logger: logger))
+                        try channel.pipeline.syncOperations.addHandler(ListenerErrorLogger(logger: logger))
+                        return try Datagrams(wrappingChannelSynchronously: channel)
                     }
                 }
-                .bind(host: listener.host, port: listener.port).get()
+            return .datagram(datagrams, Outbox())
         case .tcp, .tls:
             let kind = listener.transport
             if kind == .tls, tls == nil { throw SIPServerError("a tls listener needs certificate and key files") }
             let context = kind == .tls ? tls : nil
-            return try await ServerBootstrap(group: group)
+            let server = try await ServerBootstrap(group: group)
                 .serverChannelOption(.backlog, value: 256)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .serverChannelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(ListenerErrorLogger(logger: logger))
+                    }
+                }
                 .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-                .childChannelInitializer { channel in
+                .bind(host: listener.host, port: listener.port) { channel in
                     channel.eventLoop.makeCompletedFuture {
                         let ops = channel.pipeline.syncOperations
                         if let context { try ops.addHandler(NIOSSLServerHandler(context: context)) }
                         try ops.addHandler(ByteToMessageHandler(KeepAliveAwareDecoder(limits: limits)))
-                        try ops.addHandler(StreamServerHandler(kind: kind, sink: sink, logger: logger))
+                        return try Connection(wrappingChannelSynchronously: channel)
                     }
                 }
-                .bind(host: listener.host, port: listener.port).get()
+            return .stream(kind, server)
         }
+    }
+
+    /// Serves the listener until it closes or the task is cancelled, handing everything received to `sink`; the
+    /// listener and every connection it accepted are closed when this returns.
+    func serve(sink: AsyncStream<InboundEvent>.Continuation, limits: SIPParserLimits, logger: Logger) async {
+        do {
+            switch self {
+            case .datagram(let datagrams, let outbox):
+                try await BoundListener.serve(datagrams, outbox: outbox, sink: sink, limits: limits, logger: logger)
+            case .stream(let kind, let server):
+                try await server.executeThenClose { connections in
+                    try await withThrowingDiscardingTaskGroup { group in
+                        for try await connection in connections {
+                            group.addTask {
+                                await BoundListener.serve(connection, kind: kind, sink: sink, logger: logger)
+                            }
+                        }
+                    }
+                }
+            }
+        } catch is CancellationError {
+            return
+        } catch {
+            logger.debug("sip server listener stopped", metadata: ["sip.error": "\(error)"])
+        }
+    }
+
+    /// Parses each datagram as one message (nil when malformed; CRLF keep-alives are ignored) while the outbox's
+    /// datagrams are written.
+    private static func serve(_ datagrams: Datagrams, outbox: Outbox<AddressedEnvelope<ByteBuffer>>,
+                              sink: AsyncStream<InboundEvent>.Continuation, limits: SIPParserLimits,
+                              logger: Logger) async throws {
+        let channel = datagrams.channel
+        try await datagrams.executeThenClose { inbound, outbound in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for await envelope in outbox.stream { try await outbound.write(envelope) }
+                }
+                for try await envelope in inbound {
+                    let bytes = Array(envelope.data.readableBytesView)
+                    if bytes.allSatisfy({ $0 == 0x0D || $0 == 0x0A }) { continue }
+                    let flow = ServerFlow(kind: .udp, channel: channel, outbox: .datagram(outbox.continuation),
+                                          remote: envelope.remoteAddress)
+                    do {
+                        sink.yield(.datagram(try SIPParser.parseDatagram(bytes, limits: limits), flow))
+                    } catch {
+                        // Still handed on: it counts for the fault plan's packet drops.
+                        logger.debug("sip server dropping malformed datagram", metadata: [
+                            "sip.error": "\(error)", "sip.size": "\(bytes.count)",
+                        ])
+                        sink.yield(.datagram(nil, flow))
+                    }
+                }
+                group.cancelAll()
+            }
+        }
+    }
+
+    /// Delivers one TCP/TLS connection's messages with its flow, and writes what the flow sends, until either side
+    /// closes it; a framing or TLS error closes it.
+    private static func serve(_ connection: Connection, kind: SIPTransportKind, sink: AsyncStream<InboundEvent>.Continuation,
+                              logger: Logger) async {
+        guard let remote = connection.channel.remoteAddress else {
+            try? await connection.executeThenClose { _, _ in }
+            return
+        }
+        let outbox = Outbox<ByteBuffer>()
+        let flow = ServerFlow(kind: kind, channel: connection.channel, outbox: .stream(outbox.continuation), remote: remote)
+        sink.yield(.opened(flow))
+        do {
+            try await connection.executeThenClose { inbound, outbound in
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        for await buffer in outbox.stream { try await outbound.write(buffer) }
+                    }
+                    for try await message in inbound { sink.yield(.message(message, flow)) }
+                    group.cancelAll()
+                }
+            }
+        } catch is CancellationError {
+        } catch {
+            logger.debug("sip server stream error, closing connection", metadata: ["sip.error": "\(error)"])
+        }
+        outbox.continuation.finish()
+        sink.yield(.closed(flow))
     }
 }
