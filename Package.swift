@@ -124,19 +124,22 @@ let package = Package(
         ),
 
         // MARK: - Executables
+        // What both front doors share for `nse run` (its options and `RunLimits`, the host's verdict printed, input,
+        // exit statuses): command-line code, kept out of the NSEHost library.
+        .target(name: "NSECommandLine", dependencies: ["NSECrypto", "NSEDevice", "NSEHost", "NSEJSON", "NSEPayload", "NSESystem"]),
         // `nse`: the front door. Runs `nse run` itself (it links the host alone, so it starts fast) and hands every
         // other command to `nse-tool` beside it by exec.
         // Fully static in release builds, as the extension: every notification starts it, and a dynamically linked
         // front door spent more time in the loader than the extension spends in its whole run (docs/performance.md).
         .executableTarget(
-            name: "nse", dependencies: ["NSEHost", "NSEPayload", "NSESystem"],
+            name: "nse", dependencies: ["NSECommandLine", "NSEPayload", "NSESystem"],
             linkerSettings: [.unsafeFlags(["-static-executable"], .when(configuration: .release))]
         ),
         // The full command line (swift-argument-parser): every subcommand, servers included.
         .executableTarget(
             name: "nse-tool",
             dependencies: [
-                argumentParser, logging, "NSEAPNs", "NSEAppRegistration", "NSEChat", "NSECrypto", "NSEDevice", "NSEHTTP",
+                argumentParser, logging, "NSEAPNs", "NSEAppRegistration", "NSEChat", "NSECommandLine", "NSECrypto", "NSEDevice", "NSEHTTP",
                 "NSEHost", "NSEJSON", "NSEPayload", "NSEReplay", "NSESIP", "NSESIPServer", "NSESystem", "NSEServer",
             ]
         ),
@@ -170,7 +173,7 @@ let package = Package(
         ),
         .testTarget(name: "NSEHTTPTests", dependencies: ["NSECertificates", "NSEHTTP"]),
         // The front door's own `nse run` parser (the `nse` executable target, tested in-process).
-        .testTarget(name: "FrontDoorTests", dependencies: ["nse", "NSEHost", "NSEPayload"]),
+        .testTarget(name: "FrontDoorTests", dependencies: ["nse", "NSECommandLine", "NSEPayload"]),
         .testTarget(name: "FuzzRegressionTests", dependencies: ["NSEFuzzTargets"]),
         .testTarget(
             name: "NSESIPServerTests",

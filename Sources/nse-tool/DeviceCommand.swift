@@ -1,6 +1,7 @@
 import ArgumentParser
 import Logging
 import NSEAppRegistration
+import NSECommandLine
 import NSESIP
 import NSEDevice
 import NSEHost

@@ -1,4 +1,5 @@
 import ArgumentParser
+import NSECommandLine
 import NSEDevice
 import NSEHost
 import NSESystem

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Logging
+import NSECommandLine
 import NSEHost
 import NSESystem
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import NSEAPNs
+import NSECommandLine
 import NSEDevice
 import NSEHTTP
 import NSEHost

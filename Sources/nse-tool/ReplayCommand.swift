@@ -2,6 +2,7 @@ import ArgumentParser
 #if canImport(Glibc)
 import Glibc
 #endif
+import NSECommandLine
 import NSEHost
 import NSEJSON
 import NSEReplay

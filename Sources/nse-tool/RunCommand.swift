@@ -1,4 +1,5 @@
 import ArgumentParser
+import NSECommandLine
 import NSEJSON
 import NSEHost
 import NSEPayload

@@ -1,6 +1,7 @@
 import ArgumentParser
 import NSEAPNs
 import Logging
+import NSECommandLine
 import NSEHTTP
 import NSEHost
 import NSEJSON

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Logging
 import NSEChat
+import NSECommandLine
 import NSECrypto
 import NSEDevice
 import NSEHost

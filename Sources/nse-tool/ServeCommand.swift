@@ -1,6 +1,7 @@
 import ArgumentParser
 import Logging
 import NSEAPNs
+import NSECommandLine
 import NSEDevice
 import NSEHost
 import NSEJSON

@@ -1,4 +1,4 @@
-import NSEHost
+import NSECommandLine
 import NSEPayload
 
 /// `nse run`'s arguments as the front door reads them by hand.

@@ -6,7 +6,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import NSEHost
+import NSECommandLine
 import NSESystem
 
 signal(SIGPIPE, SIG_IGN)

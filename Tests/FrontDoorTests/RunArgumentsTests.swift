@@ -1,5 +1,5 @@
 @testable import nse
-import NSEHost
+import NSECommandLine
 import NSEPayload
 import Testing
 

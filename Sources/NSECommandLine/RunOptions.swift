@@ -6,6 +6,7 @@ import Musl
 public import NSEPayload
 import NSECrypto
 import NSEDevice
+import NSEHost
 import NSEJSON
 import NSESystem
 
