@@ -14,7 +14,6 @@ public actor SIPServer {
     public nonisolated let configuration: SIPServerConfiguration
     /// Everything the server reports (also kept in `eventLog()`); finishes on `shutdown()`.
     public nonisolated let events: AsyncStream<SIPServerEvent>
-    private let eventsContinuation: AsyncStream<SIPServerEvent>.Continuation
     let logger: Logger
     private let group: any EventLoopGroup
     private let ownsGroup: Bool
@@ -25,15 +24,13 @@ public actor SIPServer {
     private enum Phase {
         case created
         case starting
-        /// `tasks` is the one parent of the inbound loop, the sweeper and every child the server spawns.
-        case running(tasks: Task<Void, Never>)
+        /// `root` runs the task tree (`tree`), the one parent of everything the server runs.
+        case running(root: Task<Void, Never>)
         case stopped
     }
 
     private var phase = Phase.created
-    /// Work the running server adds to its task group (retransmissions, timers, pushes, delayed requests).
-    private let jobs: AsyncStream<@Sendable () async -> Void>
-    private let jobsContinuation: AsyncStream<@Sendable () async -> Void>.Continuation
+    private let tree = TaskTree()
     var faults: FaultPlan
     let pushSender: PushSender
     var listeners = Listeners()
@@ -43,7 +40,7 @@ public actor SIPServer {
     var forwarder: Forwarder
     var senders = PendingSenders()
     private var serverTransactions: SIPServerTransactionTable
-    private var log: [SIPServerEvent] = []
+    private var log: EventLog
 
     /// Creates a server; without a group it owns a one-thread event loop group, released by `shutdown()`.
     public init(configuration: SIPServerConfiguration, eventLoopGroup: (any EventLoopGroup)? = nil,
@@ -51,9 +48,9 @@ public actor SIPServer {
         self.configuration = configuration
         self.logger = logger
         (group, ownsGroup) = eventLoopGroup.map { ($0, false) } ?? (MultiThreadedEventLoopGroup(numberOfThreads: 1), true)
-        (events, eventsContinuation) = AsyncStream<SIPServerEvent>.makeStream(bufferingPolicy: .bufferingNewest(4096))
+        log = EventLog()
+        events = log.stream
         (inbound, inboundContinuation) = AsyncStream<InboundEvent>.makeStream(bufferingPolicy: .unbounded)
-        (jobs, jobsContinuation) = AsyncStream<@Sendable () async -> Void>.makeStream(bufferingPolicy: .unbounded)
         serverTransactions = SIPServerTransactionTable(lifetime: configuration.timers.timerF)
         faults = FaultPlan(configuration.faults)
         registrar = Registrar(configuration: configuration)
@@ -91,7 +88,7 @@ public actor SIPServer {
             throw SIPServerError("server was shut down")
         }
         let serving = listeners.bound
-        phase = .running(tasks: Task { await self.runTasks(serving: serving) })
+        phase = .running(root: Task { await self.run(serving: serving) })
         sweep()
         logger.info("sip server started", metadata: ["sip.listeners": "\(listeners.addresses.map(\.description))"])
         return listeners.addresses
@@ -99,21 +96,21 @@ public actor SIPServer {
 
     /// Closes listeners and connections, cancels timers and pushes, finishes `events`; idempotent.
     public func shutdown() async {
-        let tasks: Task<Void, Never>?
+        let root: Task<Void, Never>?
         switch phase {
         case .stopped: return
-        case .running(let running): tasks = running
-        case .created, .starting: tasks = nil
+        case .running(let running): root = running
+        case .created, .starting: root = nil
         }
         phase = .stopped
-        jobsContinuation.finish()
-        tasks?.cancel()
+        tree.finish()
+        root?.cancel()
         senders.removeAll()
         forwarder.stopAll()
         listeners.closeAll()
         inboundContinuation.finish()
-        await tasks?.value
-        eventsContinuation.finish()
+        await root?.value
+        log.finish()
         if ownsGroup { try? await group.shutdownGracefully() }
         logger.info("sip server stopped")
     }
@@ -122,7 +119,7 @@ public actor SIPServer {
     public var addresses: [SIPServerBoundAddress] { listeners.addresses }
 
     /// Every event so far, oldest first.
-    public func eventLog() -> [SIPServerEvent] { log }
+    public func eventLog() -> [SIPServerEvent] { log.all }
 
     /// Held messages not yet delivered (Call-IDs, oldest first), optionally for one AOR (`sip:user@host`).
     public func undeliveredCallIDs(aor: String? = nil) -> [String] {
@@ -136,42 +133,31 @@ public actor SIPServer {
 
     // MARK: - events and tasks
 
-    func emit(_ event: SIPServerEvent) {
-        log.append(event)
-        if log.count > 10_000 { log.removeFirst(log.count - 10_000) }
-        eventsContinuation.yield(event)
-    }
+    func emit(_ event: SIPServerEvent) { log.append(event) }
 
-    /// The server's one task tree: a child serving each listener (and its connections), the inbound loop, the
-    /// expiry sweeper, and a child per job. Returns once `shutdown()` has finished the job stream and cancelled
-    /// the tree.
-    private nonisolated func runTasks(serving listeners: [BoundListener]) async {
-        let (inbound, jobs, interval) = (self.inbound, self.jobs, configuration.expirySweepInterval)
+    /// Runs the task tree: a child serving each listener (and its connections), the inbound loop and the expiry
+    /// sweeper, beside the spawned jobs. Returns once `shutdown()` has finished and cancelled the tree.
+    private nonisolated func run(serving listeners: [BoundListener]) async {
+        let (inbound, interval) = (self.inbound, configuration.expirySweepInterval)
         let (sink, limits, logger) = (inboundContinuation, configuration.limits, self.logger)
-        await withDiscardingTaskGroup { group in
-            for listener in listeners {
-                group.addTask { await listener.serve(sink: sink, limits: limits, logger: logger) }
-            }
-            group.addTask {
-                for await event in inbound { await self.process(event) }
-            }
-            group.addTask {
+        let serving: [TaskTree.Job] = listeners.map { listener in
+            { await listener.serve(sink: sink, limits: limits, logger: logger) }
+        }
+        await tree.run(serving + [
+            { for await event in inbound { await self.process(event) } },
+            {
                 while true {
                     do { try await Task.sleep(for: interval) } catch { return }
                     await self.sweep()
                 }
-            }
-            for await job in jobs {
-                group.addTask { await job() }
-            }
-            group.cancelAll()
-        }
+            },
+        ])
     }
 
     /// Runs `body` as a child of the server's task tree (dropped once the server stops).
-    func spawn(_ body: @escaping @Sendable () async -> Void) {
+    func spawn(_ body: @escaping TaskTree.Job) {
         guard case .running = phase else { return }
-        jobsContinuation.yield(body)
+        tree.spawn(body)
     }
 
     private var isStopped: Bool {
