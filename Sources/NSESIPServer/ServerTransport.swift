@@ -9,27 +9,19 @@ private let flowCounter = Atomic<UInt64>(0)
 
 /// A path to a peer: one TCP/TLS connection, or a UDP listener plus the peer's source address (rport/received).
 ///
-/// `send` never waits: the bytes go to the outbox of the connection (or listener), which the task serving it
-/// writes with its `NIOAsyncChannel` outbound writer, in order.
+/// `send` never waits: the server answers and forwards from its actor, so it writes on the channel's event loop
+/// and goes on (the write passes the `NIOAsyncChannel`'s handler as its outbound writer's would, in order).
 final class ServerFlow: Sendable, CustomStringConvertible {
-    /// Where a flow's bytes go.
-    enum Outbox: Sendable {
-        case stream(AsyncStream<ByteBuffer>.Continuation)
-        case datagram(AsyncStream<AddressedEnvelope<ByteBuffer>>.Continuation)
-    }
-
     let key: String
     let kind: SIPTransportKind
     /// The connection (or the UDP listener) itself, for its state and addresses.
     let channel: any Channel
     let remote: SocketAddress
     let local: SocketAddress?
-    private let outbox: Outbox
 
-    init(kind: SIPTransportKind, channel: any Channel, outbox: Outbox, remote: SocketAddress) {
+    init(kind: SIPTransportKind, channel: any Channel, remote: SocketAddress) {
         self.kind = kind
         self.channel = channel
-        self.outbox = outbox
         self.remote = remote
         self.local = channel.localAddress
         if kind == .udp {
@@ -48,12 +40,13 @@ final class ServerFlow: Sendable, CustomStringConvertible {
     var remoteHost: String { remote.ipAddress ?? "" }
     var remotePort: Int { remote.port ?? 0 }
 
-    /// Queues wire bytes for the peer (dropped once the connection or listener has closed).
+    /// Writes wire bytes to the peer without waiting (dropped once the connection or listener has closed).
     func send(_ bytes: [UInt8]) {
         let buffer = ByteBuffer(bytes: bytes)
-        switch outbox {
-        case .stream(let continuation): continuation.yield(buffer)
-        case .datagram(let continuation): continuation.yield(AddressedEnvelope(remoteAddress: remote, data: buffer))
+        if kind == .udp {
+            channel.writeAndFlush(AddressedEnvelope(remoteAddress: remote, data: buffer), promise: nil)
+        } else {
+            channel.writeAndFlush(buffer, promise: nil)
         }
     }
 
@@ -131,32 +124,22 @@ enum BoundListener: Sendable {
     typealias Connection = NIOAsyncChannel<SIPMessage, ByteBuffer>
     typealias Datagrams = NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>
 
-    /// A UDP socket and the outbox every UDP flow through it writes to.
-    case datagram(Datagrams, Outbox<AddressedEnvelope<ByteBuffer>>)
+    /// A UDP socket.
+    case datagram(Datagrams)
     /// A TCP or TLS listening socket and its accepted connections.
     case stream(SIPTransportKind, NIOAsyncChannel<Connection, Never>)
 
-    /// An outbox: what `ServerFlow.send` queues, written by the serving task.
-    struct Outbox<Element: Sendable>: Sendable {
-        let stream: AsyncStream<Element>
-        let continuation: AsyncStream<Element>.Continuation
-
-        init() {
-            (stream, continuation) = AsyncStream<Element>.makeStream(bufferingPolicy: .unbounded)
-        }
-    }
-
     var channel: any Channel {
         switch self {
-        case .datagram(let datagrams, _): return datagrams.channel
+        case .datagram(let datagrams): return datagrams.channel
         case .stream(_, let server): return server.channel
         }
     }
 
     /// The UDP flow to `remote` through this listener (nil for a stream listener).
     func udpFlow(to remote: SocketAddress) -> ServerFlow? {
-        guard case .datagram(let datagrams, let outbox) = self else { return nil }
-        return ServerFlow(kind: .udp, channel: datagrams.channel, outbox: .datagram(outbox.continuation), remote: remote)
+        guard case .datagram(let datagrams) = self else { return nil }
+        return ServerFlow(kind: .udp, channel: datagrams.channel, remote: remote)
     }
 
     static func makeTLSContext(_ files: SIPServerConfiguration.TLSFiles) throws -> NIOSSLContext {
@@ -180,7 +163,7 @@ enum BoundListener: Sendable {
                         return try Datagrams(wrappingChannelSynchronously: channel)
                     }
                 }
-            return .datagram(datagrams, Outbox())
+            return .datagram(datagrams)
         case .tcp, .tls:
             let kind = listener.transport
             if kind == .tls, tls == nil { throw SIPServerError("a tls listener needs certificate and key files") }
@@ -211,8 +194,8 @@ enum BoundListener: Sendable {
     func serve(sink: AsyncStream<InboundEvent>.Continuation, limits: SIPParserLimits, logger: Logger) async {
         do {
             switch self {
-            case .datagram(let datagrams, let outbox):
-                try await BoundListener.serve(datagrams, outbox: outbox, sink: sink, limits: limits, logger: logger)
+            case .datagram(let datagrams):
+                try await BoundListener.serve(datagrams, sink: sink, limits: limits, logger: logger)
             case .stream(let kind, let server):
                 try await server.executeThenClose { connections in
                     try await withThrowingDiscardingTaskGroup { group in
@@ -231,63 +214,46 @@ enum BoundListener: Sendable {
         }
     }
 
-    /// Parses each datagram as one message (nil when malformed; CRLF keep-alives are ignored) while the outbox's
-    /// datagrams are written.
-    private static func serve(_ datagrams: Datagrams, outbox: Outbox<AddressedEnvelope<ByteBuffer>>,
-                              sink: AsyncStream<InboundEvent>.Continuation, limits: SIPParserLimits,
-                              logger: Logger) async throws {
+    /// Parses each datagram as one message (nil when malformed; CRLF keep-alives are ignored).
+    private static func serve(_ datagrams: Datagrams, sink: AsyncStream<InboundEvent>.Continuation,
+                              limits: SIPParserLimits, logger: Logger) async throws {
         let channel = datagrams.channel
-        try await datagrams.executeThenClose { inbound, outbound in
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    for await envelope in outbox.stream { try await outbound.write(envelope) }
+        try await datagrams.executeThenClose { inbound, _ in
+            for try await envelope in inbound {
+                let bytes = Array(envelope.data.readableBytesView)
+                if bytes.allSatisfy({ $0 == 0x0D || $0 == 0x0A }) { continue }
+                let flow = ServerFlow(kind: .udp, channel: channel, remote: envelope.remoteAddress)
+                do {
+                    sink.yield(.datagram(try SIPParser.parseDatagram(bytes, limits: limits), flow))
+                } catch {
+                    // Still handed on: it counts for the fault plan's packet drops.
+                    logger.debug("sip server dropping malformed datagram", metadata: [
+                        "sip.error": "\(error)", "sip.size": "\(bytes.count)",
+                    ])
+                    sink.yield(.datagram(nil, flow))
                 }
-                for try await envelope in inbound {
-                    let bytes = Array(envelope.data.readableBytesView)
-                    if bytes.allSatisfy({ $0 == 0x0D || $0 == 0x0A }) { continue }
-                    let flow = ServerFlow(kind: .udp, channel: channel, outbox: .datagram(outbox.continuation),
-                                          remote: envelope.remoteAddress)
-                    do {
-                        sink.yield(.datagram(try SIPParser.parseDatagram(bytes, limits: limits), flow))
-                    } catch {
-                        // Still handed on: it counts for the fault plan's packet drops.
-                        logger.debug("sip server dropping malformed datagram", metadata: [
-                            "sip.error": "\(error)", "sip.size": "\(bytes.count)",
-                        ])
-                        sink.yield(.datagram(nil, flow))
-                    }
-                }
-                group.cancelAll()
             }
         }
     }
 
-    /// Delivers one TCP/TLS connection's messages with its flow, and writes what the flow sends, until either side
-    /// closes it; a framing or TLS error closes it.
+    /// Delivers one TCP/TLS connection's messages with its flow until either side closes it; a framing or TLS
+    /// error closes it.
     private static func serve(_ connection: Connection, kind: SIPTransportKind, sink: AsyncStream<InboundEvent>.Continuation,
                               logger: Logger) async {
         guard let remote = connection.channel.remoteAddress else {
             try? await connection.executeThenClose { _, _ in }
             return
         }
-        let outbox = Outbox<ByteBuffer>()
-        let flow = ServerFlow(kind: kind, channel: connection.channel, outbox: .stream(outbox.continuation), remote: remote)
+        let flow = ServerFlow(kind: kind, channel: connection.channel, remote: remote)
         sink.yield(.opened(flow))
         do {
-            try await connection.executeThenClose { inbound, outbound in
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask {
-                        for await buffer in outbox.stream { try await outbound.write(buffer) }
-                    }
-                    for try await message in inbound { sink.yield(.message(message, flow)) }
-                    group.cancelAll()
-                }
+            try await connection.executeThenClose { inbound, _ in
+                for try await message in inbound { sink.yield(.message(message, flow)) }
             }
         } catch is CancellationError {
         } catch {
             logger.debug("sip server stream error, closing connection", metadata: ["sip.error": "\(error)"])
         }
-        outbox.continuation.finish()
         sink.yield(.closed(flow))
     }
 }
