@@ -7,6 +7,11 @@ import NSESystem
 /// The MESSAGE path: a sender's MESSAGE is forwarded to the live bindings and/or held (`Forwarder`), its sender
 /// answered once (`PendingSenders`), held messages pushed for (`PushSender`).
 extension SIPServer {
+    /// Held messages not yet delivered (Call-IDs, oldest first), optionally for one AOR (`sip:user@host`).
+    public func undeliveredCallIDs(aor: String? = nil) -> [String] {
+        forwarder.held.waiting(aor: aor.map { SIPServer.aorKey($0) }).map(\.callID)
+    }
+
     func handleMessage(_ request: SIPRequest, flow: ServerFlow, transactionKey: String) {
         let aor = SIPServer.aorKey(request.uri)
         var log = logger

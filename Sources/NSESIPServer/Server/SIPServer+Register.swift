@@ -5,6 +5,11 @@ import NSESystem
 /// The REGISTER path: the `Registrar` authorizes and stores the bindings, the server answers and hands the
 /// `Forwarder` what is held for the AOR; and the bindings kept across a restart.
 extension SIPServer {
+    /// Number of live bindings of an AOR (`sip:user@host`).
+    public func bindingCount(aor: String) -> Int {
+        registrar.activeBindings(aor: SIPServer.aorKey(aor)).count
+    }
+
     func handleRegister(_ request: SIPRequest, flow: ServerFlow, transactionKey: String) {
         guard let to = request.headers.to else {
             respond(request, flow: flow, transactionKey: transactionKey, status: 400)

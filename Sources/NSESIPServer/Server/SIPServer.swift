@@ -15,8 +15,20 @@ public actor SIPServer {
     /// Everything the server reports (also kept in `eventLog()`); finishes on `shutdown()`.
     public nonisolated let events: AsyncStream<SIPServerEvent>
     let logger: Logger
-    private let group: any EventLoopGroup
-    private let ownsGroup: Bool
+    /// The event loops the sockets run on: the caller's, or a one-thread group the server made and shuts down.
+    private enum EventLoops {
+        case borrowed(any EventLoopGroup)
+        case owned(MultiThreadedEventLoopGroup)
+
+        var group: any EventLoopGroup {
+            switch self {
+            case .borrowed(let group): return group
+            case .owned(let group): return group
+            }
+        }
+    }
+
+    private let loops: EventLoops
     private let inbound: AsyncStream<InboundEvent>
     private let inboundContinuation: AsyncStream<InboundEvent>.Continuation
 
@@ -47,7 +59,7 @@ public actor SIPServer {
                 logger: Logger = Logger(label: "nse.sipserver")) {
         self.configuration = configuration
         self.logger = logger
-        (group, ownsGroup) = eventLoopGroup.map { ($0, false) } ?? (MultiThreadedEventLoopGroup(numberOfThreads: 1), true)
+        loops = eventLoopGroup.map { .borrowed($0) } ?? .owned(MultiThreadedEventLoopGroup(numberOfThreads: 1))
         log = EventLog()
         events = log.stream
         (inbound, inboundContinuation) = AsyncStream<InboundEvent>.makeStream(bufferingPolicy: .unbounded)
@@ -76,7 +88,7 @@ public actor SIPServer {
                 for message in try held.load() { registrar.noteKnown(message.aor) }
                 forwarder = Forwarder(held: held, timers: configuration.timers, logger: logger)
             }
-            listeners = try await Listeners.bind(configuration, group: group, logger: logger)
+            listeners = try await Listeners.bind(configuration, group: loops.group, logger: logger)
             try restoreBindings()
         } catch {
             await shutdown()
@@ -111,25 +123,15 @@ public actor SIPServer {
         inboundContinuation.finish()
         await root?.value
         log.finish()
-        if ownsGroup { try? await group.shutdownGracefully() }
+        if case .owned(let group) = loops { try? await group.shutdownGracefully() }
         logger.info("sip server stopped")
     }
 
     /// The addresses bound by `start()`.
     public var addresses: [SIPServerBoundAddress] { listeners.addresses }
 
-    /// Every event so far, oldest first.
+    /// Every event so far (the newest 10,000), oldest first.
     public func eventLog() -> [SIPServerEvent] { log.all }
-
-    /// Held messages not yet delivered (Call-IDs, oldest first), optionally for one AOR (`sip:user@host`).
-    public func undeliveredCallIDs(aor: String? = nil) -> [String] {
-        forwarder.held.waiting(aor: aor.map { SIPServer.aorKey($0) }).map(\.callID)
-    }
-
-    /// Number of live bindings of an AOR (`sip:user@host`).
-    public func bindingCount(aor: String) -> Int {
-        registrar.activeBindings(aor: SIPServer.aorKey(aor)).count
-    }
 
     // MARK: - events and tasks
 
