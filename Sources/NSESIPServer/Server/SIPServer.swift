@@ -8,7 +8,9 @@ import NSESystem
 ///
 /// The wiring of its parts: `Listeners` bring requests and responses in; the actor checks them (`FaultPlan`,
 /// `ServerResponse`) and hands REGISTER to the `Registrar`, MESSAGE to the `Forwarder` (with `PendingSenders` for
-/// the senders' answers and `PushSender` for the pushes), and reports everything as `SIPServerEvent`s.
+/// the senders' answers and `PushSender` for the pushes), and reports everything as `SIPServerEvent`s. This file
+/// holds its state, life cycle and task tree; the paths are `SIPServer+Request` (inbound checks and answers),
+/// `SIPServer+Register` and `SIPServer+Message`.
 public actor SIPServer {
     /// The configuration in use.
     public nonisolated let configuration: SIPServerConfiguration
@@ -51,7 +53,7 @@ public actor SIPServer {
     var registrar: Registrar
     var forwarder: Forwarder
     var senders = PendingSenders()
-    private var serverTransactions: SIPServerTransactionTable
+    var serverTransactions: SIPServerTransactionTable
     private var log: EventLog
 
     /// Creates a server; without a group it owns a one-thread event loop group, released by `shutdown()`.
@@ -162,116 +164,9 @@ public actor SIPServer {
         tree.spawn(body)
     }
 
-    private var isStopped: Bool {
+    var isStopped: Bool {
         if case .stopped = phase { return true }
         return false
-    }
-
-    // MARK: - inbound dispatch
-
-    private func process(_ event: InboundEvent) async {
-        guard !isStopped else { return }
-        switch event {
-        case .opened(let flow):
-            listeners.opened(flow)
-        case .closed(let flow):
-            listeners.closed(flow)
-        case .datagram(let message, let flow):
-            if faults.dropsDatagram() {
-                logger.debug("sip server dropping datagram (fault knob)", metadata: ["sip.count": "\(faults.datagramCount)"])
-                return
-            }
-            if let message { dispatch(message, flow: flow) }
-        case .message(let message, let flow):
-            dispatch(message, flow: flow)
-        }
-    }
-
-    private func dispatch(_ message: SIPMessage, flow: ServerFlow) {
-        switch message {
-        case .response(let response):
-            if let outcome = forwarder.answer(response) { record(outcome) }
-        case .request(let request):
-            if request.method.uppercased() == "ACK" { return }
-            var log = logger
-            // A Call-ID with control characters is refused below; it is never logged.
-            if request.headers.firstInvalidField == nil {
-                log[metadataKey: "sip.call_id"] = "\(request.headers.callID ?? "")"
-            }
-            log[metadataKey: "sip.method"] = "\(request.method)"
-            let key: String
-            switch serverTransactions.receive(request) {
-            case .retransmission(let stored):
-                log.debug("sip server absorbed retransmission")
-                if let stored { flow.send(stored) }
-                return
-            case .new(let k):
-                key = k
-            }
-            switch faults.arrival(of: request) {
-            case .handle:
-                handleRequest(request, flow: flow, transactionKey: key)
-            case .ignore:
-                log.debug("sip server ignoring request (neverAnswer)")
-            case .delay(let delay):
-                spawn { [weak self] in
-                    do { try await Task.sleep(for: delay) } catch { return }
-                    await self?.handleRequest(request, flow: flow, transactionKey: key)
-                }
-            }
-        }
-    }
-
-    private func handleRequest(_ request: SIPRequest, flow: ServerFlow, transactionKey: String) {
-        guard !isStopped else { return }
-        let method = request.method.uppercased()
-        if let refusal = ServerResponse.refusal(of: request) {
-            if let field = request.headers.firstInvalidField {
-                logger.info("sip server refused a request with a control character in a header", metadata: [
-                    "sip.method": "\(method)", "sip.header": "\(field)",
-                ])
-            }
-            respond(request, flow: flow, transactionKey: transactionKey, status: refusal.status, reason: refusal.reason)
-            return
-        }
-        switch faults.answer(for: method, over: flow.kind) {
-        case nil:
-            break
-        case .closeConnection:
-            logger.debug("sip server closing connection after REGISTER (fault knob)", metadata: ["sip.method": "REGISTER"])
-            flow.close()
-            return
-        case .serviceUnavailable:
-            respond(request, flow: flow, transactionKey: transactionKey, status: 503, extraHeaders: [("Retry-After", "5")])
-            return
-        case .challenge:
-            let realm = configuration.realm ?? request.headers.to?.uri.host ?? "nse"
-            respond(request, flow: flow, transactionKey: transactionKey, status: 401,
-                    extraHeaders: registrar.challengeHeaders(realm: realm, stale: false))
-            return
-        }
-        switch method {
-        case "REGISTER": handleRegister(request, flow: flow, transactionKey: transactionKey)
-        case "MESSAGE": handleMessage(request, flow: flow, transactionKey: transactionKey)
-        case "OPTIONS": respond(request, flow: flow, transactionKey: transactionKey, status: 200,
-                                extraHeaders: [("Allow", "REGISTER, MESSAGE, OPTIONS")])
-        default: respond(request, flow: flow, transactionKey: transactionKey, status: 501,
-                         extraHeaders: [("Allow", "REGISTER, MESSAGE, OPTIONS")])
-        }
-    }
-
-    /// Sends a final (or provisional) response on the request's flow and remembers it for retransmissions.
-    func respond(_ request: SIPRequest, flow: ServerFlow, transactionKey: String, status: Int, reason: String? = nil,
-                         extraHeaders: [(String, String)] = [], contacts: [String] = []) {
-        let bytes = ServerResponse.make(to: request, over: flow, status: status, reason: reason, extraHeaders: extraHeaders,
-                                        contacts: contacts, serverHeader: configuration.serverHeader).serialized()
-        if status >= 200 { serverTransactions.store(response: bytes, for: transactionKey) }
-        flow.send(bytes)
-        if status >= 200 {
-            // A refused Call-ID with control characters is not repeated in events either.
-            let callID = request.headers.firstInvalidField == nil ? request.headers.callID ?? "" : ""
-            emit(.answered(method: request.method.uppercased(), callID: callID, status: status))
-        }
     }
 
     // MARK: - expiry
