@@ -196,6 +196,8 @@ let package = Package(
             name: "NSEServerTests",
             dependencies: [
                 "NSEAPNs", "NSEServer", "NSEDevice", "NSEHost", "NSEHTTP", "NSEJSON", "NSETestSupport", logging,
+                // APNs keys for the provider-token tests, made in process.
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Hummingbird
 import HummingbirdTesting
@@ -11,7 +12,7 @@ import NSEServer
 import NSETestSupport
 import Testing
 
-/// An APNs key made by openssl as Apple hands it out (PKCS #8 PEM), and its signer.
+/// An APNs key as Apple hands it out (an EC P-256 key in PKCS #8 PEM, made in process by swift-crypto), and its signer.
 struct TestAPNsKey {
     static let keyID = "ABC123DEFG"
     static let teamID = "ABCDE12345"
@@ -19,9 +20,7 @@ struct TestAPNsKey {
 
     init(in directory: String, name: String = "AuthKey_ABC123DEFG.p8") throws {
         path = directory + "/" + name
-        let made = try TestSupport.run(
-            "/bin/sh", ["-c", "openssl ecparam -name prime256v1 -genkey -noout | openssl pkcs8 -topk8 -nocrypt -out '\(path)'"])
-        guard made.status == 0 else { throw LiveTestError(description: "openssl: \(made.stderr)") }
+        try TestSupport.write(P256.Signing.PrivateKey().pemRepresentation + "\n", to: path)
     }
 
     func token(issuedAt: Int64 = Int64(Date().timeIntervalSince1970), keyID: String = keyID, teamID: String = teamID) async throws -> String {
