@@ -178,7 +178,8 @@ let package = Package(
         .testTarget(
             name: "NSESIPServerTests",
             dependencies: [
-                "NSESIPServer", "NSESIP", "NSEHTTP", logging, .product(name: "InMemoryLogging", package: "swift-log"),
+                "NSECertificates", "NSESIPServer", "NSESIP", "NSEHTTP", logging,
+                .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),

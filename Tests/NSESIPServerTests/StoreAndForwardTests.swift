@@ -115,7 +115,7 @@ struct StoreAndForwardTests {
         }
     }
 
-    @Test("TLS: hold and deliver over a TLS listener with an openssl test certificate")
+    @Test("TLS: hold and deliver over a TLS listener with a self-signed test certificate")
     func tlsHoldAndDeliver() async throws {
         let dir = try TempDir()
         defer { dir.cleanup() }

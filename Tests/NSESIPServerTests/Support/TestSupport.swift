@@ -1,5 +1,6 @@
 import Foundation
 import InMemoryLogging
+import NSECertificates
 import Logging
 import NSESIP
 import NSESIPServer
@@ -220,23 +221,11 @@ final class PushReceiver: @unchecked Sendable {
     }
 }
 
-/// Generates a self-signed certificate for 127.0.0.1 with openssl.
+/// A self-signed EC P-256 certificate for 127.0.0.1 and localhost, made in process (NSECertificates, the one
+/// certificate helper): `DIR/cert.pem`, `DIR/key.pem`.
 func makeTestCertificate(in directory: TempDir) throws -> (cert: String, key: String) {
-    let cert = directory.file("cert.pem")
-    let key = directory.file("key.pem")
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-                         "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=127.0.0.1",
-                         "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"]
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    let deadline = Date().addingTimeInterval(30)
-    while process.isRunning, Date() < deadline { usleep(10_000) }
-    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-    while process.isRunning { usleep(10_000) }
-    guard process.terminationStatus == 0 else { throw TestError.setup("openssl failed") }
+    let (cert, key) = (directory.file("cert.pem"), directory.file("key.pem"))
+    try SelfSignedCertificate().write(certificate: cert, key: key)
     return (cert, key)
 }
 
