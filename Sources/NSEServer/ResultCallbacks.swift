@@ -56,6 +56,11 @@ public final class ResultCallbacks: Sendable {
         self.timeout = timeout
     }
 
+    /// Callbacks dropped without a drain (a PushService that is never drained, a test) still let their threads end.
+    deinit {
+        pool.shutdownGracefully { _ in }
+    }
+
     /// Callbacks queued or in flight.
     public var inFlight: Int { state.withLock { $0.inFlight } }
 
