@@ -7,7 +7,7 @@ RELEASE_FLAGS := -c release --static-swift-stdlib
 RELEASE_BIN = $(shell $(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)
 DEBUG_BIN = $(shell $(SWIFT) build --show-bin-path)
 
-.PHONY: help deps build debug test interop demo bench soak clean fuzz test-asan test-tsan
+.PHONY: help deps build debug test interop demo bench soak clean fuzz test-asan test-tsan order-functions
 
 help: ## Show this help.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
@@ -62,6 +62,10 @@ bench: build ## Benchmarks: nse run against C fork+exec floors and linphone-daem
 	NSE_BIN_DIR="$(RELEASE_BIN)" python3 bench/bench.py
 
 SOAK_MINUTES ?= 10
+order-functions: deps ## Re-make the lists of functions a notification runs, which the release linker places first (needs valgrind).
+	@dpkg -s valgrind >/dev/null 2>&1 || { SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; $$SUDO apt-get install -y -qq valgrind >/dev/null; }
+	python3 scripts/order-functions.py
+
 soak: build ## nse serve + nse sip-server under mixed load and faults for SOAK_MINUTES (10): nothing lost, nothing leaked.
 	NSE_BIN_DIR="$(RELEASE_BIN)" python3 scripts/soak.py --minutes $(SOAK_MINUTES)
 
@@ -72,7 +76,8 @@ ASAN_FLAGS := --sanitize=address --scratch-path .build-asan
 # Leaks of the toolchain's own libraries are suppressed; leaks in nse's code fail the run.
 ASAN_ENV := LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan-suppressions.txt NSE_SANITIZER_MEMORY_FACTOR=3
 # A sanitized extension's RSS carries shadow memory: its memory limit is scaled (NotificationHost.limitsForThisRun).
-TSAN_ENV := NSE_SANITIZER_MEMORY_FACTOR=4
+# Reports of accesses whose synchronisation ThreadSanitizer cannot see (Synchronization.Mutex contended) are suppressed one by one.
+TSAN_ENV := TSAN_OPTIONS=suppressions=$(CURDIR)/scripts/tsan-suppressions.txt NSE_SANITIZER_MEMORY_FACTOR=4
 TSAN_FLAGS := --sanitize=thread --scratch-path .build-tsan
 
 fuzz: deps ## libFuzzer on the parsers, FUZZ_SECONDS (60) per target: fails on a crash and keeps the reproducer.

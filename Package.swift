@@ -10,6 +10,22 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
+// How the two per-notification executables (`nse`, `nse-extension`) are linked in release builds: fully static (no
+// dynamic loader, no relocations), by lld, with the functions a notification runs placed first, in the order
+// `Sources/<target>/hot-functions.order` lists them (made by `make order-functions`). Their resident memory is mostly
+// the pages of code a run touches; grouped, those are a few MB fewer (docs/performance.md).
+func perNotificationLinking(_ target: String) -> [LinkerSetting] {
+    let order = "\(Context.packageDirectory)/Sources/\(target)/hot-functions.order"
+    return [
+        .unsafeFlags(
+            [
+                "-static-executable", "-use-ld=lld", "-Xlinker", "--symbol-ordering-file=\(order)",
+                "-Xlinker", "--no-warn-symbol-ordering",
+            ],
+            .when(configuration: .release))
+    ]
+}
+
 let argumentParser = Target.Dependency.product(name: "ArgumentParser", package: "swift-argument-parser")
 let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
 let nioCore = Target.Dependency.product(name: "NIOCore", package: "swift-nio")
@@ -129,11 +145,11 @@ let package = Package(
         .target(name: "NSECommandLine", dependencies: ["NSECrypto", "NSEDevice", "NSEHost", "NSEJSON", "NSEPayload", "NSESystem"]),
         // `nse`: the front door. Runs `nse run` itself (it links the host alone, so it starts fast) and hands every
         // other command to `nse-tool` beside it by exec.
-        // Fully static in release builds, as the extension: every notification starts it, and a dynamically linked
+        // Linked as the extension (perNotificationLinking): every notification starts it, and a dynamically linked
         // front door spent more time in the loader than the extension spends in its whole run (docs/performance.md).
         .executableTarget(
-            name: "nse", dependencies: ["NSECommandLine", "NSEPayload", "NSESystem"],
-            linkerSettings: [.unsafeFlags(["-static-executable"], .when(configuration: .release))]
+            name: "nse", dependencies: ["NSECommandLine", "NSEPayload", "NSESystem"], exclude: ["hot-functions.order"],
+            linkerSettings: perNotificationLinking("nse")
         ),
         // The full command line (swift-argument-parser): every subcommand, servers included.
         .executableTarget(
@@ -145,11 +161,10 @@ let package = Package(
         ),
         // The per-notification process: links the reference extension alone, so it starts fast and stays small.
         // In release builds it is a fully static executable: no dynamic loader, no relocations, about half the
-        // start-up time and RSS of a dynamically linked one (figures in docs/performance.md).
+        // start-up time and RSS of a dynamically linked one, and its hot functions grouped (docs/performance.md).
         .executableTarget(
-            name: "nse-extension",
-            dependencies: ["NSEExtension"],
-            linkerSettings: [.unsafeFlags(["-static-executable"], .when(configuration: .release))]
+            name: "nse-extension", dependencies: ["NSEExtension"], exclude: ["hot-functions.order"],
+            linkerSettings: perNotificationLinking("nse-extension")
         ),
 
         // MARK: - Fuzzing

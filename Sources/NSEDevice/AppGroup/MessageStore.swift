@@ -61,12 +61,24 @@ public struct MessageStore: Sendable {
 
     init(database: Database) { self.database = database }
 
-    /// Keeps a message for a later push. Once this returns, the message is durably stored (the extension may then
-    /// answer 200 to its sender); when it throws, nothing was stored.
+    /// Who shows a kept message, which says how durable keeping it must be.
+    public enum Showing: Sendable {
+        /// A later push: once kept, the message is this device's alone (its sender had the 200), so it is synced to
+        /// disk before `keep` returns.
+        case later
+        /// This process, in a moment: kept only against the process dying before it shows it, which a crash-safe
+        /// write survives. A power loss in that moment would take the notification with it anyway.
+        case now
+    }
+
+    /// Keeps a message. Once this returns, the message is stored (for a later push: durably, and the extension may
+    /// then answer 200 to its sender); when it throws, nothing was stored.
     @discardableResult
-    public func keep(_ message: StoredMessage, now: Int64 = Clock.unixMilliseconds()) throws(DeviceError) -> Kept {
+    public func keep(
+        _ message: StoredMessage, shown: Showing = .later, now: Int64 = Clock.unixMilliseconds()
+    ) throws(DeviceError) -> Kept {
         do {
-            return try database.write { tx throws(DatabaseError) -> Kept in
+            return try database.write(shown == .later ? .durable : .crashSafe) { tx throws(DatabaseError) -> Kept in
                 try tx.execute(
                     """
                     INSERT INTO messages (call_id, sender, recipient, content_type, body, received_at, state)

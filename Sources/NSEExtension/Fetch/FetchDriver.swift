@@ -182,8 +182,9 @@ struct FetchDriver {
 
     /// The answer to a MESSAGE, decided before it is sent. The awaited one is accepted (this process shows it) and
     /// kept as well until it is shown: an extension killed between the 200 and the content handler leaves it held for
-    /// the next push. If the store cannot keep it, this process still shows it. Any other is accepted only once the
-    /// App Group store has it, else refused with 500 so the server keeps it.
+    /// the next push. That copy guards against this process dying, so it is written crash-safe, not synced: the 200
+    /// does not wait for the disk. If the store cannot keep it, this process still shows it. Any other is accepted
+    /// only once the App Group store has it on disk, else refused with 500 so the server keeps it.
     private mutating func answer(_ message: SIPReceivedMessage, as disposition: FetchMachine.Disposition) -> SIPMessageAnswer {
         let received = ReceivedContent(message)
         switch disposition {
@@ -191,7 +192,9 @@ struct FetchDriver {
             found = received
             report.foundMilliseconds = Clock.millisecondsSince(start)
             if let store {
-                do { try store.keep(StoredMessage(received)) } catch { report.storeError = report.storeError ?? error.description }
+                do { try store.keep(StoredMessage(received), shown: .now) } catch {
+                    report.storeError = report.storeError ?? error.description
+                }
             }
             return .accepted
         case .other:

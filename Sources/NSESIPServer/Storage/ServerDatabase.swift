@@ -176,11 +176,14 @@ final class ServerDatabase: Sendable {
                   .integer(Int64(message.attempts)), .integer(message.order)])
     }
 
-    /// Marks a held message delivered (a device answered 2xx).
+    /// Marks a held message delivered (a device answered 2xx). Crash-safe, not synced: a power loss could undo the
+    /// mark and deliver the message once more, which the device recognizes; it can never lose the message.
     func markDelivered(id: String, at time: Int64) throws(SIPServerError) {
         do {
-            try database.execute("UPDATE held_message SET delivered_at = ? WHERE id = ? AND delivered_at IS NULL",
-                                 [.integer(time), .text(id)])
+            try database.write(.crashSafe) { tx throws(DatabaseError) in
+                try tx.execute("UPDATE held_message SET delivered_at = ? WHERE id = ? AND delivered_at IS NULL",
+                               [.integer(time), .text(id)])
+            }
         } catch {
             throw Self.failure(error)
         }
@@ -189,7 +192,9 @@ final class ServerDatabase: Sendable {
     /// Records how many deliveries of a held message were attempted (the next one's CSeq follows it).
     func recordAttempts(id: String, attempts: Int) throws(SIPServerError) {
         do {
-            try database.execute("UPDATE held_message SET attempts = ? WHERE id = ?", [.integer(Int64(attempts)), .text(id)])
+            try database.write(.crashSafe) { tx throws(DatabaseError) in
+                try tx.execute("UPDATE held_message SET attempts = ? WHERE id = ?", [.integer(Int64(attempts)), .text(id)])
+            }
         } catch {
             throw Self.failure(error)
         }
@@ -203,7 +208,7 @@ final class ServerDatabase: Sendable {
         let rows: [SQLRow]
         let expired: [SQLRow]
         do {
-            (rows, expired) = try database.write { tx throws(DatabaseError) in
+            (rows, expired) = try database.write(.crashSafe) { tx throws(DatabaseError) in
                 let expired = try tx.execute("DELETE FROM binding WHERE expires_at <= ? RETURNING aor", [.integer(now)])
                 let rows = try tx.execute("""
                     SELECT aor, key, contact, instance, expires, expires_at, transport, remote_host, remote_port, local_port
@@ -228,10 +233,13 @@ final class ServerDatabase: Sendable {
         return (bindings, expired.compactMap { $0.text(0) })
     }
 
-    /// Replaces the bindings of `aor` with `bindings` in one transaction (a REGISTER's outcome).
+    /// Replaces the bindings of `aor` with `bindings` in one transaction (a REGISTER's outcome). Crash-safe, not
+    /// synced: a binding is soft state (RFC 3261 §10: the device refreshes it before it expires), so a power loss that
+    /// undoes one leaves messages for the device held and pushed until its next REGISTER, never lost; a restart of
+    /// the server keeps it. The 200 to the REGISTER does not wait for the disk.
     func replaceBindings(aor: String, with bindings: [StoredBinding]) throws(SIPServerError) {
         do {
-            try database.write { tx throws(DatabaseError) in
+            try database.write(.crashSafe) { tx throws(DatabaseError) in
                 try tx.execute("DELETE FROM binding WHERE aor = ?", [.text(aor)])
                 for b in bindings {
                     try tx.execute("""
@@ -253,7 +261,7 @@ final class ServerDatabase: Sendable {
     /// Deletes held messages and bindings that expired at `now` (Unix seconds), in one transaction.
     func deleteExpired(now: Int64) throws(SIPServerError) {
         do {
-            try database.write { tx throws(DatabaseError) in
+            try database.write(.crashSafe) { tx throws(DatabaseError) in
                 try tx.execute("DELETE FROM held_message WHERE expires_at <= ?", [.integer(now)])
                 try tx.execute("DELETE FROM binding WHERE expires_at <= ?", [.integer(now)])
             }
