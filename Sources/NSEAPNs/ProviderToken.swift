@@ -1,6 +1,6 @@
 import JWTKit
 import NSECrypto
-public import NSEJSON
+import NSEJSON
 public import NSESystem
 
 /// APNs's provider authentication token: a JWT signed with ES256 by the team's APNs key (`AuthKey_KEYID.p8`),

@@ -107,6 +107,8 @@ public final class Database: Sendable {
     /// Runs `body` in a write transaction (`BEGIN IMMEDIATE`: the write lock is taken first, so two processes never
     /// deadlock upgrading a read). It commits when `body` returns and rolls back when it throws; nothing of a
     /// failed transaction is kept. A result counts as stored, as `durability` says, only once this returns.
+    /// Its result is `body`'s, discardable as `execute`'s is: `write { tx in try tx.execute(…) }` needs no `_ =`.
+    @discardableResult
     public func write<T>(
         _ durability: Durability = .durable, _ body: (borrowing Transaction) throws(DatabaseError) -> T
     ) throws(DatabaseError) -> T {

@@ -1,5 +1,5 @@
-public import NSEJSON
-public import NSESystem
+import NSEJSON
+import NSESystem
 
 /// How the device's app handles VoIP payloads (the PushKit side of the app).
 public struct VoIPSettings: Sendable, Equatable {

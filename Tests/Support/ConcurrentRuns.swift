@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 extension TestSupport {
     /// Starts the built `nse` once per standard input, all at once (separate processes, not limited by the test's

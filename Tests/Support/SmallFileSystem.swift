@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// A tmpfs of a few hundred kilobytes mounted for one test, to run out of disk space for real (ENOSPC). Mounting
 /// needs root (CI and the developers' machines run as root); where it is not allowed, `mount` returns nil and the
@@ -21,7 +21,7 @@ public final class SmallFileSystem: @unchecked Sendable {
     @discardableResult
     public func fill() -> String {
         let filler = path + "/filler-\(UUID().uuidString)"
-        FileManager.default.createFile(atPath: filler, contents: nil)
+        _ = FileManager.default.createFile(atPath: filler, contents: nil)
         if let handle = FileHandle(forWritingAtPath: filler) {
             let chunk = Data(count: 4096)
             // Bounded: a tmpfs of this size fills in far fewer writes.

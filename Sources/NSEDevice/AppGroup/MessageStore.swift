@@ -1,4 +1,4 @@
-public import NSEDatabase
+import NSEDatabase
 import NSEJSON
 import NSECrypto
 public import NSESystem

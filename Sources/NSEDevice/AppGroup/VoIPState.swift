@@ -1,4 +1,4 @@
-public import NSEDatabase
+import NSEDatabase
 public import NSEJSON
 public import NSESystem
 

@@ -1,4 +1,4 @@
-public import NSEJSON
+import NSEJSON
 import NSESystem
 
 /// Why APNs (or nse's strict intake) refuses a payload. The raw value is APNs's `reason` where APNs has one.

@@ -1,7 +1,7 @@
 public import NIOCore
 import NIOPosix
 public import Logging
-public import NSESIP
+import NSESIP
 import NSESystem
 
 /// A registrar + fork-late MESSAGE store-and-forward server with APNs pushes (Flexisip-like), for tests and the CLI.

@@ -26,10 +26,13 @@ final class AnswerObserver: ChannelOutboundHandler, RemovableChannelHandler {
             if let current { acknowledgements.writing(current) }
         }
         guard let uniqueID = current else { return context.write(data, promise: promise) }
-        var isEnd = false
+        // A constant, so the completion (which may run on another thread) captures a value, not a variable.
+        let isEnd: Bool
         if case .end = part {
             isEnd = true
             current = nil
+        } else {
+            isEnd = false
         }
         let written = promise ?? context.eventLoop.makePromise()
         let acknowledgements = self.acknowledgements

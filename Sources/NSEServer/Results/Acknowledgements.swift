@@ -1,4 +1,4 @@
-public import NSEDevice
+import NSEDevice
 import Synchronization
 
 /// Which accepted pushes still wait to know whether their 200 reached the client.
