@@ -8,6 +8,8 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
     .enableUpcomingFeature("InternalImportsByDefault"),
+    // A warning in the project's own code fails its build (debug and release); dependencies are not affected.
+    .unsafeFlags(["-warnings-as-errors"]),
 ]
 
 // How the two per-notification executables (`nse`, `nse-extension`) are linked in release builds: fully static (no
