@@ -7,7 +7,7 @@ RELEASE_FLAGS := -c release --static-swift-stdlib
 RELEASE_BIN = $(shell $(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)
 DEBUG_BIN = $(shell $(SWIFT) build --show-bin-path)
 
-.PHONY: help deps build debug test interop demo bench soak clean fuzz test-asan test-tsan order-functions
+.PHONY: help deps build debug test interop demo bench soak clean fuzz test-asan test-tsan order-functions lint format
 
 help: ## Show this help.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
@@ -62,6 +62,16 @@ bench: build ## Benchmarks: nse run against C fork+exec floors and linphone-daem
 	NSE_BIN_DIR="$(RELEASE_BIN)" python3 bench/bench.py
 
 SOAK_MINUTES ?= 10
+# Swift sources the formatter owns (.swift-format: 4 spaces, 120 columns).
+FORMAT_PATHS := Package.swift Sources Tests Fuzz/Package.swift Fuzz/Sources
+
+lint: ## swift-format in strict lint mode, and the module diagram in docs/architecture.md up to date with Package.swift.
+	$(SWIFT) format lint --strict --recursive --parallel $(FORMAT_PATHS)
+	python3 scripts/module-graph.py --check
+
+format: ## Rewrite the Swift sources as .swift-format says (then `make lint` passes).
+	$(SWIFT) format format --in-place --recursive --parallel $(FORMAT_PATHS)
+
 order-functions: deps ## Re-make the lists of functions a notification runs, which the release linker places first (needs valgrind).
 	@dpkg -s valgrind >/dev/null 2>&1 || { SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; $$SUDO apt-get install -y -qq valgrind >/dev/null; }
 	python3 scripts/order-functions.py

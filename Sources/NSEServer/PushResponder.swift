@@ -105,8 +105,11 @@ public struct PushResponder: HTTPResponder {
 
     /// A request channel that closes before the answer's head was even written leaves the push unacknowledged.
     private static func watchAnswer(_ uniqueID: String, on channel: any Channel, service: PushService) {
-        let acknowledgements = service.acknowledgements
-        channel.closeFuture.whenComplete { _ in acknowledgements.channelClosed(uniqueID) }
+        // Weak: a channel that outlives the service (HummingbirdTesting's request channels are never closed) must
+        // not keep the service's store and store threads alive.
+        channel.closeFuture.whenComplete { [weak acknowledgements = service.acknowledgements] _ in
+            acknowledgements?.channelClosed(uniqueID)
+        }
     }
 
     /// `GET /v1/events[?device=TOKEN&device=TOKEN2]`: a text/event-stream of `notification` events, one per

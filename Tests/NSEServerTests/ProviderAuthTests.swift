@@ -131,8 +131,11 @@ struct AuthFixture {
     @Test func renewingSoonerThanTwentyMinutesOnAConnectionIsTooManyUpdates() async throws {
         let fixture = try await AuthFixture()
         let authentication = try #require(fixture.service.authentication)
-        let connection = ConnectionIdentity(channel: EmbeddedChannel())
-        let other = ConnectionIdentity(channel: EmbeddedChannel())
+        let channels = [EmbeddedChannel(), EmbeddedChannel()]
+        // Closed at the end: an open EmbeddedChannel and the close callbacks registered on it stay in a cycle.
+        defer { for channel in channels { _ = try? channel.finish() } }
+        let connection = ConnectionIdentity(channel: channels[0])
+        let other = ConnectionIdentity(channel: channels[1])
         let first = try await fixture.key.token(issuedAt: now - 1300)
         let soon = try await fixture.key.token(issuedAt: now - 1200)
         let later = try await fixture.key.token(issuedAt: now - 10)
