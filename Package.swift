@@ -87,8 +87,10 @@ let package = Package(
         .target(
             name: "NSESIPServer",
             dependencies: [
-                "NSEAPNs", "NSEChat", "NSESIP", "NSEDatabase", "NSEHTTP", "NSEJSON", "NSECrypto", "NSEPayload", "NSESystem",
-                nioCore, nioPosix, nioSSL, logging, .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                "NSEAPNs", "NSEChat", "NSESIP", "NSEDatabase", "NSEHTTP", "NSEJSON", "NSECrypto", "NSEPayload",
+                "NSESystem",
+                nioCore, nioPosix, nioSSL, logging,
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
 
@@ -104,7 +106,8 @@ let package = Package(
         .target(
             name: "NSEExtension",
             dependencies: [
-                "NSEAppRegistration", "NSEChat", "NSECrypto", "NSEDevice", "NSEJSON", "NSEPayload", "NSEProtocol", "NSESIP", "NSESystem", logging,
+                "NSEAppRegistration", "NSEChat", "NSECrypto", "NSEDevice", "NSEJSON", "NSEPayload", "NSEProtocol",
+                "NSESIP", "NSESystem", logging,
             ]
         ),
         .target(
@@ -122,13 +125,17 @@ let package = Package(
         // and the push request/answer of the provider API.
         .target(
             name: "NSEAPNs",
-            dependencies: ["NSECrypto", "NSEHTTP", "NSEJSON", "NSEPayload", "NSESystem", .product(name: "JWTKit", package: "jwt-kit")]
+            dependencies: [
+                "NSECrypto", "NSEHTTP", "NSEJSON", "NSEPayload", "NSESystem",
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ]
         ),
         // `nse serve`: the APNs-shaped HTTP endpoint (HTTP/1.1, h2 over TLS, h2c) that runs the host per push.
         .target(
             name: "NSEServer",
             dependencies: [
-                "NSEAPNs", "NSEHost", "NSEDatabase", "NSEDevice", "NSEHTTP", "NSEJSON", "NSEPayload", "NSECrypto", "NSESystem", logging,
+                "NSEAPNs", "NSEHost", "NSEDatabase", "NSEDevice", "NSEHTTP", "NSEJSON", "NSEPayload", "NSECrypto",
+                "NSESystem", logging,
                 nioCore, nioPosix, nioSSL,
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
@@ -144,7 +151,9 @@ let package = Package(
         // MARK: - Executables
         // What both front doors share for `nse run` (its options and `RunLimits`, the host's verdict printed, input,
         // exit statuses): command-line code, kept out of the NSEHost library.
-        .target(name: "NSECommandLine", dependencies: ["NSECrypto", "NSEDevice", "NSEHost", "NSEJSON", "NSEPayload", "NSESystem"]),
+        .target(
+            name: "NSECommandLine",
+            dependencies: ["NSECrypto", "NSEDevice", "NSEHost", "NSEJSON", "NSEPayload", "NSESystem"]),
         // `nse`: the front door. Runs `nse run` itself (it links the host alone, so it starts fast) and hands every
         // other command to `nse-tool` beside it by exec.
         // Linked as the extension (perNotificationLinking): every notification starts it, and a dynamically linked
@@ -157,7 +166,8 @@ let package = Package(
         .executableTarget(
             name: "nse-tool",
             dependencies: [
-                argumentParser, logging, "NSEAPNs", "NSEAppRegistration", "NSEChat", "NSECommandLine", "NSECrypto", "NSEDevice", "NSEHTTP",
+                argumentParser, logging, "NSEAPNs", "NSEAppRegistration", "NSEChat", "NSECommandLine", "NSECrypto",
+                "NSEDevice", "NSEHTTP",
                 "NSEHost", "NSEJSON", "NSEPayload", "NSEReplay", "NSESIP", "NSESIPServer", "NSESystem", "NSEServer",
             ]
         ),
@@ -174,7 +184,8 @@ let package = Package(
         .target(
             name: "NSEFuzzTargets",
             dependencies: [
-                "NSEChat", "NSECrypto", "NSEDevice", "NSEJSON", "NSEPayload", "NSEProtocol", "NSESIP", "NSEServer", "NSESystem",
+                "NSEChat", "NSECrypto", "NSEDevice", "NSEJSON", "NSEPayload", "NSEProtocol", "NSESIP", "NSEServer",
+                "NSESystem",
                 nioCore,
             ]
         ),
@@ -184,7 +195,8 @@ let package = Package(
         .testTarget(
             name: "NSETests",
             dependencies: [
-                "NSEChat", "NSECrypto", "NSEDatabase", "NSEDevice", "NSEExtension", "NSEHost", "NSEJSON", "NSEPayload", "NSESystem",
+                "NSEChat", "NSECrypto", "NSEDatabase", "NSEDevice", "NSEExtension", "NSEHost", "NSEJSON", "NSEPayload",
+                "NSESystem",
                 "NSETestSupport",
             ]
         ),

@@ -18,6 +18,6 @@ let package = Package(
             name: "nse-fuzz",
             dependencies: ["CFuzzer", .product(name: "NSEFuzzTargets", package: "nse")],
             swiftSettings: [.swiftLanguageMode(.v6)]
-        )
+        ),
     ]
 )

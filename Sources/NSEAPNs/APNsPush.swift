@@ -89,7 +89,9 @@ public struct APNsAnswer: Sendable, Equatable {
         reason = body?["reason"]?.stringValue
         timestamp = body?["timestamp"]?.intValue
         if status != 200, reason == nil, !response.body.isEmpty {
-            reason = "unexpected body: " + String(String(decoding: response.body.prefix(200), as: UTF8.self).map { $0.isNewline ? " " : $0 })
+            reason =
+                "unexpected body: "
+                + String(String(decoding: response.body.prefix(200), as: UTF8.self).map { $0.isNewline ? " " : $0 })
         }
     }
 
@@ -119,12 +121,15 @@ public enum APNsPayloadFile {
     public static func read(_ path: String) throws(Failure) -> (payload: [UInt8], targetBundle: String?) {
         let bytes: [UInt8]?
         do {
-            bytes = path == "-"
+            bytes =
+                path == "-"
                 ? try FileSystem.readAll(fd: 0, limit: 1 << 20) : try FileSystem.readFile(path, limit: 1 << 20)
         } catch {
             throw Failure(isMissing: true, description: "\(path): \(error.description)")
         }
-        guard let bytes else { throw Failure(isMissing: false, description: "\(path): the payload is larger than 1 MiB") }
+        guard let bytes else {
+            throw Failure(isMissing: false, description: "\(path): the payload is larger than 1 MiB")
+        }
         let document: JSON
         do {
             document = try JSON.parse(bytes, options: JSONParseOptions(maxDepth: Intake.maxDepth, requireObject: true))
@@ -136,7 +141,9 @@ public enum APNsPayloadFile {
         }
         guard let target = root[Intake.simulatorTargetKey] else { return (bytes, nil) }
         guard let bundle = target.stringValue else {
-            throw Failure(isMissing: false, description: "\(path): \"\(Intake.simulatorTargetKey)\" is a \(target.typeName), not a string")
+            throw Failure(
+                isMissing: false,
+                description: "\(path): \"\(Intake.simulatorTargetKey)\" is a \(target.typeName), not a string")
         }
         root[Intake.simulatorTargetKey] = nil
         return (JSON.object(root).serializedBytes(), bundle)

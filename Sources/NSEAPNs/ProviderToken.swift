@@ -96,7 +96,9 @@ public struct ProviderTokenVerifier: Sendable {
 
     /// Verifies the value of an `authorization` header (`bearer <jwt>`, scheme case-insensitive).
     /// - Parameter now: Unix seconds.
-    public func verify(authorization: String?, now: Int64 = Clock.unixSeconds()) async -> Result<ProviderToken.Claims, ProviderToken.Rejection> {
+    public func verify(authorization: String?, now: Int64 = Clock.unixSeconds()) async -> Result<
+        ProviderToken.Claims, ProviderToken.Rejection
+    > {
         guard let token = authorization.flatMap(Self.bearerToken) else { return .failure(.missing) }
 
         // The parts jwt-kit does not judge the way APNs does: the header's alg and kid, the claims' iss and iat.
@@ -125,7 +127,9 @@ public struct ProviderTokenVerifier: Sendable {
     }
 
     static func decodeSegment(_ segment: Substring) -> JSON? {
-        guard let bytes = Base64.decodeURLSafe(String(segment)), let json = try? JSON.parse(bytes), json.objectValue != nil else {
+        guard let bytes = Base64.decodeURLSafe(String(segment)), let json = try? JSON.parse(bytes),
+            json.objectValue != nil
+        else {
             return nil
         }
         return json

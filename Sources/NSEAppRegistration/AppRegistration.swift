@@ -21,7 +21,9 @@ public enum AppRegistration {
     }
 
     /// The REGISTER for the device's account, with its push parameters.
-    public static func registration(for device: Device, account: SIPAccount, password: String?) throws(SIPError) -> SIPRegistration {
+    public static func registration(for device: Device, account: SIPAccount, password: String?) throws(SIPError)
+        -> SIPRegistration
+    {
         SIPRegistration(
             aor: try SIPURI(parsing: account.aor), password: password, proxy: try SIPURI(parsing: account.proxy),
             expires: Int(account.expires), contactURIParameters: pushParameters(for: device),

@@ -1,12 +1,13 @@
 import Crypto
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import NSESystem
 import SwiftASN1
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A throwaway self-signed certificate for TLS on loopback: EC P-256, valid for `localhost` and 127.0.0.1, made in
 /// process with swift-certificates and swift-crypto (no `openssl` command). The one way nse's replay cases and
@@ -33,7 +34,8 @@ public struct SelfSignedCertificate: Sendable {
         do {
             let name = try DistinguishedName { CommonName(dnsNames.first ?? "localhost") }
             let now = Date()
-            let alternativeNames = dnsNames.map { GeneralName.dnsName($0) }
+            let alternativeNames =
+                dnsNames.map { GeneralName.dnsName($0) }
                 + ipv4Addresses.map { GeneralName.ipAddress(ASN1OctetString(contentBytes: $0[...])) }
             let certificate = try Certificate(
                 version: .v3, serialNumber: Certificate.SerialNumber(),

@@ -8,7 +8,9 @@ public struct CPIMMessage: Sendable, Equatable {
     public var contentHeaders: [(name: String, value: String)]
     public var body: [UInt8]
 
-    public init(headers: [(name: String, value: String)], contentHeaders: [(name: String, value: String)], body: [UInt8]) {
+    public init(
+        headers: [(name: String, value: String)], contentHeaders: [(name: String, value: String)], body: [UInt8]
+    ) {
         self.headers = headers
         self.contentHeaders = contentHeaders
         self.body = body
@@ -41,8 +43,10 @@ public struct CPIMMessage: Sendable, Equatable {
 
     /// The dispositions asked for (`positive-delivery`, `negative-delivery`, `display`).
     public var dispositionNotification: [String] {
-        (imdnHeader("Disposition-Notification") ?? "").split(separator: ",").map { $0.trimmingCharacters().lowercased() }
-            .filter { !$0.isEmpty }
+        (imdnHeader("Disposition-Notification") ?? "").split(separator: ",").map {
+            $0.trimmingCharacters().lowercased()
+        }
+        .filter { !$0.isEmpty }
     }
 
     /// A header in the IMDN namespace (`urn:ietf:params:imdn`) under whatever prefix `NS` declares.

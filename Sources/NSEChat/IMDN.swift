@@ -47,7 +47,9 @@ public enum IMDN {
     public static func parse(_ bytes: [UInt8]) -> (messageID: String, status: String)? {
         guard let id = element("message-id", in: bytes) else { return nil }
         for status in ["delivered", "failed", "forbidden", "error", "displayed", "processed", "stored"]
-        where find(Array("<\(status)/>".utf8), in: bytes[...]) != nil || find(Array("<\(status) />".utf8), in: bytes[...]) != nil {
+        where find(Array("<\(status)/>".utf8), in: bytes[...]) != nil
+            || find(Array("<\(status) />".utf8), in: bytes[...]) != nil
+        {
             return (id, status)
         }
         return nil

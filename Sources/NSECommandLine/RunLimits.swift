@@ -24,11 +24,13 @@ public struct RunLimit: Sendable {
 public enum RunLimits {
     /// Seconds before `serviceExtensionTimeWillExpire`.
     public static let budget = RunLimit(
-        option: "--budget", lowerBound: 0, upperBound: 3600, excludesLowerBound: true, unit: "seconds", defaultValue: 30)
+        option: "--budget", lowerBound: 0, upperBound: 3600, excludesLowerBound: true, unit: "seconds", defaultValue: 30
+    )
     /// Seconds after the expiry notice before the extension is killed.
     public static let grace = RunLimit(
         option: "--grace", lowerBound: 0, upperBound: 60, excludesLowerBound: false, unit: "seconds", defaultValue: 1)
     /// The extension's peak memory, in MB.
     public static let memoryLimit = RunLimit(
-        option: "--memory-limit", lowerBound: 0, upperBound: 4096, excludesLowerBound: true, unit: "MB", defaultValue: 24)
+        option: "--memory-limit", lowerBound: 0, upperBound: 4096, excludesLowerBound: true, unit: "MB",
+        defaultValue: 24)
 }

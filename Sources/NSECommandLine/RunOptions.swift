@@ -1,14 +1,15 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-public import NSEPayload
 import NSECrypto
 import NSEDevice
 import NSEHost
 import NSEJSON
+public import NSEPayload
 import NSESystem
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// `nse run` as one call: its options, the host's verdict printed on stdout, and the exit status.
 ///
@@ -42,7 +43,11 @@ public struct RunOptions: Sendable, Equatable {
         }
         let device: Device
         do throws(DeviceError) {
-            if let path = self.device { device = try Device.open(at: path) } else { device = try Device.openOrCreate(at: Device.defaultDirectory()) }
+            if let path = self.device {
+                device = try Device.open(at: path)
+            } else {
+                device = try Device.openOrCreate(at: Device.defaultDirectory())
+            }
             try device.checkKeys()
         } catch {
             return fail(error.code == .io ? .ioError : .config, error.description)
@@ -50,19 +55,24 @@ public struct RunOptions: Sendable, Equatable {
         let source: PayloadSource = (payload == nil || payload == "-") ? .stdin : .file(payload!)
         let start = Clock.monotonicNanoseconds()
         let bytes: [UInt8]?
-        do { bytes = try CommandInput.read(payload, limit: RunOptions.readLimit) } catch { return fail(error.status, error.message) }
+        do { bytes = try CommandInput.read(payload, limit: RunOptions.readLimit) } catch {
+            return fail(error.status, error.message)
+        }
         let result: NotificationResult
         if let bytes {
             let host = NotificationHost(
                 device: device,
-                limits: ExtensionLimits(budget: budget, grace: grace, memoryLimitKilobytes: Int(memoryLimitMegabytes * 1024)),
-                extensionCommand: extensionCommand.map(NotificationHost.shellCommand) ?? NotificationHost.referenceExtensionCommand())
+                limits: ExtensionLimits(
+                    budget: budget, grace: grace, memoryLimitKilobytes: Int(memoryLimitMegabytes * 1024)),
+                extensionCommand: extensionCommand.map(NotificationHost.shellCommand)
+                    ?? NotificationHost.referenceExtensionCommand())
             result = host.deliver(bytes, pushType: pushType, source: source)
         } else {
             // Not read in full: refused as APNs refuses any payload over its limit, with the same result document.
             let rejection = PayloadRejection(
                 .payloadTooLarge,
-                "the payload from \(source.name) is larger than 1 MiB (APNs accepts at most \(pushType.payloadLimit) bytes for a \(pushType.rawValue) push)")
+                "the payload from \(source.name) is larger than 1 MiB (APNs accepts at most \(pushType.payloadLimit) bytes for a \(pushType.rawValue) push)"
+            )
             result = NotificationResult.rejected(
                 rejection, requestID: (try? SecureRandom.uuid()) ?? "00000000-0000-4000-8000-000000000000",
                 pushType: pushType, intakeMilliseconds: Clock.millisecondsSince(start))

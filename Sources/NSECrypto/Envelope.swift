@@ -40,13 +40,20 @@ public struct Envelope: Sendable, Equatable {
             throw EnvelopeError(.malformed, "the envelope does not start with a format tag like \"nse1\"")
         }
         guard tag == Envelope.formatTag else {
-            throw EnvelopeError(.unsupportedVersion, "envelope format \"\(EnvelopeError.printable(tag, 16))\" is not supported (this build reads \(Envelope.formatTag))")
+            throw EnvelopeError(
+                .unsupportedVersion,
+                "envelope format \"\(EnvelopeError.printable(tag, 16))\" is not supported (this build reads \(Envelope.formatTag))"
+            )
         }
         guard fields.count == 4 else {
-            throw EnvelopeError(.malformed, "an \(Envelope.formatTag) envelope has 4 dot-separated fields, this one has \(fields.count)")
+            throw EnvelopeError(
+                .malformed, "an \(Envelope.formatTag) envelope has 4 dot-separated fields, this one has \(fields.count)"
+            )
         }
         guard fields[1] == Envelope.algorithm else {
-            throw EnvelopeError(.unsupportedAlgorithm, "envelope algorithm \"\(EnvelopeError.printable(fields[1], 32))\" is not supported")
+            throw EnvelopeError(
+                .unsupportedAlgorithm,
+                "envelope algorithm \"\(EnvelopeError.printable(fields[1], 32))\" is not supported")
         }
         guard let sealed = Base64.decodeURLSafe(String(fields[3])) else {
             throw EnvelopeError(.notBase64, "the envelope's sealed box is not URL-safe base64")
@@ -61,17 +68,24 @@ public struct Envelope: Sendable, Equatable {
             throw EnvelopeError(.wrongKey, "the device's key pair is unusable: \(error.description)")
         }
         guard keyID == publicKey.keyID else {
-            throw EnvelopeError(.wrongKey, "the envelope is sealed to key \(EnvelopeError.printable(keyID, 16)), not to this device's key \(publicKey.keyID)")
+            throw EnvelopeError(
+                .wrongKey,
+                "the envelope is sealed to key \(EnvelopeError.printable(keyID, 16)), not to this device's key \(publicKey.keyID)"
+            )
         }
         guard sealed.count >= Sodium.sealOverhead else {
-            throw EnvelopeError(.truncated, "the sealed box is \(sealed.count) bytes, shorter than its \(Sodium.sealOverhead)-byte overhead")
+            throw EnvelopeError(
+                .truncated,
+                "the sealed box is \(sealed.count) bytes, shorter than its \(Sodium.sealOverhead)-byte overhead")
         }
         let opened: [UInt8]?
         do { opened = try Sodium.open(sealed, publicKey: publicKey.bytes, secretKey: secretKey.bytes) } catch {
             throw EnvelopeError(.authenticationFailed, error.description)
         }
         guard let opened else {
-            throw EnvelopeError(.authenticationFailed, "the sealed box does not authenticate (tampered, truncated or sealed to another key)")
+            throw EnvelopeError(
+                .authenticationFailed,
+                "the sealed box does not authenticate (tampered, truncated or sealed to another key)")
         }
         return opened
     }
@@ -103,7 +117,9 @@ public struct EnvelopeError: Error, Sendable, CustomStringConvertible, Equatable
     /// A field of the envelope as an error may name it: at most `limit` characters, anything but printable ASCII
     /// shown as `?`, so that a sender cannot put a line break or a terminal escape into a reason.
     static func printable(_ field: some StringProtocol, _ limit: Int) -> String {
-        String(String.UnicodeScalarView(field.unicodeScalars.prefix(limit).map { $0.value >= 0x20 && $0.value < 0x7F ? $0 : "?" }))
+        String(
+            String.UnicodeScalarView(
+                field.unicodeScalars.prefix(limit).map { $0.value >= 0x20 && $0.value < 0x7F ? $0 : "?" }))
     }
 }
 
@@ -114,7 +130,8 @@ extension StringProtocol {
         let text = String(self)
         let scalars = text.unicodeScalars
         let isSpace: (Unicode.Scalar) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
-        guard let first = scalars.firstIndex(where: { !isSpace($0) }), let last = scalars.lastIndex(where: { !isSpace($0) })
+        guard let first = scalars.firstIndex(where: { !isSpace($0) }),
+            let last = scalars.lastIndex(where: { !isSpace($0) })
         else { return "" }
         return String(text[first...last])
     }

@@ -6,7 +6,8 @@ public struct PublicKey: Sendable, Equatable {
     /// Wraps 32 bytes.
     public init(bytes: [UInt8]) throws(CryptoError) {
         guard bytes.count == Sodium.publicKeyBytes else {
-            throw CryptoError(code: .invalidKey, description: "a public key is \(Sodium.publicKeyBytes) bytes, not \(bytes.count)")
+            throw CryptoError(
+                code: .invalidKey, description: "a public key is \(Sodium.publicKeyBytes) bytes, not \(bytes.count)")
         }
         self.bytes = bytes
     }
@@ -37,7 +38,8 @@ public final class SecretKey: Sendable, CustomStringConvertible {
     /// Wraps 32 bytes.
     public init(bytes: [UInt8]) throws(CryptoError) {
         guard bytes.count == Sodium.secretKeyBytes else {
-            throw CryptoError(code: .invalidKey, description: "a secret key is \(Sodium.secretKeyBytes) bytes, not \(bytes.count)")
+            throw CryptoError(
+                code: .invalidKey, description: "a secret key is \(Sodium.secretKeyBytes) bytes, not \(bytes.count)")
         }
         self.bytes = bytes
     }

@@ -11,7 +11,9 @@ enum Sodium {
 
     /// Initialises libsodium once; throws when it cannot start (no entropy source).
     static func ensureInitialized() throws(CryptoError) {
-        guard initialized else { throw CryptoError(code: .unavailable, description: "libsodium could not be initialised") }
+        guard initialized else {
+            throw CryptoError(code: .unavailable, description: "libsodium could not be initialised")
+        }
     }
 
     /// A fresh X25519 key pair.

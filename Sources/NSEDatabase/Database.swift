@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// A SQLite database file used by one or more processes at once: WAL journal, a busy timeout for other processes'
 /// locks, and a schema brought up to date by numbered migrations when it opens. Each write says how durable it must
@@ -73,12 +74,15 @@ public final class Database: Sendable {
         connection = Mutex(opened)
     }
 
-    private static func migrate(_ connection: SQLiteConnection, to schema: [String], path: String) throws(DatabaseError) {
+    private static func migrate(_ connection: SQLiteConnection, to schema: [String], path: String) throws(DatabaseError)
+    {
         let current = try connection.run("PRAGMA user_version", []).first?.integer(0) ?? 0
         if current > Int64(schema.count) {
             throw DatabaseError(
                 code: .newerSchema,
-                message: "\(path): schema version \(current) is newer than this nse knows (\(schema.count)): use a newer nse or move the file aside")
+                message:
+                    "\(path): schema version \(current) is newer than this nse knows (\(schema.count)): use a newer nse or move the file aside"
+            )
         }
         guard current < Int64(schema.count) else { return }
         try connection.executeScript("BEGIN IMMEDIATE")

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import CSQLite
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// The bridge to SQLite: the only Swift file that touches its C API. A connection owns its `sqlite3*` and its
 /// prepared statements and frees them in `deinit`; every result code becomes a thrown ``DatabaseError`` at once.
@@ -118,7 +119,8 @@ final class SQLiteConnection {
             }
         case .blob(let bytes):
             status = bytes.withUnsafeBytes {
-                nse_sqlite3_bind_blob(statement, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32($0.count))
+                nse_sqlite3_bind_blob(
+                    statement, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32($0.count))
             }
         }
         if status != SQLITE_OK { throw failure(status, "bind") }
@@ -164,7 +166,8 @@ final class SQLiteConnection {
         }
         // An I/O error is often the disk filling up mid-write: say so when errno agrees.
         if primary == SQLITE_IOERR, let handle, sqlite3_system_errno(handle) == ENOSPC {
-            return DatabaseError(code: .full, resultCode: status, message: "\(path): \(operation): no space left on device")
+            return DatabaseError(
+                code: .full, resultCode: status, message: "\(path): \(operation): no space left on device")
         }
         switch code {
         case .corrupt:

@@ -1,12 +1,13 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 public import NSECrypto
 public import NSEJSON
 public import NSEPayload
 import NSESystem
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// An emulated app install: its App Group container folder, identity, keys, strings and shared state.
 ///
@@ -64,7 +65,8 @@ public struct Device: Sendable {
         do {
             let keyPair = try KeyPair.generate()
             let config = DeviceConfig(
-                bundleID: options.bundleID, teamID: options.teamID, locale: options.locale, filtering: options.filtering,
+                bundleID: options.bundleID, teamID: options.teamID, locale: options.locale,
+                filtering: options.filtering,
                 remoteToken: try SecureRandom.hex(32), voipToken: try SecureRandom.hex(32),
                 publicKey: keyPair.publicKey.base64, keyID: keyPair.publicKey.keyID,
                 createdAt: Clock.rfc3339(unixSeconds: Clock.unixMilliseconds() / 1000))
@@ -104,7 +106,8 @@ public struct Device: Sendable {
         let directory = FileSystem.absolute(path)
         let configPath = Path.join(directory, "device.json")
         guard FileSystem.exists(configPath) else {
-            throw DeviceError(.notFound, "\(directory) is not a device (no device.json); create one with `nse device init \(path)`")
+            throw DeviceError(
+                .notFound, "\(directory) is not a device (no device.json); create one with `nse device init \(path)`")
         }
         let bytes: [UInt8]?
         do { bytes = try FileSystem.readFile(configPath, limit: 1024 * 1024) } catch {
@@ -156,15 +159,20 @@ public struct Device: Sendable {
         guard mode & 0o077 == 0 else {
             throw DeviceError(
                 .insecureKey,
-                "\(secretKeyPath) has mode \(String(mode, radix: 8)); refusing a private key that others can access (chmod 600 it)")
+                "\(secretKeyPath) has mode \(String(mode, radix: 8)); refusing a private key that others can access (chmod 600 it)"
+            )
         }
         let text: String?
-        do { text = try FileSystem.readText(secretKeyPath, limit: 4096) } catch { throw DeviceError(.unreadable, error.description) }
+        do { text = try FileSystem.readText(secretKeyPath, limit: 4096) } catch {
+            throw DeviceError(.unreadable, error.description)
+        }
         guard let text, let bytes = Base64.decode(text.filter { !$0.isWhitespace }) else {
             throw DeviceError(.corrupt, "\(secretKeyPath) does not hold a base64 key")
         }
         let key: SecretKey
-        do { key = try SecretKey(bytes: bytes) } catch { throw DeviceError(.corrupt, "\(secretKeyPath): \(error.description)") }
+        do { key = try SecretKey(bytes: bytes) } catch {
+            throw DeviceError(.corrupt, "\(secretKeyPath): \(error.description)")
+        }
         return key
     }
 
@@ -186,7 +194,9 @@ public struct Device: Sendable {
         if config.locale != language { folders.append("\(config.locale).lproj") }
         for folder in folders {
             let path = Path.join(stringsDirectory, folder)
-            guard FileSystem.isDirectory(path), let names = try? FileSystem.contents(ofDirectory: path) else { continue }
+            guard FileSystem.isDirectory(path), let names = try? FileSystem.contents(ofDirectory: path) else {
+                continue
+            }
             for name in names where name.hasSuffix(".strings") {
                 let file = Path.join(path, name)
                 do {
@@ -218,7 +228,8 @@ public struct Device: Sendable {
         var result: JSONObject = ["directory": .string(directory)]
         for (key, value) in object { result[key] = value }
         let (table, problems) = strings()
-        result["strings"] = .object(JSONObject(table.entries.sorted { $0.key < $1.key }.map { (key: $0.key, value: JSON.string($0.value)) }))
+        result["strings"] = .object(
+            JSONObject(table.entries.sorted { $0.key < $1.key }.map { (key: $0.key, value: JSON.string($0.value)) }))
         if !problems.isEmpty { result["strings_problems"] = .array(problems.map(JSON.string)) }
         let keyMode = (try? FileSystem.permissions(secretKeyPath)).map { String($0, radix: 8) }
         result["private_key"] = ["path": .string(secretKeyPath), "mode": .string(keyMode)]
@@ -248,17 +259,23 @@ public struct Device: Sendable {
         if let existing = config.sip?.instance {
             instance = existing
         } else {
-            do { instance = "urn:uuid:" + (try SecureRandom.uuid()).lowercased() } catch { throw DeviceError(.io, error.description) }
+            do { instance = "urn:uuid:" + (try SecureRandom.uuid()).lowercased() } catch {
+                throw DeviceError(.io, error.description)
+            }
         }
         var trust = caFile ?? config.sip?.caFile
         if let file = caFile {
-            guard FileSystem.exists(file) else { throw DeviceError(.invalidOption, "--sip-ca-file \(file): no such file") }
+            guard FileSystem.exists(file) else {
+                throw DeviceError(.invalidOption, "--sip-ca-file \(file): no such file")
+            }
             trust = FileSystem.absolute(file)
         }
         config.sip = SIPAccount(aor: aor, proxy: proxy, expires: expires, instance: instance, caFile: trust)
         if let password {
             do {
-                if password.isEmpty { try FileSystem.remove(sipPasswordPath) } else {
+                if password.isEmpty {
+                    try FileSystem.remove(sipPasswordPath)
+                } else {
                     try FileSystem.writeAtomically(sipPasswordPath, password, mode: 0o600)
                 }
             } catch { throw DeviceError(.io, error.description) }
@@ -269,11 +286,17 @@ public struct Device: Sendable {
     public func sipPassword() throws(DeviceError) -> String? {
         guard FileSystem.exists(sipPasswordPath) else { return nil }
         let mode: mode_t
-        do { mode = try FileSystem.permissions(sipPasswordPath) } catch { throw DeviceError(.unreadable, error.description) }
-        guard mode & 0o077 == 0 else {
-            throw DeviceError(.insecureKey, "\(sipPasswordPath) has mode \(String(mode, radix: 8)); refusing a password that others can access")
+        do { mode = try FileSystem.permissions(sipPasswordPath) } catch {
+            throw DeviceError(.unreadable, error.description)
         }
-        do { return try FileSystem.readText(sipPasswordPath, limit: 4096) } catch { throw DeviceError(.unreadable, error.description) }
+        guard mode & 0o077 == 0 else {
+            throw DeviceError(
+                .insecureKey,
+                "\(sipPasswordPath) has mode \(String(mode, radix: 8)); refusing a password that others can access")
+        }
+        do { return try FileSystem.readText(sipPasswordPath, limit: 4096) } catch {
+            throw DeviceError(.unreadable, error.description)
+        }
     }
 
     /// `sip:DOMAIN` of an address of record, as the default proxy.
@@ -284,12 +307,15 @@ public struct Device: Sendable {
 
     static func validate(_ options: Options) throws(DeviceError) {
         func plain(_ text: String) -> Bool {
-            !text.isEmpty && text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-" || $0 == "_") }
+            !text.isEmpty
+                && text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-" || $0 == "_") }
         }
         guard plain(options.bundleID), options.bundleID.contains(".") else {
-            throw DeviceError(.invalidOption, "bundle id \"\(options.bundleID)\" is not reverse-DNS (letters, digits, '.', '-')")
+            throw DeviceError(
+                .invalidOption, "bundle id \"\(options.bundleID)\" is not reverse-DNS (letters, digits, '.', '-')")
         }
-        guard options.teamID.count == 10, options.teamID.allSatisfy({ $0.isASCII && ($0.isUppercase || $0.isNumber) }) else {
+        guard options.teamID.count == 10, options.teamID.allSatisfy({ $0.isASCII && ($0.isUppercase || $0.isNumber) })
+        else {
             throw DeviceError(.invalidOption, "team id \"\(options.teamID)\" is not 10 uppercase letters or digits")
         }
         guard plain(options.locale) else {

@@ -76,7 +76,9 @@ public struct DeviceConfig: Sendable, Equatable {
         }
         guard let format = json["format"]?.intValue else { throw DeviceError(.corrupt, "\(path): missing \"format\"") }
         guard format == DeviceConfig.formatVersion else {
-            throw DeviceError(.corrupt, "\(path): container format \(format) is not supported (this build reads \(DeviceConfig.formatVersion))")
+            throw DeviceError(
+                .corrupt,
+                "\(path): container format \(format) is not supported (this build reads \(DeviceConfig.formatVersion))")
         }
         guard let tokens = json["tokens"], tokens.objectValue != nil else {
             throw DeviceError(.corrupt, "\(path): missing \"tokens\"")

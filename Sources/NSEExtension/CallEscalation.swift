@@ -17,14 +17,18 @@ struct CallEscalation: Sendable {
             let age = Double(Clock.unixMilliseconds()) / 1000 - Double(sentAt)
             if age > maxAge {
                 return rewriter.missedCall(
-                    call, reason: "stale-offer: the call offer was sent \(Int(age)) s ago, older than \(Int(maxAge)) s: shown as a missed call")
+                    call,
+                    reason:
+                        "stale-offer: the call offer was sent \(Int(age)) s ago, older than \(Int(maxAge)) s: shown as a missed call"
+                )
             }
         }
         guard let channel else {
             return rewriter.callFallback(call, reason: "voip-report-unavailable: no host to report the call to")
         }
         var payload: JSONObject = [
-            "call_uuid": .string(call.callUUID), "from": .string(call.from), "handle_type": .string(call.handleType.rawValue),
+            "call_uuid": .string(call.callUUID), "from": .string(call.from),
+            "handle_type": .string(call.handleType.rawValue),
             "video": .bool(call.video), "source": .string(source),
         ]
         if let name = call.displayName { payload["display_name"] = .string(name) }
@@ -39,7 +43,8 @@ struct CallEscalation: Sendable {
             switch message {
             case .reportVoIPResult(nil)?:
                 return DeliveredContent(
-                    content: [:], reason: "voip-escalated: call offer from \(source) reported to CallKit; alert silenced",
+                    content: [:],
+                    reason: "voip-escalated: call offer from \(source) reported to CallKit; alert silenced",
                     info: ["content_type": "call", "source": .string(source)])
             case .reportVoIPResult(let error?)?:
                 return rewriter.callFallback(call, reason: "voip-report-failed: \(error.name) (\(error.rawValue))")
@@ -48,7 +53,9 @@ struct CallEscalation: Sendable {
             case .request?:
                 continue
             case nil:
-                if channel.isClosed { return rewriter.callFallback(call, reason: "voip-report-failed: the host closed the pipe") }
+                if channel.isClosed {
+                    return rewriter.callFallback(call, reason: "voip-report-failed: the host closed the pipe")
+                }
                 continue
             }
         }

@@ -1,6 +1,6 @@
+import NSEDevice
 import NSEJSON
 import NSEPayload
-import NSEDevice
 import NSESystem
 
 /// nse's reference Notification Service Extension: opens sealed content (in the payload, or in the SIP MESSAGE
@@ -54,12 +54,15 @@ public struct ReferenceExtension: Sendable {
         let device: Device
         do { device = try Device.open(at: request.container) } catch {
             return .deliver(
-                Rewriter(payload: payload, strings: .linphoneDefaults).fallback(reason: "container-unavailable: \(error.description)"))
+                Rewriter(payload: payload, strings: .linphoneDefaults).fallback(
+                    reason: "container-unavailable: \(error.description)"))
         }
         let rewriter = Rewriter(payload: payload, strings: device.strings().table)
         if let envelope = payload.envelope {
             let escalation = CallEscalation(device: device, rewriter: rewriter, channel: channel, request: request)
-            return .deliver(EnvelopeOpener(device: device, rewriter: rewriter, escalation: escalation).open(envelope, source: "enc"))
+            return .deliver(
+                EnvelopeOpener(device: device, rewriter: rewriter, escalation: escalation).open(envelope, source: "enc")
+            )
         }
         if let room = payload.chatRoomAddress {
             return .deliver(rewriter.chatRoomInvitation(room: room, subject: nil))

@@ -36,12 +36,14 @@ public struct Rewriter: Sendable {
         var result = content(alert: alert, threadID: message.chatRoom, category: Rewriter.messageCategory)
         result["from"] = .string(message.from)
         return DeliveredContent(
-            content: result, reason: "decrypted: message from \(source)", info: ["content_type": "message", "source": .string(source)])
+            content: result, reason: "decrypted: message from \(source)",
+            info: ["content_type": "message", "source": .string(source)])
     }
 
     /// An unencrypted text message, shown as it is.
     public func plainText(from: String, title: String, text: String) -> DeliveredContent {
-        var result = content(alert: ["title": .string(title), "body": .string(text)], category: Rewriter.messageCategory)
+        var result = content(
+            alert: ["title": .string(title), "body": .string(text)], category: Rewriter.messageCategory)
         result["from"] = .string(from)
         return DeliveredContent(content: result, reason: "unencrypted: a text/plain message, shown as it is")
     }
@@ -94,7 +96,10 @@ public struct Rewriter: Sendable {
             body = text
         }
         if body.isEmpty { body = strings.localized(StringsTable.Key.message) }
-        let alert: JSONObject = ["title": .string(strings.localized(StringsTable.Key.messageTitle)), "body": .string(body)]
-        return DeliveredContent(content: content(alert: alert, category: Rewriter.messageCategory), isFallback: true, reason: reason)
+        let alert: JSONObject = [
+            "title": .string(strings.localized(StringsTable.Key.messageTitle)), "body": .string(body),
+        ]
+        return DeliveredContent(
+            content: content(alert: alert, category: Rewriter.messageCategory), isFallback: true, reason: reason)
     }
 }

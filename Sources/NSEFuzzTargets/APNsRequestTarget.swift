@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import NSEDevice
 import NSEPayload
 import NSEServer
 import NSESystem
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A `POST` to `nse serve` built from the bytes, validated as `PushResponder` does:
 /// ```

@@ -9,7 +9,9 @@ enum EnvelopeTarget {
         do { return try SecretKey(bytes: Array(1...32)) } catch { fatalError("the fixed fuzz key is 32 bytes") }
     }()
     static let publicKey: PublicKey = {
-        do { return try secretKey.publicKey() } catch { fatalError("libsodium cannot derive the fixed fuzz public key") }
+        do { return try secretKey.publicKey() } catch {
+            fatalError("libsodium cannot derive the fixed fuzz public key")
+        }
     }()
 
     static func run(_ bytes: [UInt8]) throws(FuzzFinding) {

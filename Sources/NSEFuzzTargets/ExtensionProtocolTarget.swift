@@ -26,8 +26,10 @@ enum ExtensionProtocolTarget {
             }
             do {
                 let message = try ExtensionMessage(json: json)
-                guard FuzzCheck.sameDocument(try ExtensionMessage(json: reparsed(message.json)).json, message.json) else {
-                    throw FuzzFinding(.extensionProtocol, "an extension message re-reads as a different message once written")
+                guard FuzzCheck.sameDocument(try ExtensionMessage(json: reparsed(message.json)).json, message.json)
+                else {
+                    throw FuzzFinding(
+                        .extensionProtocol, "an extension message re-reads as a different message once written")
                 }
             } catch let error as ProtocolError {
                 try FuzzCheck.oneLine(error.description, .extensionProtocol, "an extension message error")

@@ -1,3 +1,5 @@
+import NSEJSON
+
 /// The fuzz entry points (docs/fuzzing.md): each takes arbitrary bytes and must never crash, trap or hang.
 ///
 /// An entry point returns normally for any input, valid or not; it throws a ``FuzzFinding`` only when a cheap
@@ -61,8 +63,6 @@ enum FuzzCheck {
         }
     }
 }
-
-import NSEJSON
 
 extension FuzzCheck {
     /// Whether two JSON documents say the same thing. Numbers compare by value: the writer prints a whole double as

@@ -33,9 +33,11 @@ enum PayloadIntakeTarget {
         let written = payload.json.serializedBytes()
         let reread: JSON
         do {
-            reread = try JSON.parse(written, options: JSONParseOptions(maxDepth: Intake.maxDepth + 1, requireObject: true))
+            reread = try JSON.parse(
+                written, options: JSONParseOptions(maxDepth: Intake.maxDepth + 1, requireObject: true))
         } catch {
-            throw FuzzFinding(.payloadIntake, "an accepted payload does not re-parse once written (\(error.code.rawValue))")
+            throw FuzzFinding(
+                .payloadIntake, "an accepted payload does not re-parse once written (\(error.code.rawValue))")
         }
         guard FuzzCheck.sameDocument(reread, payload.json) else {
             throw FuzzFinding(.payloadIntake, "an accepted payload re-parses to a different document once written")

@@ -16,9 +16,13 @@ private func ensureCurlGlobalInit() throws(HTTPClientError) {
     }
     if code != CURLE_OK {
         if code == CURLE_FAILED_INIT {
-            throw HTTPClientError(code: .unsupported, description: "libcurl (libcurl.so.4) could not be loaded: install libcurl4", curlCode: Int(code.rawValue))
+            throw HTTPClientError(
+                code: .unsupported, description: "libcurl (libcurl.so.4) could not be loaded: install libcurl4",
+                curlCode: Int(code.rawValue))
         }
-        throw HTTPClientError(code: .resourceExhausted, description: "libcurl global initialisation failed: \(curlText(code))", curlCode: Int(code.rawValue))
+        throw HTTPClientError(
+            code: .resourceExhausted, description: "libcurl global initialisation failed: \(curlText(code))",
+            curlCode: Int(code.rawValue))
     }
 }
 
@@ -138,7 +142,8 @@ final class CurlEasy {
         case CURLE_BAD_FUNCTION_ARGUMENT, CURLE_URL_MALFORMAT: kind = .invalidRequest
         default: kind = .other
         }
-        throw HTTPClientError(code: kind, description: "libcurl rejected \(what): \(curlText(code))", curlCode: Int(code.rawValue))
+        throw HTTPClientError(
+            code: kind, description: "libcurl rejected \(what): \(curlText(code))", curlCode: Int(code.rawValue))
     }
 
     private func set(_ option: CURLoption, _ value: Int, _ what: String) throws(HTTPClientError) {
@@ -168,7 +173,9 @@ final class CurlEasy {
 
     // MARK: Transfer
 
-    func perform(_ request: HTTPRequest, limits: CurlTransferLimits, cancellation: CancellationFlag?) throws(HTTPClientError) -> HTTPResponse {
+    func perform(_ request: HTTPRequest, limits: CurlTransferLimits, cancellation: CancellationFlag?)
+        throws(HTTPClientError) -> HTTPResponse
+    {
         try validate(request)
         let state = TransferState(limits: limits, cancellation: cancellation)
 
@@ -179,28 +186,36 @@ final class CurlEasy {
         if let proxy = request.proxy { try set(CURLOPT_PROXY, proxy, "the proxy") }
         try set(CURLOPT_TIMEOUT_MS, milliseconds(request.timeout), "the timeout")
         try set(CURLOPT_CONNECTTIMEOUT_MS, milliseconds(request.connectTimeout), "the connect timeout")
-        try check(nse_curl_easy_setopt_off_t(handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(state.maxBodyBytes)), "the body size limit")
+        try check(
+            nse_curl_easy_setopt_off_t(handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(state.maxBodyBytes)),
+            "the body size limit")
         try configureMethodAndBody(request)
         try configureHeaders(request)
         try configureVersion(request.version)
         try configureTLS(request.tls)
 
         let context = Unmanaged.passUnretained(state).toOpaque()
-        try check(nse_curl_easy_setopt_write_callback(handle, { data, size, count, user in
-            guard let user else { return 0 }
-            let state = Unmanaged<TransferState>.fromOpaque(user).takeUnretainedValue()
-            let length = size * count
-            guard length > 0, let data else { return 0 }
-            return state.appendBody(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
-        }), "the body callback")
+        try check(
+            nse_curl_easy_setopt_write_callback(
+                handle,
+                { data, size, count, user in
+                    guard let user else { return 0 }
+                    let state = Unmanaged<TransferState>.fromOpaque(user).takeUnretainedValue()
+                    let length = size * count
+                    guard length > 0, let data else { return 0 }
+                    return state.appendBody(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
+                }), "the body callback")
         try check(nse_curl_easy_setopt_ptr(handle, CURLOPT_WRITEDATA, context), "the body callback data")
-        try check(nse_curl_easy_setopt_header_callback(handle, { data, size, count, user in
-            guard let user else { return 0 }
-            let state = Unmanaged<TransferState>.fromOpaque(user).takeUnretainedValue()
-            let length = size * count
-            guard length > 0, let data else { return 0 }
-            return state.appendHeaderLine(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
-        }), "the header callback")
+        try check(
+            nse_curl_easy_setopt_header_callback(
+                handle,
+                { data, size, count, user in
+                    guard let user else { return 0 }
+                    let state = Unmanaged<TransferState>.fromOpaque(user).takeUnretainedValue()
+                    let length = size * count
+                    guard length > 0, let data else { return 0 }
+                    return state.appendHeaderLine(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
+                }), "the header callback")
         try check(nse_curl_easy_setopt_ptr(handle, CURLOPT_HEADERDATA, context), "the header callback data")
         let (code, detail): (CURLcode, String) = withExtendedLifetime(state) {
             withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(CURL_ERROR_SIZE) + 1) { buffer in
@@ -255,11 +270,15 @@ final class CurlEasy {
             if cancellation?.isCancelled == true { return CURLE_ABORTED_BY_CALLBACK }
             var running: Int32 = 0
             let performed = nse_curl_multi_perform(multi, &running)
-            guard performed == CURLM_OK else { return performed == CURLM_OUT_OF_MEMORY ? CURLE_OUT_OF_MEMORY : CURLE_FAILED_INIT }
+            guard performed == CURLM_OK else {
+                return performed == CURLM_OUT_OF_MEMORY ? CURLE_OUT_OF_MEMORY : CURLE_FAILED_INIT
+            }
             if running == 0 { break }
             // Waits for socket activity, curl's own timers (timeouts) or a wakeup, at most 1 s.
             let polled = nse_curl_multi_poll(multi, nil, 0, 1000, nil)
-            guard polled == CURLM_OK else { return polled == CURLM_OUT_OF_MEMORY ? CURLE_OUT_OF_MEMORY : CURLE_FAILED_INIT }
+            guard polled == CURLM_OK else {
+                return polled == CURLM_OUT_OF_MEMORY ? CURLE_OUT_OF_MEMORY : CURLE_FAILED_INIT
+            }
         }
         var result = CURLE_FAILED_INIT
         var remaining: Int32 = 0
@@ -274,9 +293,12 @@ final class CurlEasy {
     private func validate(_ request: HTTPRequest) throws(HTTPClientError) {
         let method = Array(request.method.utf8)
         let tokenSymbols = Array("!#$%&'*+-.^_`|~".utf8)
-        let methodOK = !method.isEmpty && method.allSatisfy { byte in
-            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || tokenSymbols.contains(byte)
-        }
+        let methodOK =
+            !method.isEmpty
+            && method.allSatisfy { byte in
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                    || tokenSymbols.contains(byte)
+            }
         guard methodOK else {
             throw HTTPClientError(code: .invalidRequest, description: "invalid HTTP method \"\(request.method)\"")
         }
@@ -287,12 +309,14 @@ final class CurlEasy {
                 throw HTTPClientError(code: .invalidRequest, description: "invalid header name \"\(header.name)\"")
             }
             guard !header.value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else {
-                throw HTTPClientError(code: .invalidRequest, description: "header \(header.name) has a line break or NUL in its value")
+                throw HTTPClientError(
+                    code: .invalidRequest, description: "header \(header.name) has a line break or NUL in its value")
             }
         }
         for (value, name) in [(request.timeout, "timeout"), (request.connectTimeout, "connect timeout")] {
             guard value.isFinite, value > 0 else {
-                throw HTTPClientError(code: .invalidRequest, description: "\(name) must be a positive number of seconds, got \(value)")
+                throw HTTPClientError(
+                    code: .invalidRequest, description: "\(name) must be a positive number of seconds, got \(value)")
             }
         }
     }
@@ -312,11 +336,17 @@ final class CurlEasy {
         }
         let sendsBody = !request.body.isEmpty || ["POST", "PUT", "PATCH"].contains(upper)
         if sendsBody {
-            try check(nse_curl_easy_setopt_off_t(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(request.body.count)), "the body size")
+            try check(
+                nse_curl_easy_setopt_off_t(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(request.body.count)),
+                "the body size")
             // COPYPOSTFIELDS copies exactly POSTFIELDSIZE bytes, so the buffer need not outlive this call.
-            let code: CURLcode = request.body.isEmpty
+            let code: CURLcode =
+                request.body.isEmpty
                 ? "".withCString { nse_curl_easy_setopt_str(handle, CURLOPT_COPYPOSTFIELDS, $0) }
-                : request.body.withUnsafeBytes { nse_curl_easy_setopt_ptr(handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: $0.baseAddress)) }
+                : request.body.withUnsafeBytes {
+                    nse_curl_easy_setopt_ptr(
+                        handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: $0.baseAddress))
+                }
             try check(code, "the request body")
             if method != "POST" { try set(CURLOPT_CUSTOMREQUEST, method, "the method") }
         } else {
@@ -346,7 +376,7 @@ final class CurlEasy {
     private func configureVersion(_ version: HTTPVersionPreference) throws(HTTPClientError) {
         let value: Int
         switch version {
-        case .http1_1: value = CURL_HTTP_VERSION_1_1
+        case .http11: value = CURL_HTTP_VERSION_1_1
         case .http2PriorKnowledge: value = CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
         case .http2OverTLS, .automatic: value = CURL_HTTP_VERSION_2TLS
         }
@@ -377,17 +407,23 @@ final class CurlEasy {
         }
     }
 
-    private func failure(_ code: CURLcode, detail: String, state: TransferState, request: HTTPRequest) -> HTTPClientError {
+    private func failure(_ code: CURLcode, detail: String, state: TransferState, request: HTTPRequest)
+        -> HTTPClientError
+    {
         let curlCode = Int(code.rawValue)
         let reason = detail.isEmpty ? curlText(code) : detail
         func error(_ kind: HTTPClientError.Code, _ summary: String) -> HTTPClientError {
             HTTPClientError(code: kind, description: "\(summary) (\(reason))", curlCode: curlCode)
         }
         if state.bodyTooLarge || code == CURLE_FILESIZE_EXCEEDED {
-            return HTTPClientError(code: .responseBodyTooLarge, description: "response body exceeds the \(state.maxBodyBytes)-byte limit", curlCode: curlCode)
+            return HTTPClientError(
+                code: .responseBodyTooLarge, description: "response body exceeds the \(state.maxBodyBytes)-byte limit",
+                curlCode: curlCode)
         }
         if state.headersTooLarge {
-            return HTTPClientError(code: .responseHeadersTooLarge, description: "response headers exceed the \(state.maxHeaderBytes)-byte limit", curlCode: curlCode)
+            return HTTPClientError(
+                code: .responseHeadersTooLarge,
+                description: "response headers exceed the \(state.maxHeaderBytes)-byte limit", curlCode: curlCode)
         }
         switch code {
         case CURLE_ABORTED_BY_CALLBACK where state.cancellation?.isCancelled == true:
@@ -400,18 +436,24 @@ final class CurlEasy {
             return error(.hostNotFound, "host not found")
         case CURLE_COULDNT_CONNECT:
             let osErrno = (try? getLong(CURLINFO_OS_ERRNO, "errno")) ?? 0
-            return osErrno == 111 /* ECONNREFUSED */
+            let connectionRefused = 111  // ECONNREFUSED on Linux
+            return osErrno == connectionRefused
                 ? error(.connectionRefused, "connection refused")
                 : error(.connectFailed, "could not connect")
         case CURLE_OPERATION_TIMEDOUT:
-            return HTTPClientError(code: .timeout, description: "timed out (limit \(request.timeout) s total, \(request.connectTimeout) s connect) (\(reason))", curlCode: curlCode)
+            return HTTPClientError(
+                code: .timeout,
+                description:
+                    "timed out (limit \(request.timeout) s total, \(request.connectTimeout) s connect) (\(reason))",
+                curlCode: curlCode)
         case CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CIPHER, CURLE_SSL_SHUTDOWN_FAILED, CURLE_SSL_ENGINE_INITFAILED:
             return error(.tlsHandshake, "TLS handshake failed")
         case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_INVALIDCERTSTATUS:
             return error(.tlsCertificateInvalid, "TLS server certificate not trusted")
         case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
             return error(.tlsPinnedKeyMismatch, "TLS server public key does not match the pin")
-        case CURLE_SSL_CERTPROBLEM, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CRL_BADFILE, CURLE_SSL_ENGINE_NOTFOUND, CURLE_SSL_ENGINE_SETFAILED, CURLE_SSL_CLIENTCERT:
+        case CURLE_SSL_CERTPROBLEM, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CRL_BADFILE, CURLE_SSL_ENGINE_NOTFOUND,
+            CURLE_SSL_ENGINE_SETFAILED, CURLE_SSL_CLIENTCERT:
             return error(.tlsConfiguration, "TLS file (CA bundle, certificate or key) unusable")
         case CURLE_SEND_ERROR:
             return error(.sendFailed, "sending the request failed")

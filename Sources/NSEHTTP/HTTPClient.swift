@@ -33,7 +33,8 @@ public struct HTTPClient: Sendable {
                 }
                 if !started {
                     continuation.resume(
-                        throwing: HTTPClientError(code: .resourceExhausted, description: "could not start a thread for the request"))
+                        throwing: HTTPClientError(
+                            code: .resourceExhausted, description: "could not start a thread for the request"))
                 }
             }
         } onCancel: {
@@ -41,7 +42,9 @@ public struct HTTPClient: Sendable {
         }
     }
 
-    private func perform(_ request: HTTPRequest, cancellation: CancellationFlag?) throws(HTTPClientError) -> HTTPResponse {
+    private func perform(_ request: HTTPRequest, cancellation: CancellationFlag?) throws(HTTPClientError)
+        -> HTTPResponse
+    {
         let limits = CurlTransferLimits(maxBodyBytes: maxResponseBodyBytes, maxHeaderBytes: maxResponseHeaderBytes)
         let easy = try CurlEasy()
         return try easy.perform(request, limits: limits, cancellation: cancellation)

@@ -1,7 +1,7 @@
 /// Which HTTP protocol version to ask libcurl for.
 public enum HTTPVersionPreference: Sendable, Hashable {
     /// HTTP/1.1 only.
-    case http1_1
+    case http11
     /// Cleartext HTTP/2 with prior knowledge (h2c, no upgrade); over https it negotiates h2 via ALPN.
     case http2PriorKnowledge
     /// HTTP/2 over TLS via ALPN, falling back to HTTP/1.1; plain http:// URLs use HTTP/1.1.

@@ -1,5 +1,5 @@
-public import NSEDevice
 import NSECrypto
+public import NSEDevice
 import NSEJSON
 public import NSEPayload
 import NSEProtocol
@@ -72,7 +72,9 @@ public struct NotificationHost: Sendable {
         return result
     }
 
-    private func decide(_ payload: Payload, pushType: PushType, requestID: String, strings: StringsTable) -> NotificationResult {
+    private func decide(_ payload: Payload, pushType: PushType, requestID: String, strings: StringsTable)
+        -> NotificationResult
+    {
         let original = Display(alert: payload.aps.alert, strings: strings)
         func notInvoked(_ reason: String, shown: Bool) -> NotificationResult {
             NotificationResult(
@@ -94,7 +96,8 @@ public struct NotificationHost: Sendable {
         }
         if case .none = payload.aps.alert {
             if payload.aps.contentAvailable {
-                return notInvoked("no alert (content-available only): a background push, the extension is not run", shown: false)
+                return notInvoked(
+                    "no alert (content-available only): a background push, the extension is not run", shown: false)
             }
             return notInvoked("no alert: a badge/sound-only push never reaches the extension", shown: false)
         }
@@ -113,17 +116,22 @@ public struct NotificationHost: Sendable {
         let budgetMilliseconds = Int64(limits.budget * 1000)
         let request = ServiceRequest(
             requestID: requestID, pushType: pushType, payload: payload.root, container: device.directory,
-            budgetMilliseconds: budgetMilliseconds, deadlineUnixMilliseconds: Clock.unixMilliseconds() + budgetMilliseconds)
+            budgetMilliseconds: budgetMilliseconds,
+            deadlineUnixMilliseconds: Clock.unixMilliseconds() + budgetMilliseconds)
         let filtering = device.config.filtering
         let limits = limitsForThisRun()
-        let run = ExtensionRun.run(command: extensionCommand, request: request, limits: limits, filteringEntitlement: filtering)
+        let run = ExtensionRun.run(
+            command: extensionCommand, request: request, limits: limits, filteringEntitlement: filtering)
         var verdict = ContentRules.verdict(
-            run.record, exitCode: run.exitCode, exitSignal: run.exitSignal, original: payload, originalDisplay: original,
+            run.record, exitCode: run.exitCode, exitSignal: run.exitSignal, original: payload,
+            originalDisplay: original,
             strings: strings, filtering: filtering, limits: limits)
         var voip: JSON = .null
         var callReport: JSON = .null
         if run.record.voipReported {
-            var report: JSONObject = ["path": "notification-service-extension", "error": run.record.voipError?.json ?? .null]
+            var report: JSONObject = [
+                "path": "notification-service-extension", "error": run.record.voipError?.json ?? .null,
+            ]
             if let accepted = run.record.acceptedVoIPPayload {
                 let launch = AppLauncher(device: device).launch(accepted)
                 callReport = launch.report?.json ?? .null
@@ -140,7 +148,8 @@ public struct NotificationHost: Sendable {
         result.callReport = callReport
         result.voip = voip
         result.extensionReport = NotificationResult.ExtensionReport(
-            command: extensionCommand, wallMilliseconds: run.wallMilliseconds, peakRSSKilobytes: run.record.peakKilobytes,
+            command: extensionCommand, wallMilliseconds: run.wallMilliseconds,
+            peakRSSKilobytes: run.record.peakKilobytes,
             wait4MaxRSSKilobytes: run.wait4MaxRSSKilobytes, exitCode: run.exitCode, exitSignal: run.exitSignal,
             killed: run.killedName, timeWillExpireSent: run.record.expirySent, stderr: run.stderrTail,
             info: run.record.delivered?.info)
@@ -160,7 +169,7 @@ public struct NotificationHost: Sendable {
             line["peak_rss_kb"] = JSON.int(report.peakRSSKilobytes)
             line["killed"] = JSON.string(report.killed)
         }
-        try? FileSystem.append(Path.join(device.logsDirectory, "host.jsonl"), JSON.object(line).serializedBytes() + [0x0A])
+        try? FileSystem.append(
+            Path.join(device.logsDirectory, "host.jsonl"), JSON.object(line).serializedBytes() + [0x0A])
     }
 }
-

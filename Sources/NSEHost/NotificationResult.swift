@@ -82,7 +82,9 @@ public struct NotificationResult: Sendable {
         ]
         if let rejectionReason { object["apns_reason"] = .string(rejectionReason) }
         object["notification"] = notification.map(JSON.object) ?? .null
-        object["display"] = display.map { ["title": .string($0.title), "subtitle": .string($0.subtitle), "body": .string($0.body)] } ?? .null
+        object["display"] =
+            display.map { ["title": .string($0.title), "subtitle": .string($0.subtitle), "body": .string($0.body)] }
+            ?? .null
         object["call_report"] = callReport
         if voip != .null { object["voip"] = voip }
         if let report = extensionReport {
@@ -105,7 +107,8 @@ public struct NotificationResult: Sendable {
             object["extension"] = .null
         }
         object["warnings"] = .array(warnings.map(JSON.string))
-        object["timings_ms"] = .object(JSONObject(timings.map { (key: $0.0, value: JSON.double(NotificationResult.rounded($0.1))) }))
+        object["timings_ms"] = .object(
+            JSONObject(timings.map { (key: $0.0, value: JSON.double(NotificationResult.rounded($0.1))) }))
         return .object(object)
     }
 
@@ -116,7 +119,8 @@ public struct NotificationResult: Sendable {
     public static func rejected(
         _ rejection: PayloadRejection, requestID: String, pushType: PushType, intakeMilliseconds: Double
     ) -> NotificationResult {
-        var result = NotificationResult(outcome: .rejected, reason: rejection.description, requestID: requestID, pushType: pushType)
+        var result = NotificationResult(
+            outcome: .rejected, reason: rejection.description, requestID: requestID, pushType: pushType)
         result.rejectionReason = rejection.reason.rawValue
         result.timings = [("intake", intakeMilliseconds), ("total", intakeMilliseconds)]
         return result
@@ -138,10 +142,12 @@ public struct NotificationResult: Sendable {
             var exit = report.exitCode.map { "exit \($0)" } ?? report.exitSignal.map { "signal \($0)" } ?? "not run"
             if let killed = report.killed { exit += ", killed (\(killed))" }
             let rss = report.peakRSSKilobytes.map { "\($0 / 1024).\($0 % 1024 * 10 / 1024) MB" } ?? "?"
-            lines.append("extension: \(NotificationResult.rounded(report.wallMilliseconds)) ms, peak RSS \(rss), \(exit)")
+            lines.append(
+                "extension: \(NotificationResult.rounded(report.wallMilliseconds)) ms, peak RSS \(rss), \(exit)")
         }
         if let call = callReport.objectValue {
-            let caller = call["localized_caller_name"]?.stringValue ?? call["remote_handle"]?["value"]?.stringValue ?? "?"
+            let caller =
+                call["localized_caller_name"]?.stringValue ?? call["remote_handle"]?["value"]?.stringValue ?? "?"
             lines.append("call:     \(safe(caller)) rings (CallKit uuid \(safe(call["uuid"]?.stringValue ?? "?")))")
         }
         for warning in warnings { lines.append("warning:  \(safe(warning))") }

@@ -14,11 +14,13 @@ public struct JSONParseOptions: Sendable {
 extension JSON {
     /// Parses a document strictly: duplicate keys, invalid UTF-8 and over-deep nesting are errors that name the
     /// line and column.
-    public static func parse(_ bytes: [UInt8], options: JSONParseOptions = JSONParseOptions()) throws(JSONError) -> JSON {
+    public static func parse(_ bytes: [UInt8], options: JSONParseOptions = JSONParseOptions()) throws(JSONError) -> JSON
+    {
         try checkDepth(bytes, maxDepth: options.maxDepth)
         let value = try Jansson.decode(bytes)
         if options.requireObject, value.objectValue == nil {
-            throw JSONError(code: .notAnObject, message: "the top level is a \(value.typeName), not an object", line: 1, column: 1)
+            throw JSONError(
+                code: .notAnObject, message: "the top level is a \(value.typeName), not an object", line: 1, column: 1)
         }
         return value
     }
@@ -37,9 +39,18 @@ extension JSON {
         var column = 0
         for byte in bytes {
             column += 1
-            if byte == 0x0A { line += 1; column = 0 }
+            if byte == 0x0A {
+                line += 1
+                column = 0
+            }
             if inString {
-                if escaped { escaped = false } else if byte == 0x5C { escaped = true } else if byte == 0x22 { inString = false }
+                if escaped {
+                    escaped = false
+                } else if byte == 0x5C {
+                    escaped = true
+                } else if byte == 0x22 {
+                    inString = false
+                }
                 continue
             }
             switch byte {
@@ -47,7 +58,8 @@ extension JSON {
             case 0x5B, 0x7B:
                 depth += 1
                 if depth > maxDepth {
-                    throw JSONError(code: .tooDeep, message: "nesting deeper than \(maxDepth) levels", line: line, column: column)
+                    throw JSONError(
+                        code: .tooDeep, message: "nesting deeper than \(maxDepth) levels", line: line, column: column)
                 }
             case 0x5D, 0x7D: depth -= 1
             default: break

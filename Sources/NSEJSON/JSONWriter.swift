@@ -39,13 +39,18 @@ extension JSON {
         case .int(let value): output.append(contentsOf: String(value).utf8)
         case .double(let value):
             if value.isFinite {
-                output.append(contentsOf: (value.rounded() == value && abs(value) < 1e15 ? String(Int64(value)) : "\(value)").utf8)
+                output.append(
+                    contentsOf: (value.rounded() == value && abs(value) < 1e15 ? String(Int64(value)) : "\(value)").utf8
+                )
             } else {
                 output.append(contentsOf: "null".utf8)
             }
         case .string(let value): JSON.writeString(value, to: &output)
         case .array(let elements):
-            if elements.isEmpty { output.append(contentsOf: "[]".utf8); return }
+            if elements.isEmpty {
+                output.append(contentsOf: "[]".utf8)
+                return
+            }
             output.append(0x5B)
             for (index, element) in elements.enumerated() {
                 if index > 0 { output.append(0x2C) }
@@ -55,7 +60,10 @@ extension JSON {
             JSON.newline(&output, options, level)
             output.append(0x5D)
         case .object(let object):
-            if object.isEmpty { output.append(contentsOf: "{}".utf8); return }
+            if object.isEmpty {
+                output.append(contentsOf: "{}".utf8)
+                return
+            }
             output.append(0x7B)
             let members = options.sortedKeys ? object.members.sorted { $0.key < $1.key } : object.members
             for (index, member) in members.enumerated() {
@@ -89,7 +97,9 @@ extension JSON {
             case 0x0D: output.append(contentsOf: [0x5C, 0x72])
             case 0x09: output.append(contentsOf: [0x5C, 0x74])
             case 0x00..<0x20, 0x7F:
-                output.append(contentsOf: [0x5C, 0x75, 0x30, 0x30, hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xF)]])
+                output.append(contentsOf: [
+                    0x5C, 0x75, 0x30, 0x30, hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xF)],
+                ])
             default: output.append(byte)
             }
         }

@@ -40,9 +40,11 @@ enum Jansson {
         switch json_error_code(&copy) {
         case json_error_duplicate_key:
             code = .duplicateKey
-            let key = String(String.UnicodeScalarView((token ?? "").unicodeScalars.prefix(64).map {
-                $0.properties.generalCategory == .control || $0.properties.generalCategory == .format ? "?" : $0
-            }))
+            let key = String(
+                String.UnicodeScalarView(
+                    (token ?? "").unicodeScalars.prefix(64).map {
+                        $0.properties.generalCategory == .control || $0.properties.generalCategory == .format ? "?" : $0
+                    }))
             message = "duplicate key" + (key.isEmpty ? "" : " \(key)")
         case json_error_invalid_utf8:
             code = .invalidUTF8

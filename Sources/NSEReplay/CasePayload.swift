@@ -1,5 +1,5 @@
-public import NSEDevice
 import NSECrypto
+public import NSEDevice
 import NSEJSON
 import NSESystem
 

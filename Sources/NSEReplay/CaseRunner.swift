@@ -1,18 +1,19 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Logging
+import NSEAppRegistration
 import NSECertificates
 import NSEChat
 import NSECrypto
 import NSEDevice
-import NSEAppRegistration
 import NSEHost
 public import NSEJSON
 import NSEPayload
 import NSESIP
 import NSESIPServer
 import NSESystem
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// What one case did.
 public struct CaseResult: Sendable {
@@ -71,10 +72,12 @@ struct CaseRunner {
             }
             let bytes = try replayCase.payload(sealingTo: device, other: other)
             let limits = ExtensionLimits(
-                budget: replayCase.budget, grace: replayCase.grace, memoryLimitKilobytes: Int(replayCase.memoryLimit * 1024))
-            let command = replayCase.extensionCommand.map {
-                NotificationHost.shellCommand($0.hasPrefix("/") ? $0 : Path.join(Path.dirname(replayCase.file), $0))
-            } ?? extensionCommand
+                budget: replayCase.budget, grace: replayCase.grace,
+                memoryLimitKilobytes: Int(replayCase.memoryLimit * 1024))
+            let command =
+                replayCase.extensionCommand.map {
+                    NotificationHost.shellCommand($0.hasPrefix("/") ? $0 : Path.join(Path.dirname(replayCase.file), $0))
+                } ?? extensionCommand
             let host = NotificationHost(device: device, limits: limits, extensionCommand: command)
             let pushType = PushType(rawValue: replayCase.pushType) ?? .alert
             let source: PayloadSource = replayCase.payloadFile.map { .file($0) } ?? .stdin
@@ -105,7 +108,8 @@ struct CaseRunner {
         try write(replayCase.device.localeStrings, folder: "\(replayCase.device.locale).lproj")
         var voip = device.config.voip
         if let handler = replayCase.device.appHandler {
-            let resolved = handler.hasPrefix("/") || handler == "builtin" || handler.hasPrefix("http")
+            let resolved =
+                handler.hasPrefix("/") || handler == "builtin" || handler.hasPrefix("http")
                 ? handler : Path.join(Path.dirname(replayCase.file), handler)
             voip.appHandler = VoIPSettings.handler(from: resolved)
         }
@@ -126,8 +130,12 @@ struct CaseRunner {
 
     /// Starts the case's embedded SIP server, gives the device an account on it, registers it as the app would,
     /// and has the held messages sent to it.
-    private func startServer(_ spec: ReplayCase.SIPSpec, device: inout Device, log: inout [String]) async throws -> SIPServer {
-        var configuration = SIPServerConfiguration(listeners: [.init(transport: SIPTransportKind(token: spec.transport) ?? .tcp, port: 0)])
+    private func startServer(_ spec: ReplayCase.SIPSpec, device: inout Device, log: inout [String]) async throws
+        -> SIPServer
+    {
+        var configuration = SIPServerConfiguration(listeners: [
+            .init(transport: SIPTransportKind(token: spec.transport) ?? .tcp, port: 0)
+        ])
         configuration.push.enabled = false
         configuration.messageAcceptTimeout = .milliseconds(100)
         if let password = spec.serverPassword { configuration.users = ["bob": password] }
@@ -140,17 +148,21 @@ struct CaseRunner {
         configuration.faults = faults(spec.faults)
         let server = SIPServer(configuration: configuration, logger: Logger(label: "nse.replay.sip"))
         let addresses = try await server.start()
-        guard let address = addresses.first else { throw ReplayError(file: replayCase.file, field: "sip", message: "the SIP server bound nothing") }
+        guard let address = addresses.first else {
+            throw ReplayError(file: replayCase.file, field: "sip", message: "the SIP server bound nothing")
+        }
         let proxy = address.proxyURI.description
         log.append("sip server: \(proxy)")
-        try device.setSIPAccount(aor: "sip:bob@example.org", proxy: proxy, password: spec.password ?? "", expires: 3600, caFile: tlsCA)
+        try device.setSIPAccount(
+            aor: "sip:bob@example.org", proxy: proxy, password: spec.password ?? "", expires: 3600, caFile: tlsCA)
         try device.save()
         var agentConfiguration = AppRegistration.configuration(for: device.config.sip!)
         agentConfiguration.timers = SIPTimers(t1: .milliseconds(50))
         let agent = SIPUserAgent(configuration: agentConfiguration, logger: Logger(label: "nse.replay.app"))
         defer { Task { await agent.close() } }
         if spec.register {
-            let registration = try AppRegistration.registration(for: device, account: device.config.sip!, password: spec.password)
+            let registration = try AppRegistration.registration(
+                for: device, account: device.config.sip!, password: spec.password)
             let result = try await agent.register(registration)
             log.append("app registration: \(result.statusCode)")
         }
@@ -159,7 +171,8 @@ struct CaseRunner {
         for message in spec.held {
             let (type, body) = try content(message, device: device)
             var outgoing = SIPOutgoingMessage(
-                to: try SIPURI(parsing: "sip:bob@example.org"), from: try SIPURI(parsing: message.from), proxy: address.proxyURI,
+                to: try SIPURI(parsing: "sip:bob@example.org"), from: try SIPURI(parsing: message.from),
+                proxy: address.proxyURI,
                 contentType: type, body: body)
             outgoing.callID = message.callID
             let sent = try await sender.sendMessage(outgoing)
@@ -169,7 +182,10 @@ struct CaseRunner {
         let store = try device.appGroup().messages
         for message in spec.storePrefill {
             let (type, body) = try content(message, device: device)
-            try store.keep(StoredMessage(callID: message.callID, from: message.from, to: "sip:bob@example.org", contentType: type, body: body, receivedAt: Clock.unixMilliseconds()))
+            try store.keep(
+                StoredMessage(
+                    callID: message.callID, from: message.from, to: "sip:bob@example.org", contentType: type,
+                    body: body, receivedAt: Clock.unixMilliseconds()))
         }
         return server
     }
@@ -192,14 +208,17 @@ struct CaseRunner {
                 (name: "NS", value: "imdn <\(IMDN.namespace)>"), (name: "imdn.Message-ID", value: message.callID),
                 (name: "imdn.Disposition-Notification", value: "positive-delivery"),
             ],
-            contentHeaders: [(name: "Content-Type", value: type), (name: "Content-Length", value: String(body.count))], body: body)
+            contentHeaders: [(name: "Content-Type", value: type), (name: "Content-Length", value: String(body.count))],
+            body: body)
         return ("message/cpim", cpim.bytes)
     }
 
     private func faults(_ object: JSONObject) -> SIPServerConfiguration.Faults {
         .init(
-            delayMilliseconds: Int(object["delay_ms"]?.intValue ?? 0), dropFirstPackets: Int(object["drop_first_packets"]?.intValue ?? 0),
-            alwaysChallenge: object["always_challenge"]?.boolValue ?? false, answer503: object["answer_503"]?.boolValue ?? false,
+            delayMilliseconds: Int(object["delay_ms"]?.intValue ?? 0),
+            dropFirstPackets: Int(object["drop_first_packets"]?.intValue ?? 0),
+            alwaysChallenge: object["always_challenge"]?.boolValue ?? false,
+            answer503: object["answer_503"]?.boolValue ?? false,
             resetConnectionAfterRegister: object["reset_after_register"]?.boolValue ?? false,
             deliverDuplicates: object["deliver_duplicates"]?.boolValue ?? false,
             unrelatedCallIDFirst: object["unrelated_call_id_first"]?.boolValue ?? false,

@@ -10,7 +10,9 @@ public enum Expectations {
         for (key, want) in expected {
             switch key {
             case "outcome", "apns_reason":
-                if actual[key] != want { differences.append("\(key): expected \(show(want)), got \(show(actual[key]))") }
+                if actual[key] != want {
+                    differences.append("\(key): expected \(show(want)), got \(show(actual[key]))")
+                }
             case "reason":
                 let got = actual["reason"]?.stringValue ?? ""
                 if let prefix = want.stringValue, !got.hasPrefix(prefix) {
@@ -22,13 +24,18 @@ public enum Expectations {
                     differences.append("reason: expected it to contain \(show(want)), got \(show(actual["reason"]))")
                 }
             case "display":
-                if actual["display"] != want { differences.append("display: expected \(show(want)), got \(show(actual["display"]))") }
+                if actual["display"] != want {
+                    differences.append("display: expected \(show(want)), got \(show(actual["display"]))")
+                }
             case "call_report":
                 if want.isNull {
-                    if actual["call_report"] != .null { differences.append("call_report: expected null, got \(show(actual["call_report"]))") }
+                    if actual["call_report"] != .null {
+                        differences.append("call_report: expected null, got \(show(actual["call_report"]))")
+                    }
                 } else if let fields = want.objectValue {
                     for (field, value) in fields where actual["call_report"]?[field] != value {
-                        differences.append("call_report.\(field): expected \(show(value)), got \(show(actual["call_report"]?[field]))")
+                        differences.append(
+                            "call_report.\(field): expected \(show(value)), got \(show(actual["call_report"]?[field]))")
                     }
                 }
             case "notification", "info", "voip", "extension":
@@ -36,12 +43,15 @@ public enum Expectations {
                 for (path, value) in want.objectValue ?? [:] {
                     let got = lookup(base, path)
                     // An expected null also matches an absent key.
-                    if got != value && !(value.isNull && got == nil) { differences.append("\(key).\(path): expected \(show(value)), got \(show(got))") }
+                    if got != value && !(value.isNull && got == nil) {
+                        differences.append("\(key).\(path): expected \(show(value)), got \(show(got))")
+                    }
                 }
             case "warnings_contain":
                 let warnings = actual["warnings"]?.arrayValue?.compactMap(\.stringValue) ?? []
                 if let part = want.stringValue, !warnings.contains(where: { $0.contains(part) }) {
-                    differences.append("warnings: expected one containing \(show(want)), got \(show(actual["warnings"]))")
+                    differences.append(
+                        "warnings: expected one containing \(show(want)), got \(show(actual["warnings"]))")
                 }
             default:
                 differences.append("expect.\(key): not something a case can expect")

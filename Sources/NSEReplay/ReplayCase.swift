@@ -74,7 +74,9 @@ public struct ReplayCase: Sendable {
     }
 
     init(_ object: JSONObject, file: String) throws(ReplayError) {
-        func fail(_ field: String, _ message: String) -> ReplayError { ReplayError(file: file, field: field, message: message) }
+        func fail(_ field: String, _ message: String) -> ReplayError {
+            ReplayError(file: file, field: field, message: message)
+        }
         func string(_ value: JSON?, _ field: String) throws(ReplayError) -> String? {
             guard let value, !value.isNull else { return nil }
             guard let text = value.stringValue else { throw fail(field, "must be a string, not a \(value.typeName)") }
@@ -87,7 +89,9 @@ public struct ReplayCase: Sendable {
         }
         func bool(_ value: JSON?, _ field: String) throws(ReplayError) -> Bool? {
             guard let value, !value.isNull else { return nil }
-            guard let flag = value.boolValue else { throw fail(field, "must be true or false, not a \(value.typeName)") }
+            guard let flag = value.boolValue else {
+                throw fail(field, "must be true or false, not a \(value.typeName)")
+            }
             return flag
         }
         func strings(_ value: JSON?, _ field: String) throws(ReplayError) -> [String: String] {
@@ -111,7 +115,8 @@ public struct ReplayCase: Sendable {
         if let deviceValue = object["device"] {
             guard let spec = deviceValue.objectValue else { throw fail("device", "must be an object") }
             let allowed: Set<String> = [
-                "bundle_id", "team_id", "filtering", "locale", "strings", "locale_strings", "app_handler", "app_deadline",
+                "bundle_id", "team_id", "filtering", "locale", "strings", "locale_strings", "app_handler",
+                "app_deadline",
                 "max_strikes", "max_offer_age", "strikes", "key_mode",
             ]
             for key in spec.keys where !allowed.contains(key) { throw fail("device.\(key)", "is not a device field") }
@@ -129,11 +134,17 @@ public struct ReplayCase: Sendable {
             device.keyMode = try string(spec["key_mode"], "device.key_mode").flatMap { Int($0, radix: 8) }
         }
         pushType = try string(object["push_type"], "push_type") ?? "alert"
-        guard ["alert", "background", "voip"].contains(pushType) else { throw fail("push_type", "must be alert, background or voip") }
+        guard ["alert", "background", "voip"].contains(pushType) else {
+            throw fail("push_type", "must be alert, background or voip")
+        }
         let payloadKeys = ["payload", "payload_file", "payload_raw", "payload_base64"].filter { object[$0] != nil }
-        guard payloadKeys.count == 1 else { throw fail("payload", "give exactly one of payload, payload_file, payload_raw, payload_base64") }
+        guard payloadKeys.count == 1 else {
+            throw fail("payload", "give exactly one of payload, payload_file, payload_raw, payload_base64")
+        }
         if let payload = object["payload"] {
-            guard payload.objectValue != nil else { throw fail("payload", "must be an object (use payload_raw for other text)") }
+            guard payload.objectValue != nil else {
+                throw fail("payload", "must be an object (use payload_raw for other text)")
+            }
             payloadText = payload.serialized()
         }
         payloadFile = try string(object["payload_file"], "payload_file")
@@ -150,7 +161,9 @@ public struct ReplayCase: Sendable {
             guard let spec = sipValue.objectValue else { throw fail("sip", "must be an object") }
             var sip = SIPSpec()
             sip.transport = try string(spec["transport"], "sip.transport") ?? "tcp"
-            guard ["udp", "tcp", "tls"].contains(sip.transport) else { throw fail("sip.transport", "must be udp, tcp or tls") }
+            guard ["udp", "tcp", "tls"].contains(sip.transport) else {
+                throw fail("sip.transport", "must be udp, tcp or tls")
+            }
             sip.password = try string(spec["password"], "sip.password")
             sip.serverPassword = try string(spec["server_password"], "sip.server_password")
             sip.register = try bool(spec["register"], "sip.register") ?? true
@@ -166,7 +179,9 @@ public struct ReplayCase: Sendable {
                 for (index, entry) in array.enumerated() {
                     let field = "sip.\(key)[\(index)]"
                     guard let message = entry.objectValue else { throw fail(field, "must be an object") }
-                    guard let callID = try string(message["call_id"], "\(field).call_id") else { throw fail("\(field).call_id", "is required") }
+                    guard let callID = try string(message["call_id"], "\(field).call_id") else {
+                        throw fail("\(field).call_id", "is required")
+                    }
                     let text = try string(message["text"], "\(field).text")
                     let plaintext = message["plaintext"]
                     if text == nil && plaintext == nil { throw fail(field, "needs text or plaintext") }
@@ -187,7 +202,9 @@ public struct ReplayCase: Sendable {
         grace = try number(object["grace"], "grace") ?? 0.5
         memoryLimit = try number(object["memory_limit"], "memory_limit") ?? 24
         extensionCommand = try string(object["extension"], "extension")
-        guard let expect = object["expect"]?.objectValue else { throw fail("expect", "is required (an object with at least outcome)") }
+        guard let expect = object["expect"]?.objectValue else {
+            throw fail("expect", "is required (an object with at least outcome)")
+        }
         guard expect["outcome"]?.stringValue != nil else { throw fail("expect.outcome", "is required") }
         self.expect = expect
     }
@@ -200,4 +217,3 @@ public struct ReplayError: Error, Sendable, CustomStringConvertible {
     public var message: String
     public var description: String { field.map { "\(file): \($0): \(message)" } ?? "\(file): \(message)" }
 }
-

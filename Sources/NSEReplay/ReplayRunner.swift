@@ -40,7 +40,9 @@ public struct ReplayRunner: Sendable {
                 guard !found.files.isEmpty else {
                     throw ReplayError(
                         file: path, field: nil,
-                        message: "holds no case (a case is a .json file with a JSON object that has \"expect\"; docs/replay.md)")
+                        message:
+                            "holds no case (a case is a .json file with a JSON object that has \"expect\"; docs/replay.md)"
+                    )
                 }
                 search.files += found.files
                 search.skipped += found.skipped
@@ -59,12 +61,17 @@ public struct ReplayRunner: Sendable {
         var folders: [String] = []
         for name in names {
             let path = Path.join(directory, name)
-            if FileSystem.isDirectory(path) { folders.append(path) } else if name.hasSuffix(".json") { json.append(path) }
+            if FileSystem.isDirectory(path) {
+                folders.append(path)
+            } else if name.hasSuffix(".json") {
+                json.append(path)
+            }
         }
         if json.contains(where: isCase) {
             search.files += json
         } else if !json.isEmpty {
-            search.skipped.append("\(directory): skipped, none of its \(json.count) .json files is a case (no \"expect\")")
+            search.skipped.append(
+                "\(directory): skipped, none of its \(json.count) .json files is a case (no \"expect\")")
         }
         for folder in folders { collect(folder, into: &search) }
     }
@@ -81,7 +88,9 @@ public struct ReplayRunner: Sendable {
     public func run(files: [String], progress: @escaping @Sendable (CaseResult) -> Void) async -> [CaseResult] {
         var cases: [(Int, Result<ReplayCase, ReplayError>)] = []
         for (index, file) in files.enumerated() {
-            do { cases.append((index, .success(try ReplayCase.load(file)))) } catch { cases.append((index, .failure(error))) }
+            do { cases.append((index, .success(try ReplayCase.load(file)))) } catch {
+                cases.append((index, .failure(error)))
+            }
         }
         if let filter {
             cases = cases.filter { entry in
@@ -99,10 +108,16 @@ public struct ReplayRunner: Sendable {
                 group.addTask {
                     switch loaded {
                     case .failure(let error):
-                        return (index, CaseResult(name: Path.basename(error.file), file: error.file, passed: false, differences: [], actual: nil, milliseconds: 0, error: error.description, logPath: nil))
+                        return (
+                            index,
+                            CaseResult(
+                                name: Path.basename(error.file), file: error.file, passed: false, differences: [],
+                                actual: nil, milliseconds: 0, error: error.description, logPath: nil)
+                        )
                     case .success(let replayCase):
                         let runner = CaseRunner(
-                            replayCase: replayCase, workDirectory: Path.join(workRoot, "\(index)-\(Path.basename(replayCase.file))"),
+                            replayCase: replayCase,
+                            workDirectory: Path.join(workRoot, "\(index)-\(Path.basename(replayCase.file))"),
                             extensionCommand: extensionCommand)
                         return (index, await runner.run())
                     }
@@ -140,7 +155,10 @@ enum Recorder {
         expect["display"] = actual["display"]
         if actual["outcome"] == "rejected" { expect["apns_reason"] = actual["apns_reason"] }
         if let report = actual["call_report"]?.objectValue {
-            expect["call_report"] = ["localized_caller_name": report["localized_caller_name"] ?? .null, "remote_handle": report["remote_handle"] ?? .null]
+            expect["call_report"] = [
+                "localized_caller_name": report["localized_caller_name"] ?? .null,
+                "remote_handle": report["remote_handle"] ?? .null,
+            ]
         } else if expect["call_report"] != nil {
             expect["call_report"] = .null
         }
@@ -148,7 +166,8 @@ enum Recorder {
         for key in ["notification", "info", "voip", "extension"] {
             guard let fields = expect[key]?.objectValue else { continue }
             let base: JSON? = key == "info" ? actual["extension"]?["info"] : actual[key]
-            expect[key] = .object(JSONObject(fields.members.map { (key: $0.key, value: Expectations.lookup(base, $0.key) ?? .null) }))
+            expect[key] = .object(
+                JSONObject(fields.members.map { (key: $0.key, value: Expectations.lookup(base, $0.key) ?? .null) }))
         }
         guard before != .object(expect) else { return false }
         document["expect"] = .object(expect)
@@ -178,13 +197,14 @@ public enum ReplayReport {
 
     /// The results as one JSON document.
     public static func json(_ results: [CaseResult]) -> JSON {
-        .array(results.map { result in
-            [
-                "name": .string(result.name), "file": .string(result.file), "passed": .bool(result.passed),
-                "differences": .array(result.differences.map(JSON.string)), "error": .string(result.error),
-                "ms": .double((result.milliseconds * 10).rounded() / 10), "result": result.actual ?? .null,
-            ]
-        })
+        .array(
+            results.map { result in
+                [
+                    "name": .string(result.name), "file": .string(result.file), "passed": .bool(result.passed),
+                    "differences": .array(result.differences.map(JSON.string)), "error": .string(result.error),
+                    "ms": .double((result.milliseconds * 10).rounded() / 10), "result": result.actual ?? .null,
+                ]
+            })
     }
 
     /// JUnit XML for CI systems.
@@ -193,9 +213,11 @@ public enum ReplayReport {
         let errors = results.filter { $0.error != nil }.count
         let seconds = results.reduce(0) { $0 + $1.milliseconds } / 1000
         var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-        xml += "<testsuite name=\"nse replay\" tests=\"\(results.count)\" failures=\"\(failures)\" errors=\"\(errors)\" time=\"\(seconds)\">\n"
+        xml +=
+            "<testsuite name=\"nse replay\" tests=\"\(results.count)\" failures=\"\(failures)\" errors=\"\(errors)\" time=\"\(seconds)\">\n"
         for result in results {
-            xml += "  <testcase classname=\"\(escape(result.file))\" name=\"\(escape(result.name))\" time=\"\(result.milliseconds / 1000)\""
+            xml +=
+                "  <testcase classname=\"\(escape(result.file))\" name=\"\(escape(result.name))\" time=\"\(result.milliseconds / 1000)\""
             if result.passed {
                 xml += "/>\n"
                 continue
@@ -205,7 +227,8 @@ public enum ReplayReport {
                 xml += "    <error message=\"\(escape(error))\"/>\n"
             } else {
                 let message = result.differences.joined(separator: "; ")
-                xml += "    <failure message=\"\(escape(message))\">\(escape(result.differences.joined(separator: "\n")))</failure>\n"
+                xml +=
+                    "    <failure message=\"\(escape(message))\">\(escape(result.differences.joined(separator: "\n")))</failure>\n"
             }
             xml += "  </testcase>\n"
         }

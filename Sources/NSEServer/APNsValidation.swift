@@ -1,6 +1,6 @@
 public import NSEDevice
-public import NSEPayload
 import NSEJSON
+public import NSEPayload
 
 /// An APNs error: the HTTP status and the `reason` APNs puts in its JSON body.
 public struct APNsError: Error, Sendable, Equatable {
@@ -55,7 +55,8 @@ public enum APNsValidation {
     /// Every `apns-push-type` APNs knows; nse delivers `alert`, `background` and `voip`.
     public static let knownPushTypes: [String: String] = [
         "alert": "", "background": "", "voip": ".voip", "complication": ".complication",
-        "fileprovider": ".pushkit.fileprovider", "location": ".location-query", "liveactivity": ".push-type.liveactivity",
+        "fileprovider": ".pushkit.fileprovider", "location": ".location-query",
+        "liveactivity": ".push-type.liveactivity",
         "pushtotalk": ".voip-ptt", "mdm": "", "widgets": ".push-type.widgets", "controls": ".push-type.controls",
     ]
     /// The `apns-collapse-id` limit, in bytes.
@@ -105,7 +106,9 @@ public enum APNsValidation {
 
         let priority: Int
         if let text = value("apns-priority") {
-            guard let parsed = Int(text), [10, 5, 1].contains(parsed) else { return .failure(.badRequest("BadPriority")) }
+            guard let parsed = Int(text), [10, 5, 1].contains(parsed) else {
+                return .failure(.badRequest("BadPriority"))
+            }
             priority = parsed
         } else {
             priority = typeName == "background" ? 5 : 10
@@ -160,7 +163,9 @@ public enum APNsValidation {
 
     /// Whether the payload's `aps` has `content-available` and nothing the user would see or hear.
     static func isContentAvailableOnly(_ body: [UInt8]) -> Bool {
-        guard let aps = (try? JSON.parse(body))?["aps"]?.objectValue, aps["content-available"] != nil else { return false }
+        guard let aps = (try? JSON.parse(body))?["aps"]?.objectValue, aps["content-available"] != nil else {
+            return false
+        }
         return aps["alert"] == nil && aps["sound"] == nil && aps["badge"] == nil
     }
 }

@@ -21,8 +21,9 @@ public final class DeliveryQueue: Sendable {
         case open(pending: Int)
         /// Admission closed by the first drain, which waits in `stopper` for the `pending` accepted pushes to be
         /// done; drains called since wait in `waiters`.
-        case draining(pending: Int, stopper: CheckedContinuation<DrainTurn, Never>,
-                      waiters: [CheckedContinuation<DrainTurn, Never>])
+        case draining(
+            pending: Int, stopper: CheckedContinuation<DrainTurn, Never>,
+            waiters: [CheckedContinuation<DrainTurn, Never>])
         /// Every accepted push is done; the first drain is stopping the threads, the others wait in `waiters`.
         case stopping(waiters: [CheckedContinuation<DrainTurn, Never>])
         /// The threads have stopped.

@@ -29,7 +29,9 @@ public final class DeviceRegistry: Sendable {
         guard let (index, entry) = found else { return nil }
         let stamp = FileSystem.modificationStamp(entry.device.configPath)
         if let stamp, let old = entry.stamp, stamp == old { return entry.device }
-        guard let fresh = try? Device.open(at: entry.device.directory), fresh.ownsToken(token) else { return entry.device }
+        guard let fresh = try? Device.open(at: entry.device.directory), fresh.ownsToken(token) else {
+            return entry.device
+        }
         entries.withLock { $0[index] = Entry(device: fresh, stamp: stamp) }
         return fresh
     }

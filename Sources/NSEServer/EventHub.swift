@@ -62,7 +62,8 @@ public final class EventHub: Sendable {
         state.withLock { state in
             let event = Event(id: state.nextEventID, name: name, data: data)
             state.nextEventID += 1
-            for (_, subscriber) in state.subscribers where subscriber.tokens.map({ !$0.isDisjoint(with: tokens) }) ?? true {
+            for (_, subscriber) in state.subscribers
+            where subscriber.tokens.map({ !$0.isDisjoint(with: tokens) }) ?? true {
                 subscriber.continuation.yield(event)
             }
         }

@@ -1,5 +1,5 @@
-public import NSEAPNs
 public import NIOCore
+public import NSEAPNs
 public import NSESystem
 import Synchronization
 
@@ -38,7 +38,9 @@ public final class ProviderAuthentication: Sendable {
         let token = authorization.flatMap(ProviderTokenVerifier.bearerToken)
         let claims: ProviderToken.Claims
         if let token, let cached = state.withLock({ $0.verified[token] }) {
-            if now - cached.issuedAt > ProviderToken.lifetimeSeconds { return .failure(APNsError(403, ProviderToken.Rejection.expired.rawValue)) }
+            if now - cached.issuedAt > ProviderToken.lifetimeSeconds {
+                return .failure(APNsError(403, ProviderToken.Rejection.expired.rawValue))
+            }
             claims = cached
         } else {
             switch await verifier.verify(authorization: authorization, now: now) {
@@ -47,7 +49,9 @@ public final class ProviderAuthentication: Sendable {
                 claims = fresh
                 if let token {
                     state.withLock { state in
-                        if state.verified.count >= Self.verifiedCacheLimit { state.verified.removeAll(keepingCapacity: true) }
+                        if state.verified.count >= Self.verifiedCacheLimit {
+                            state.verified.removeAll(keepingCapacity: true)
+                        }
                         state.verified[token] = fresh
                     }
                 }
@@ -58,14 +62,18 @@ public final class ProviderAuthentication: Sendable {
     }
 
     /// The 20-minute rule: a connection that changes its token sooner gets 429 `TooManyProviderTokenUpdates`.
-    private func renewal(token: String, claims: ProviderToken.Claims, connection: ConnectionIdentity) -> Result<ProviderToken.Claims, APNsError> {
+    private func renewal(token: String, claims: ProviderToken.Claims, connection: ConnectionIdentity) -> Result<
+        ProviderToken.Claims, APNsError
+    > {
         let (allowed, isNew) = state.withLock { state -> (Bool, Bool) in
             guard let current = state.connections[connection.id] else {
                 state.connections[connection.id] = ConnectionToken(token: token, issuedAt: claims.issuedAt)
                 return (true, true)
             }
             if current.token == token { return (true, false) }
-            guard claims.issuedAt - current.issuedAt >= ProviderToken.minimumRenewalSeconds else { return (false, false) }
+            guard claims.issuedAt - current.issuedAt >= ProviderToken.minimumRenewalSeconds else {
+                return (false, false)
+            }
             state.connections[connection.id] = ConnectionToken(token: token, issuedAt: claims.issuedAt)
             return (true, false)
         }

@@ -1,9 +1,9 @@
 import Hummingbird
 import HummingbirdCore
 import HummingbirdHTTP2
-import NIOSSL
 public import Logging
 import NIOCore
+import NIOSSL
 import Synchronization
 
 /// How `nse serve` listens.
@@ -64,12 +64,15 @@ public enum PushServer {
         let timeouts = configuration.timeouts
         let acknowledgements = service.acknowledgements
         // Every HTTP/1.1 connection and HTTP/2 stream reports whether its 200s were written.
-        let answerHandlers: @Sendable () -> [any RemovableChannelHandler] = { [AnswerObserver(acknowledgements: acknowledgements)] }
+        let answerHandlers: @Sendable () -> [any RemovableChannelHandler] = {
+            [AnswerObserver(acknowledgements: acknowledgements)]
+        }
         let h2c = configuration.h2cPort.map { port in
             Application(
                 responder: responder,
                 server: HTTPServerBuilder { responder in
-                    PrefaceSniffingChannel(responder: responder, timeouts: timeouts, http1Allowed: false, responseHandlers: answerHandlers)
+                    PrefaceSniffingChannel(
+                        responder: responder, timeouts: timeouts, http1Allowed: false, responseHandlers: answerHandlers)
                 },
                 configuration: .init(address: .hostname(configuration.host, port: port), serverName: nil),
                 onServerRunning: { report("h2c", $0) }, logger: logger)
@@ -77,12 +80,16 @@ public enum PushServer {
         let server: HTTPServerBuilder
         if let certificate = configuration.tlsCertificatePath, let key = configuration.tlsKeyPath {
             do {
-                let chain = try NIOSSLCertificate.fromPEMFile(certificate).map { NIOSSLCertificateSource.certificate($0) }
+                let chain = try NIOSSLCertificate.fromPEMFile(certificate).map {
+                    NIOSSLCertificateSource.certificate($0)
+                }
                 let privateKey = try NIOSSLPrivateKey(file: key, format: .pem)
-                let tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(privateKey))
+                let tls = TLSConfiguration.makeServerConfiguration(
+                    certificateChain: chain, privateKey: .privateKey(privateKey))
                 let context = try TLSPrefaceSniffingChannel.context(tls)
                 server = HTTPServerBuilder { responder in
-                    TLSPrefaceSniffingChannel(sslContext: context, responder: responder, timeouts: timeouts, responseHandlers: answerHandlers)
+                    TLSPrefaceSniffingChannel(
+                        sslContext: context, responder: responder, timeouts: timeouts, responseHandlers: answerHandlers)
                 }
             } catch {
                 throw PushServerError(description: "TLS certificate \(certificate) / key \(key): \(error)")

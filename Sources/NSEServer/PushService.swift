@@ -1,11 +1,11 @@
 public import Logging
+import NIOCore
+import NIOPosix
+import NSECrypto
 public import NSEDevice
 public import NSEHost
 public import NSEJSON
 import NSEPayload
-import NIOCore
-import NIOPosix
-import NSECrypto
 import NSESystem
 
 /// The part of `nse serve` that is not HTTP: the registered devices, provider authentication, the bounded
@@ -43,7 +43,9 @@ public final class PushService: Sendable {
             // A device whose database cannot be opened now is tried again on its first push (which gets a 500 if
             // it still cannot): say so at start-up.
             do { try store.prepare(device) } catch {
-                logger.warning("results database not ready", metadata: ["device": .string(device.directory), "store-error": .string("\(error)")])
+                logger.warning(
+                    "results database not ready",
+                    metadata: ["device": .string(device.directory), "store-error": .string("\(error)")])
             }
         }
         let storeThreads = NIOThreadPool(numberOfThreads: 2)
@@ -54,9 +56,13 @@ public final class PushService: Sendable {
             storeThreads.submit { _ in
                 do {
                     try store.markUnacknowledged(row, for: device)
-                    logger.warning("answer not delivered: push recorded as not acknowledged", metadata: ["row": .stringConvertible(row.id)])
+                    logger.warning(
+                        "answer not delivered: push recorded as not acknowledged",
+                        metadata: ["row": .stringConvertible(row.id)])
                 } catch {
-                    logger.error("answer not delivered, and not marked", metadata: ["row": .stringConvertible(row.id), "store-error": .string("\(error)")])
+                    logger.error(
+                        "answer not delivered, and not marked",
+                        metadata: ["row": .stringConvertible(row.id), "store-error": .string("\(error)")])
                 }
             }
         }
@@ -105,7 +111,10 @@ public final class PushService: Sendable {
             queue.release()
             logger.error(
                 "push refused: not recorded",
-                metadata: ["apns-id": .string(push.apnsID), "token": .string(push.token.lowercased()), "store-error": .string("\(error)")])
+                metadata: [
+                    "apns-id": .string(push.apnsID), "token": .string(push.token.lowercased()),
+                    "store-error": .string("\(error)"),
+                ])
             return .internalServerError
         }
         acknowledgements.expect(uniqueID, row: row, device: device)
@@ -117,7 +126,8 @@ public final class PushService: Sendable {
             if expired {
                 result = NotificationResult(
                     outcome: .expired,
-                    reason: "apns-expiration \(push.expiration ?? 0) had passed when the push arrived: APNs discards it undelivered",
+                    reason:
+                        "apns-expiration \(push.expiration ?? 0) had passed when the push arrived: APNs discards it undelivered",
                     requestID: push.apnsID, pushType: push.pushType)
             } else {
                 let host = NotificationHost(device: device, limits: limits, extensionCommand: extensionCommand)
@@ -151,7 +161,9 @@ public final class PushService: Sendable {
             }
             metadata["latency-ms"] = .string(Self.format(latencyMilliseconds))
             logger.info("notification", metadata: metadata)
-            events.publish("notification", recorded, tokens: [device.config.remoteToken.lowercased(), device.config.voipToken.lowercased()])
+            events.publish(
+                "notification", recorded,
+                tokens: [device.config.remoteToken.lowercased(), device.config.voipToken.lowercased()])
             if let url = device.config.callbackURL { callbacks.post(recorded, to: url, apnsID: push.apnsID) }
             completion?(recorded)
         }
@@ -159,12 +171,17 @@ public final class PushService: Sendable {
     }
 
     /// Queues a push and waits for its recorded result, or APNs's answer when it could not be queued.
-    public func deliverAndWait(_ push: AcceptedPush, to device: Device, uniqueID: String) async -> Result<JSON, APNsError> {
+    public func deliverAndWait(_ push: AcceptedPush, to device: Device, uniqueID: String) async -> Result<
+        JSON, APNsError
+    > {
         let (results, continuation) = AsyncStream.makeStream(of: JSON.self, bufferingPolicy: .bufferingNewest(1))
-        if let refusal = await enqueue(push, to: device, uniqueID: uniqueID, completion: { result in
-            continuation.yield(result)
-            continuation.finish()
-        }) {
+        if let refusal = await enqueue(
+            push, to: device, uniqueID: uniqueID,
+            completion: { result in
+                continuation.yield(result)
+                continuation.finish()
+            })
+        {
             return .failure(refusal)
         }
         for await result in results { return .success(result) }

@@ -48,7 +48,10 @@ public final class ResultCallbacks: Sendable {
     private let logger: Logger
     private let timeout: Double
 
-    public init(threads: Int = 2, client: HTTPClient = HTTPClient(maxResponseBodyBytes: 64 * 1024), timeout: Double = 5, logger: Logger) {
+    public init(
+        threads: Int = 2, client: HTTPClient = HTTPClient(maxResponseBodyBytes: 64 * 1024), timeout: Double = 5,
+        logger: Logger
+    ) {
         pool = NIOThreadPool(numberOfThreads: max(1, threads))
         pool.start()
         self.client = client
@@ -73,14 +76,18 @@ public final class ResultCallbacks: Sendable {
             return true
         }
         guard admitted else {
-            logger.warning("result callback not sent: the server is stopping", metadata: ["apns-id": .string(apnsID), "url": .string(url)])
+            logger.warning(
+                "result callback not sent: the server is stopping",
+                metadata: ["apns-id": .string(apnsID), "url": .string(url)])
             return
         }
         let body = result.serializedBytes()
         pool.submit { [self] work in
             defer { finished() }
             guard work == .active else {
-                logger.warning("result callback not sent: the server stopped before its turn", metadata: ["apns-id": .string(apnsID), "url": .string(url)])
+                logger.warning(
+                    "result callback not sent: the server stopped before its turn",
+                    metadata: ["apns-id": .string(apnsID), "url": .string(url)])
                 return
             }
             send(body, to: url, apnsID: apnsID)
@@ -96,7 +103,9 @@ public final class ResultCallbacks: Sendable {
         for attempt in 0...Self.retryDelays.count {
             if attempt > 0 {
                 guard !isStopping else {
-                    logger.warning("result callback abandoned: the server is stopping", metadata: ["apns-id": .string(apnsID), "url": .string(url), "error": .string(failure)])
+                    logger.warning(
+                        "result callback abandoned: the server is stopping",
+                        metadata: ["apns-id": .string(apnsID), "url": .string(url), "error": .string(failure)])
                     return
                 }
                 Threads.sleep(seconds: Self.retryDelays[attempt - 1])
@@ -105,7 +114,12 @@ public final class ResultCallbacks: Sendable {
                 let response = try client.send(request)
                 if response.status < 500 {
                     if response.status >= 300 {
-                        logger.warning("result callback refused", metadata: ["apns-id": .string(apnsID), "url": .string(url), "status": .stringConvertible(response.status)])
+                        logger.warning(
+                            "result callback refused",
+                            metadata: [
+                                "apns-id": .string(apnsID), "url": .string(url),
+                                "status": .stringConvertible(response.status),
+                            ])
                     }
                     return
                 }
@@ -114,7 +128,9 @@ public final class ResultCallbacks: Sendable {
                 failure = (error as? HTTPClientError)?.description ?? "\(error)"
             }
         }
-        logger.warning("result callback failed", metadata: ["apns-id": .string(apnsID), "url": .string(url), "error": .string(failure)])
+        logger.warning(
+            "result callback failed",
+            metadata: ["apns-id": .string(apnsID), "url": .string(url), "error": .string(failure)])
     }
 
     /// Whether a drain gave up waiting (its deadline passed) and is stopping the threads.
@@ -198,7 +214,9 @@ public final class ResultCallbacks: Sendable {
         guard turn == .stopThreads else { return }
         try? await pool.shutdownGracefully()
         let waiters = state.withLock { state -> [CheckedContinuation<DrainTurn, Never>] in
-            guard case .stopping(let waiters) = state.phase else { preconditionFailure("ResultCallbacks stopped twice") }
+            guard case .stopping(let waiters) = state.phase else {
+                preconditionFailure("ResultCallbacks stopped twice")
+            }
             state.phase = .stopped
             return waiters
         }

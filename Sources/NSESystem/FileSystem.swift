@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-public import Glibc
+    public import Glibc
 #elseif canImport(Musl)
-public import Musl
+    public import Musl
 #endif
 
 /// Small POSIX file helpers: the per-notification process links no Foundation, so these stand in for it.
@@ -100,7 +100,9 @@ public enum FileSystem {
 
     /// Creates a directory and its missing parents (with `parentMode`); an existing directory is fine, anything
     /// else already at `path` is an error (`ENOTDIR`).
-    public static func createDirectory(_ path: String, mode: mode_t = 0o755, parentMode: mode_t = 0o755) throws(SystemError) {
+    public static func createDirectory(_ path: String, mode: mode_t = 0o755, parentMode: mode_t = 0o755)
+        throws(SystemError)
+    {
         if isDirectory(path) { return }
         let parent = Path.dirname(path)
         if parent != path, !parent.isEmpty, !isDirectory(parent) {

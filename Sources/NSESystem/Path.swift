@@ -4,7 +4,10 @@ public enum Path {
     public static func join(_ base: String, _ components: String...) -> String {
         var result = base
         for component in components where !component.isEmpty {
-            if component.hasPrefix("/") { result = component; continue }
+            if component.hasPrefix("/") {
+                result = component
+                continue
+            }
             if !result.hasSuffix("/") && !result.isEmpty { result += "/" }
             result += component
         }
@@ -33,7 +36,10 @@ public enum Path {
         var parts: [Substring] = []
         for part in path.split(separator: "/", omittingEmptySubsequences: true) {
             if part == "." { continue }
-            if part == ".." { if !parts.isEmpty { parts.removeLast() }; continue }
+            if part == ".." {
+                if !parts.isEmpty { parts.removeLast() }
+                continue
+            }
             parts.append(part)
         }
         return (path.hasPrefix("/") ? "/" : "") + parts.joined(separator: "/")

@@ -1,9 +1,9 @@
 import NSEExtension
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 exit(ReferenceExtension().main())

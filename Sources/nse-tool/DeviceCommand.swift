@@ -2,10 +2,10 @@ import ArgumentParser
 import Logging
 import NSEAppRegistration
 import NSECommandLine
-import NSESIP
 import NSEDevice
 import NSEHost
 import NSEJSON
+import NSESIP
 import NSESystem
 
 /// `nse device`: the emulated app install and its App Group container.
@@ -16,7 +16,8 @@ struct DeviceCommand: ParsableCommand {
         subcommands: [Init.self, Show.self, Set.self, Register.self, ResetVoIP.self])
 
     struct Init: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Create a device: key pair, push tokens, entitlements, strings.")
+        static let configuration = CommandConfiguration(
+            abstract: "Create a device: key pair, push tokens, entitlements, strings.")
 
         @Argument(help: ArgumentHelp("The container folder to create.", valueName: "dir"))
         var directory: String
@@ -56,7 +57,9 @@ struct DeviceCommand: ParsableCommand {
                 }
                 StandardStreams.writeOut(device.summary().serialized(.pretty) + "\n")
             } catch {
-                throw Failure(error.code == .invalidOption ? .usage : (error.code == .io ? .ioError : .config), error.description).exit()
+                throw Failure(
+                    error.code == .invalidOption ? .usage : (error.code == .io ? .ioError : .config), error.description
+                ).exit()
             }
         }
     }
@@ -78,7 +81,8 @@ struct DeviceCommand: ParsableCommand {
     }
 
     struct Set: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Change a device's entitlements, locale, SIP account or VoIP app.")
+        static let configuration = CommandConfiguration(
+            abstract: "Change a device's entitlements, locale, SIP account or VoIP app.")
 
         @Argument(help: ArgumentHelp("The container folder.", valueName: "dir"))
         var directory: String
@@ -96,18 +100,26 @@ struct DeviceCommand: ParsableCommand {
 
         @OptionGroup var voip: VoIPOptions
 
-        @Flag(help: ArgumentHelp("The app is uninstalled (now): nse serve answers its tokens with 410 Unregistered. --installed undoes it."))
+        @Flag(
+            help: ArgumentHelp(
+                "The app is uninstalled (now): nse serve answers its tokens with 410 Unregistered. --installed undoes it."
+            ))
         var uninstalled = false
 
         @Flag(help: "The app is installed again: its tokens are valid (undoes --uninstalled).")
         var installed = false
 
-        @Option(help: ArgumentHelp("nse serve POSTs each recorded result for this device to this http(s) URL ('none' removes it).", valueName: "url"))
+        @Option(
+            help: ArgumentHelp(
+                "nse serve POSTs each recorded result for this device to this http(s) URL ('none' removes it).",
+                valueName: "url"))
         var callbackUrl: String?
 
         func validate() throws {
             if uninstalled && installed { throw ValidationError("--uninstalled and --installed exclude each other") }
-            if let callbackUrl, callbackUrl != "none", !(callbackUrl.hasPrefix("http://") || callbackUrl.hasPrefix("https://")) {
+            if let callbackUrl, callbackUrl != "none",
+                !(callbackUrl.hasPrefix("http://") || callbackUrl.hasPrefix("https://"))
+            {
                 throw ValidationError("--callback-url \(callbackUrl): expected an http:// or https:// URL, or 'none'")
             }
         }
@@ -123,14 +135,20 @@ struct DeviceCommand: ParsableCommand {
                 voip.apply(to: &device.config.voip)
                 if noSipAccount {
                     device.config.sip = nil
-                    do { try FileSystem.remove(device.sipPasswordPath) } catch { throw Failure(.ioError, error.description) }
-                } else if sip.sipAccount != nil || sip.sipProxy != nil || sip.sipExpires != nil || sip.hasPassword || sip.sipCaFile != nil {
+                    do { try FileSystem.remove(device.sipPasswordPath) } catch {
+                        throw Failure(.ioError, error.description)
+                    }
+                } else if sip.sipAccount != nil || sip.sipProxy != nil || sip.sipExpires != nil || sip.hasPassword
+                    || sip.sipCaFile != nil
+                {
                     guard let aor = sip.sipAccount ?? device.config.sip?.aor else {
                         throw Failure(.usage, "--sip-proxy, --sip-password and --sip-expires need a --sip-account")
                     }
                     do {
                         try device.setSIPAccount(
-                            aor: aor, proxy: sip.sipProxy ?? device.config.sip?.proxy ?? "sip:" + (aor.split(separator: "@").last.map(String.init) ?? aor),
+                            aor: aor,
+                            proxy: sip.sipProxy ?? device.config.sip?.proxy ?? "sip:"
+                                + (aor.split(separator: "@").last.map(String.init) ?? aor),
                             password: try sip.password(), expires: sip.sipExpires ?? device.config.sip?.expires ?? 3600,
                             caFile: sip.sipCaFile)
                     } catch let error as DeviceError {
@@ -148,25 +166,39 @@ struct DeviceCommand: ParsableCommand {
 
 /// The VoIP options of `device init` and `device set`: the app side of the call-report path.
 struct VoIPOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("What iOS launches for a VoIP payload: a command (payload JSON on stdin, call report on stdout), an http(s) URL (payload POSTed, report in the answer), or 'builtin'.", valueName: "cmd|url"))
+    @Option(
+        help: ArgumentHelp(
+            "What iOS launches for a VoIP payload: a command (payload JSON on stdin, call report on stdout), an http(s) URL (payload POSTed, report in the answer), or 'builtin'.",
+            valueName: "cmd|url"))
     var appHandler: String?
 
     @Option(help: ArgumentHelp("Seconds the app has to report the call (default 5).", valueName: "seconds"))
     var appDeadline: Double?
 
-    @Option(help: ArgumentHelp("Failures after which VoIP payloads are no longer delivered to the app (default 3).", valueName: "n"))
+    @Option(
+        help: ArgumentHelp(
+            "Failures after which VoIP payloads are no longer delivered to the app (default 3).", valueName: "n"))
     var maxStrikes: Int?
 
-    @Option(help: ArgumentHelp("Call offers older than this are shown as missed calls instead of ringing (default 30).", valueName: "seconds"))
+    @Option(
+        help: ArgumentHelp(
+            "Call offers older than this are shown as missed calls instead of ringing (default 30).",
+            valueName: "seconds"))
     var maxOfferAge: Double?
 
     var isSet: Bool { appHandler != nil || appDeadline != nil || maxStrikes != nil || maxOfferAge != nil }
 
     func validate() throws {
-        if let appDeadline, !(appDeadline > 0 && appDeadline <= 600) { throw ValidationError("--app-deadline must be between 0 and 600 seconds") }
-        if let maxStrikes, !(1...1000).contains(maxStrikes) { throw ValidationError("--max-strikes must be between 1 and 1000") }
+        if let appDeadline, !(appDeadline > 0 && appDeadline <= 600) {
+            throw ValidationError("--app-deadline must be between 0 and 600 seconds")
+        }
+        if let maxStrikes, !(1...1000).contains(maxStrikes) {
+            throw ValidationError("--max-strikes must be between 1 and 1000")
+        }
         if let maxOfferAge, !(maxOfferAge >= 0) { throw ValidationError("--max-offer-age must be 0 or more seconds") }
-        if let appHandler, appHandler.allSatisfy({ $0 == " " }) { throw ValidationError("--app-handler needs a command or a URL") }
+        if let appHandler, appHandler.allSatisfy({ $0 == " " }) {
+            throw ValidationError("--app-handler needs a command or a URL")
+        }
     }
 
     func apply(to settings: inout VoIPSettings) {
@@ -182,13 +214,19 @@ struct SIPAccountOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The app's SIP address of record, e.g. sip:bob@example.org.", valueName: "uri"))
     var sipAccount: String?
 
-    @Option(help: ArgumentHelp("The SIP password (prefer --sip-password-file: command lines are visible to other users).", valueName: "password"))
+    @Option(
+        help: ArgumentHelp(
+            "The SIP password (prefer --sip-password-file: command lines are visible to other users).",
+            valueName: "password"))
     var sipPassword: String?
 
     @Option(help: ArgumentHelp("Read the SIP password from this file.", valueName: "file"))
     var sipPasswordFile: String?
 
-    @Option(help: ArgumentHelp("The registrar/proxy with its transport, e.g. 'sip:127.0.0.1:5060;transport=tcp' (default: sip:DOMAIN).", valueName: "uri"))
+    @Option(
+        help: ArgumentHelp(
+            "The registrar/proxy with its transport, e.g. 'sip:127.0.0.1:5060;transport=tcp' (default: sip:DOMAIN).",
+            valueName: "uri"))
     var sipProxy: String?
 
     @Option(help: ArgumentHelp("Registration lifetime in seconds (default 3600).", valueName: "seconds"))
@@ -221,7 +259,8 @@ extension DeviceCommand {
     /// `nse device reset-voip`: clears the strikes, so VoIP payloads reach the app again.
     struct ResetVoIP: ParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "reset-voip", abstract: "Clear the app's VoIP strikes so VoIP payloads are delivered to it again.")
+            commandName: "reset-voip",
+            abstract: "Clear the app's VoIP strikes so VoIP payloads are delivered to it again.")
 
         @Argument(help: ArgumentHelp("The container folder (default: the default device).", valueName: "dir"))
         var directory: String?
@@ -245,7 +284,8 @@ extension DeviceCommand {
     /// to the background (the connection closes, the binding stays on the server).
     struct Register: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Register the device's SIP account with its RFC 8599 push parameters, then close (the binding stays).")
+            abstract:
+                "Register the device's SIP account with its RFC 8599 push parameters, then close (the binding stays).")
 
         @Argument(help: ArgumentHelp("The container folder (default: the default device).", valueName: "dir"))
         var directory: String?
@@ -257,19 +297,24 @@ extension DeviceCommand {
             do {
                 let device = try DeviceOption(device: directory).open()
                 guard let account = device.config.sip else {
-                    throw Failure(.config, "\(device.directory) has no SIP account; add one with `nse device set --sip-account URI`")
+                    throw Failure(
+                        .config,
+                        "\(device.directory) has no SIP account; add one with `nse device set --sip-account URI`")
                 }
                 let registration: SIPRegistration
                 do {
-                    registration = try AppRegistration.registration(for: device, account: account, password: try device.sipPassword())
+                    registration = try AppRegistration.registration(
+                        for: device, account: account, password: try device.sipPassword())
                 } catch let error as DeviceError { throw Failure(error) } catch { throw Failure(.config, "\(error)") }
-                let agent = SIPUserAgent(configuration: AppRegistration.configuration(for: account), logger: Logger(label: "nse.register"))
+                let agent = SIPUserAgent(
+                    configuration: AppRegistration.configuration(for: account), logger: Logger(label: "nse.register"))
                 let outcome = await withTimeout(timeout) { try await agent.register(registration) }
                 await agent.close()
                 switch outcome {
                 case .success(let result):
                     let json: JSON = [
-                        "aor": .string(account.aor), "proxy": .string(account.proxy), "status": .int(Int64(result.statusCode)),
+                        "aor": .string(account.aor), "proxy": .string(account.proxy),
+                        "status": .int(Int64(result.statusCode)),
                         "reason": .string(result.reasonPhrase), "expires": JSON.int(result.expires),
                         "contact": .string(result.contact.description),
                     ]

@@ -27,7 +27,11 @@ struct Failure: Error {
 
 /// The `--device DIR` option every command shares.
 struct DeviceOption: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The device container folder (default: $NSE_DEVICE, else $XDG_DATA_HOME/nse/device; created on first use).", valueName: "dir"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The device container folder (default: $NSE_DEVICE, else $XDG_DATA_HOME/nse/device; created on first use).",
+            valueName: "dir"))
     var device: String?
 
     /// Opens the named device, or the default one (creating it on first use).

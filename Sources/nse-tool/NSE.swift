@@ -5,7 +5,7 @@ import NSEHost
 import NSESystem
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `nse`: a Linux emulator of the iOS Notification Service Extension path.
@@ -13,9 +13,14 @@ import Glibc
 struct NSE: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "nse",
-        abstract: "Run iOS Notification Service Extension pushes on Linux: one extension process per notification, under iOS's rules.",
-        discussion: "Exit status: 0 any outcome a device could show, 64 usage, 65 payload rejected, 66 input missing, 74 I/O error, 78 device or configuration problem.",
-        subcommands: [RunCommand.self, SealCommand.self, DeviceCommand.self, SendCommand.self, SIPServerCommand.self, ReplayCommand.self, ServeCommand.self, PushCommand.self]
+        abstract:
+            "Run iOS Notification Service Extension pushes on Linux: one extension process per notification, under iOS's rules.",
+        discussion:
+            "Exit status: 0 any outcome a device could show, 64 usage, 65 payload rejected, 66 input missing, 74 I/O error, 78 device or configuration problem.",
+        subcommands: [
+            RunCommand.self, SealCommand.self, DeviceCommand.self, SendCommand.self, SIPServerCommand.self,
+            ReplayCommand.self, ServeCommand.self, PushCommand.self,
+        ]
     )
 
     static func main() async {

@@ -2,7 +2,9 @@ import ArgumentParser
 
 /// `--auth-key-file --key-id --team-id`: an APNs provider key, as `nse serve` checks tokens and `nse push` signs them.
 struct ProviderKeyOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The APNs key: AuthKey_KEYID.p8 (nse serve also takes its public key in PEM).", valueName: "file"))
+    @Option(
+        help: ArgumentHelp(
+            "The APNs key: AuthKey_KEYID.p8 (nse serve also takes its public key in PEM).", valueName: "file"))
     var authKeyFile: String?
 
     @Option(help: ArgumentHelp("The key's id (the token's kid), with --auth-key-file.", valueName: "id"))

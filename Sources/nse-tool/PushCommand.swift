@@ -12,7 +12,8 @@ import NSESystem
 struct PushCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "push",
-        abstract: "Send one push to an APNs-compatible endpoint (nse serve, or APNs itself) over HTTP/2 and print its answer.",
+        abstract:
+            "Send one push to an APNs-compatible endpoint (nse serve, or APNs itself) over HTTP/2 and print its answer.",
         discussion: """
             Prints APNs's answer as one JSON line: {"status":200,"apns_id":…,"apns_unique_id":…} or, refused, \
             {"status":400,"reason":"BadDeviceToken",…}. With --auth-key-file it signs an ES256 provider token \
@@ -21,7 +22,10 @@ struct PushCommand: AsyncParsableCommand {
             missing or unreadable, 74 no answer (connection, TLS, timeout), 78 key problem.
             """)
 
-    @Argument(help: ArgumentHelp("The payload: a JSON file, a simctl .apns file (its \"Simulator Target Bundle\" is the default topic), or - for stdin.", valueName: "payload"))
+    @Argument(
+        help: ArgumentHelp(
+            "The payload: a JSON file, a simctl .apns file (its \"Simulator Target Bundle\" is the default topic), or - for stdin.",
+            valueName: "payload"))
     var payload: String
 
     @Option(help: ArgumentHelp("The server: nse serve's URL, or https://api.sandbox.push.apple.com.", valueName: "url"))
@@ -30,10 +34,16 @@ struct PushCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The device token (hex).", valueName: "hex"))
     var deviceToken: String?
 
-    @Option(help: ArgumentHelp("Take the token (remote, or voip for --push-type voip) and the topic from this device container.", valueName: "dir"))
+    @Option(
+        help: ArgumentHelp(
+            "Take the token (remote, or voip for --push-type voip) and the topic from this device container.",
+            valueName: "dir"))
     var device: String?
 
-    @Option(help: ArgumentHelp("apns-topic (default: the bundle id of --device or of the .apns file, + .voip for voip pushes).", valueName: "topic"))
+    @Option(
+        help: ArgumentHelp(
+            "apns-topic (default: the bundle id of --device or of the .apns file, + .voip for voip pushes).",
+            valueName: "topic"))
     var topic: String?
 
     @Option(help: ArgumentHelp("apns-push-type: alert, background, voip, …", valueName: "type"))
@@ -53,7 +63,10 @@ struct PushCommand: AsyncParsableCommand {
 
     @OptionGroup var providerKey: ProviderKeyOptions
 
-    @Option(help: ArgumentHelp("Trust the CA certificates in this PEM file (e.g. nse serve's self-signed certificate).", valueName: "file"))
+    @Option(
+        help: ArgumentHelp(
+            "Trust the CA certificates in this PEM file (e.g. nse serve's self-signed certificate).", valueName: "file")
+    )
     var cacert: String?
 
     @Flag(help: "Do not verify the server's certificate.")
@@ -67,7 +80,9 @@ struct PushCommand: AsyncParsableCommand {
         guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
             throw ValidationError("--url \(url): expected an http:// or https:// URL")
         }
-        guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be between 0 and 3600 seconds") }
+        guard timeout > 0, timeout <= 3600 else {
+            throw ValidationError("--timeout must be between 0 and 3600 seconds")
+        }
     }
 
     func run() async throws {
@@ -92,14 +107,16 @@ struct PushCommand: AsyncParsableCommand {
         var providerToken: String?
         if let key = providerKey.key {
             do {
-                providerToken = try await ProviderTokenSigner(keyFile: key.file, keyID: key.keyID, teamID: key.teamID).token()
+                providerToken = try await ProviderTokenSigner(keyFile: key.file, keyID: key.keyID, teamID: key.teamID)
+                    .token()
             } catch {
                 throw Failure(.config, "--auth-key-file \(error.description)").exit()
             }
         }
         let push = APNsPush(
             baseURL: url, deviceToken: token ?? "", topic: resolvedTopic, pushType: type, payload: file.payload,
-            priority: priority, expiration: expiration, collapseID: collapseId, apnsID: apnsId, providerToken: providerToken,
+            priority: priority, expiration: expiration, collapseID: collapseId, apnsID: apnsId,
+            providerToken: providerToken,
             tls: HTTPTLSOptions(caFilePath: cacert, insecureSkipVerify: insecure), timeout: timeout)
         let answer: APNsAnswer
         do { answer = try await push.send() } catch {

@@ -1,18 +1,20 @@
 import ArgumentParser
-#if canImport(Glibc)
-import Glibc
-#endif
 import NSECommandLine
 import NSEHost
 import NSEJSON
 import NSEReplay
 import NSESystem
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// `nse replay`: a corpus of push scenarios, each run in its own processes, compared with what it expects.
 struct ReplayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "replay",
-        abstract: "Replay push scenario cases (docs/replay.md) and compare what the lock screen shows with what each case expects.",
+        abstract:
+            "Replay push scenario cases (docs/replay.md) and compare what the lock screen shows with what each case expects.",
         discussion: "Exit status 0 when every case passes, 1 when any fails, 65 when a case file is broken.")
 
     @Argument(
@@ -36,7 +38,9 @@ struct ReplayCommand: AsyncParsableCommand {
     @Option(help: "Output: text (a line per case, then the summary) or json.")
     var format: String = "text"
 
-    @Option(help: ArgumentHelp("Keep every case's folder (devices, logs) here instead of a temporary folder.", valueName: "dir"))
+    @Option(
+        help: ArgumentHelp(
+            "Keep every case's folder (devices, logs) here instead of a temporary folder.", valueName: "dir"))
     var workDir: String?
 
     func validate() throws {
@@ -65,7 +69,8 @@ struct ReplayCommand: AsyncParsableCommand {
             if update {
                 let changed = results.filter(\.rerecorded).map(\.name)
                 StandardStreams.writeOut(
-                    changed.isEmpty ? "no expectation changed\n" : "expectations re-recorded: \(changed.joined(separator: ", "))\n")
+                    changed.isEmpty
+                        ? "no expectation changed\n" : "expectations re-recorded: \(changed.joined(separator: ", "))\n")
             }
             StandardStreams.writeOut(ReplayReport.summary(results) + "\n")
         } else {

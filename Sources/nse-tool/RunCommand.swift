@@ -1,7 +1,7 @@
 import ArgumentParser
 import NSECommandLine
-import NSEJSON
 import NSEHost
+import NSEJSON
 import NSEPayload
 import NSESystem
 
@@ -10,11 +10,14 @@ struct RunCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
         abstract: "Deliver one push payload to the device and print what iOS would show, and why.",
-        discussion: "The payload is APNs JSON from stdin, a file, or a simctl .apns file. Exit status 0 for any outcome a device could show, 65 when the payload is rejected (the result is still printed), 78 when the device cannot be used (nothing is run).")
+        discussion:
+            "The payload is APNs JSON from stdin, a file, or a simctl .apns file. Exit status 0 for any outcome a device could show, 65 when the payload is rejected (the result is still printed), 78 when the device cannot be used (nothing is run)."
+    )
 
     @OptionGroup var deviceOption: DeviceOption
 
-    @Argument(help: ArgumentHelp("The payload: a JSON file, a simctl .apns file, or - for stdin.", valueName: "payload"))
+    @Argument(
+        help: ArgumentHelp("The payload: a JSON file, a simctl .apns file, or - for stdin.", valueName: "payload"))
     var payload: String?
 
     @Option(help: "The apns-push-type: alert, background or voip.")
@@ -31,19 +34,28 @@ struct RunCommand: ParsableCommand {
     @Option(parsing: .unconditional, help: "Peak memory allowed to the extension, in MB (iOS: 24).")
     var memoryLimit: Double = RunLimits.memoryLimit.defaultValue
 
-    @Option(name: .customLong("extension"), help: ArgumentHelp("Run this command as the extension instead of the reference one (see docs/protocol.md).", valueName: "cmd"))
+    @Option(
+        name: .customLong("extension"),
+        help: ArgumentHelp(
+            "Run this command as the extension instead of the reference one (see docs/protocol.md).", valueName: "cmd"))
     var extensionCommand: String?
 
     @Option(help: "Output format: json or text.")
     var format: String = "json"
 
     func validate() throws {
-        guard PushType(rawValue: pushType) != nil else { throw ValidationError("--push-type must be alert, background or voip") }
-        for (value, limit) in [(budget, RunLimits.budget), (grace, RunLimits.grace), (memoryLimit, RunLimits.memoryLimit)] {
+        guard PushType(rawValue: pushType) != nil else {
+            throw ValidationError("--push-type must be alert, background or voip")
+        }
+        for (value, limit) in [
+            (budget, RunLimits.budget), (grace, RunLimits.grace), (memoryLimit, RunLimits.memoryLimit),
+        ] {
             guard limit.accepts(value) else { throw ValidationError(limit.requirement) }
         }
         guard ["json", "text"].contains(format) else { throw ValidationError("--format must be json or text") }
-        if let extensionCommand, extensionCommand.allSatisfy({ $0 == " " }) { throw ValidationError("--extension needs a command") }
+        if let extensionCommand, extensionCommand.allSatisfy({ $0 == " " }) {
+            throw ValidationError("--extension needs a command")
+        }
     }
 
     func run() throws {

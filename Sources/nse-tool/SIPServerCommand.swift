@@ -1,6 +1,6 @@
 import ArgumentParser
-import NSEAPNs
 import Logging
+import NSEAPNs
 import NSECommandLine
 import NSEHTTP
 import NSEHost
@@ -14,20 +14,30 @@ import NSESystem
 struct SIPServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sip-server",
-        abstract: "Run the embedded SIP registrar and store-and-forward proxy that holds MESSAGEs and pushes their Call-ID.",
+        abstract:
+            "Run the embedded SIP registrar and store-and-forward proxy that holds MESSAGEs and pushes their Call-ID.",
         discussion: """
             Prints one JSON line with the bound addresses (port 0 picks a free one), then runs until SIGINT or SIGTERM. \
             A MESSAGE for an AOR whose binding has RFC 8599 push parameters is held in --db and pushed to \
             {push-url}/3/device/{token}; the device's next REGISTER gets it with its original Call-ID.
             """)
 
-    @Option(name: .customLong("listen"), help: ArgumentHelp("A listener, repeatable: udp|tcp|tls:HOST:PORT (IPv6 as [::1]).", valueName: "transport:host:port"))
+    @Option(
+        name: .customLong("listen"),
+        help: ArgumentHelp(
+            "A listener, repeatable: udp|tcp|tls:HOST:PORT (IPv6 as [::1]).", valueName: "transport:host:port"))
     var listeners: [String] = []
 
-    @Option(help: ArgumentHelp("Folder for the server's database (sip-server.db: bindings and held messages, kept across restarts); without it they live in memory only.", valueName: "dir"))
+    @Option(
+        help: ArgumentHelp(
+            "Folder for the server's database (sip-server.db: bindings and held messages, kept across restarts); without it they live in memory only.",
+            valueName: "dir"))
     var db: String?
 
-    @Option(help: ArgumentHelp("APNs-compatible base URL pushes go to, e.g. http://127.0.0.1:8443 (nse serve, or any APNs endpoint).", valueName: "url"))
+    @Option(
+        help: ArgumentHelp(
+            "APNs-compatible base URL pushes go to, e.g. http://127.0.0.1:8443 (nse serve, or any APNs endpoint).",
+            valueName: "url"))
     var pushURL: String?
 
     @Flag(help: "Send no pushes.")
@@ -36,7 +46,10 @@ struct SIPServerCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("CA file for the push URL's TLS certificate.", valueName: "file"))
     var pushCA: String?
 
-    @Option(help: ArgumentHelp("Token-based APNs authentication: sign provider tokens with this key (AuthKey_KEYID.p8).", valueName: "file"))
+    @Option(
+        help: ArgumentHelp(
+            "Token-based APNs authentication: sign provider tokens with this key (AuthKey_KEYID.p8).", valueName: "file"
+        ))
     var pushAuthKeyFile: String?
 
     @Option(help: ArgumentHelp("The APNs key id (kid), with --push-auth-key-file.", valueName: "id"))
@@ -45,7 +58,8 @@ struct SIPServerCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The team id (iss), with --push-auth-key-file.", valueName: "id"))
     var pushTeamId: String?
 
-    @Option(help: ArgumentHelp("`username password` lines: enables digest authentication of REGISTER.", valueName: "file"))
+    @Option(
+        help: ArgumentHelp("`username password` lines: enables digest authentication of REGISTER.", valueName: "file"))
     var users: String?
 
     @Option(help: "The digest realm (default: the AOR's domain).")
@@ -57,7 +71,9 @@ struct SIPServerCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Private key (PEM) for tls listeners.", valueName: "file"))
     var tlsKey: String?
 
-    @Option(help: ArgumentHelp("Seconds before the sender gets 202 Accepted for a held message (Flexisip: 5).", valueName: "seconds"))
+    @Option(
+        help: ArgumentHelp(
+            "Seconds before the sender gets 202 Accepted for a held message (Flexisip: 5).", valueName: "seconds"))
     var acceptTimeout: Double = 5
 
     @Option(help: ArgumentHelp("Seconds a held message is kept (Flexisip: 604800).", valueName: "seconds"))
@@ -90,7 +106,9 @@ struct SIPServerCommand: AsyncParsableCommand {
     func validate() throws {
         if (tlsCert == nil) != (tlsKey == nil) { throw ValidationError("--tls-cert and --tls-key go together") }
         for listener in listeners {
-            do { _ = try SIPServerConfiguration.parseListener(listener) } catch { throw ValidationError("--listen \(listener): \(error)") }
+            do { _ = try SIPServerConfiguration.parseListener(listener) } catch {
+                throw ValidationError("--listen \(listener): \(error)")
+            }
         }
         if listeners.contains(where: { $0.hasPrefix("tls:") }) && tlsCert == nil {
             throw ValidationError("a tls listener needs --tls-cert and --tls-key")
@@ -98,7 +116,9 @@ struct SIPServerCommand: AsyncParsableCommand {
         guard acceptTimeout > 0 else { throw ValidationError("--accept-timeout must be more than 0") }
         guard messageExpires > 0 else { throw ValidationError("--message-expires must be more than 0") }
         if !noPush && pushURL == nil { throw ValidationError("give --push-url URL (where pushes go) or --no-push") }
-        if pushAuthKeyFile != nil || pushKeyId != nil || pushTeamId != nil, pushAuthKeyFile == nil || pushKeyId == nil || pushTeamId == nil {
+        if pushAuthKeyFile != nil || pushKeyId != nil || pushTeamId != nil,
+            pushAuthKeyFile == nil || pushKeyId == nil || pushTeamId == nil
+        {
             throw ValidationError("--push-auth-key-file, --push-key-id and --push-team-id go together")
         }
     }
@@ -121,7 +141,8 @@ struct SIPServerCommand: AsyncParsableCommand {
         }
         configuration.push.tls.caFilePath = pushCA
         configuration.faults = .init(
-            delayMilliseconds: faults.delayMs, dropFirstPackets: faults.dropFirstPackets, alwaysChallenge: faults.alwaysChallenge,
+            delayMilliseconds: faults.delayMs, dropFirstPackets: faults.dropFirstPackets,
+            alwaysChallenge: faults.alwaysChallenge,
             answer503: faults.answer503, resetConnectionAfterRegister: faults.resetAfterRegister,
             deliverDuplicates: faults.deliverDuplicates, unrelatedCallIDFirst: faults.unrelatedCallIDFirst,
             neverAnswer: faults.neverAnswer)
@@ -134,7 +155,9 @@ struct SIPServerCommand: AsyncParsableCommand {
         if let pushAuthKeyFile, let pushKeyId, let pushTeamId {
             let cache: ProviderTokenCache
             do {
-                cache = ProviderTokenCache(signer: try await ProviderTokenSigner(keyFile: pushAuthKeyFile, keyID: pushKeyId, teamID: pushTeamId))
+                cache = ProviderTokenCache(
+                    signer: try await ProviderTokenSigner(
+                        keyFile: pushAuthKeyFile, keyID: pushKeyId, teamID: pushTeamId))
             } catch {
                 throw Failure(.config, "--push-auth-key-file \(error.description)").exit()
             }
@@ -150,9 +173,13 @@ struct SIPServerCommand: AsyncParsableCommand {
             throw Failure(status, "sip-server: \(error)").exit()
         }
         let listening: JSON = [
-            "listening": .array(addresses.map {
-                ["transport": .string($0.transport.rawValue), "host": .string($0.host), "port": .int(Int64($0.port)), "uri": .string($0.proxyURI.description)]
-            })
+            "listening": .array(
+                addresses.map {
+                    [
+                        "transport": .string($0.transport.rawValue), "host": .string($0.host),
+                        "port": .int(Int64($0.port)), "uri": .string($0.proxyURI.description),
+                    ]
+                })
         ]
         StandardStreams.writeOut(listening.serialized() + "\n")
         // Not a service of the group: a printer blocked on a full stdout must not hold the exit up.
@@ -178,21 +205,33 @@ extension SIPServerEvent {
     var json: JSON {
         switch self {
         case .registered(let aor, let contact, let expires, let transport):
-            return ["event": "registered", "aor": .string(aor), "contact": .string(contact), "expires": .int(Int64(expires)), "transport": .string(transport.rawValue)]
+            return [
+                "event": "registered", "aor": .string(aor), "contact": .string(contact),
+                "expires": .int(Int64(expires)), "transport": .string(transport.rawValue),
+            ]
         case .unregistered(let aor, let contact):
             return ["event": "unregistered", "aor": .string(aor), "contact": .string(contact)]
         case .held(let aor, let callID, let id):
             return ["event": "held", "aor": .string(aor), "call_id": .string(callID), "id": .string(id)]
         case .pushed(let aor, let callID, let url, let status, let reason):
-            return ["event": "pushed", "aor": .string(aor), "call_id": .string(callID), "url": .string(url), "status": JSON.int(status), "reason": .string(reason)]
+            return [
+                "event": "pushed", "aor": .string(aor), "call_id": .string(callID), "url": .string(url),
+                "status": JSON.int(status), "reason": .string(reason),
+            ]
         case .forwarded(let aor, let callID, let transport, let attempt):
-            return ["event": "forwarded", "aor": .string(aor), "call_id": .string(callID), "transport": .string(transport.rawValue), "attempt": .int(Int64(attempt))]
+            return [
+                "event": "forwarded", "aor": .string(aor), "call_id": .string(callID),
+                "transport": .string(transport.rawValue), "attempt": .int(Int64(attempt)),
+            ]
         case .delivered(let aor, let callID, let id):
             return ["event": "delivered", "aor": .string(aor), "call_id": .string(callID), "id": .string(id)]
         case .expired(let aor, let callID, let id):
             return ["event": "expired", "aor": .string(aor), "call_id": .string(callID), "id": .string(id)]
         case .answered(let method, let callID, let status):
-            return ["event": "answered", "method": .string(method), "call_id": .string(callID), "status": .int(Int64(status))]
+            return [
+                "event": "answered", "method": .string(method), "call_id": .string(callID),
+                "status": .int(Int64(status)),
+            ]
         }
     }
 }

@@ -1,7 +1,7 @@
 import ArgumentParser
 import NSECommandLine
-import NSEDevice
 import NSECrypto
+import NSEDevice
 import NSEHost
 import NSEJSON
 import NSEPayload
@@ -26,9 +26,12 @@ struct SealCommand: ParsableCommand {
         do {
             let recipient: PublicKey
             if let to {
-                do { recipient = try PublicKey(base64: to) } catch { throw Failure(.usage, "--to: \(error.description)") }
+                do { recipient = try PublicKey(base64: to) } catch {
+                    throw Failure(.usage, "--to: \(error.description)")
+                }
             } else {
-                do { recipient = try deviceOption.open().publicKey() } catch let error as Failure { throw error } catch {
+                do { recipient = try deviceOption.open().publicKey() } catch let error as Failure { throw error } catch
+                {
                     throw Failure(.config, "\(error)")
                 }
             }
@@ -38,7 +41,9 @@ struct SealCommand: ParsableCommand {
                 do { _ = try Plaintext(input) } catch { throw Failure(.rejected, "stdin: \(error.description)") }
             }
             let envelope: Envelope
-            do { envelope = try Envelope.seal(input, to: recipient) } catch { throw Failure(.software, error.description) }
+            do { envelope = try Envelope.seal(input, to: recipient) } catch {
+                throw Failure(.software, error.description)
+            }
             StandardStreams.writeOut(envelope.text + "\n")
         } catch let failure as Failure {
             throw failure.exit()

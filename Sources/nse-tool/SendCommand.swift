@@ -14,10 +14,16 @@ import NSESystem
 struct SendCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "send",
-        abstract: "Send a SIP MESSAGE, as Linphone does (CPIM with an IMDN delivery request); prints its Call-ID and final status.",
-        discussion: "With --seal-to DEVICE_DIR the text is sealed to that device (a message plaintext, docs/envelope.md) and the envelope is the content.")
+        abstract:
+            "Send a SIP MESSAGE, as Linphone does (CPIM with an IMDN delivery request); prints its Call-ID and final status.",
+        discussion:
+            "With --seal-to DEVICE_DIR the text is sealed to that device (a message plaintext, docs/envelope.md) and the envelope is the content."
+    )
 
-    @Option(help: ArgumentHelp("The proxy to send through, with its transport, e.g. 'sip:127.0.0.1:5060;transport=tcp'.", valueName: "uri"))
+    @Option(
+        help: ArgumentHelp(
+            "The proxy to send through, with its transport, e.g. 'sip:127.0.0.1:5060;transport=tcp'.", valueName: "uri")
+    )
     var proxy: String
 
     @Option(help: ArgumentHelp("The sender's address of record.", valueName: "uri"))
@@ -69,7 +75,8 @@ struct SendCommand: AsyncParsableCommand {
                 if let displayName { plaintext["display_name"] = .string(displayName) }
                 plaintext["sent_at"] = .string(Clock.rfc3339(unixSeconds: Clock.unixMilliseconds() / 1000))
                 do {
-                    content = Array(try Envelope.seal(JSON.object(plaintext).serializedBytes(), to: device.publicKey()).text.utf8)
+                    content = Array(
+                        try Envelope.seal(JSON.object(plaintext).serializedBytes(), to: device.publicKey()).text.utf8)
                 } catch { throw Failure(.software, "\(error)") }
                 contentType = "application/vnd.nse.envelope"
             }
@@ -84,7 +91,10 @@ struct SendCommand: AsyncParsableCommand {
                         (name: "NS", value: "imdn <\(IMDN.namespace)>"), (name: "imdn.Message-ID", value: messageID),
                         (name: "imdn.Disposition-Notification", value: "positive-delivery"),
                     ],
-                    contentHeaders: [(name: "Content-Type", value: contentType), (name: "Content-Length", value: String(content.count))],
+                    contentHeaders: [
+                        (name: "Content-Type", value: contentType),
+                        (name: "Content-Length", value: String(content.count)),
+                    ],
                     body: content)
                 bodyType = "message/cpim"
                 body = cpim.bytes
@@ -93,7 +103,8 @@ struct SendCommand: AsyncParsableCommand {
             configuration.userAgent = "nse-send/1"
             if let caFile { configuration.tls = SIPTLSOptions(trust: .caFile(caFile), verifyHostname: false) }
             let agent = SIPUserAgent(configuration: configuration, logger: Logger(label: "nse.send"))
-            var message = SIPOutgoingMessage(to: toURI, from: fromURI, proxy: proxyURI, contentType: bodyType, body: body, password: password)
+            var message = SIPOutgoingMessage(
+                to: toURI, from: fromURI, proxy: proxyURI, contentType: bodyType, body: body, password: password)
             message.callID = callID
             let outgoing = message
             let outcome = await withTimeout(timeout) { try await agent.sendMessage(outgoing) }
@@ -124,7 +135,9 @@ func milliseconds(_ duration: Duration) -> Double {
 }
 
 /// Runs `operation`, giving up (nil) after `seconds`.
-func withTimeout<T: Sendable>(_ seconds: Double, _ operation: @escaping @Sendable () async throws -> T) async -> Result<T, any Error>? {
+func withTimeout<T: Sendable>(_ seconds: Double, _ operation: @escaping @Sendable () async throws -> T) async -> Result<
+    T, any Error
+>? {
     await withTaskGroup(of: Result<T, any Error>?.self) { group in
         group.addTask {
             do { return .success(try await operation()) } catch { return .failure(error) }

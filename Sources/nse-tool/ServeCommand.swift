@@ -20,13 +20,20 @@ struct ServeCommand: AsyncParsableCommand {
             GET /v1/devices/{token}/notifications (docs/serve.md).
             """)
 
-    @Option(help: ArgumentHelp("The listener: HTTP/1.1 and HTTP/2 with prior knowledge (h2c); with --tls-cert, h2 and http/1.1 over TLS (ALPN).", valueName: "host:port"))
+    @Option(
+        help: ArgumentHelp(
+            "The listener: HTTP/1.1 and HTTP/2 with prior knowledge (h2c); with --tls-cert, h2 and http/1.1 over TLS (ALPN).",
+            valueName: "host:port"))
     var listen: String = "127.0.0.1:8443"
 
-    @Option(help: ArgumentHelp("An extra cleartext HTTP/2-only listener (prior knowledge), e.g. beside a TLS --listen.", valueName: "host:port"))
+    @Option(
+        help: ArgumentHelp(
+            "An extra cleartext HTTP/2-only listener (prior knowledge), e.g. beside a TLS --listen.",
+            valueName: "host:port"))
     var listenH2c: String?
 
-    @Option(help: ArgumentHelp("A device container, repeatable: its remote and voip tokens are served.", valueName: "dir"))
+    @Option(
+        help: ArgumentHelp("A device container, repeatable: its remote and voip tokens are served.", valueName: "dir"))
     var device: [String] = []
 
     @Option(help: "Extensions run at once (2 × cores unless given).")
@@ -41,16 +48,24 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Private key (PEM) for --tls-cert.", valueName: "file"))
     var tlsKey: String?
 
-    @Option(name: .customLong("extension"), help: ArgumentHelp("Run this command as the extension instead of the reference one.", valueName: "cmd"))
+    @Option(
+        name: .customLong("extension"),
+        help: ArgumentHelp("Run this command as the extension instead of the reference one.", valueName: "cmd"))
     var extensionCommand: String?
 
     @Option(help: "Seconds before serviceExtensionTimeWillExpire.")
     var budget: Double = 30
 
-    @Option(help: ArgumentHelp("Seconds an HTTP/2 connection with no open stream, or an HTTP/1.1 connection between requests, stays open.", valueName: "seconds"))
+    @Option(
+        help: ArgumentHelp(
+            "Seconds an HTTP/2 connection with no open stream, or an HTTP/1.1 connection between requests, stays open.",
+            valueName: "seconds"))
     var idleTimeout: Int = 3600
 
-    @Option(help: ArgumentHelp("Seconds a new connection has to send its first request bytes or HTTP/2 preface (TLS handshake included).", valueName: "seconds"))
+    @Option(
+        help: ArgumentHelp(
+            "Seconds a new connection has to send its first request bytes or HTTP/2 preface (TLS handshake included).",
+            valueName: "seconds"))
     var prefaceTimeout: Int = 10
 
     @OptionGroup var providerKey: ProviderKeyOptions
@@ -58,18 +73,26 @@ struct ServeCommand: AsyncParsableCommand {
     func validate() throws {
         if (tlsCert == nil) != (tlsKey == nil) { throw ValidationError("--tls-cert and --tls-key go together") }
         guard !device.isEmpty else { throw ValidationError("give at least one --device DIR") }
-        guard concurrency > 0, concurrency <= 1024 else { throw ValidationError("--concurrency must be between 1 and 1024") }
+        guard concurrency > 0, concurrency <= 1024 else {
+            throw ValidationError("--concurrency must be between 1 and 1024")
+        }
         guard queue >= 0, queue <= 1_000_000 else { throw ValidationError("--queue must be between 0 and 1000000") }
         guard budget > 0, budget <= 3600 else { throw ValidationError("--budget must be between 0 and 3600 seconds") }
-        guard idleTimeout >= 1, idleTimeout <= 86_400 else { throw ValidationError("--idle-timeout must be between 1 and 86400 seconds") }
-        guard prefaceTimeout >= 1, prefaceTimeout <= 3600 else { throw ValidationError("--preface-timeout must be between 1 and 3600 seconds") }
+        guard idleTimeout >= 1, idleTimeout <= 86_400 else {
+            throw ValidationError("--idle-timeout must be between 1 and 86400 seconds")
+        }
+        guard prefaceTimeout >= 1, prefaceTimeout <= 3600 else {
+            throw ValidationError("--preface-timeout must be between 1 and 3600 seconds")
+        }
         _ = try Self.parseAddress(listen, option: "--listen")
         if let listenH2c { _ = try Self.parseAddress(listenH2c, option: "--listen-h2c") }
     }
 
     /// `HOST:PORT` (IPv6 as `[::1]:PORT`).
     static func parseAddress(_ text: String, option: String) throws -> (host: String, port: Int) {
-        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+            (0...65535).contains(port)
+        else {
             throw ValidationError("\(option) \(text): expected host:port")
         }
         var host = String(text[..<colon])
@@ -88,7 +111,8 @@ struct ServeCommand: AsyncParsableCommand {
         // One info line per notification on stderr, unless NSE_LOG_LEVEL says otherwise.
         var logger = Logger(label: "nse.serve")
         if Environment.get("NSE_LOG_LEVEL") == nil { logger.logLevel = .info }
-        let command = extensionCommand.map(NotificationHost.shellCommand) ?? NotificationHost.referenceExtensionCommand()
+        let command =
+            extensionCommand.map(NotificationHost.shellCommand) ?? NotificationHost.referenceExtensionCommand()
         var authentication: ProviderAuthentication?
         if let key = providerKey.key {
             do {

@@ -23,17 +23,27 @@ enum RunArguments {
             let argument = arguments[index]
             let name = argument.split(separator: "=", maxSplits: 1).first.map(String.init) ?? argument
             switch name {
-            case "--device": guard let path = value(name), !path.isEmpty else { return nil }; options.device = path
-            case "--push-type": guard let type = value(name).flatMap(PushType.init(rawValue:)) else { return nil }; options.pushType = type
-            case RunLimits.budget.option: guard let seconds = number(RunLimits.budget) else { return nil }; options.budget = seconds
-            case RunLimits.grace.option: guard let seconds = number(RunLimits.grace) else { return nil }; options.grace = seconds
+            case "--device":
+                guard let path = value(name), !path.isEmpty else { return nil }
+                options.device = path
+            case "--push-type":
+                guard let type = value(name).flatMap(PushType.init(rawValue:)) else { return nil }
+                options.pushType = type
+            case RunLimits.budget.option:
+                guard let seconds = number(RunLimits.budget) else { return nil }
+                options.budget = seconds
+            case RunLimits.grace.option:
+                guard let seconds = number(RunLimits.grace) else { return nil }
+                options.grace = seconds
             case RunLimits.memoryLimit.option:
                 guard let megabytes = number(RunLimits.memoryLimit) else { return nil }
                 options.memoryLimitMegabytes = megabytes
             case "--extension":
                 guard let command = value(name), !command.allSatisfy({ $0 == " " }) else { return nil }
                 options.extensionCommand = command
-            case "--format": guard let format = value(name).flatMap(RunOptions.Format.init(rawValue:)) else { return nil }; options.format = format
+            case "--format":
+                guard let format = value(name).flatMap(RunOptions.Format.init(rawValue:)) else { return nil }
+                options.format = format
             default:
                 // One positional payload (a path, or - for stdin); any other option is the full parser's to judge.
                 guard argument == "-" || !argument.hasPrefix("-"), options.payload == nil else { return nil }

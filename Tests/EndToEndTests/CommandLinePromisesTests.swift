@@ -12,7 +12,10 @@ extension CommandLineTests {
 
     /// Both ways in: the `nse` front door and `nse-tool` itself.
     func both(_ arguments: [String], stdin: String? = nil) throws -> [(String, TestSupport.Output)] {
-        [("nse", try TestSupport.nse(arguments, stdin: stdin)), ("nse-tool", try TestSupport.run(tool, arguments, stdin: stdin))]
+        [
+            ("nse", try TestSupport.nse(arguments, stdin: stdin)),
+            ("nse-tool", try TestSupport.run(tool, arguments, stdin: stdin)),
+        ]
     }
 
     @Test func textFormatEscapesWhatTheSenderControls() throws {
@@ -25,7 +28,8 @@ extension CommandLineTests {
         ]).serialized()
         let sealed = try TestSupport.nse(["seal", "--device", device], stdin: hostile)
         #expect(sealed.status == 0, "\(sealed.stderr)")
-        let payload = #"{"aps":{"alert":"x","mutable-content":1},"enc":"\#(sealed.stdout.trimmingCharacters(in: .newlines))"}"#
+        let payload =
+            #"{"aps":{"alert":"x","mutable-content":1},"enc":"\#(sealed.stdout.trimmingCharacters(in: .newlines))"}"#
         for (name, run) in try both(["run", "--device", device, "--format", "text"], stdin: payload) {
             #expect(run.status == 0, "\(name): \(run.stderr)")
             let forbidden: [Unicode.Scalar] = ["\u{1B}", "\u{07}", "\u{9B}", "\r", "\u{2028}", "\u{202E}"]
@@ -33,7 +37,8 @@ extension CommandLineTests {
             let lines = run.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
             #expect(lines.filter { $0.hasPrefix("outcome:") } == ["outcome:  rewritten"], "\(name)")
             #expect(lines.filter { $0.hasPrefix("reason:") }.count == 1, "\(name)")
-            #expect(lines.contains(#"title:    \u{1B}[31mMallory\u{1B}]0;pwned\u{7}\u{9B}2J"#), "\(name): \(run.stdout)")
+            #expect(
+                lines.contains(#"title:    \u{1B}[31mMallory\u{1B}]0;pwned\u{7}\u{9B}2J"#), "\(name): \(run.stdout)")
             #expect(
                 lines.contains(#"body:     hi\noutcome:  suppressed\rreason:   forged\u{2028}x\u{202E}gpj.exe\\n"#),
                 "\(name): \(run.stdout)")
@@ -45,8 +50,10 @@ extension CommandLineTests {
 
     @Test func usageErrorsAreOneLineWithStatus64() throws {
         let cases: [[String]] = [
-            ["run", "--no-such-flag"], ["run", "--budget", "-1"], ["run", "--budget", "abc"], ["run", "--format", "yaml"],
-            ["run", "--push-type", "sms"], ["run", "a.json", "b.json"], ["no-such-command"], ["push"], ["device", "init"],
+            ["run", "--no-such-flag"], ["run", "--budget", "-1"], ["run", "--budget", "abc"],
+            ["run", "--format", "yaml"],
+            ["run", "--push-type", "sms"], ["run", "a.json", "b.json"], ["no-such-command"], ["push"],
+            ["device", "init"],
             ["device", "set"], ["serve", "--listen"], ["replay", "--jobs", "0", "x"],
         ]
         for arguments in cases {
@@ -55,7 +62,9 @@ extension CommandLineTests {
                 #expect(run.status == 64, "\(name) \(arguments): \(run.status) \(run.stderr)")
                 #expect(run.stdout.isEmpty, "\(name) \(arguments)")
                 let lines = run.stderr.split(separator: "\n")
-                #expect(lines.count == 1 && run.stderr.hasPrefix("nse: ") && run.stderr.hasSuffix("\n"), "\(name) \(arguments): \(run.stderr)")
+                #expect(
+                    lines.count == 1 && run.stderr.hasPrefix("nse: ") && run.stderr.hasSuffix("\n"),
+                    "\(name) \(arguments): \(run.stderr)")
                 #expect(!run.stderr.contains("Usage:") && !run.stderr.contains("Help:"), "\(name) \(arguments)")
             }
         }
@@ -69,7 +78,8 @@ extension CommandLineTests {
 
     @Test func anOversizePayloadPrintsItsRejectedResult() throws {
         let path = root + "/huge.json"
-        try TestSupport.write(#"{"aps":{"alert":"x"},"pad":""# + String(repeating: "x", count: 1024 * 1024) + #""}"#, to: path)
+        try TestSupport.write(
+            #"{"aps":{"alert":"x"},"pad":""# + String(repeating: "x", count: 1024 * 1024) + #""}"#, to: path)
         for (name, run) in try both(["run", "--device", device, path]) {
             #expect(run.status == 65, "\(name): \(run.stderr)")
             let result = try JSON.parse(run.stdout)
@@ -78,32 +88,62 @@ extension CommandLineTests {
             #expect(result["reason"]?.stringValue?.hasPrefix("PayloadTooLarge: ") == true, "\(name)")
             #expect(result["extension"] == .null && result["display"] == .null, "\(name)")
             #expect(result["timings_ms"]?["total"]?.doubleValue != nil, "\(name)")
-            #expect(run.stderr.split(separator: "\n").count == 1 && run.stderr.hasPrefix("nse: payload rejected: PayloadTooLarge"), "\(name)")
+            #expect(
+                run.stderr.split(separator: "\n").count == 1
+                    && run.stderr.hasPrefix("nse: payload rejected: PayloadTooLarge"), "\(name)")
         }
         // Just under the read limit, intake measures it and refuses it the same way.
         let justUnder = root + "/large.json"
-        try TestSupport.write(#"{"aps":{"alert":"x"},"pad":""# + String(repeating: "x", count: 8000) + #""}"#, to: justUnder)
+        try TestSupport.write(
+            #"{"aps":{"alert":"x"},"pad":""# + String(repeating: "x", count: 8000) + #""}"#, to: justUnder)
         let run = try TestSupport.nse(["run", "--device", device, "--format", "text", justUnder])
-        #expect(run.status == 65 && run.stdout.hasPrefix("outcome:  rejected\nreason:   PayloadTooLarge: the payload is "))
+        #expect(
+            run.status == 65 && run.stdout.hasPrefix("outcome:  rejected\nreason:   PayloadTooLarge: the payload is "))
     }
 
     /// Each way a device can be unusable: how to break a fresh one, and the file the error must name.
     static let brokenDevices: [(name: String, file: String, breakIt: @Sendable (String) throws -> Void)] = [
-        ("key readable by others", "keys/private.key", { try CommandLineTests.setMode($0 + "/keys/private.key", 0o644) }),
-        ("key readable by the group", "keys/private.key", { try CommandLineTests.setMode($0 + "/keys/private.key", 0o640) }),
+        (
+            "key readable by others", "keys/private.key",
+            { try CommandLineTests.setMode($0 + "/keys/private.key", 0o644) }
+        ),
+        (
+            "key readable by the group", "keys/private.key",
+            { try CommandLineTests.setMode($0 + "/keys/private.key", 0o640) }
+        ),
         ("key missing", "keys/private.key", { try FileManager.default.removeItem(atPath: $0 + "/keys/private.key") }),
-        ("key not base64", "keys/private.key", { try CommandLineTests.overwrite($0 + "/keys/private.key", "not a key\n") }),
-        ("key of the wrong size", "keys/private.key", { try CommandLineTests.overwrite($0 + "/keys/private.key", "AAAA\n") }),
-        ("key unreadable (a folder)", "keys/private.key", {
-            try FileManager.default.removeItem(atPath: $0 + "/keys/private.key")
-            try FileManager.default.createDirectory(atPath: $0 + "/keys/private.key", withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
-        }),
-        ("SIP password readable by others", "keys/sip.password", { try CommandLineTests.overwrite($0 + "/keys/sip.password", "s3cret", mode: 0o644) }),
-        ("device.json corrupt", "device.json", { try CommandLineTests.overwrite($0 + "/device.json", "{\"format\": 1,", mode: 0o644) }),
-        ("device.json unreadable (a folder)", "device.json", {
-            try FileManager.default.removeItem(atPath: $0 + "/device.json")
-            try FileManager.default.createDirectory(atPath: $0 + "/device.json", withIntermediateDirectories: false)
-        }),
+        (
+            "key not base64", "keys/private.key",
+            { try CommandLineTests.overwrite($0 + "/keys/private.key", "not a key\n") }
+        ),
+        (
+            "key of the wrong size", "keys/private.key",
+            { try CommandLineTests.overwrite($0 + "/keys/private.key", "AAAA\n") }
+        ),
+        (
+            "key unreadable (a folder)", "keys/private.key",
+            {
+                try FileManager.default.removeItem(atPath: $0 + "/keys/private.key")
+                try FileManager.default.createDirectory(
+                    atPath: $0 + "/keys/private.key", withIntermediateDirectories: false,
+                    attributes: [.posixPermissions: 0o700])
+            }
+        ),
+        (
+            "SIP password readable by others", "keys/sip.password",
+            { try CommandLineTests.overwrite($0 + "/keys/sip.password", "s3cret", mode: 0o644) }
+        ),
+        (
+            "device.json corrupt", "device.json",
+            { try CommandLineTests.overwrite($0 + "/device.json", "{\"format\": 1,", mode: 0o644) }
+        ),
+        (
+            "device.json unreadable (a folder)", "device.json",
+            {
+                try FileManager.default.removeItem(atPath: $0 + "/device.json")
+                try FileManager.default.createDirectory(atPath: $0 + "/device.json", withIntermediateDirectories: false)
+            }
+        ),
     ]
 
     static func setMode(_ path: String, _ mode: Int) throws {
@@ -121,8 +161,10 @@ extension CommandLineTests {
         let other = root + "/broken"
         let created = try TestSupport.nse(["device", "init", other])
         #expect(created.status == 0, "\(created.stderr)")
-        let key = try String(contentsOfFile: other + "/keys/private.key", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-        let sealed = try TestSupport.nse(["seal", "--device", other], stdin: plaintext).stdout.trimmingCharacters(in: .newlines)
+        let key = try String(contentsOfFile: other + "/keys/private.key", encoding: .utf8).trimmingCharacters(
+            in: .whitespacesAndNewlines)
+        let sealed = try TestSupport.nse(["seal", "--device", other], stdin: plaintext).stdout.trimmingCharacters(
+            in: .newlines)
         try broken.breakIt(other)
         // From a file, not stdin: nse stops before reading the payload, and writing to a pipe nobody reads would
         // kill the test (SIGPIPE).
@@ -133,7 +175,9 @@ extension CommandLineTests {
                 let context = "\(broken.name), \(name), \(format)"
                 #expect(run.status == 78, "\(context): \(run.status) \(run.stdout) \(run.stderr)")
                 #expect(run.stdout.isEmpty, "\(context): nothing is delivered")
-                #expect(run.stderr.split(separator: "\n").count == 1 && run.stderr.hasPrefix("nse: "), "\(context): \(run.stderr)")
+                #expect(
+                    run.stderr.split(separator: "\n").count == 1 && run.stderr.hasPrefix("nse: "),
+                    "\(context): \(run.stderr)")
                 #expect(run.stderr.contains(other + "/" + broken.file), "\(context): \(run.stderr)")
                 #expect(!run.stderr.contains(key) && !run.stderr.contains("s3cret"), "\(context)")
             }

@@ -11,7 +11,9 @@ import Testing
     init() throws {
         root = try TestSupport.temporaryDirectory("nse-cli")
         device = root + "/bob"
-        let created = try TestSupport.nse(["device", "init", device, "--bundle-id", "org.example.app", "--team-id", "ABCDE12345", "--filtering"])
+        let created = try TestSupport.nse([
+            "device", "init", device, "--bundle-id", "org.example.app", "--team-id", "ABCDE12345", "--filtering",
+        ])
         #expect(created.status == 0, "\(created.stderr)")
     }
 
@@ -45,7 +47,8 @@ import Testing
         let key = try #require(show["public_key"]?.stringValue)
         let sealed = try TestSupport.nse(["seal", "--to", key], stdin: plaintext)
         #expect(sealed.status == 0)
-        let payload = #"{"aps":{"alert":"x","mutable-content":1},"enc":"\#(sealed.stdout.trimmingCharacters(in: .newlines))"}"#
+        let payload =
+            #"{"aps":{"alert":"x","mutable-content":1},"enc":"\#(sealed.stdout.trimmingCharacters(in: .newlines))"}"#
         let run = try TestSupport.nse(["run", "--device", device], stdin: payload)
         #expect(try JSON.parse(run.stdout)["outcome"] == "rewritten")
     }
@@ -82,14 +85,19 @@ import Testing
         let other = root + "/leaky"
         _ = try TestSupport.nse(["device", "init", other])
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: other + "/keys/private.key")
-        let key = try String(contentsOfFile: other + "/keys/private.key", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-        let sealed = try TestSupport.nse(["seal", "--device", other], stdin: plaintext).stdout.trimmingCharacters(in: .newlines)
+        let key = try String(contentsOfFile: other + "/keys/private.key", encoding: .utf8).trimmingCharacters(
+            in: .whitespacesAndNewlines)
+        let sealed = try TestSupport.nse(["seal", "--device", other], stdin: plaintext).stdout.trimmingCharacters(
+            in: .newlines)
         let payload = root + "/leaky.json"  // not stdin: nse ends before reading it (a pipe nobody reads: SIGPIPE)
         try TestSupport.write(#"{"aps":{"alert":"x","mutable-content":1},"enc":"\#(sealed)"}"#, to: payload)
         let run = try TestSupport.nse(["run", "--device", other, payload])
         // A configuration error (78), not a quiet fallback: nothing is delivered (more in CommandLinePromisesTests).
         #expect(run.status == 78 && run.stdout.isEmpty)
-        #expect(run.stderr == "nse: \(other)/keys/private.key has mode 644; refusing a private key that others can access (chmod 600 it)\n")
+        #expect(
+            run.stderr
+                == "nse: \(other)/keys/private.key has mode 644; refusing a private key that others can access (chmod 600 it)\n"
+        )
         #expect(!run.stdout.contains(key) && !run.stderr.contains(key))
         let show = try TestSupport.nse(["device", "show", other])
         #expect(!show.stdout.contains(key))
@@ -97,7 +105,9 @@ import Testing
 
     @Test func defaultDeviceIsCreatedOnFirstUse() throws {
         let data = root + "/xdg"
-        let run = try TestSupport.nse(["run"], stdin: #"{"aps":{"alert":"hello","mutable-content":1}}"#, environment: ["XDG_DATA_HOME": data, "NSE_DEVICE": ""])
+        let run = try TestSupport.nse(
+            ["run"], stdin: #"{"aps":{"alert":"hello","mutable-content":1}}"#,
+            environment: ["XDG_DATA_HOME": data, "NSE_DEVICE": ""])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(FileManager.default.fileExists(atPath: data + "/nse/device/device.json"))
         let explicit = root + "/envdevice"
@@ -107,7 +117,10 @@ import Testing
 
     @Test func userExtensionUnderTheSameRules() throws {
         let run = try TestSupport.nse(
-            ["run", "--device", device, "--budget", "0.2", "--grace", "0.1", "--extension", TestSupport.fixtures + "/extensions/hang.sh"],
+            [
+                "run", "--device", device, "--budget", "0.2", "--grace", "0.1", "--extension",
+                TestSupport.fixtures + "/extensions/hang.sh",
+            ],
             stdin: #"{"aps":{"alert":"original text","mutable-content":1}}"#)
         let result = try JSON.parse(run.stdout)
         #expect(result["outcome"] == "original")
@@ -142,7 +155,8 @@ import Testing
         #expect(shown["sip"]?["proxy"] == "sip:127.0.0.1:5070;transport=tcp")
         #expect(shown["sip"]?["instance"]?.stringValue?.hasPrefix("urn:uuid:") == true)
         #expect(!created.stdout.contains("s3cret"))
-        let mode = try FileManager.default.attributesOfItem(atPath: root + "/bob/keys/sip.password")[.posixPermissions] as? Int
+        let mode =
+            try FileManager.default.attributesOfItem(atPath: root + "/bob/keys/sip.password")[.posixPermissions] as? Int
         #expect(mode == 0o600)
         let changed = try TestSupport.nse(["device", "set", root + "/bob", "--sip-proxy", "sips:127.0.0.1:5071"])
         #expect(try JSON.parse(changed.stdout)["sip"]?["proxy"] == "sips:127.0.0.1:5071")

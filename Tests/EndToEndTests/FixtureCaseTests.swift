@@ -15,10 +15,12 @@ import Testing
     static let cases: [ReplayCase] = {
         let directory = TestSupport.fixtures + "/cases"
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        return names.sorted().filter { $0.hasSuffix(".json") }.compactMap { try? ReplayCase.load(directory + "/" + $0) }.filter {
-            $0.sip == nil && $0.extensionCommand == nil && Set(($0.document["device"]?.objectValue ?? [:]).keys).isSubset(of: ["filtering"])
-                && !($0.seal?.serialized().contains("{{now") ?? false)
-        }
+        return names.sorted().filter { $0.hasSuffix(".json") }.compactMap { try? ReplayCase.load(directory + "/" + $0) }
+            .filter {
+                $0.sip == nil && $0.extensionCommand == nil
+                    && Set(($0.document["device"]?.objectValue ?? [:]).keys).isSubset(of: ["filtering"])
+                    && !($0.seal?.serialized().contains("{{now") ?? false)
+            }
     }()
 
     /// A device per filtering setting, and another device for wrong-key envelopes.
@@ -42,13 +44,16 @@ import Testing
         let replayCase = try #require(Self.cases.first { $0.name == name })
         let filtering = replayCase.device.filtering
         let devicePath = filtering ? Self.devices.filtering : Self.devices.plain
-        let bytes = try replayCase.payload(sealingTo: try Device.open(at: devicePath), other: try Device.open(at: Self.devices.other))
+        let bytes = try replayCase.payload(
+            sealingTo: try Device.open(at: devicePath), other: try Device.open(at: Self.devices.other))
         // A payload file keeps its name (a simctl .apns file stays one); the others are NAME.json.
         let fileName = replayCase.payloadFilePath.map { ($0 as NSString).lastPathComponent } ?? name + ".json"
         let path = try TestSupport.temporaryDirectory() + "/" + fileName
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         var arguments = ["run", "--device", devicePath, "--push-type", replayCase.pushType, path]
-        if replayCase.document["memory_limit"] != nil { arguments += ["--memory-limit", String(replayCase.memoryLimit)] }
+        if replayCase.document["memory_limit"] != nil {
+            arguments += ["--memory-limit", String(replayCase.memoryLimit)]
+        }
         let output = try TestSupport.nse(arguments)
         let result = try JSON.parse(output.stdout)
         let rejected = replayCase.expect["outcome"] == "rejected"
@@ -56,7 +61,9 @@ import Testing
         #expect(Expectations.compare(expected: replayCase.expect, actual: result) == [], "\(name)")
         if rejected {
             #expect(output.stderr.split(separator: "\n").count == 1, "\(name): one-line error: \(output.stderr)")
-            #expect(output.stderr.hasPrefix("nse: payload rejected: \(result["apns_reason"]?.stringValue ?? "?")"), "\(name)")
+            #expect(
+                output.stderr.hasPrefix("nse: payload rejected: \(result["apns_reason"]?.stringValue ?? "?")"),
+                "\(name)")
             if let part = replayCase.expect["reason_contains"]?.stringValue {
                 #expect(output.stderr.contains(part), "\(name): \(output.stderr)")
             }

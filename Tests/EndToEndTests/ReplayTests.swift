@@ -15,8 +15,10 @@ import Testing
         return path
     }
 
-    let passing = #"{"name":"passes","payload":{"aps":{"alert":"hi"}},"expect":{"outcome":"not-invoked","display":{"title":"","subtitle":"","body":"hi"}}}"#
-    let failing = #"{"name":"fails","payload":{"aps":{"alert":"hi","mutable-content":1},"enc":"x"},"expect":{"outcome":"rewritten","display":{"title":"Alice","subtitle":"","body":"hi"}}}"#
+    let passing =
+        #"{"name":"passes","payload":{"aps":{"alert":"hi"}},"expect":{"outcome":"not-invoked","display":{"title":"","subtitle":"","body":"hi"}}}"#
+    let failing =
+        #"{"name":"fails","payload":{"aps":{"alert":"hi","mutable-content":1},"enc":"x"},"expect":{"outcome":"rewritten","display":{"title":"Alice","subtitle":"","body":"hi"}}}"#
 
     @Test func passingAndFailingCasesWithJUnit() throws {
         _ = try write("a.json", passing)
@@ -53,9 +55,9 @@ import Testing
         let updated = try TestSupport.nse(["replay", path, "--update"])
         #expect(updated.status == 0)
         #expect(updated.stdout.contains("expectations re-recorded: fails"))
-        let case_ = try JSON.parse(try String(contentsOfFile: path, encoding: .utf8))
-        #expect(case_["expect"]?["outcome"] == "fallback")
-        #expect(case_["expect"]?["reason"] == "envelope-malformed")
+        let replayCase = try JSON.parse(try String(contentsOfFile: path, encoding: .utf8))
+        #expect(replayCase["expect"]?["outcome"] == "fallback")
+        #expect(replayCase["expect"]?["reason"] == "envelope-malformed")
         #expect(try TestSupport.nse(["replay", path]).status == 0)
         #expect(try TestSupport.nse(["replay", path, "--update"]).stdout.contains("no expectation changed"))
     }
@@ -95,16 +97,23 @@ import Testing
 
     @Test func theWholeFixturesFolderPasses() throws {
         let output = try TestSupport.nse(["replay", TestSupport.fixtures])
-        #expect(output.status == 0, "\(output.stdout.split(separator: "\n").filter { !$0.hasPrefix("PASS") }.joined(separator: "\n"))")
-        let cases = try FileManager.default.contentsOfDirectory(atPath: TestSupport.fixtures + "/cases").filter { $0.hasSuffix(".json") }
+        #expect(
+            output.status == 0,
+            "\(output.stdout.split(separator: "\n").filter { !$0.hasPrefix("PASS") }.joined(separator: "\n"))")
+        let cases = try FileManager.default.contentsOfDirectory(atPath: TestSupport.fixtures + "/cases").filter {
+            $0.hasSuffix(".json")
+        }
         #expect(output.stdout.split(separator: "\n").last.map(String.init) == "\(cases.count) passed, 0 failed")
         #expect(output.stderr.contains("plaintexts: skipped"))
     }
 
     @Test func theProjectCorpusPasses() throws {
         let output = try TestSupport.nse(["replay", TestSupport.fixtures + "/cases"])
-        #expect(output.status == 0, "\(output.stdout.split(separator: "\n").filter { !$0.hasPrefix("PASS") }.joined(separator: "\n"))")
-        let count = try Int(#require(output.stdout.split(separator: "\n").last?.split(separator: " ").first.map(String.init)))
+        #expect(
+            output.status == 0,
+            "\(output.stdout.split(separator: "\n").filter { !$0.hasPrefix("PASS") }.joined(separator: "\n"))")
+        let count = try Int(
+            #require(output.stdout.split(separator: "\n").last?.split(separator: " ").first.map(String.init)))
         #expect((count ?? 0) >= 60)
     }
 }

@@ -76,15 +76,23 @@ final class SIPServerProcess: @unchecked Sendable {
     func makeDevice(_ name: String, proxy: String, extra: [String] = []) throws -> String {
         let path = root + "/" + name
         let created = try TestSupport.nse(
-            ["device", "init", path, "--filtering", "--sip-account", "sip:\(name)@example.org", "--sip-proxy", proxy] + extra)
+            ["device", "init", path, "--filtering", "--sip-account", "sip:\(name)@example.org", "--sip-proxy", proxy]
+                + extra)
         #expect(created.status == 0, "\(created.stderr)")
         return path
     }
 
     @discardableResult
-    func send(_ text: String, via proxy: String, to device: String, name: String = "bob", callID: String? = nil, extra: [String] = []) throws -> String {
-        var arguments = ["send", "--proxy", proxy, "--from", "sip:alice@example.org", "--to", "sip:\(name)@example.org", "--text", text,
-                         "--seal-to", device, "--display-name", "Alice", "--timeout", "10"] + extra
+    func send(
+        _ text: String, via proxy: String, to device: String, name: String = "bob", callID: String? = nil,
+        extra: [String] = []
+    ) throws -> String {
+        var arguments =
+            [
+                "send", "--proxy", proxy, "--from", "sip:alice@example.org", "--to", "sip:\(name)@example.org",
+                "--text", text,
+                "--seal-to", device, "--display-name", "Alice", "--timeout", "10",
+            ] + extra
         if let callID { arguments += ["--call-id", callID] }
         let sent = try TestSupport.nse(arguments)
         #expect(sent.status == 0, "\(sent.stderr) \(sent.stdout)")
@@ -114,7 +122,8 @@ final class SIPServerProcess: @unchecked Sendable {
         let proxy = try #require(server.uris[transport])
         let bob = try makeDevice("bob", proxy: proxy, extra: deviceExtra)
         #expect(try TestSupport.nse(["device", "register", bob]).status == 0)
-        let callID = try send("Lunch at 1?", via: proxy, to: bob, extra: transport == "tls" ? ["--ca-file", root + "/cert.pem"] : [])
+        let callID = try send(
+            "Lunch at 1?", via: proxy, to: bob, extra: transport == "tls" ? ["--ca-file", root + "/cert.pem"] : [])
         #expect(server.waitFor("held", ["call_id": callID]) != nil)
         let result = try run(bob, callID)
         #expect(result["outcome"] == "rewritten", "\(result["reason"] ?? .null)")
@@ -186,7 +195,9 @@ final class SIPServerProcess: @unchecked Sendable {
     }
 
     @Test func duplicatesMakeOneNotificationAndUnrelatedOnesAreStored() throws {
-        let server = try SIPServerProcess(["--listen", "tcp:127.0.0.1:0", "--no-push", "--deliver-duplicates", "--unrelated-call-id-first"])
+        let server = try SIPServerProcess([
+            "--listen", "tcp:127.0.0.1:0", "--no-push", "--deliver-duplicates", "--unrelated-call-id-first",
+        ])
         let proxy = try #require(server.uris["tcp"])
         let bob = try makeDevice("bob", proxy: proxy)
         _ = try TestSupport.nse(["device", "register", bob])
@@ -210,11 +221,14 @@ final class SIPServerProcess: @unchecked Sendable {
             sent.append((try send(text, via: proxy, to: bob), text))
         }
         // N extension processes at once, started together.
-        let outputs = try TestSupport.nseAtOnce(["run", "--device", bob, "--budget", "15"], stdins: sent.map { push($0.0) })
+        let outputs = try TestSupport.nseAtOnce(
+            ["run", "--device", bob, "--budget", "15"], stdins: sent.map { push($0.0) })
         var results: [String: JSON] = [:]
         for ((callID, _), output) in zip(sent, outputs) { results[callID] = try JSON.parse(output) }
         for (callID, text) in sent {
-            #expect(results[callID]?["outcome"] == "rewritten", "\(results[callID]?["reason"] ?? .null) \(results[callID]?["extension"]?["info"] ?? .null)")
+            #expect(
+                results[callID]?["outcome"] == "rewritten",
+                "\(results[callID]?["reason"] ?? .null) \(results[callID]?["extension"]?["info"] ?? .null)")
             #expect(results[callID]?["display"]?["body"] == .string(text))
         }
         let fromNetwork = results.values.filter { $0["extension"]?["info"]?["from_store"] == false }.count
@@ -240,12 +254,16 @@ final class SIPServerProcess: @unchecked Sendable {
     @Test func callOfferInAFetchedMessageIsEscalated() throws {
         let server = try SIPServerProcess(["--listen", "tcp:127.0.0.1:0", "--no-push", "--accept-timeout", "0.3"])
         let proxy = try #require(server.uris["tcp"])
-        let bob = try makeDevice("bob", proxy: proxy, extra: ["--app-handler", TestSupport.fixtures + "/apps/report-call.py"])
+        let bob = try makeDevice(
+            "bob", proxy: proxy, extra: ["--app-handler", TestSupport.fixtures + "/apps/report-call.py"])
         _ = try TestSupport.nse(["device", "register", bob])
-        let call = #"{"type":"call","call_uuid":"6F1C6D3A-3F0B-4C59-9E55-0B7D4E0E8A11","from":"sip:alice@example.org","display_name":"Alice"}"#
-        let envelope = try TestSupport.nse(["seal", "--device", bob], stdin: call).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let call =
+            #"{"type":"call","call_uuid":"6F1C6D3A-3F0B-4C59-9E55-0B7D4E0E8A11","from":"sip:alice@example.org","display_name":"Alice"}"#
+        let envelope = try TestSupport.nse(["seal", "--device", bob], stdin: call).stdout.trimmingCharacters(
+            in: .whitespacesAndNewlines)
         let sent = try TestSupport.nse([
-            "send", "--proxy", proxy, "--from", "sip:alice@example.org", "--to", "sip:bob@example.org", "--text", envelope,
+            "send", "--proxy", proxy, "--from", "sip:alice@example.org", "--to", "sip:bob@example.org", "--text",
+            envelope,
             "--timeout", "10",
         ])
         let callID = try #require(try JSON.parse(sent.stdout)["call_id"]?.stringValue)
@@ -271,7 +289,10 @@ final class SIPServerProcess: @unchecked Sendable {
             kill(receiver.processIdentifier, SIGKILL)
             receiver.waitUntilExit()
         }
-        let port = try #require(Int(String(decoding: output.fileHandleForReading.availableData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)))
+        let port = try #require(
+            Int(
+                String(decoding: output.fileHandleForReading.availableData, as: UTF8.self).trimmingCharacters(
+                    in: .whitespacesAndNewlines)))
         let server = try SIPServerProcess(["--listen", "tcp:127.0.0.1:0", "--push-url", "http://127.0.0.1:\(port)"])
         let proxy = try #require(server.uris["tcp"])
         _ = try TestSupport.nse(["device", "set", bobDir, "--sip-account", "sip:bob@example.org", "--sip-proxy", proxy])

@@ -32,7 +32,8 @@ import Testing
 
     /// Runs `nse run` once per Call-ID, all at once, as iOS would for pushes arriving together.
     func runConcurrently(_ device: String, _ callIDs: [String], budget: String) throws -> [(String, JSON)] {
-        let outputs = try TestSupport.nseAtOnce(["run", "--device", device, "--budget", budget], stdins: callIDs.map(push))
+        let outputs = try TestSupport.nseAtOnce(
+            ["run", "--device", device, "--budget", budget], stdins: callIDs.map(push))
         return try zip(callIDs, outputs).map { ($0, try JSON.parse($1)) }
     }
 
@@ -54,11 +55,14 @@ import Testing
         for (callID, result) in try runConcurrently(bob, Array(order.prefix(20)), budget: "15") {
             #expect(result["outcome"] == "rewritten", "\(callID): \(result["reason"] ?? .null)")
             #expect(result["display"]?["body"] == .string(texts[callID] ?? ""))
-            if let body = result["display"]?["body"]?.stringValue, result["outcome"] == "rewritten" { shown[body, default: 0] += 1 }
+            if let body = result["display"]?["body"]?.stringValue, result["outcome"] == "rewritten" {
+                shown[body, default: 0] += 1
+            }
         }
         // The other 20 are still somewhere (held by the server or kept in the store): each is shown once. The first
         // 20 pushed again are shown by nobody: they are neither held nor kept any more.
-        for (callID, result) in try runConcurrently(bob, Array(order.suffix(20)) + Array(order.prefix(20)), budget: "2") {
+        for (callID, result) in try runConcurrently(bob, Array(order.suffix(20)) + Array(order.prefix(20)), budget: "2")
+        {
             if result["outcome"] == "rewritten", let body = result["display"]?["body"]?.stringValue {
                 shown[body, default: 0] += 1
                 #expect(body == texts[callID])
@@ -67,7 +71,8 @@ import Testing
             }
         }
         #expect(shown.count == 40)
-        #expect(shown.values.allSatisfy { $0 == 1 }, "shown more than once: \(shown.filter { $0.value > 1 }.keys.sorted())")
+        #expect(
+            shown.values.allSatisfy { $0 == 1 }, "shown more than once: \(shown.filter { $0.value > 1 }.keys.sorted())")
     }
 
     @Test func aFullContainerRefusesWhatItCannotKeep() throws {
@@ -81,7 +86,10 @@ import Testing
         let bob = small.path + "/bob"
         try makeDevice(bob, proxy: proxy)
         let first = try send("the pushed one", via: proxy, to: bob)
-        let others = [try send("kept by the server 1", via: proxy, to: bob), try send("kept by the server 2", via: proxy, to: bob)]
+        let others = [
+            try send("kept by the server 1", via: proxy, to: bob),
+            try send("kept by the server 2", via: proxy, to: bob),
+        ]
         let filler = small.fill()
         let output = try TestSupport.nse(["run", "--device", bob, "--budget", "5"], stdin: push(first))
         let result = try JSON.parse(output.stdout)
@@ -95,7 +103,8 @@ import Testing
         // With room again, each refused message is still there to fetch: nothing was lost.
         try FileManager.default.removeItem(atPath: filler)
         for (callID, text) in zip(others, ["kept by the server 1", "kept by the server 2"]) {
-            let again = try JSON.parse(try TestSupport.nse(["run", "--device", bob, "--budget", "5"], stdin: push(callID)).stdout)
+            let again = try JSON.parse(
+                try TestSupport.nse(["run", "--device", bob, "--budget", "5"], stdin: push(callID)).stdout)
             #expect(again["outcome"] == "rewritten", "\(again["reason"] ?? .null)")
             #expect(again["display"]?["body"] == .string(text))
         }

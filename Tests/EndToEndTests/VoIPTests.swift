@@ -20,12 +20,14 @@ import Testing
     }
 
     func callPush(to device: String, sentAt: String? = nil) throws -> String {
-        var plaintext = #"{"type":"call","call_uuid":"\#(Self.uuid)","from":"sip:bob@example.org","display_name":"Bob","video":true"#
+        var plaintext =
+            #"{"type":"call","call_uuid":"\#(Self.uuid)","from":"sip:bob@example.org","display_name":"Bob","video":true"#
         if let sentAt { plaintext += #","sent_at":"\#(sentAt)""# }
         plaintext += "}"
         let sealed = try TestSupport.nse(["seal", "--device", device], stdin: plaintext)
         #expect(sealed.status == 0, "\(sealed.stderr)")
-        return #"{"aps":{"alert":{"loc-key":"IC_MSG","loc-args":["Bob"]},"mutable-content":1},"enc":"\#(sealed.stdout.trimmingCharacters(in: .whitespacesAndNewlines))"}"#
+        return
+            #"{"aps":{"alert":{"loc-key":"IC_MSG","loc-args":["Bob"]},"mutable-content":1},"enc":"\#(sealed.stdout.trimmingCharacters(in: .whitespacesAndNewlines))"}"#
     }
 
     func run(_ device: String, _ payload: String, _ extra: [String] = []) throws -> JSON {
@@ -64,7 +66,9 @@ import Testing
 
     @Test func secondReportIsInvalidClientProcess() throws {
         let bob = try device("twice")
-        let result = try run(bob, #"{"aps":{"alert":"x","mutable-content":1}}"#, ["--extension", TestSupport.fixtures + "/extensions/report-twice.py"])
+        let result = try run(
+            bob, #"{"aps":{"alert":"x","mutable-content":1}}"#,
+            ["--extension", TestSupport.fixtures + "/extensions/report-twice.py"])
         #expect(result["voip"]?["error"]?["code"] == 1)
         #expect(result["voip"]?["error"]?["name"] == "invalidClientProcess")
         #expect(result["call_report"]?["uuid"] == .string(Self.uuid))
@@ -90,7 +94,10 @@ import Testing
         #expect(result["voip"]?["app"]?["handler"] == "command")
     }
 
-    @Test(arguments: [("hang.sh", "no report within"), ("exit-silently.sh", "without reporting"), ("malformed.sh", "malformed report")])
+    @Test(arguments: [
+        ("hang.sh", "no report within"), ("exit-silently.sh", "without reporting"),
+        ("malformed.sh", "malformed report"),
+    ])
     func failingAppIsTerminatedWithAStrike(script: String, failure: String) throws {
         let bob = try device("fail-\(script)", ["--app-handler", app(script), "--app-deadline", "0.5"])
         let started = Date()
@@ -98,7 +105,8 @@ import Testing
         #expect(Date().timeIntervalSince(started) < 10)
         #expect(result["call_report"] == .null)
         #expect(result["voip"]?["app"]?["outcome"] == "terminated")
-        #expect(result["voip"]?["app"]?["failure"]?.stringValue?.contains(failure) == true, "\(result["voip"] ?? .null)")
+        #expect(
+            result["voip"]?["app"]?["failure"]?.stringValue?.contains(failure) == true, "\(result["voip"] ?? .null)")
         #expect(result["voip"]?["app"]?["strikes"] == 1)
         #expect(result["reason"]?.stringValue?.contains("strike 1 of 3") == true)
     }
@@ -144,7 +152,8 @@ import Testing
 
     @Test func pushKitPathSkipsTheExtension() throws {
         let bob = try device("pushkit", ["--app-handler", app("report-call.py")])
-        let voip = #"{"aps":{"sound":"","loc-key":"IC_MSG","loc-args":["Alice"],"call-id":"c1@example.org","uuid":"x","send-time":"2026-11-21 12:00:00"},"from-uri":"sip:alice@example.org","display-name":"Alice","pn_ttl":30,"customPayload":{}}"#
+        let voip =
+            #"{"aps":{"sound":"","loc-key":"IC_MSG","loc-args":["Alice"],"call-id":"c1@example.org","uuid":"x","send-time":"2026-11-21 12:00:00"},"from-uri":"sip:alice@example.org","display-name":"Alice","pn_ttl":30,"customPayload":{}}"#
         let result = try run(bob, voip, ["--push-type", "voip"])
         #expect(result["outcome"] == "not-invoked")
         #expect(result["extension"] == .null)
@@ -165,7 +174,8 @@ import Testing
         #expect(asVoip.status == 0)
         let asAlert = try TestSupport.nse(["run", "--device", bob], stdin: payload)
         #expect(asAlert.status == 65 && asAlert.stdout.contains("PayloadTooLarge"))
-        let tooBig = try TestSupport.nse(["run", "--device", bob, "--push-type", "voip"], stdin: payload + String(repeating: " ", count: 300))
+        let tooBig = try TestSupport.nse(
+            ["run", "--device", bob, "--push-type", "voip"], stdin: payload + String(repeating: " ", count: 300))
         #expect(tooBig.status == 65)
     }
 }

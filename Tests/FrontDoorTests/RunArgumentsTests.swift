@@ -1,15 +1,18 @@
-@testable import nse
 import NSECommandLine
 import NSEPayload
 import Testing
 
+@testable import nse
+
 /// `nse run`'s own parser (the fast front door): valid arguments are taken, anything else is left to the full one.
 @Suite struct RunArgumentsTests {
     @Test func takesEveryRunOption() throws {
-        let parsed = try #require(RunArguments.parse([
-            "--device", "/tmp/bob", "push.apns", "--push-type", "voip", "--budget=2.5", "--grace", "0", "--memory-limit", "12",
-            "--extension", "./ext.py --loud", "--format", "text",
-        ]))
+        let parsed = try #require(
+            RunArguments.parse([
+                "--device", "/tmp/bob", "push.apns", "--push-type", "voip", "--budget=2.5", "--grace", "0",
+                "--memory-limit", "12",
+                "--extension", "./ext.py --loud", "--format", "text",
+            ]))
         var expected = RunOptions()
         expected.device = "/tmp/bob"
         expected.payload = "push.apns"
@@ -26,8 +29,10 @@ import Testing
 
     @Test func leavesAnythingDoubtfulToTheFullCommandLine() {
         for arguments in [
-            ["--help"], ["-h"], ["--verbose"], ["a.json", "b.json"], ["--budget", "0"], ["--budget", "-1"], ["--budget", "nan"],
-            ["--budget", "4000"], ["--grace", "61"], ["--memory-limit", "0"], ["--push-type", "fax"], ["--format", "xml"],
+            ["--help"], ["-h"], ["--verbose"], ["a.json", "b.json"], ["--budget", "0"], ["--budget", "-1"],
+            ["--budget", "nan"],
+            ["--budget", "4000"], ["--grace", "61"], ["--memory-limit", "0"], ["--push-type", "fax"],
+            ["--format", "xml"],
             ["--device"], ["--device", ""], ["--extension", "  "],
         ] {
             #expect(RunArguments.parse(arguments) == nil, "\(arguments)")

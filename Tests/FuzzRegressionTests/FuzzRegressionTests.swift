@@ -18,7 +18,8 @@ import Testing
             for name in names.sorted() where !name.hasPrefix(".") {
                 let file = directory.appendingPathComponent(name)
                 var isDirectory: ObjCBool = false
-                if FileManager.default.fileExists(atPath: file.path, isDirectory: &isDirectory), !isDirectory.boolValue {
+                if FileManager.default.fileExists(atPath: file.path, isDirectory: &isDirectory), !isDirectory.boolValue
+                {
                     files.append(file)
                 }
             }

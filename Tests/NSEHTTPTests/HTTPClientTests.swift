@@ -52,7 +52,8 @@ struct HTTP1Tests {
     @Test func postJSONRoundTripAsync() async throws {
         try await TestServers.withEchoServer { base in
             let payload = Array(#"{"aps":{"alert":"hi \u00e9"}}"#.utf8)
-            let response = try await client.send(HTTPRequest.post(url: base + "/push", json: payload, headers: ["X-Id": "7"]))
+            let response = try await client.send(
+                HTTPRequest.post(url: base + "/push", json: payload, headers: ["X-Id": "7"]))
             #expect(response.status == 200)
             let json = try echo(response)
             #expect(json["method"] as? String == "POST")
@@ -97,8 +98,9 @@ struct HTTP1Tests {
             #expect(response.headers.allSatisfy { $0.name == $0.name.lowercased() })
             #expect(response.headers.values(for: "set-cookie") == ["a=1", "b=2"])
             #expect(response.headers["X-Mixed-Case"] == "Yes")
-            #expect(response.headers.map(\.name).filter { $0 != "server" && $0 != "date" }
-                == ["set-cookie", "x-mixed-case", "set-cookie", "content-length"])
+            #expect(
+                response.headers.map(\.name).filter { $0 != "server" && $0 != "date" }
+                    == ["set-cookie", "x-mixed-case", "set-cookie", "content-length"])
         }
     }
 
@@ -137,7 +139,9 @@ struct HTTP1Tests {
             #expect(HTTPClient().maxResponseBodyBytes == 1 << 20)
             let fetched = try await client.send(HTTPRequest.get(url: base + "/big/\(1 << 20)"))
             #expect(fetched.body.count == 1 << 20)
-            let error = await expectError { try await client.send(HTTPRequest.get(url: base + "/big/\((1 << 20) + 1)")) }
+            let error = await expectError {
+                try await client.send(HTTPRequest.get(url: base + "/big/\((1 << 20) + 1)"))
+            }
             #expect(error?.code == .responseBodyTooLarge)
         }
     }
@@ -191,7 +195,9 @@ struct FailureTests {
 
     @Test func connectionRefused() async throws {
         let port = try TestServers.freePort()
-        let error = await expectError { try sendBlocking(client, HTTPRequest(url: "http://127.0.0.1:\(port)/", timeout: 2)) }
+        let error = await expectError {
+            try sendBlocking(client, HTTPRequest(url: "http://127.0.0.1:\(port)/", timeout: 2))
+        }
         #expect(error?.code == .connectionRefused)
         #expect(error?.description.hasPrefix("connection refused") == true)
         #expect(error?.description.contains("\n") == false)
@@ -202,9 +208,13 @@ struct FailureTests {
             try await client.send(HTTPRequest.get(url: "http://127.0.0.1:9/", headers: ["X-Bad": "a\r\nInjected: 1"]))
         }
         #expect(badHeader?.code == .invalidRequest)
-        let badMethod = await expectError { try await client.send(HTTPRequest(method: "GE T", url: "http://127.0.0.1:9/")) }
+        let badMethod = await expectError {
+            try await client.send(HTTPRequest(method: "GE T", url: "http://127.0.0.1:9/"))
+        }
         #expect(badMethod?.code == .invalidRequest)
-        let badTimeout = await expectError { try await client.send(HTTPRequest(url: "http://127.0.0.1:9/", timeout: 0)) }
+        let badTimeout = await expectError {
+            try await client.send(HTTPRequest(url: "http://127.0.0.1:9/", timeout: 0))
+        }
         #expect(badTimeout?.code == .invalidRequest)
         let scheme = await expectError { try await client.send(HTTPRequest(url: "file:///etc/passwd")) }
         #expect(scheme?.code == .unsupported)
@@ -235,7 +245,8 @@ struct FailureTests {
         #expect(headers["B"] == "2")
         headers.remove(name: "A")
         #expect(headers.map(\.name) == ["b"])
-        let json = HTTPRequest.post(url: "http://x/", json: [], headers: ["content-type": "application/merge-patch+json"])
+        let json = HTTPRequest.post(
+            url: "http://x/", json: [], headers: ["content-type": "application/merge-patch+json"])
         #expect(json.headers.values(for: "Content-Type") == ["application/merge-patch+json"])
     }
 }
@@ -257,15 +268,20 @@ struct HTTP2Tests {
         let root = try docroot()
         defer { try? FileManager.default.removeItem(at: root) }
         try await TestServers.withNghttpd(docroot: root, certificate: nil) { port in
-            let response = try await client.send(HTTPRequest(url: "http://127.0.0.1:\(port)/index.txt", timeout: 5, version: .http2PriorKnowledge))
+            let response = try await client.send(
+                HTTPRequest(url: "http://127.0.0.1:\(port)/index.txt", timeout: 5, version: .http2PriorKnowledge))
             #expect(response.status == 200)
             #expect(response.httpVersion == "2")
             #expect(response.bodyText == "hello h2\n")
             #expect(response.headers.allSatisfy { !$0.name.hasPrefix(":") && $0.name == $0.name.lowercased() })
-            let missing = try await client.send(HTTPRequest(url: "http://127.0.0.1:\(port)/nope", timeout: 5, version: .http2PriorKnowledge))
+            let missing = try await client.send(
+                HTTPRequest(url: "http://127.0.0.1:\(port)/nope", timeout: 5, version: .http2PriorKnowledge))
             #expect(missing.status == 404)
             #expect(missing.httpVersion == "2")
-            let posted = try await client.send(HTTPRequest(method: "POST", url: "http://127.0.0.1:\(port)/echo", body: Array("h2 body".utf8), timeout: 5, version: .http2PriorKnowledge))
+            let posted = try await client.send(
+                HTTPRequest(
+                    method: "POST", url: "http://127.0.0.1:\(port)/echo", body: Array("h2 body".utf8), timeout: 5,
+                    version: .http2PriorKnowledge))
             #expect(posted.bodyText == "h2 body")
         }
     }
@@ -277,17 +293,25 @@ struct HTTP2Tests {
         try await TestServers.withNghttpd(docroot: root, certificate: certificate) { port in
             let url = "https://127.0.0.1:\(port)/index.txt"
             for version in [HTTPVersionPreference.http2OverTLS, .automatic] {
-                let response = try await client.send(HTTPRequest(url: url, timeout: 5, version: version, tls: HTTPTLSOptions(caFilePath: certificate.cert)))
+                let response = try await client.send(
+                    HTTPRequest(
+                        url: url, timeout: 5, version: version, tls: HTTPTLSOptions(caFilePath: certificate.cert)))
                 #expect(response.status == 200)
                 #expect(response.httpVersion == "2")
                 #expect(response.bodyText == "hello h2\n")
             }
-            let pinned = try await client.send(HTTPRequest(url: url, timeout: 5, tls: HTTPTLSOptions(caFilePath: certificate.cert, pinnedPublicKey: certificate.publicKey)))
+            let pinned = try await client.send(
+                HTTPRequest(
+                    url: url, timeout: 5,
+                    tls: HTTPTLSOptions(caFilePath: certificate.cert, pinnedPublicKey: certificate.publicKey)))
             #expect(pinned.status == 200)
             let hashPin = try TestServers.sha256Pin(ofPublicKey: certificate.publicKey)
-            let pinnedByHash = try await client.send(HTTPRequest(url: url, timeout: 5, tls: HTTPTLSOptions(caFilePath: certificate.cert, pinnedPublicKey: hashPin)))
+            let pinnedByHash = try await client.send(
+                HTTPRequest(
+                    url: url, timeout: 5, tls: HTTPTLSOptions(caFilePath: certificate.cert, pinnedPublicKey: hashPin)))
             #expect(pinnedByHash.status == 200)
-            let insecure = try await client.send(HTTPRequest(url: url, timeout: 5, tls: HTTPTLSOptions(insecureSkipVerify: true)))
+            let insecure = try await client.send(
+                HTTPRequest(url: url, timeout: 5, tls: HTTPTLSOptions(insecureSkipVerify: true)))
             #expect(insecure.httpVersion == "2")
         }
     }
@@ -304,11 +328,17 @@ struct HTTP2Tests {
             }
             #expect(untrusted?.code == .tlsCertificateInvalid)
             let pinMismatch = await expectError {
-                try await client.send(HTTPRequest(url: url, timeout: 5, tls: HTTPTLSOptions(caFilePath: certificate.cert, pinnedPublicKey: other.publicKey)))
+                try await client.send(
+                    HTTPRequest(
+                        url: url, timeout: 5,
+                        tls: HTTPTLSOptions(caFilePath: certificate.cert, pinnedPublicKey: other.publicKey)))
             }
             #expect(pinMismatch?.code == .tlsPinnedKeyMismatch)
             let missingCA = await expectError {
-                try await client.send(HTTPRequest(url: url, timeout: 5, tls: HTTPTLSOptions(caFilePath: root.appendingPathComponent("absent.pem").path)))
+                try await client.send(
+                    HTTPRequest(
+                        url: url, timeout: 5,
+                        tls: HTTPTLSOptions(caFilePath: root.appendingPathComponent("absent.pem").path)))
             }
             #expect(missingCA?.code == .tlsConfiguration)
         }
@@ -327,14 +357,17 @@ struct MutualTLSTests {
         try await TestServers.withEchoServer(mutualTLS: (server.cert, server.key, clientIdentity.cert)) { base in
             let tls = HTTPTLSOptions(
                 caFilePath: server.cert,
-                clientCertificate: HTTPClientCertificate(certificatePath: clientIdentity.cert, keyPath: clientIdentity.key)
+                clientCertificate: HTTPClientCertificate(
+                    certificatePath: clientIdentity.cert, keyPath: clientIdentity.key)
             )
-            let response = try await client.send(HTTPRequest(method: "POST", url: base + "/mtls", body: Array("m".utf8), timeout: 5, tls: tls))
+            let response = try await client.send(
+                HTTPRequest(method: "POST", url: base + "/mtls", body: Array("m".utf8), timeout: 5, tls: tls))
             #expect(response.status == 200)
             #expect(response.httpVersion == "1.1")
             #expect(try echo(response)["body"] as? String == "m")
             let anonymous = await expectError {
-                try await client.send(HTTPRequest(url: base + "/mtls", timeout: 5, tls: HTTPTLSOptions(caFilePath: server.cert)))
+                try await client.send(
+                    HTTPRequest(url: base + "/mtls", timeout: 5, tls: HTTPTLSOptions(caFilePath: server.cert)))
             }
             #expect(anonymous != nil)
         }

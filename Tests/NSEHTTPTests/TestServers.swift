@@ -15,7 +15,9 @@ enum TestServers {
         address.sin_port = 0
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0 else { throw TestFailure("bind() failed") }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
@@ -36,7 +38,9 @@ enum TestServers {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         return result == 0
     }
@@ -67,8 +71,13 @@ enum TestServers {
         try process.run()
         let deadline = Date().addingTimeInterval(20)
         while process.isRunning && Date() < deadline { usleep(20_000) }
-        if process.isRunning { process.terminate(); throw TestFailure("\(executable) hung") }
-        guard process.terminationStatus == 0 else { throw TestFailure("\(executable) \(arguments) exited \(process.terminationStatus)") }
+        if process.isRunning {
+            process.terminate()
+            throw TestFailure("\(executable) hung")
+        }
+        guard process.terminationStatus == 0 else {
+            throw TestFailure("\(executable) \(arguments) exited \(process.terminationStatus)")
+        }
     }
 
     /// Starts `executable`, waits (≤ 10 s) for `port` to accept connections, runs `body`, then kills it.
@@ -89,8 +98,12 @@ enum TestServers {
         }
         let deadline = Date().addingTimeInterval(10)
         while !isListening(port) {
-            guard process.isRunning else { throw TestFailure("\(executable) exited early (\(process.terminationStatus))") }
-            guard Date() < deadline else { throw TestFailure("\(executable) did not listen on port \(port) within 10 s") }
+            guard process.isRunning else {
+                throw TestFailure("\(executable) exited early (\(process.terminationStatus))")
+            }
+            guard Date() < deadline else {
+                throw TestFailure("\(executable) did not listen on port \(port) within 10 s")
+            }
             try await Task.sleep(nanoseconds: 20_000_000)
         }
         return try await body()
@@ -107,9 +120,11 @@ enum TestServers {
         let script = directory.appendingPathComponent("server.py")
         try echoServerScript.write(to: script, atomically: true, encoding: .utf8)
         let port = try freePort()
-        guard let python = which("python3") ?? ProcessInfo.processInfo.environment["PATH"]?
-            .split(separator: ":").map({ String($0) + "/python3" })
-            .first(where: { FileManager.default.isExecutableFile(atPath: $0) })
+        guard
+            let python = which("python3")
+                ?? ProcessInfo.processInfo.environment["PATH"]?
+                .split(separator: ":").map({ String($0) + "/python3" })
+                .first(where: { FileManager.default.isExecutableFile(atPath: $0) })
         else { throw TestFailure("python3 not found") }
         var arguments = [script.path, String(port)]
         if let mutualTLS { arguments += [mutualTLS.cert, mutualTLS.key, mutualTLS.clientCA] }
@@ -120,66 +135,66 @@ enum TestServers {
     }
 
     static let echoServerScript = #"""
-    import json, sys, time
-    from http.server import ThreadingHTTPServer, BaseHTTPRequestHandler
+        import json, sys, time
+        from http.server import ThreadingHTTPServer, BaseHTTPRequestHandler
 
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
 
-        def log_message(self, *args):
-            pass
+            def log_message(self, *args):
+                pass
 
-        def reply(self, status, body, headers=(), length=True):
-            self.send_response(status)
-            for name, value in headers:
-                self.send_header(name, value)
-            if length:
-                self.send_header("Content-Length", str(len(body)))
-            else:
-                self.send_header("Connection", "close")
-                self.close_connection = True
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(body)
+            def reply(self, status, body, headers=(), length=True):
+                self.send_response(status)
+                for name, value in headers:
+                    self.send_header(name, value)
+                if length:
+                    self.send_header("Content-Length", str(len(body)))
+                else:
+                    self.send_header("Connection", "close")
+                    self.close_connection = True
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(body)
 
-        def handle_any(self):
-            length = int(self.headers.get("Content-Length") or 0)
-            body = self.rfile.read(length) if length else b""
-            path = self.path
-            if path.startswith("/status/"):
-                code = int(path.split("/")[2])
-                self.reply(code, b"status body", [("Content-Type", "text/plain")])
-            elif path == "/headers":
-                self.reply(200, b"ok", [("Set-Cookie", "a=1"), ("X-Mixed-Case", "Yes"), ("Set-Cookie", "b=2")])
-            elif path.startswith("/sleep"):
-                time.sleep(3)
-                self.reply(200, b"late")
-            elif path.startswith("/big/"):
-                self.reply(200, b"x" * int(path.split("/")[2]))
-            elif path.startswith("/bigclose/"):
-                self.reply(200, b"y" * int(path.split("/")[2]), length=False)
-            else:
-                echo = {
-                    "method": self.command,
-                    "path": path,
-                    "headers": [[k, v] for k, v in self.headers.items()],
-                    "body": body.decode("utf-8", "replace"),
-                }
-                self.reply(200, json.dumps(echo).encode(), [("Content-Type", "application/json")])
+            def handle_any(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                path = self.path
+                if path.startswith("/status/"):
+                    code = int(path.split("/")[2])
+                    self.reply(code, b"status body", [("Content-Type", "text/plain")])
+                elif path == "/headers":
+                    self.reply(200, b"ok", [("Set-Cookie", "a=1"), ("X-Mixed-Case", "Yes"), ("Set-Cookie", "b=2")])
+                elif path.startswith("/sleep"):
+                    time.sleep(3)
+                    self.reply(200, b"late")
+                elif path.startswith("/big/"):
+                    self.reply(200, b"x" * int(path.split("/")[2]))
+                elif path.startswith("/bigclose/"):
+                    self.reply(200, b"y" * int(path.split("/")[2]), length=False)
+                else:
+                    echo = {
+                        "method": self.command,
+                        "path": path,
+                        "headers": [[k, v] for k, v in self.headers.items()],
+                        "body": body.decode("utf-8", "replace"),
+                    }
+                    self.reply(200, json.dumps(echo).encode(), [("Content-Type", "application/json")])
 
-        do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = handle_any
+            do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = handle_any
 
-    server = ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler)
-    server.daemon_threads = True
-    if len(sys.argv) > 2:
-        import ssl
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(sys.argv[2], sys.argv[3])
-        context.verify_mode = ssl.CERT_REQUIRED
-        context.load_verify_locations(sys.argv[4])
-        server.socket = context.wrap_socket(server.socket, server_side=True)
-    server.serve_forever()
-    """#
+        server = ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler)
+        server.daemon_threads = True
+        if len(sys.argv) > 2:
+            import ssl
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(sys.argv[2], sys.argv[3])
+            context.verify_mode = ssl.CERT_REQUIRED
+            context.load_verify_locations(sys.argv[4])
+            server.socket = context.wrap_socket(server.socket, server_side=True)
+        server.serve_forever()
+        """#
 
     /// A self-signed certificate for localhost/127.0.0.1 plus its public key (the tests' one helper,
     /// ``SelfSignedCertificate``).

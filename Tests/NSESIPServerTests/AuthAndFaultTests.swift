@@ -5,13 +5,16 @@ import Testing
 
 @Suite("Digest auth and fault knobs", .serialized, .timeLimit(.minutes(2)))
 struct AuthAndFaultTests {
-    @Test("Digest auth on REGISTER from a users file: SHA-256 and MD5, wrong password → 403", arguments: [
-        [DigestAlgorithm.sha256, .md5], [DigestAlgorithm.md5],
-    ])
+    @Test(
+        "Digest auth on REGISTER from a users file: SHA-256 and MD5, wrong password → 403",
+        arguments: [
+            [DigestAlgorithm.sha256, .md5], [DigestAlgorithm.md5],
+        ])
     func digestAuth(algorithms: [DigestAlgorithm]) async throws {
         let dir = try TempDir()
         defer { dir.cleanup() }
-        try "# test users\nbob s3cret\n\n  carol other # trailing\n".write(toFile: dir.file("users"), atomically: true, encoding: .utf8)
+        try "# test users\nbob s3cret\n\n  carol other # trailing\n".write(
+            toFile: dir.file("users"), atomically: true, encoding: .utf8)
         var config = serverConfiguration([.tcp])
         config.usersFile = dir.file("users")
         config.authAlgorithms = algorithms
@@ -31,7 +34,11 @@ struct AuthAndFaultTests {
             }
             // The challenge offers what is configured.
             let events = await server.eventLog()
-            #expect(events.contains { if case .answered("REGISTER", _, 401) = $0 { return true }; return false })
+            #expect(
+                events.contains {
+                    if case .answered("REGISTER", _, 401) = $0 { return true }
+                    return false
+                })
         }
     }
 
@@ -61,7 +68,11 @@ struct AuthAndFaultTests {
             }
             #expect(copies.count >= 2)
             #expect(copies.suffix(2).allSatisfy { $0 == copies.last })
-            #expect(count(events) { if case .delivered(_, "dup-1", _) = $0 { return true }; return false } == 1)
+            #expect(
+                count(events) {
+                    if case .delivered(_, "dup-1", _) = $0 { return true }
+                    return false
+                } == 1)
         }
     }
 
@@ -77,7 +88,8 @@ struct AuthAndFaultTests {
             #expect(try await registerDevice(device1, proxy: proxy).statusCode == 200)
             await device1.close()
             try await Task.sleep(for: .milliseconds(100))
-            #expect(try await sendFromAlice(sender, proxy: proxy, body: "the one", callID: "wanted-1").statusCode == 202)
+            #expect(
+                try await sendFromAlice(sender, proxy: proxy, body: "the one", callID: "wanted-1").statusCode == 202)
             let collector = MessageCollector(device2)
             #expect(try await registerDevice(device2, proxy: proxy).statusCode == 200)
             let received = try await collector.waitForCount(2)
@@ -98,15 +110,17 @@ struct AuthAndFaultTests {
             let start = clock.now
             let result = try await registerDevice(device, proxy: proxy)
             #expect(result.statusCode == 200)
-            #expect(clock.now - start >= .milliseconds(250)) // T1 100 ms, then 200 ms: two retransmissions
-            #expect(result.observedPort != nil) // rport filled in
+            #expect(clock.now - start >= .milliseconds(250))  // T1 100 ms, then 200 ms: two retransmissions
+            #expect(result.observedPort != nil)  // rport filled in
         }
     }
 
     @Test("answer503, alwaysChallenge, neverAnswer, resetConnectionAfterRegister, delayMilliseconds")
     func simpleKnobs() async throws {
-        func run(_ faults: SIPServerConfiguration.Faults, transport: SIPTransportKind = .tcp,
-                 _ check: @Sendable (SIPURI, SIPUserAgent) async throws -> Void) async throws {
+        func run(
+            _ faults: SIPServerConfiguration.Faults, transport: SIPTransportKind = .tcp,
+            _ check: @Sendable (SIPURI, SIPUserAgent) async throws -> Void
+        ) async throws {
             var config = serverConfiguration([transport])
             config.faults = faults
             let agent = fastUA()
@@ -124,13 +138,17 @@ struct AuthAndFaultTests {
         }
         try await run(SIPServerConfiguration.Faults(resetConnectionAfterRegister: true)) { proxy, agent in
             await #expect(throws: SIPError.self) {
-                _ = try await withTimeout(10, "REGISTER on a reset connection") { try await registerDevice(agent, proxy: proxy) }
+                _ = try await withTimeout(10, "REGISTER on a reset connection") {
+                    try await registerDevice(agent, proxy: proxy)
+                }
             }
         }
         try await run(SIPServerConfiguration.Faults(neverAnswer: true)) { proxy, agent in
             // Timer F of the fast UA is 6.4 s; bound the wait ourselves.
             await #expect(throws: (any Error).self) {
-                _ = try await withTimeout(1.5, "REGISTER to a mute server") { try await registerDevice(agent, proxy: proxy) }
+                _ = try await withTimeout(1.5, "REGISTER to a mute server") {
+                    try await registerDevice(agent, proxy: proxy)
+                }
             }
         }
         try await run(SIPServerConfiguration.Faults(delayMilliseconds: 300)) { proxy, agent in

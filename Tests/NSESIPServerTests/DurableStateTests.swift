@@ -34,8 +34,11 @@ func runPython(_ script: String, _ arguments: [String]) throws -> Bool {
 /// Rows of the held-message table in `directory`'s database, read by another process (as an operator would).
 func heldRowCount(_ directory: String) throws -> Int {
     let out = directory + "/.count"
-    guard try runPython("import sqlite3,sys; n=sqlite3.connect(sys.argv[1]).execute('SELECT count(*) FROM held_message').fetchone()[0]; open(sys.argv[2],'w').write(str(n))",
-                        [directory + "/sip-server.db", out]) else { throw TestError.setup("sqlite3 count failed") }
+    guard
+        try runPython(
+            "import sqlite3,sys; n=sqlite3.connect(sys.argv[1]).execute('SELECT count(*) FROM held_message').fetchone()[0]; open(sys.argv[2],'w').write(str(n))",
+            [directory + "/sip-server.db", out])
+    else { throw TestError.setup("sqlite3 count failed") }
     defer { try? FileManager.default.removeItem(atPath: out) }
     return Int(try String(contentsOfFile: out, encoding: .utf8)) ?? -1
 }
@@ -62,7 +65,8 @@ struct DurableStateTests {
         try await withSIPServer(config) { server, addresses in
             #expect(await server.bindingCount(aor: "sip:bob@example.org") == 1)
             try await withAgent { sender in
-                let sent = try await sendFromAlice(sender, proxy: addresses.proxy(.tcp), body: "after restart", callID: "restart-1")
+                let sent = try await sendFromAlice(
+                    sender, proxy: addresses.proxy(.tcp), body: "after restart", callID: "restart-1")
                 #expect(sent.statusCode == 202)
             }
             let record = try #require(try await push.waitForRecords(1).first)
@@ -120,7 +124,8 @@ struct DurableStateTests {
             try await withSIPServer(config) { server, addresses in
                 #expect(await server.bindingCount(aor: "sip:bob@example.org") == 1)
                 try await withAgent { sender in
-                    let sent = try await sendFromAlice(sender, proxy: addresses.proxy(.udp), body: "over udp", callID: "udp-restart-1")
+                    let sent = try await sendFromAlice(
+                        sender, proxy: addresses.proxy(.udp), body: "over udp", callID: "udp-restart-1")
                     #expect(sent.statusCode == 200)
                 }
                 let received = try await collector.waitForCount(1)
@@ -130,7 +135,8 @@ struct DurableStateTests {
         }
     }
 
-    @Test("Today's JSON files are imported on first open and removed; an unreadable one is moved aside and reported once")
+    @Test(
+        "Today's JSON files are imported on first open and removed; an unreadable one is moved aside and reported once")
     func migratesJSONDirectory() async throws {
         let dir = try TempDir()
         defer { dir.cleanup() }
@@ -138,13 +144,18 @@ struct DurableStateTests {
         try FileManager.default.createDirectory(atPath: db, withIntermediateDirectories: true)
         let now = Int(Date().timeIntervalSince1970)
         let body = Data("migrated body".utf8).base64EncodedString()
-        let held = #"{"version":1,"id":"0123456789abcdef0123456789abcdef","aor":"sip:bob@example.org","call-id":"migrated-1","headers":[["From","<sip:alice@example.org>;tag=a1"],["To","<sip:bob@example.org>"],["Call-ID","migrated-1"],["Content-Type","text/plain"]],"body":""# + body + #"","received-at":\#(now),"expires-at":\#(now + 600),"delivered":false,"delivered-at":null,"attempts":0,"order":\#(now)000000000}"#
-        let delivered = #"{"version":1,"id":"fedcba9876543210fedcba9876543210","aor":"sip:bob@example.org","call-id":"migrated-0","headers":[],"body":"","received-at":\#(now - 10),"expires-at":\#(now + 600),"delivered":true,"delivered-at":\#(now - 5)}"#
+        let held =
+            #"{"version":1,"id":"0123456789abcdef0123456789abcdef","aor":"sip:bob@example.org","call-id":"migrated-1","headers":[["From","<sip:alice@example.org>;tag=a1"],["To","<sip:bob@example.org>"],["Call-ID","migrated-1"],["Content-Type","text/plain"]],"body":""#
+            + body
+            + #"","received-at":\#(now),"expires-at":\#(now + 600),"delivered":false,"delivered-at":null,"attempts":0,"order":\#(now)000000000}"#
+        let delivered =
+            #"{"version":1,"id":"fedcba9876543210fedcba9876543210","aor":"sip:bob@example.org","call-id":"migrated-0","headers":[],"body":"","received-at":\#(now - 10),"expires-at":\#(now + 600),"delivered":true,"delivered-at":\#(now - 5)}"#
         try held.write(toFile: db + "/0123456789abcdef0123456789abcdef.json", atomically: false, encoding: .utf8)
         try delivered.write(toFile: db + "/fedcba9876543210fedcba9876543210.json", atomically: false, encoding: .utf8)
         try "not json".write(toFile: db + "/broken.json", atomically: false, encoding: .utf8)
         // Held by a version that did not refuse control characters: delivering it would break the device.
-        let evil = #"{"version":1,"id":"e","aor":"sip:bob@example.org","call-id":"evil\u0000id@x","headers":[["Call-ID","evil\u0000id@x"]],"body":"","received-at":\#(now),"expires-at":\#(now + 600),"delivered":false,"delivered-at":null}"#
+        let evil =
+            #"{"version":1,"id":"e","aor":"sip:bob@example.org","call-id":"evil\u0000id@x","headers":[["Call-ID","evil\u0000id@x"]],"body":"","received-at":\#(now),"expires-at":\#(now + 600),"delivered":false,"delivered-at":null}"#
         try evil.write(toFile: db + "/evil.json", atomically: false, encoding: .utf8)
         try "{\"partial".write(toFile: db + "/cafebabe.json.tmp.4242", atomically: false, encoding: .utf8)
 
@@ -159,7 +170,10 @@ struct DurableStateTests {
             #expect(FileManager.default.fileExists(atPath: db + "/unreadable/evil.json"))
             let reports = capture.all.filter { $0.contains("unreadable") }
             #expect(reports.count == 1)
-            #expect(reports.allSatisfy { $0.contains("broken.json,evil.json") && !$0.contains("not json") && !$0.contains("evil\u{0}") })
+            #expect(
+                reports.allSatisfy {
+                    $0.contains("broken.json,evil.json") && !$0.contains("not json") && !$0.contains("evil\u{0}")
+                })
             try await withAgent { device in
                 let collector = MessageCollector(device)
                 #expect(try await registerDevice(device, proxy: addresses.proxy(.tcp)).statusCode == 200)
@@ -211,16 +225,22 @@ struct DurableStateTests {
                 #expect(registered.statusCode == 200)
             }
             // Break the store under the running server (as a damaged file would).
-            let broke = try runPython("import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('ALTER TABLE held_message RENAME TO gone'); c.commit()",
-                                      [dir.file("db/sip-server.db")])
+            let broke = try runPython(
+                "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('ALTER TABLE held_message RENAME TO gone'); c.commit()",
+                [dir.file("db/sip-server.db")])
             #expect(broke)
             try await withAgent { sender in
-                let sent = try await sendFromAlice(sender, proxy: addresses.proxy(.tcp), body: "cannot keep", callID: "unstored-1")
+                let sent = try await sendFromAlice(
+                    sender, proxy: addresses.proxy(.tcp), body: "cannot keep", callID: "unstored-1")
                 #expect(sent.statusCode == 500)
                 #expect(sent.reasonPhrase == "Message Not Stored")
             }
             #expect(await server.undeliveredCallIDs().isEmpty)
-            #expect(!(await server.eventLog()).contains { if case .held = $0 { return true }; return false })
+            #expect(
+                !(await server.eventLog()).contains {
+                    if case .held = $0 { return true }
+                    return false
+                })
         }
     }
 }

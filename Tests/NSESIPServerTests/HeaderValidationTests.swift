@@ -5,8 +5,9 @@ import Testing
 
 @Suite("Control characters: refused in header lines, kept in bodies", .serialized, .timeLimit(.minutes(2)))
 struct HeaderValidationTests {
-    @Test("A MESSAGE whose Call-ID holds a NUL is answered 400 naming the header, not held and not pushed",
-          arguments: ["evil\u{0}id@x", "evil\u{1B}[2Jid@x", "evil\rid@x", "evil\u{7F}id@x"])
+    @Test(
+        "A MESSAGE whose Call-ID holds a NUL is answered 400 naming the header, not held and not pushed",
+        arguments: ["evil\u{0}id@x", "evil\u{1B}[2Jid@x", "evil\rid@x", "evil\u{7F}id@x"])
     func controlCharacterInCallIDRefused(callID: String) async throws {
         let dir = try TempDir()
         defer { dir.cleanup() }
@@ -21,11 +22,13 @@ struct HeaderValidationTests {
                 #expect(registered.statusCode == 200)
             }
             try await withAgent { sender in
-                let sent = try await sendFromAlice(sender, proxy: addresses.proxy(.tcp), body: "evil body", callID: callID)
+                let sent = try await sendFromAlice(
+                    sender, proxy: addresses.proxy(.tcp), body: "evil body", callID: callID)
                 #expect(sent.statusCode == 400)
                 #expect(sent.reasonPhrase == "Invalid Call-ID Header")
                 // The same connection still works: a clean MESSAGE after it is held and pushed.
-                let clean = try await sendFromAlice(sender, proxy: addresses.proxy(.tcp), body: "real", callID: "real-1")
+                let clean = try await sendFromAlice(
+                    sender, proxy: addresses.proxy(.tcp), body: "real", callID: "real-1")
                 #expect(clean.statusCode == 202)
             }
             let records = try await push.waitForRecords(1)
@@ -47,10 +50,11 @@ struct HeaderValidationTests {
                 #expect(registered.statusCode == 200)
             }
             try await withAgent { sender in
-                let sent = try await sender.sendMessage(to: bobAOR, from: aliceAOR, proxy: addresses.proxy(.tcp),
-                                                        contentType: "text/plain", body: Array("x".utf8),
-                                                        extraHeaders: SIPHeaders([("Subject", "hello\u{0}secret")]),
-                                                        callID: "subject-nul-1")
+                let sent = try await sender.sendMessage(
+                    to: bobAOR, from: aliceAOR, proxy: addresses.proxy(.tcp),
+                    contentType: "text/plain", body: Array("x".utf8),
+                    extraHeaders: SIPHeaders([("Subject", "hello\u{0}secret")]),
+                    callID: "subject-nul-1")
                 #expect(sent.statusCode == 400)
                 #expect(sent.reasonPhrase == "Invalid Subject Header")
             }
@@ -71,9 +75,10 @@ struct HeaderValidationTests {
                 #expect(registered.statusCode == 200)
             }
             try await withAgent { sender in
-                let sent = try await sender.sendMessage(to: bobAOR, from: aliceAOR, proxy: addresses.proxy(.tcp),
-                                                        contentType: "application/octet-stream", body: body,
-                                                        callID: "nul-body-1")
+                let sent = try await sender.sendMessage(
+                    to: bobAOR, from: aliceAOR, proxy: addresses.proxy(.tcp),
+                    contentType: "application/octet-stream", body: body,
+                    callID: "nul-body-1")
                 #expect(sent.statusCode == 202)
             }
             #expect(await server.undeliveredCallIDs() == ["nul-body-1"])
@@ -94,11 +99,14 @@ struct HeaderValidationTests {
     @Test("The parser refuses a control character in a start line; header values are kept for the server to judge")
     func parserStartLine() throws {
         #expect(throws: SIPError.self) {
-            _ = try SIPParser.parse("MESSAGE sip:bo\u{0}b@example.org SIP/2.0\r\nCall-ID: a\r\nContent-Length: 0\r\n\r\n")
+            _ = try SIPParser.parse(
+                "MESSAGE sip:bo\u{0}b@example.org SIP/2.0\r\nCall-ID: a\r\nContent-Length: 0\r\n\r\n")
         }
-        let message = try SIPParser.parse("MESSAGE sip:bob@example.org SIP/2.0\r\nCall-ID: a\u{0}b\r\nSubject: ok\tfine\r\nContent-Length: 0\r\n\r\n")
+        let message = try SIPParser.parse(
+            "MESSAGE sip:bob@example.org SIP/2.0\r\nCall-ID: a\u{0}b\r\nSubject: ok\tfine\r\nContent-Length: 0\r\n\r\n")
         #expect(message.headers.firstInvalidField == "Call-ID")
-        let clean = try SIPParser.parse("MESSAGE sip:bob@example.org SIP/2.0\r\nCall-ID: a\r\nSubject: ok\tfine é\r\nContent-Length: 0\r\n\r\n")
+        let clean = try SIPParser.parse(
+            "MESSAGE sip:bob@example.org SIP/2.0\r\nCall-ID: a\r\nSubject: ok\tfine é\r\nContent-Length: 0\r\n\r\n")
         #expect(clean.headers.firstInvalidField == nil)
     }
 }

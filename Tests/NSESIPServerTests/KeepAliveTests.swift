@@ -2,8 +2,9 @@ import Foundation
 import NSESIP
 import NSESIPServer
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A blocking loopback TCP client with a receive timeout (test helper).
@@ -18,7 +19,9 @@ private func tcpExchange(port: Int, send bytes: [UInt8], expect count: Int) thro
     addr.sin_port = in_port_t(UInt16(port).bigEndian)
     addr.sin_addr.s_addr = inet_addr("127.0.0.1")
     let connected = withUnsafePointer(to: &addr) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
     }
     guard connected == 0 else { throw TestError.setup("connect") }
     _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, 0) }
@@ -38,8 +41,11 @@ struct KeepAliveTests {
     func pingPong() async throws {
         try await withSIPServer(serverConfiguration([.tcp])) { server, addresses in
             let port = addresses[0].port
-            let options = "OPTIONS sip:example.org SIP/2.0\r\nVia: SIP/2.0/TCP 127.0.0.1:1;branch=z9hG4bKka1\r\nFrom: <sip:a@example.org>;tag=1\r\nTo: <sip:example.org>\r\nCall-ID: ka-1\r\nCSeq: 1 OPTIONS\r\nContent-Length: 0\r\n\r\n"
-            let reply = try await Task.detached { try tcpExchange(port: port, send: Array("\r\n\r\n".utf8) + Array(options.utf8), expect: 40) }.value
+            let options =
+                "OPTIONS sip:example.org SIP/2.0\r\nVia: SIP/2.0/TCP 127.0.0.1:1;branch=z9hG4bKka1\r\nFrom: <sip:a@example.org>;tag=1\r\nTo: <sip:example.org>\r\nCall-ID: ka-1\r\nCSeq: 1 OPTIONS\r\nContent-Length: 0\r\n\r\n"
+            let reply = try await Task.detached {
+                try tcpExchange(port: port, send: Array("\r\n\r\n".utf8) + Array(options.utf8), expect: 40)
+            }.value
             let text = String(decoding: reply, as: UTF8.self)
             #expect(text.hasPrefix("\r\nSIP/2.0 200 OK\r\n"), "got: \(text.prefix(40))")
         }

@@ -1,13 +1,17 @@
 import Foundation
-import NSESIP
 import NSEHTTP
-@testable import NSESIPServer
+import NSESIP
 import Testing
+
+@testable import NSESIPServer
 
 @Suite("RFC 8599 push parameters and APNs requests")
 struct PushParameterTests {
     @Test func combinedTokens() throws {
-        let uri = try SIPURI(parsing: "sip:bob@10.0.0.1:5060;transport=tcp;pn-provider=apns;pn-prid=AAA:voip&BBB:remote;pn-param=TEAM.org.example.app.voip&remote")
+        let uri = try SIPURI(
+            parsing:
+                "sip:bob@10.0.0.1:5060;transport=tcp;pn-provider=apns;pn-prid=AAA:voip&BBB:remote;pn-param=TEAM.org.example.app.voip&remote"
+        )
         let p = try #require(PushParameters(contactURI: uri))
         #expect(p.provider == "apns")
         #expect(p.teamID == "TEAM")
@@ -34,18 +38,27 @@ struct PushParameterTests {
     }
 
     @Test func requestShape() throws {
-        let p = PushParameters(provider: "apns", prid: "AAA:voip&BBB:remote", param: "TEAM.org.example.app.voip&remote",
-                               messageLocKey: "MY_KEY", messageSound: "ding.caf")
-        let payload = APNsMessagePush.payload(callID: "cid", fromURI: "sip:alice@example.org", displayName: "Alice \"A\"",
-                                              privacy: false, instanceID: "<urn:uuid:1>", ttl: 60,
-                                              sendTime: "2026-11-21 10:00:00", locKey: p.messageLocKey!, sound: p.messageSound!)
+        let p = PushParameters(
+            provider: "apns", prid: "AAA:voip&BBB:remote", param: "TEAM.org.example.app.voip&remote",
+            messageLocKey: "MY_KEY", messageSound: "ding.caf")
+        let payload = APNsMessagePush.payload(
+            callID: "cid", fromURI: "sip:alice@example.org", displayName: "Alice \"A\"",
+            privacy: false, instanceID: "<urn:uuid:1>", ttl: 60,
+            sendTime: "2026-11-21 10:00:00", locKey: p.messageLocKey!, sound: p.messageSound!)
         let text = String(decoding: payload, as: UTF8.self)
-        #expect(text == "{\"aps\":{\"alert\":{\"loc-key\":\"MY_KEY\",\"loc-args\":[\"Alice \\\"A\\\"\"]},\"sound\":\"ding.caf\",\"mutable-content\":1,\"badge\":1},\"from-uri\":\"sip:alice@example.org\",\"display-name\":\"Alice \\\"A\\\"\",\"call-id\":\"cid\",\"pn_ttl\":60,\"uuid\":\"<urn:uuid:1>\",\"send-time\":\"2026-11-21 10:00:00\",\"chat-room-addr\":\"\",\"customPayload\":{}}")
-        let privateText = String(decoding: APNsMessagePush.payload(callID: "c", fromURI: "sip:a@b", displayName: "A", privacy: true,
-                                                                   instanceID: "", ttl: 1, sendTime: "t"), as: UTF8.self)
+        #expect(
+            text
+                == "{\"aps\":{\"alert\":{\"loc-key\":\"MY_KEY\",\"loc-args\":[\"Alice \\\"A\\\"\"]},\"sound\":\"ding.caf\",\"mutable-content\":1,\"badge\":1},\"from-uri\":\"sip:alice@example.org\",\"display-name\":\"Alice \\\"A\\\"\",\"call-id\":\"cid\",\"pn_ttl\":60,\"uuid\":\"<urn:uuid:1>\",\"send-time\":\"2026-11-21 10:00:00\",\"chat-room-addr\":\"\",\"customPayload\":{}}"
+        )
+        let privateText = String(
+            decoding: APNsMessagePush.payload(
+                callID: "c", fromURI: "sip:a@b", displayName: "A", privacy: true,
+                instanceID: "", ttl: 1, sendTime: "t"), as: UTF8.self)
         #expect(privateText.contains("\"loc-args\":[\"\"]"))
-        let request = try #require(APNsMessagePush.request(baseURL: "https://api.push.apple.com/", push: p, payload: payload,
-                                                           ttl: 60, now: 1000, settings: SIPServerConfiguration.Push()))
+        let request = try #require(
+            APNsMessagePush.request(
+                baseURL: "https://api.push.apple.com/", push: p, payload: payload,
+                ttl: 60, now: 1000, settings: SIPServerConfiguration.Push()))
         #expect(request.url == "https://api.push.apple.com/3/device/BBB")
         #expect(request.method == "POST")
         #expect(request.version == .http2OverTLS)
@@ -53,8 +66,10 @@ struct PushParameterTests {
         #expect(request.headers["apns-push-type"] == "alert")
         #expect(request.headers["apns-priority"] == "10")
         #expect(request.headers["apns-expiration"] == "1060")
-        let plain = try #require(APNsMessagePush.request(baseURL: "http://127.0.0.1:9", push: p, payload: payload, ttl: 60, now: 0,
-                                                         settings: SIPServerConfiguration.Push()))
+        let plain = try #require(
+            APNsMessagePush.request(
+                baseURL: "http://127.0.0.1:9", push: p, payload: payload, ttl: 60, now: 0,
+                settings: SIPServerConfiguration.Push()))
         #expect(plain.version == .http2PriorKnowledge)
     }
 
@@ -69,9 +84,10 @@ struct PushParameterTests {
 
     @Test func heldMessageHeadersRoundTrip() throws {
         // The database keeps header fields as a JSON array of pairs: any text survives, in order.
-        let message = HeldMessage(id: "0123abcd", aor: "sip:bob@example.org", callID: "cid@alice",
-                                  headers: [("From", "<sip:alice@example.org>;tag=1"), ("X-Note", "é\"\\ ok"), ("X-Note", "2")],
-                                  body: [], receivedAt: 1_795_000_000, expiresAt: 1_795_604_800, order: 1)
+        let message = HeldMessage(
+            id: "0123abcd", aor: "sip:bob@example.org", callID: "cid@alice",
+            headers: [("From", "<sip:alice@example.org>;tag=1"), ("X-Note", "é\"\\ ok"), ("X-Note", "2")],
+            body: [], receivedAt: 1_795_000_000, expiresAt: 1_795_604_800, order: 1)
         let decoded = try #require(HeldMessage.headers(fromJSON: message.headersJSON))
         #expect(decoded.map(\.0) == ["From", "X-Note", "X-Note"])
         #expect(decoded.map(\.1) == ["<sip:alice@example.org>;tag=1", "é\"\\ ok", "2"])
@@ -81,17 +97,25 @@ struct PushParameterTests {
 
     @Test func legacyHeldMessageFile() throws {
         // The file format of nse before its database, read once to import it.
-        let bytes = Array(#"{"version":1,"id":"0123abcd","aor":"sip:bob@example.org","call-id":"cid@alice","headers":[["From","<sip:alice@example.org>;tag=1"]],"body":"AAEC/w==","received-at":1795000000,"expires-at":1795604800,"delivered":true,"delivered-at":1795000005,"attempts":2,"order":1795000000123456789}"#.utf8)
+        let bytes = Array(
+            #"{"version":1,"id":"0123abcd","aor":"sip:bob@example.org","call-id":"cid@alice","headers":[["From","<sip:alice@example.org>;tag=1"]],"body":"AAEC/w==","received-at":1795000000,"expires-at":1795604800,"delivered":true,"delivered-at":1795000005,"attempts":2,"order":1795000000123456789}"#
+                .utf8)
         let decoded = try #require(HeldMessage(legacyFile: bytes))
         #expect(decoded.id == "0123abcd" && decoded.aor == "sip:bob@example.org" && decoded.callID == "cid@alice")
         #expect(decoded.headers.map(\.0) == ["From"] && decoded.headers.map(\.1) == ["<sip:alice@example.org>;tag=1"])
         #expect(decoded.body == [0x00, 0x01, 0x02, 0xFF])
         #expect(decoded.receivedAt == 1_795_000_000 && decoded.expiresAt == 1_795_604_800)
-        #expect(decoded.delivery == .delivered(at: 1_795_000_005) && decoded.attempts == 2 && decoded.order == 1_795_000_000_123_456_789)
+        #expect(
+            decoded.delivery == .delivered(at: 1_795_000_005) && decoded.attempts == 2
+                && decoded.order == 1_795_000_000_123_456_789)
         // A record written before `attempts`/`order` existed, with `delivered-at` null.
-        let old = Array(#"{"version":1,"id":"x","aor":"sip:a@b","call-id":"c","headers":[],"body":"aGVsbG8=","received-at":5,"expires-at":9,"delivered":false,"delivered-at":null}"#.utf8)
+        let old = Array(
+            #"{"version":1,"id":"x","aor":"sip:a@b","call-id":"c","headers":[],"body":"aGVsbG8=","received-at":5,"expires-at":9,"delivered":false,"delivered-at":null}"#
+                .utf8)
         let legacy = try #require(HeldMessage(legacyFile: old))
-        #expect(legacy.body == Array("hello".utf8) && legacy.delivery == .pending && legacy.attempts == 0 && legacy.order == 5_000_000_000)
+        #expect(
+            legacy.body == Array("hello".utf8) && legacy.delivery == .pending && legacy.attempts == 0
+                && legacy.order == 5_000_000_000)
         #expect(HeldMessage(legacyFile: Array("not json".utf8)) == nil)
         #expect(HeldMessage(legacyFile: Array(#"{"id":"x"}"#.utf8)) == nil)
     }
@@ -103,8 +127,10 @@ struct PushParameterTests {
 
     @Test func pushSendTimeIsFlexisipUTC() {
         // `send-time` comes from NSESystem's `Clock.flexisipTime` (tested in NSETests); the payload carries it verbatim.
-        let text = String(decoding: APNsMessagePush.payload(callID: "c", fromURI: "sip:a@b", displayName: "A", privacy: false,
-                                                            instanceID: "", ttl: 1, sendTime: "1970-01-01 00:00:00"), as: UTF8.self)
+        let text = String(
+            decoding: APNsMessagePush.payload(
+                callID: "c", fromURI: "sip:a@b", displayName: "A", privacy: false,
+                instanceID: "", ttl: 1, sendTime: "1970-01-01 00:00:00"), as: UTF8.self)
         #expect(text.contains("\"send-time\":\"1970-01-01 00:00:00\""))
     }
 }

@@ -16,7 +16,11 @@ struct StoreAndForwardTests {
             #expect(result.response.headers.contacts.first?.uri.parameters.value(of: "pn-provider") == "apns.dev")
             #expect(await server.bindingCount(aor: "sip:bob@example.org") == 1)
             let events = await server.eventLog()
-            #expect(events.contains { if case .registered(let aor, _, 600, .tcp) = $0 { return aor == "sip:bob@example.org" }; return false })
+            #expect(
+                events.contains {
+                    if case .registered(let aor, _, 600, .tcp) = $0 { return aor == "sip:bob@example.org" }
+                    return false
+                })
             // Unregister removes it.
             let gone = try await registerDevice(device, proxy: addresses.proxy(.tcp), expires: 0)
             #expect(gone.statusCode == 200)
@@ -59,16 +63,20 @@ struct StoreAndForwardTests {
             let expiration = try #require(Int(record.headers["apns-expiration"] ?? ""))
             let expected = Int(Date().timeIntervalSince1970) + 2_592_000
             #expect(abs(expiration - expected) < 120)
-            #expect(record.version == "HTTP/1.1") // prior knowledge refused by the test receiver → HTTP/1.1 fallback
-            #expect(push.refusedRequestLines.first == "PRI * HTTP/2.0") // HTTP/2 prior knowledge was tried first
-            let prefix = "{\"aps\":{\"alert\":{\"loc-key\":\"IM_MSG\",\"loc-args\":[\"sip:alice@example.org\"]},\"sound\":\"msg.caf\",\"mutable-content\":1,\"badge\":1},\"from-uri\":\"sip:alice@example.org\",\"display-name\":\"\",\"call-id\":\"held-call-id-1@alice\",\"pn_ttl\":2592000,\"uuid\":\"<urn:uuid:6f2b1c3a-0000-4000-8000-00000000b0b0>\",\"send-time\":\""
+            #expect(record.version == "HTTP/1.1")  // prior knowledge refused by the test receiver → HTTP/1.1 fallback
+            #expect(push.refusedRequestLines.first == "PRI * HTTP/2.0")  // HTTP/2 prior knowledge was tried first
+            let prefix =
+                "{\"aps\":{\"alert\":{\"loc-key\":\"IM_MSG\",\"loc-args\":[\"sip:alice@example.org\"]},\"sound\":\"msg.caf\",\"mutable-content\":1,\"badge\":1},\"from-uri\":\"sip:alice@example.org\",\"display-name\":\"\",\"call-id\":\"held-call-id-1@alice\",\"pn_ttl\":2592000,\"uuid\":\"<urn:uuid:6f2b1c3a-0000-4000-8000-00000000b0b0>\",\"send-time\":\""
             #expect(record.body.hasPrefix(prefix), "push body: \(record.body)")
             #expect(record.body.hasSuffix("\",\"chat-room-addr\":\"\",\"customPayload\":{}}"))
             let json = try #require(try JSONSerialization.jsonObject(with: Data(record.body.utf8)) as? [String: Any])
             let sendTime = try #require(json["send-time"] as? String)
             #expect(sendTime.count == 19 && sendTime.dropFirst(10).first == " ")
             try await eventually("push event") {
-                await server.eventLog().contains { if case .pushed(_, "held-call-id-1@alice", _, 200, _) = $0 { return true }; return false }
+                await server.eventLog().contains {
+                    if case .pushed(_, "held-call-id-1@alice", _, 200, _) = $0 { return true }
+                    return false
+                }
             }
 
             // The extension wakes up and registers again: the held MESSAGE arrives with its original identity.
@@ -82,9 +90,13 @@ struct StoreAndForwardTests {
             #expect(received[0].from?.tag != nil)
             #expect(received[0].to?.uri == bobAOR)
             #expect(received[0].contentType == "text/plain")
-            #expect(received[0].request.uri.parameters.value(of: "pn-provider") == "apns.dev") // R-URI = contact
+            #expect(received[0].request.uri.parameters.value(of: "pn-provider") == "apns.dev")  // R-URI = contact
             try await eventually("delivered") { await server.undeliveredCallIDs().isEmpty }
-            #expect(count(await server.eventLog()) { if case .delivered(_, "held-call-id-1@alice", _) = $0 { return true }; return false } == 1)
+            #expect(
+                count(await server.eventLog()) {
+                    if case .delivered(_, "held-call-id-1@alice", _) = $0 { return true }
+                    return false
+                } == 1)
             // Bodies are never logged.
             #expect(!capture.all.isEmpty)
             #expect(capture.all.allSatisfy { !$0.contains(secret) })
@@ -99,7 +111,9 @@ struct StoreAndForwardTests {
         defer { push.stop() }
         let sender = fastUA()
         let device2 = fastUA()
-        try await withSIPServer(serverConfiguration([.udp], push: push, acceptTimeout: .seconds(20)), closing: [device2, sender]) { server, addresses in
+        try await withSIPServer(
+            serverConfiguration([.udp], push: push, acceptTimeout: .seconds(20)), closing: [device2, sender]
+        ) { server, addresses in
             let proxy = addresses.proxy(.udp)
             let device1 = fastUA()
             #expect(try await registerDevice(device1, proxy: proxy).statusCode == 200)
@@ -130,7 +144,9 @@ struct StoreAndForwardTests {
             #expect(try await registerDevice(device1, proxy: tls).statusCode == 200)
             await device1.close()
             try await Task.sleep(for: .milliseconds(100))
-            #expect(try await sendFromAlice(sender, proxy: addresses.proxy(.tcp), body: "over tls", callID: "tls-call-1").statusCode == 202)
+            #expect(
+                try await sendFromAlice(sender, proxy: addresses.proxy(.tcp), body: "over tls", callID: "tls-call-1")
+                    .statusCode == 202)
             let collector = MessageCollector(device2)
             #expect(try await registerDevice(device2, proxy: tls).statusCode == 200)
             let received = try await collector.waitForCount(1)
@@ -144,7 +160,8 @@ struct StoreAndForwardTests {
     func liveForward() async throws {
         let device = fastUA()
         let sender = fastUA()
-        try await withSIPServer(serverConfiguration([.tcp], acceptTimeout: .seconds(20)), closing: [device, sender]) { server, addresses in
+        try await withSIPServer(serverConfiguration([.tcp], acceptTimeout: .seconds(20)), closing: [device, sender]) {
+            server, addresses in
             let proxy = addresses.proxy(.tcp)
             let collector = MessageCollector(device)
             #expect(try await registerDevice(device, proxy: proxy, push: false).statusCode == 200)
@@ -160,7 +177,9 @@ struct StoreAndForwardTests {
     func twoHeldMessages() async throws {
         let sender = fastUA()
         let device2 = fastUA()
-        try await withSIPServer(serverConfiguration([.tcp], acceptTimeout: .milliseconds(200)), closing: [device2, sender]) { server, addresses in
+        try await withSIPServer(
+            serverConfiguration([.tcp], acceptTimeout: .milliseconds(200)), closing: [device2, sender]
+        ) { server, addresses in
             let proxy = addresses.proxy(.tcp)
             let device1 = fastUA()
             #expect(try await registerDevice(device1, proxy: proxy).statusCode == 200)
@@ -193,7 +212,9 @@ struct StoreAndForwardTests {
             #expect(try await registerDevice(device1, proxy: proxy).statusCode == 200)
             await device1.close()
             try await Task.sleep(for: .milliseconds(100))
-            #expect(try await sendFromAlice(sender, proxy: proxy, body: "survives restarts", callID: "persist-1").statusCode == 202)
+            #expect(
+                try await sendFromAlice(sender, proxy: proxy, body: "survives restarts", callID: "persist-1").statusCode
+                    == 202)
         }
         // The database and its folder are private to the user.
         let fileAttributes = try FileManager.default.attributesOfItem(atPath: dir.file("db/sip-server.db"))
@@ -245,9 +266,14 @@ struct StoreAndForwardTests {
             #expect(try await registerDevice(device1, proxy: proxy).statusCode == 200)
             await device1.close()
             try await Task.sleep(for: .milliseconds(100))
-            #expect(try await sendFromAlice(sender, proxy: proxy, body: "short lived", callID: "expire-1").statusCode == 202)
+            #expect(
+                try await sendFromAlice(sender, proxy: proxy, body: "short lived", callID: "expire-1").statusCode == 202
+            )
             try await eventually("expired event", seconds: 10) {
-                await server.eventLog().contains { if case .expired(_, "expire-1", _) = $0 { return true }; return false }
+                await server.eventLog().contains {
+                    if case .expired(_, "expire-1", _) = $0 { return true }
+                    return false
+                }
             }
             #expect(await server.undeliveredCallIDs().isEmpty)
             #expect(try heldRowCount(dir.file("db")) == 0)
@@ -277,16 +303,25 @@ struct StoreAndForwardTests {
         let push = try await PushReceiver(directory: dir)
         defer { push.stop() }
         let sender = fastUA()
-        try await withSIPServer(serverConfiguration([.tcp], push: push, acceptTimeout: .milliseconds(200)), closing: [sender]) { server, addresses in
+        try await withSIPServer(
+            serverConfiguration([.tcp], push: push, acceptTimeout: .milliseconds(200)), closing: [sender]
+        ) { server, addresses in
             let proxy = addresses.proxy(.tcp)
             let device1 = fastUA()
             #expect(try await registerDevice(device1, proxy: proxy).statusCode == 200)
             await device1.close()
             try await Task.sleep(for: .milliseconds(100))
-            #expect(try await sendFromAlice(sender, proxy: proxy, body: "<imdn/>", callID: "imdn-1", contentType: "message/imdn+xml").statusCode == 202)
-            let cpim = "From: <sip:alice@example.org>\r\nTo: <sip:bob@example.org>\r\nNS: imdn <urn:ietf:params:imdn>\r\n\r\nContent-Type: message/imdn+xml\r\nContent-Disposition: notification\r\n\r\n<imdn/>"
-            #expect(try await sendFromAlice(sender, proxy: proxy, body: cpim, callID: "imdn-2", contentType: "message/cpim").statusCode == 202)
-            #expect(try await sendFromAlice(sender, proxy: proxy, body: "real text", callID: "text-3").statusCode == 202)
+            #expect(
+                try await sendFromAlice(
+                    sender, proxy: proxy, body: "<imdn/>", callID: "imdn-1", contentType: "message/imdn+xml"
+                ).statusCode == 202)
+            let cpim =
+                "From: <sip:alice@example.org>\r\nTo: <sip:bob@example.org>\r\nNS: imdn <urn:ietf:params:imdn>\r\n\r\nContent-Type: message/imdn+xml\r\nContent-Disposition: notification\r\n\r\n<imdn/>"
+            #expect(
+                try await sendFromAlice(sender, proxy: proxy, body: cpim, callID: "imdn-2", contentType: "message/cpim")
+                    .statusCode == 202)
+            #expect(
+                try await sendFromAlice(sender, proxy: proxy, body: "real text", callID: "text-3").statusCode == 202)
             let records = try await push.waitForRecords(1)
             try await Task.sleep(for: .milliseconds(300))
             #expect(push.records.count == 1)
@@ -314,7 +349,10 @@ struct StoreAndForwardTests {
                 try await Task.sleep(for: .milliseconds(100))
                 #expect(try await sendFromAlice(sender, proxy: proxy, body: "x", callID: "push-fail").statusCode == 202)
                 try await eventually("push outcome", seconds: 15) {
-                    await server.eventLog().contains { if case .pushed = $0 { return true }; return false }
+                    await server.eventLog().contains {
+                        if case .pushed = $0 { return true }
+                        return false
+                    }
                 }
                 let outcome = await server.eventLog().compactMap { event -> (Int?, String)? in
                     if case .pushed(_, "push-fail", _, let status, let reason) = event { return (status, reason) }
@@ -322,8 +360,12 @@ struct StoreAndForwardTests {
                 }
                 #expect(outcome.count == 1)
                 #expect(outcome.first?.0 == expectStatus)
-                if expectStatus == 400 { #expect(outcome.first?.1 == "BadDeviceToken") } else { #expect(outcome.first?.1.isEmpty == false) }
-                #expect(await server.undeliveredCallIDs() == ["push-fail"]) // still held
+                if expectStatus == 400 {
+                    #expect(outcome.first?.1 == "BadDeviceToken")
+                } else {
+                    #expect(outcome.first?.1.isEmpty == false)
+                }
+                #expect(await server.undeliveredCallIDs() == ["push-fail"])  // still held
             }
         }
     }
@@ -331,7 +373,8 @@ struct StoreAndForwardTests {
     @Test("The events stream reports registered and held")
     func eventsStream() async throws {
         let agent = fastUA()
-        try await withSIPServer(serverConfiguration([.udp], acceptTimeout: .milliseconds(100)), closing: [agent]) { server, addresses in
+        try await withSIPServer(serverConfiguration([.udp], acceptTimeout: .milliseconds(100)), closing: [agent]) {
+            server, addresses in
             let proxy = addresses.proxy(.udp)
             let stream = server.events
             let collected = Task { () -> [SIPServerEvent] in
@@ -345,12 +388,22 @@ struct StoreAndForwardTests {
             #expect(try await registerDevice(agent, proxy: proxy).statusCode == 200)
             _ = try await sendFromAlice(agent, proxy: proxy, body: "to myself", callID: "events-1")
             let seen = try await withTimeout(10, "events") { await collected.value }
-            #expect(seen.contains { if case .registered = $0 { return true }; return false })
-            #expect(seen.contains { if case .held(_, "events-1", _) = $0 { return true }; return false })
+            #expect(
+                seen.contains {
+                    if case .registered = $0 { return true }
+                    return false
+                })
+            #expect(
+                seen.contains {
+                    if case .held(_, "events-1", _) = $0 { return true }
+                    return false
+                })
         }
     }
 
-    @Test("Live flow with push parameters: forwarded at once AND held + pushed; 200 marks it delivered; refresh does not redeliver")
+    @Test(
+        "Live flow with push parameters: forwarded at once AND held + pushed; 200 marks it delivered; refresh does not redeliver"
+    )
     func liveFlowWithPushParameters() async throws {
         let dir = try TempDir()
         defer { dir.cleanup() }
@@ -358,7 +411,9 @@ struct StoreAndForwardTests {
         defer { push.stop() }
         let device = fastUA()
         let sender = fastUA()
-        try await withSIPServer(serverConfiguration([.tcp], push: push, acceptTimeout: .seconds(20)), closing: [device, sender]) { server, addresses in
+        try await withSIPServer(
+            serverConfiguration([.tcp], push: push, acceptTimeout: .seconds(20)), closing: [device, sender]
+        ) { server, addresses in
             let proxy = addresses.proxy(.tcp)
             let collector = MessageCollector(device)
             #expect(try await registerDevice(device, proxy: proxy).statusCode == 200)
@@ -366,8 +421,16 @@ struct StoreAndForwardTests {
             _ = try await collector.waitForCount(1)
             _ = try await push.waitForRecords(1)
             let events = await server.eventLog()
-            #expect(events.contains { if case .held(_, "fg-1", _) = $0 { return true }; return false })
-            #expect(events.contains { if case .delivered(_, "fg-1", _) = $0 { return true }; return false })
+            #expect(
+                events.contains {
+                    if case .held(_, "fg-1", _) = $0 { return true }
+                    return false
+                })
+            #expect(
+                events.contains {
+                    if case .delivered(_, "fg-1", _) = $0 { return true }
+                    return false
+                })
             #expect(try await registerDevice(device, proxy: proxy).statusCode == 200)
             try await Task.sleep(for: .milliseconds(400))
             #expect(collector.messages.count == 1)
@@ -377,16 +440,21 @@ struct StoreAndForwardTests {
     @Test("A device answering non-2xx leaves the message held for the next REGISTER")
     func nonSuccessKeepsHeld() async throws {
         let sender = fastUA()
-        let refusing = SIPUserAgent(configuration: SIPUserAgentConfiguration(timers: SIPTimers(t1: .milliseconds(100)),
-                                                                             autoAnswerStatus: 480), logger: quietLogger)
+        let refusing = SIPUserAgent(
+            configuration: SIPUserAgentConfiguration(
+                timers: SIPTimers(t1: .milliseconds(100)),
+                autoAnswerStatus: 480), logger: quietLogger)
         let accepting = fastUA()
-        try await withSIPServer(serverConfiguration([.tcp], acceptTimeout: .milliseconds(200)), closing: [refusing, accepting, sender]) { server, addresses in
+        try await withSIPServer(
+            serverConfiguration([.tcp], acceptTimeout: .milliseconds(200)), closing: [refusing, accepting, sender]
+        ) { server, addresses in
             let proxy = addresses.proxy(.tcp)
             let device1 = fastUA()
             #expect(try await registerDevice(device1, proxy: proxy).statusCode == 200)
             await device1.close()
             try await Task.sleep(for: .milliseconds(100))
-            #expect(try await sendFromAlice(sender, proxy: proxy, body: "retry me", callID: "retry-1").statusCode == 202)
+            #expect(
+                try await sendFromAlice(sender, proxy: proxy, body: "retry me", callID: "retry-1").statusCode == 202)
             let refused = MessageCollector(refusing)
             #expect(try await registerDevice(refusing, proxy: proxy).statusCode == 200)
             _ = try await refused.waitForCount(1)

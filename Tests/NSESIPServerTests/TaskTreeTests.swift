@@ -1,6 +1,7 @@
-@testable import NSESIPServer
 import Synchronization
 import Testing
+
+@testable import NSESIPServer
 
 @Suite("The server's task tree, stop signals and event log", .timeLimit(.minutes(1)))
 struct TaskTreeTests {
@@ -40,11 +41,13 @@ struct TaskTreeTests {
         let tree = TaskTree()
         let ran = Atomic<Int>(0)
         let running = Task {
-            await tree.run([{
-                // A long-lived child: ends only by cancellation.
-                while !Task.isCancelled { try? await Task.sleep(for: .milliseconds(10)) }
-                ran.add(100, ordering: .relaxed)
-            }])
+            await tree.run([
+                {
+                    // A long-lived child: ends only by cancellation.
+                    while !Task.isCancelled { try? await Task.sleep(for: .milliseconds(10)) }
+                    ran.add(100, ordering: .relaxed)
+                }
+            ])
         }
         for _ in 0..<3 { tree.spawn { ran.add(1, ordering: .relaxed) } }
         try await eventually("the spawned jobs ran", seconds: 5) { ran.load(ordering: .relaxed) == 3 }

@@ -1,9 +1,10 @@
-import Synchronization
-import Testing
+import Glibc
+import Logging
 import NIOCore
 import NIOPosix
-import Logging
-import Glibc
+import Synchronization
+import Testing
+
 @testable import NSESIP
 
 /// Loopback tests against `TestRegistrar`; every wait is bounded.
@@ -14,16 +15,19 @@ import Glibc
         t1: Duration = .milliseconds(250), group: any EventLoopGroup,
         acceptor: (@Sendable (SIPReceivedMessage) async -> SIPMessageAnswer)? = nil
     ) -> SIPUserAgent {
-        let tls = SIPTLSOptions(trust: .pinnedCertificatePEM(Array(TestCertificates.certificatePEM.utf8)), verifyHostname: false)
+        let tls = SIPTLSOptions(
+            trust: .pinnedCertificatePEM(Array(TestCertificates.certificatePEM.utf8)), verifyHostname: false)
         var configuration = SIPUserAgentConfiguration(timers: SIPTimers(t1: t1), tls: tls)
         configuration.messageAcceptor = acceptor
         return SIPUserAgent(configuration: configuration, eventLoopGroup: group, logger: Logger(label: "test.sip"))
     }
 
     /// Runs `body` with a fresh group, registrar and user agent, always cleaning up.
-    static func withSetup(_ kind: SIPTransportKind, options: TestRegistrar.Options = .init(), t1: Duration = .milliseconds(250),
-                          acceptor: (@Sendable (SIPReceivedMessage) async -> SIPMessageAnswer)? = nil,
-                          _ body: (TestRegistrar, SIPUserAgent) async throws -> Void) async throws {
+    static func withSetup(
+        _ kind: SIPTransportKind, options: TestRegistrar.Options = .init(), t1: Duration = .milliseconds(250),
+        acceptor: (@Sendable (SIPReceivedMessage) async -> SIPMessageAnswer)? = nil,
+        _ body: (TestRegistrar, SIPUserAgent) async throws -> Void
+    ) async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let registrar = try await TestRegistrar.start(kind, options: options, group: group)
         let ua = makeUA(t1: t1, group: group, acceptor: acceptor)
@@ -43,9 +47,13 @@ import Glibc
     static func registration(_ registrar: TestRegistrar, password: String? = "secret") -> SIPRegistration {
         SIPRegistration(
             aor: aor, password: password, proxy: registrar.proxyURI, expires: 600,
-            contactURIParameters: [SIPParameter("pn-provider", "apns"), SIPParameter("pn-prid", "AAAA:voip&BBBB:remote"),
-                                   SIPParameter("pn-param", "ABCDE12345.org.example.app.voip&remote")],
-            contactHeaderParameters: [SIPParameter("+sip.instance", "\"<urn:uuid:00000000-0000-0000-0000-000000000001>\"")])
+            contactURIParameters: [
+                SIPParameter("pn-provider", "apns"), SIPParameter("pn-prid", "AAAA:voip&BBBB:remote"),
+                SIPParameter("pn-param", "ABCDE12345.org.example.app.voip&remote"),
+            ],
+            contactHeaderParameters: [
+                SIPParameter("+sip.instance", "\"<urn:uuid:00000000-0000-0000-0000-000000000001>\"")
+            ])
     }
 
     @Test(arguments: [SIPTransportKind.udp, .tcp, .tls])
@@ -62,7 +70,10 @@ import Glibc
             let transport = try await ua.transport(for: registrar.proxyURI)
             let contact = try #require(req.headers["Contact"])
             let transportParam = kind == .udp ? "" : ";transport=\(kind.rawValue)"
-            #expect(contact == "<sip:bob@127.0.0.1:\(transport.localPort)\(transportParam);pn-provider=apns;pn-prid=AAAA:voip&BBBB:remote;pn-param=ABCDE12345.org.example.app.voip&remote>;+sip.instance=\"<urn:uuid:00000000-0000-0000-0000-000000000001>\"")
+            #expect(
+                contact
+                    == "<sip:bob@127.0.0.1:\(transport.localPort)\(transportParam);pn-provider=apns;pn-prid=AAAA:voip&BBBB:remote;pn-param=ABCDE12345.org.example.app.voip&remote>;+sip.instance=\"<urn:uuid:00000000-0000-0000-0000-000000000001>\""
+            )
             let via = try #require(req.headers.topVia)
             #expect(via.transport == kind.viaToken)
             #expect(via.host == "127.0.0.1")
@@ -73,9 +84,10 @@ import Glibc
             #expect(req.headers.from?.tag != nil)
             // A refresh (convenience API) reuses the Call-ID with a higher CSeq.
             let r = Self.registration(registrar)
-            let again = try await ua.register(aor: r.aor, password: r.password, proxy: r.proxy, expires: 300,
-                                              contactURIParameters: r.contactURIParameters,
-                                              contactHeaderParameters: r.contactHeaderParameters)
+            let again = try await ua.register(
+                aor: r.aor, password: r.password, proxy: r.proxy, expires: 300,
+                contactURIParameters: r.contactURIParameters,
+                contactHeaderParameters: r.contactHeaderParameters)
             #expect(again.callID == result.callID)
             let cseqs = registrar.state.requests.compactMap { $0.headers.cseq?.sequence }
             #expect(cseqs.count == 2 && cseqs[1] > cseqs[0])
@@ -105,8 +117,9 @@ import Glibc
         options.provisionalFirst = true
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let registrar = try await TestRegistrar.start(.udp, options: options, group: group)
-        let ua = SIPUserAgent(configuration: SIPUserAgentConfiguration(timers: SIPTimers(t1: .milliseconds(20), t2: .milliseconds(100))),
-                              eventLoopGroup: group)
+        let ua = SIPUserAgent(
+            configuration: SIPUserAgentConfiguration(timers: SIPTimers(t1: .milliseconds(20), t2: .milliseconds(100))),
+            eventLoopGroup: group)
         let result = try await ua.register(Self.registration(registrar))
         #expect(result.statusCode == 200)
         // Retransmissions: at T1 (20 ms, still Timer E), then every T2 (100 ms) once proceeding, not 2*T1.
@@ -162,7 +175,8 @@ import Glibc
         try await Self.withSetup(.udp, options: options) { registrar, ua in
             let result = try await ua.register(Self.registration(registrar))
             #expect(result.statusCode == 200)
-            let auth = try DigestCredentials(parsing: try #require(registrar.state.requests.last?.headers["Authorization"]))
+            let auth = try DigestCredentials(
+                parsing: try #require(registrar.state.requests.last?.headers["Authorization"]))
             #expect(auth.algorithm == .sha256)
         }
     }
@@ -182,8 +196,9 @@ import Glibc
 
     @Test func oversizedOutgoingMessageIsRejected() async throws {
         try await Self.withSetup(.tcp) { registrar, ua in
-            let outgoing = SIPOutgoingMessage(to: SIPURI(user: "alice", host: "example.org"), from: Self.aor,
-                                              proxy: registrar.proxyURI, body: [UInt8](repeating: 0x41, count: 70_000))
+            let outgoing = SIPOutgoingMessage(
+                to: SIPURI(user: "alice", host: "example.org"), from: Self.aor,
+                proxy: registrar.proxyURI, body: [UInt8](repeating: 0x41, count: 70_000))
             await expectSIPErrorAsync(.messageTooLarge) { _ = try await ua.sendMessage(outgoing) }
             #expect(registrar.state.requests.isEmpty)
         }
@@ -249,7 +264,9 @@ import Glibc
         try await probe.close().get()
         let ua = Self.makeUA(group: group)
         let proxy = SIPURI(host: "127.0.0.1", port: port, parameters: [SIPParameter("transport", "tcp")])
-        await expectSIPErrorAsync(.transport) { _ = try await ua.register(SIPRegistration(aor: Self.aor, proxy: proxy)) }
+        await expectSIPErrorAsync(.transport) {
+            _ = try await ua.register(SIPRegistration(aor: Self.aor, proxy: proxy))
+        }
         await ua.close()
         try? await group.shutdownGracefully()
     }
@@ -258,9 +275,13 @@ import Glibc
         var options = TestRegistrar.Options()
         options.challenge = .www(.md5)
         try await Self.withSetup(.tcp, options: options) { registrar, ua in
-            await expectSIPErrorAsync(.authenticationFailed) { _ = try await ua.register(Self.registration(registrar, password: "nope")) }
+            await expectSIPErrorAsync(.authenticationFailed) {
+                _ = try await ua.register(Self.registration(registrar, password: "nope"))
+            }
             #expect(registrar.state.requests.count == 4)
-            await expectSIPErrorAsync(.authenticationFailed) { _ = try await ua.register(Self.registration(registrar, password: nil)) }
+            await expectSIPErrorAsync(.authenticationFailed) {
+                _ = try await ua.register(Self.registration(registrar, password: nil))
+            }
             // CSeq keeps increasing across failed attempts within the same Call-ID.
             let cseqs = registrar.state.requests.compactMap { $0.headers.cseq?.sequence }
             #expect(cseqs == cseqs.sorted() && Set(cseqs).count == cseqs.count)
@@ -287,7 +308,7 @@ import Glibc
             #expect(result.statusCode == 200)
             #expect(result.requestCount == 1)
             let reqs = registrar.state.requests
-            #expect((2...3).contains(reqs.count)) // a third copy only if the machine is very slow
+            #expect((2...3).contains(reqs.count))  // a third copy only if the machine is very slow
             #expect(reqs.first?.headers.topVia?.branch == reqs.last?.headers.topVia?.branch)
         }
     }
@@ -334,11 +355,17 @@ import Glibc
             #expect(answered)
             let statuses = registrar.state.messageResponses.map(\.statusCode)
             #expect(statuses == [200, 200, 200, 200])
-            #expect(registrar.state.messageResponses.map { $0.headers.callID ?? "" } == ["call-A", "call-A", "call-B", "call-A"])
+            #expect(
+                registrar.state.messageResponses.map { $0.headers.callID ?? "" } == [
+                    "call-A", "call-A", "call-B", "call-A",
+                ])
             // The retransmission is answered with the same stored response (same To tag).
             let tags = registrar.state.messageResponses.map { $0.headers.to?.tag }
             #expect(tags[0] != nil && tags[0] == tags[1])
-            let timeout = Task { try await Task.sleep(for: .seconds(5)); collector.cancel() }
+            let timeout = Task {
+                try await Task.sleep(for: .seconds(5))
+                collector.cancel()
+            }
             let messages = await collector.value
             timeout.cancel()
             #expect(messages.map(\.callID) == ["call-A", "call-B"])
@@ -364,7 +391,8 @@ import Glibc
         let offered = Mutex<[String]>([])
         let acceptor: @Sendable (SIPReceivedMessage) async -> SIPMessageAnswer = { message in
             offered.withLock { $0.append(message.callID) }
-            return message.callID == "call-B" ? SIPMessageAnswer(statusCode: 500, reasonPhrase: "Message Not Stored") : .accepted
+            return message.callID == "call-B"
+                ? SIPMessageAnswer(statusCode: 500, reasonPhrase: "Message Not Stored") : .accepted
         }
         try await Self.withSetup(.tcp, options: options, acceptor: acceptor) { registrar, ua in
             let result = try await ua.register(Self.registration(registrar))
@@ -392,10 +420,11 @@ import Glibc
         try await Self.withSetup(.tcp, options: options) { registrar, ua in
             var extra = SIPHeaders()
             extra.add("X-Test", "1")
-            let outgoing = SIPOutgoingMessage(to: SIPURI(user: "alice", host: "example.org"), from: Self.aor,
-                                              proxy: registrar.proxyURI, contentType: "message/imdn+xml",
-                                              body: Array("<imdn/>".utf8), extraHeaders: extra, callID: "fixed-call-id",
-                                              password: "secret")
+            let outgoing = SIPOutgoingMessage(
+                to: SIPURI(user: "alice", host: "example.org"), from: Self.aor,
+                proxy: registrar.proxyURI, contentType: "message/imdn+xml",
+                body: Array("<imdn/>".utf8), extraHeaders: extra, callID: "fixed-call-id",
+                password: "secret")
             let result = try await ua.sendMessage(outgoing)
             #expect(result.statusCode == 202)
             #expect(result.requestCount == 2)
@@ -407,11 +436,12 @@ import Glibc
             #expect(req.body == Array("<imdn/>".utf8))
             #expect(req.headers["Authorization"] != nil)
             // Re-using the Call-ID continues the CSeq sequence.
-            let again = try await ua.sendMessage(to: outgoing.to, from: outgoing.from, proxy: outgoing.proxy,
-                                                 contentType: "text/plain", body: [], callID: "fixed-call-id", password: "secret")
+            let again = try await ua.sendMessage(
+                to: outgoing.to, from: outgoing.from, proxy: outgoing.proxy,
+                contentType: "text/plain", body: [], callID: "fixed-call-id", password: "secret")
             #expect(again.callID == "fixed-call-id")
             #expect(again.statusCode == 202)
-            #expect(again.requestCount == 1) // cached challenge: nc=00000002 sent pre-emptively
+            #expect(again.requestCount == 1)  // cached challenge: nc=00000002 sent pre-emptively
             let cseqs = registrar.state.requests.compactMap { $0.headers.cseq?.sequence }
             #expect(cseqs == cseqs.sorted() && Set(cseqs).count == cseqs.count)
         }
@@ -423,22 +453,30 @@ import Glibc
         let dir = "/tmp/nsesip-test-\(ProcessInfoLite.pid)"
         let path = dir + "-ca.pem"
         try TestFiles.write(path, TestCertificates.certificatePEM)
-        let ok = SIPUserAgent(configuration: SIPUserAgentConfiguration(tls: SIPTLSOptions(trust: .caFile(path), verifyHostname: false)),
-                              eventLoopGroup: group)
+        let ok = SIPUserAgent(
+            configuration: SIPUserAgentConfiguration(tls: SIPTLSOptions(trust: .caFile(path), verifyHostname: false)),
+            eventLoopGroup: group)
         let result = try await ok.register(Self.registration(registrar))
         #expect(result.statusCode == 200)
         await ok.close()
         // Full verification with SNI "localhost" (the certificate's DNS name).
-        let verified = SIPUserAgent(configuration: SIPUserAgentConfiguration(
-            tls: SIPTLSOptions(trust: .caFile(path), verifyHostname: true, serverName: "localhost")), eventLoopGroup: group)
+        let verified = SIPUserAgent(
+            configuration: SIPUserAgentConfiguration(
+                tls: SIPTLSOptions(trust: .caFile(path), verifyHostname: true, serverName: "localhost")),
+            eventLoopGroup: group)
         #expect(try await verified.register(Self.registration(registrar)).statusCode == 200)
         await verified.close()
         // An unrelated CA or pinned certificate must be refused (clear transport error, no hang).
         let otherPath = dir + "-other.pem"
         try TestFiles.write(otherPath, TestCertificates.otherCertificatePEM)
-        for trust in [SIPTLSOptions.Trust.caFile(otherPath), .pinnedCertificatePEM(Array(TestCertificates.otherCertificatePEM.utf8))] {
-            let bad = SIPUserAgent(configuration: SIPUserAgentConfiguration(
-                timers: SIPTimers(t1: .milliseconds(20)), tls: SIPTLSOptions(trust: trust, verifyHostname: false)), eventLoopGroup: group)
+        for trust in [
+            SIPTLSOptions.Trust.caFile(otherPath),
+            .pinnedCertificatePEM(Array(TestCertificates.otherCertificatePEM.utf8)),
+        ] {
+            let bad = SIPUserAgent(
+                configuration: SIPUserAgentConfiguration(
+                    timers: SIPTimers(t1: .milliseconds(20)), tls: SIPTLSOptions(trust: trust, verifyHostname: false)),
+                eventLoopGroup: group)
             await expectSIPErrorAsync(.transport) { _ = try await bad.register(Self.registration(registrar)) }
             await bad.close()
         }

@@ -1,27 +1,31 @@
 import Testing
+
 @testable import NSESIP
 
 @Suite struct MessageParsingTests {
     static let register = """
-    REGISTER sip:example.org SIP/2.0\r
-    v: SIP/2.0/UDP 10.0.0.1:5060;branch=z9hG4bK111;rport, SIP/2.0/TCP [2001:db8::1]:5070;branch=z9hG4bK222;received=192.0.2.1\r
-    VIA: SIP / 2.0 / TLS host.example.org;branch=z9hG4bK333\r
-    f: "Bob \\"B\\" Smith" <sip:bob@example.org>;tag=abc\r
-    t: <sip:bob@example.org>\r
-    i: call-1@host\r
-    CSeq: 42 REGISTER\r
-    m: <sip:bob@127.0.0.1:5060;transport=tcp;pn-provider=apns;pn-prid=AAAA:voip&BBBB:remote;pn-param=ABCDE12345.org.example.app.voip&remote>;+sip.instance="<urn:uuid:0000-1111>";expires=600, "Other, Name" <sip:bob@[::1]:5080>;q=0.5\r
-    Subject: a folded\r
-      subject line\r
-    \tcontinued\r
-    l: 5\r
-    \r
-    hello
-    """
+        REGISTER sip:example.org SIP/2.0\r
+        v: SIP/2.0/UDP 10.0.0.1:5060;branch=z9hG4bK111;rport, SIP/2.0/TCP [2001:db8::1]:5070;branch=z9hG4bK222;received=192.0.2.1\r
+        VIA: SIP / 2.0 / TLS host.example.org;branch=z9hG4bK333\r
+        f: "Bob \\"B\\" Smith" <sip:bob@example.org>;tag=abc\r
+        t: <sip:bob@example.org>\r
+        i: call-1@host\r
+        CSeq: 42 REGISTER\r
+        m: <sip:bob@127.0.0.1:5060;transport=tcp;pn-provider=apns;pn-prid=AAAA:voip&BBBB:remote;pn-param=ABCDE12345.org.example.app.voip&remote>;+sip.instance="<urn:uuid:0000-1111>";expires=600, "Other, Name" <sip:bob@[::1]:5080>;q=0.5\r
+        Subject: a folded\r
+          subject line\r
+        \tcontinued\r
+        l: 5\r
+        \r
+        hello
+        """
 
     @Test func parsesCompactAndCaseInsensitiveNames() throws {
         let msg = try SIPParser.parse(Self.register)
-        guard case .request(let req) = msg else { Issue.record("not a request"); return }
+        guard case .request(let req) = msg else {
+            Issue.record("not a request")
+            return
+        }
         #expect(req.method == "REGISTER")
         #expect(req.uri.host == "example.org")
         #expect(req.headers["call-id"] == "call-1@host")
@@ -106,8 +110,12 @@ import Testing
     }
 
     @Test func parsesResponsesAndTransports() throws {
-        let text = "SIP/2.0 401 Unauthorized\r\nVia: SIP/2.0/UDP 1.2.3.4;branch=z9hG4bKx;rport=5062;received=5.6.7.8\r\nCSeq: 1 REGISTER\r\nContent-Length: 0\r\n\r\n"
-        guard case .response(let r) = try SIPParser.parse(text) else { Issue.record("not a response"); return }
+        let text =
+            "SIP/2.0 401 Unauthorized\r\nVia: SIP/2.0/UDP 1.2.3.4;branch=z9hG4bKx;rport=5062;received=5.6.7.8\r\nCSeq: 1 REGISTER\r\nContent-Length: 0\r\n\r\n"
+        guard case .response(let r) = try SIPParser.parse(text) else {
+            Issue.record("not a response")
+            return
+        }
         #expect(r.statusCode == 401)
         #expect(r.reasonPhrase == "Unauthorized")
         #expect(r.headers.topVia?.rport == 5062)
@@ -119,7 +127,8 @@ import Testing
     }
 
     @Test func serializerWritesCorrectContentLength() throws {
-        var req = SIPRequest(method: "MESSAGE", uri: try SIPURI(parsing: "sip:bob@example.org"), body: Array("héllo".utf8))
+        var req = SIPRequest(
+            method: "MESSAGE", uri: try SIPURI(parsing: "sip:bob@example.org"), body: Array("héllo".utf8))
         req.headers.add("Via", "SIP/2.0/UDP 127.0.0.1:5060;branch=z9hG4bKabc")
         req.headers.add("Content-Length", "999")
         req.headers.add("i", "cid")
@@ -142,9 +151,11 @@ import Testing
     }
 
     @Test func rejectsMalformedInput() {
-        for bad in ["", "garbage\r\n\r\n", "REGISTER sip:x SIP/3.0\r\n\r\n", "SIP/2.0 99 Bad\r\n\r\n",
-                    "REGISTER sip:x SIP/2.0\r\nNoColonHere\r\n\r\n", "REGISTER sip:x SIP/2.0\r\n continuation\r\n\r\n",
-                    "REGISTER sip:x SIP/2.0\r\nContent-Length: abc\r\n\r\n"] {
+        for bad in [
+            "", "garbage\r\n\r\n", "REGISTER sip:x SIP/3.0\r\n\r\n", "SIP/2.0 99 Bad\r\n\r\n",
+            "REGISTER sip:x SIP/2.0\r\nNoColonHere\r\n\r\n", "REGISTER sip:x SIP/2.0\r\n continuation\r\n\r\n",
+            "REGISTER sip:x SIP/2.0\r\nContent-Length: abc\r\n\r\n",
+        ] {
             #expect(throws: SIPError.self) { try SIPParser.parse(bad) }
         }
         expectSIPError(.malformedMessage) { _ = try SIPParser.parse("nonsense") }
@@ -153,7 +164,8 @@ import Testing
     @Test func enforcesSizeLimits() {
         let big = "MESSAGE sip:a@b SIP/2.0\r\nContent-Length: 70000\r\n\r\n" + String(repeating: "x", count: 70_000)
         expectSIPError(.messageTooLarge) { _ = try SIPParser.parse(big) }
-        let limits = SIPParserLimits(maxMessageSize: 4096, maxHeaderSectionSize: 200, maxBodySize: 100, maxHeaderCount: 5)
+        let limits = SIPParserLimits(
+            maxMessageSize: 4096, maxHeaderSectionSize: 200, maxBodySize: 100, maxHeaderCount: 5)
         let longHeader = "MESSAGE sip:a@b SIP/2.0\r\nX-Pad: " + String(repeating: "p", count: 300) + "\r\n\r\n"
         expectSIPError(.messageTooLarge) { _ = try SIPParser.parse(longHeader, limits: limits) }
         let bigBody = "MESSAGE sip:a@b SIP/2.0\r\nContent-Length: 101\r\n\r\n" + String(repeating: "b", count: 101)

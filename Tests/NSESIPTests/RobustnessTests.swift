@@ -1,6 +1,7 @@
-import Testing
 import NIOCore
 import NIOEmbedded
+import Testing
+
 @testable import NSESIP
 
 /// Deterministic mutation tests: malformed input must throw or parse, never trap.
@@ -8,7 +9,7 @@ import NIOEmbedded
     struct LCG: RandomNumberGenerator {
         var state: UInt64
         mutating func next() -> UInt64 {
-            state = state &* 6364136223846793005 &+ 1442695040888963407
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
             return state
         }
     }
@@ -54,7 +55,8 @@ import NIOEmbedded
     }
 
     @Test func decoderHandlesFoldedAndBareLFLines() throws {
-        let text = "MESSAGE sip:a@b SIP/2.0\nVia: SIP/2.0/TCP h;branch=z9hG4bK1\nSubject: one\n  two\nContent-Length: 2\n\nhi"
+        let text =
+            "MESSAGE sip:a@b SIP/2.0\nVia: SIP/2.0/TCP h;branch=z9hG4bK1\nSubject: one\n  two\nContent-Length: 2\n\nhi"
         var decoder = SIPMessageDecoder()
         var buffer = ByteBuffer()
         var result: SIPMessage? = nil

@@ -97,7 +97,8 @@ let alertPayload = #"{"aps":{"alert":{"title":"Hi","body":"there"}}}"#
 
     @Test func unknownOrMalformedTokenIsBadDeviceToken() async throws {
         let fixture = try ServerFixture()
-        #expect(try await send(fixture, path: "/3/device/" + String(repeating: "ab", count: 32)).reason == "BadDeviceToken")
+        #expect(
+            try await send(fixture, path: "/3/device/" + String(repeating: "ab", count: 32)).reason == "BadDeviceToken")
         #expect(try await send(fixture, path: "/3/device/not-hex").reason == "BadDeviceToken")
         let missing = try await send(fixture, path: "/3/device/")
         #expect(missing.status == 400 && missing.reason == "MissingDeviceToken")
@@ -120,26 +121,37 @@ let alertPayload = #"{"aps":{"alert":{"title":"Hi","body":"there"}}}"#
         #expect(try await send(fixture, headers: [("apns-topic", "org.other.app")]).reason == "DeviceTokenNotForTopic")
         #expect(try await send(fixture, headers: [("apns-topic", "bad topic")]).reason == "BadTopic")
         // alert to the voip topic, voip to the bundle topic.
-        #expect(try await send(fixture, headers: [("apns-topic", "org.example.app.voip"), ("apns-push-type", "alert")]).reason == "BadTopic")
         #expect(
-            try await send(fixture, path: "/3/device/\(fixture.voip)", headers: [("apns-topic", "org.example.app"), ("apns-push-type", "voip")])
+            try await send(fixture, headers: [("apns-topic", "org.example.app.voip"), ("apns-push-type", "alert")])
                 .reason == "BadTopic")
+        #expect(
+            try await send(
+                fixture, path: "/3/device/\(fixture.voip)",
+                headers: [("apns-topic", "org.example.app"), ("apns-push-type", "voip")]
+            )
+            .reason == "BadTopic")
         // voip on the remote token, alert on the voip token.
         #expect(
-            try await send(fixture, headers: [("apns-topic", "org.example.app.voip"), ("apns-push-type", "voip")]).reason
+            try await send(fixture, headers: [("apns-topic", "org.example.app.voip"), ("apns-push-type", "voip")])
+                .reason
                 == "DeviceTokenNotForTopic")
         #expect(
-            try await send(fixture, path: "/3/device/\(fixture.voip)", headers: [("apns-topic", "org.example.app")]).reason
+            try await send(fixture, path: "/3/device/\(fixture.voip)", headers: [("apns-topic", "org.example.app")])
+                .reason
                 == "DeviceTokenNotForTopic")
         // voip on the voip token, with the type given or inferred from the topic.
         let call = #"{"aps":{},"call-id":"x"}"#
         #expect(
             try await send(
-                fixture, path: "/3/device/\(fixture.voip)", headers: [("apns-topic", "org.example.app.voip"), ("apns-push-type", "voip")],
+                fixture, path: "/3/device/\(fixture.voip)",
+                headers: [("apns-topic", "org.example.app.voip"), ("apns-push-type", "voip")],
                 body: call
             ).status == 200)
         #expect(
-            try await send(fixture, path: "/3/device/\(fixture.voip)", headers: [("apns-topic", "org.example.app.voip")], body: call).status
+            try await send(
+                fixture, path: "/3/device/\(fixture.voip)", headers: [("apns-topic", "org.example.app.voip")],
+                body: call
+            ).status
                 == 200)
         try await fixture.settle()
     }
@@ -156,36 +168,48 @@ let alertPayload = #"{"aps":{"alert":{"title":"Hi","body":"there"}}}"#
         let backgroundTen = try await send(
             fixture, headers: [topic, ("apns-push-type", "background"), ("apns-priority", "10")], body: background)
         #expect(backgroundTen.status == 400 && backgroundTen.reason == "BadPriority")
-        #expect(try await send(fixture, headers: [topic, ("apns-push-type", "background")], body: background).status == 200)
         #expect(
-            try await send(fixture, headers: [topic, ("apns-push-type", "background"), ("apns-priority", "5")], body: background).status
+            try await send(fixture, headers: [topic, ("apns-push-type", "background")], body: background).status == 200)
+        #expect(
+            try await send(
+                fixture, headers: [topic, ("apns-push-type", "background"), ("apns-priority", "5")], body: background
+            ).status
                 == 200)
         // Priority 10 with a content-available-only payload, even as an alert push.
-        #expect(try await send(fixture, headers: [topic, ("apns-priority", "10")], body: background).reason == "BadPriority")
+        #expect(
+            try await send(fixture, headers: [topic, ("apns-priority", "10")], body: background).reason == "BadPriority"
+        )
         try await fixture.settle()
     }
 
     @Test func expirationCollapseIDAndMessageIDRules() async throws {
         let fixture = try ServerFixture()
         let topic = ("apns-topic", "org.example.app")
-        #expect(try await send(fixture, headers: [topic, ("apns-expiration", "tomorrow")]).reason == "BadExpirationDate")
+        #expect(
+            try await send(fixture, headers: [topic, ("apns-expiration", "tomorrow")]).reason == "BadExpirationDate")
         #expect(try await send(fixture, headers: [topic, ("apns-expiration", "-1")]).reason == "BadExpirationDate")
         #expect(try await send(fixture, headers: [topic, ("apns-expiration", "0")]).status == 200)
         #expect(try await send(fixture, headers: [topic, ("apns-expiration", "1893456000")]).status == 200)
-        #expect(try await send(fixture, headers: [topic, ("apns-collapse-id", String(repeating: "c", count: 64))]).status == 200)
+        #expect(
+            try await send(fixture, headers: [topic, ("apns-collapse-id", String(repeating: "c", count: 64))]).status
+                == 200)
         let long = try await send(fixture, headers: [topic, ("apns-collapse-id", String(repeating: "c", count: 65))])
         #expect(long.status == 400 && long.reason == "BadCollapseId")
         #expect(try await send(fixture, headers: [topic, ("apns-id", "not-a-uuid")]).reason == "BadMessageId")
-        #expect(try await send(fixture, headers: [topic, ("apns-id", "AEF3935A-967E-474C-BA2B-BF133FEAD21")]).reason == "BadMessageId")
+        #expect(
+            try await send(fixture, headers: [topic, ("apns-id", "AEF3935A-967E-474C-BA2B-BF133FEAD21")]).reason
+                == "BadMessageId")
         try await fixture.settle()
     }
 
     @Test func duplicateHeaders() async throws {
         let fixture = try ServerFixture()
-        let answer = try await send(fixture, headers: [("apns-topic", "org.example.app"), ("apns-priority", "10"), ("apns-priority", "10")])
+        let answer = try await send(
+            fixture, headers: [("apns-topic", "org.example.app"), ("apns-priority", "10"), ("apns-priority", "10")])
         #expect(answer.status == 400 && answer.reason == "DuplicateHeaders")
         #expect(
-            try await send(fixture, headers: [("apns-topic", "org.example.app"), ("apns-topic", "org.example.app")]).reason
+            try await send(fixture, headers: [("apns-topic", "org.example.app"), ("apns-topic", "org.example.app")])
+                .reason
                 == "DuplicateHeaders")
     }
 
@@ -248,10 +272,14 @@ let alertPayload = #"{"aps":{"alert":{"title":"Hi","body":"there"}}}"#
             let all = try await client.execute(uri: "/v1/devices/\(fixture.remote)/notifications", method: .get) {
                 try JSON.parse(Array($0.body.readableBytesView), options: .init(requireObject: false)).arrayValue ?? []
             }
-            let two = try await client.execute(uri: "/v1/devices/\(fixture.voip.uppercased())/notifications?limit=2", method: .get) {
+            let two = try await client.execute(
+                uri: "/v1/devices/\(fixture.voip.uppercased())/notifications?limit=2", method: .get
+            ) {
                 try JSON.parse(Array($0.body.readableBytesView), options: .init(requireObject: false)).arrayValue ?? []
             }
-            let unknown = try await client.execute(uri: "/v1/devices/abcd/notifications", method: .get) { Int($0.status.code) }
+            let unknown = try await client.execute(uri: "/v1/devices/abcd/notifications", method: .get) {
+                Int($0.status.code)
+            }
             return (all, two, unknown)
         }
         #expect(all.compactMap { $0["apns_id"]?.stringValue } == ids.reversed())
@@ -262,7 +290,8 @@ let alertPayload = #"{"aps":{"alert":{"title":"Hi","body":"there"}}}"#
 
     @Test func notifyWaitsAndAnswersTheResult() async throws {
         let fixture = try ServerFixture()
-        let body = #"{"device":"\#(fixture.remote)","payload":{"aps":{"alert":{"title":"T","body":"B"},"mutable-content":1}},"push_type":"alert"}"#
+        let body =
+            #"{"device":"\#(fixture.remote)","payload":{"aps":{"alert":{"title":"T","body":"B"},"mutable-content":1}},"push_type":"alert"}"#
         let result: JSON = try await fixture.app.test(.router) { client in
             try await client.execute(uri: "/v1/notify", method: .post, body: ByteBuffer(string: body)) { response in
                 #expect(response.status == .ok)
@@ -274,7 +303,9 @@ let alertPayload = #"{"aps":{"alert":{"title":"Hi","body":"there"}}}"#
         #expect(result["apns_id"]?.stringValue != nil)
         #expect(try fixture.service.store.results(for: fixture.device, limit: 5).count == 1)
         let bad = try await fixture.app.test(.router) { client in
-            try await client.execute(uri: "/v1/notify", method: .post, body: ByteBuffer(string: #"{"device":"00","payload":{}}"#)) {
+            try await client.execute(
+                uri: "/v1/notify", method: .post, body: ByteBuffer(string: #"{"device":"00","payload":{}}"#)
+            ) {
                 reason($0)
             }
         }
@@ -286,7 +317,8 @@ let alertPayload = #"{"aps":{"alert":{"title":"Hi","body":"there"}}}"#
         let root = try TestSupport.temporaryDirectory("nse-serve")
         let device = try Device.create(at: root + "/bob")
         let service = PushService(
-            devices: [device], concurrency: 1, queueCapacity: 0, extensionCommand: ["/bin/sh", "-c", "while [ ! -e '\(root)/release' ]; do sleep 0.05; done"],
+            devices: [device], concurrency: 1, queueCapacity: 0,
+            extensionCommand: ["/bin/sh", "-c", "while [ ! -e '\(root)/release' ]; do sleep 0.05; done"],
             limits: ExtensionLimits(budget: 20), logger: Logger(label: "test"))
         let app = Application(responder: PushResponder(service: service))
         let payload = #"{"aps":{"alert":"x","mutable-content":1}}"#
@@ -295,7 +327,8 @@ let alertPayload = #"{"aps":{"alert":{"title":"Hi","body":"there"}}}"#
             for _ in 0..<2 {
                 statuses.append(
                     try await client.execute(
-                        uri: "/3/device/\(device.config.remoteToken)", method: .post, headers: fields([("apns-topic", "org.example.app")]),
+                        uri: "/3/device/\(device.config.remoteToken)", method: .post,
+                        headers: fields([("apns-topic", "org.example.app")]),
                         body: ByteBuffer(string: payload)
                     ) { Int($0.status.code) })
             }

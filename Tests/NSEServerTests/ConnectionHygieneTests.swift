@@ -9,7 +9,7 @@ import NSETestSupport
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Connections that end badly or never start: each frees its descriptor, and `nse serve` still exits 0 within 5 s
@@ -80,13 +80,18 @@ import Glibc
             case .tlsHandshakeThenClose:
                 let handshake = try TestSupport.run(
                     "/usr/bin/env", ["python3", "-c", Self.tlsClientScript, String(port)], timeout: 30)
-                #expect(handshake.status == 0 && handshake.stdout.hasPrefix("TLSv1."), "\(handshake.stdout)\(handshake.stderr)")
+                #expect(
+                    handshake.status == 0 && handshake.stdout.hasPrefix("TLSv1."),
+                    "\(handshake.stdout)\(handshake.stderr)")
             }
         }
         // Closed connections are freed at once; silent ones after --preface-timeout (1 s).
         let settled = Self.settle(pid, to: baseline, within: held.isEmpty ? 2 : 4)
-        #expect(settled <= baseline + 3, "\(client): \(settled) descriptors open, \(baseline) before \(count) connections")
-        for connection in held { #expect(connection.closedByServer(within: 1), "\(client): a silent connection is still open") }
+        #expect(
+            settled <= baseline + 3, "\(client): \(settled) descriptors open, \(baseline) before \(count) connections")
+        for connection in held {
+            #expect(connection.closedByServer(within: 1), "\(client): a silent connection is still open")
+        }
 
         // SIGTERM with silent connections open: exit 0 within 5 s.
         let silent = try (0..<50).map { _ in try RawConnection(port: port) }
@@ -113,7 +118,8 @@ import Glibc
         connection.send(H2Frame.preface + H2Frame(type: H2Frame.settings, flags: 0, stream: 0, payload: []).bytes)
         connection.send(
             try H2Frame.post(
-                stream: 1, path: "/3/device/\(token)", headers: [("apns-topic", "org.example.app")], body: Array(#"{"aps":{"alert":"x"}}"#.utf8),
+                stream: 1, path: "/3/device/\(token)", headers: [("apns-topic", "org.example.app")],
+                body: Array(#"{"aps":{"alert":"x"}}"#.utf8),
                 encoder: &encoder, complete: requestComplete))
         usleep(500_000)
         // From here on the client reads nothing (the server's PING is never acked).

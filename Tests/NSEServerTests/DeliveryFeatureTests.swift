@@ -12,7 +12,7 @@ import Synchronization
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A program whose stdout is read as it arrives (an SSE client), killed when the test is done with it.
@@ -64,7 +64,9 @@ final class StreamingProcess: @unchecked Sendable {
 func notificationEvents(_ text: String) -> [JSON] {
     text.components(separatedBy: "\n\n").compactMap { block -> JSON? in
         let lines = block.split(separator: "\n").map(String.init)
-        guard lines.contains("event: notification"), let data = lines.first(where: { $0.hasPrefix("data: ") }) else { return nil }
+        guard lines.contains("event: notification"), let data = lines.first(where: { $0.hasPrefix("data: ") }) else {
+            return nil
+        }
         return try? JSON.parse(String(data.dropFirst(6)))
     }
 }
@@ -72,7 +74,8 @@ func notificationEvents(_ text: String) -> [JSON] {
 @Suite(.serialized) struct DeliveryFeatureTests {
     /// One push through the router; status, the JSON body and apns-id.
     func send(
-        _ fixture: ServerFixture, headers: [(String, String)] = [], token: String? = nil, topic: String = "org.example.app",
+        _ fixture: ServerFixture, headers: [(String, String)] = [], token: String? = nil,
+        topic: String = "org.example.app",
         pushType: String = "alert"
     ) async throws -> (status: Int, body: JSON?, apnsID: String?) {
         let app = Application(responder: PushResponder(service: fixture.service))
@@ -82,7 +85,10 @@ func notificationEvents(_ text: String) -> [JSON] {
                 headers: fields([("apns-topic", topic), ("apns-push-type", pushType)] + headers),
                 body: ByteBuffer(string: alertPayload)
             ) { response in
-                (Int(response.status.code), try? JSON.parse(Array(response.body.readableBytesView)), response.headers[.init("apns-id")!])
+                (
+                    Int(response.status.code), try? JSON.parse(Array(response.body.readableBytesView)),
+                    response.headers[.init("apns-id")!]
+                )
             }
         }
     }
@@ -110,16 +116,20 @@ func notificationEvents(_ text: String) -> [JSON] {
     @Test func aPushPastItsExpirationIsAcceptedAndDroppedUndelivered() async throws {
         let fixture = try ServerFixture()
         let now = Int64(Date().timeIntervalSince1970)
-        let expired = try await send(fixture, headers: [("apns-expiration", "\(now - 60)"), ("apns-collapse-id", "thread-1")])
+        let expired = try await send(
+            fixture, headers: [("apns-expiration", "\(now - 60)"), ("apns-collapse-id", "thread-1")])
         #expect(expired.status == 200)
         let once = try await send(fixture, headers: [("apns-expiration", "0")])
         let later = try await send(fixture, headers: [("apns-expiration", "\(now + 3600)")])
         #expect(once.status == 200 && later.status == 200)
         try await fixture.settle()
         let results = try fixture.service.store.results(for: fixture.device, limit: 10)
-        func outcome(_ id: String?) -> String? { results.first { $0["apns_id"]?.stringValue == id }?["outcome"]?.stringValue }
+        func outcome(_ id: String?) -> String? {
+            results.first { $0["apns_id"]?.stringValue == id }?["outcome"]?.stringValue
+        }
         #expect(outcome(expired.apnsID) == "expired")
-        #expect(results.first { $0["apns_id"]?.stringValue == expired.apnsID }?["collapse_id"]?.stringValue == "thread-1")
+        #expect(
+            results.first { $0["apns_id"]?.stringValue == expired.apnsID }?["collapse_id"]?.stringValue == "thread-1")
         #expect(outcome(once.apnsID) == "not-invoked")
         #expect(outcome(later.apnsID) == "not-invoked")
         for result in results {
@@ -141,7 +151,9 @@ func notificationEvents(_ text: String) -> [JSON] {
         let fixture = try ServerFixture()
         let app = Application(responder: PushResponder(service: fixture.service))
         let listed = try await app.test(.router) { client in
-            try await client.execute(uri: "/v1/devices", method: .get) { try? JSON.parse(Array($0.body.readableBytesView), options: .init(requireObject: false)) }
+            try await client.execute(uri: "/v1/devices", method: .get) {
+                try? JSON.parse(Array($0.body.readableBytesView), options: .init(requireObject: false))
+            }
         }
         #expect(listed?.arrayValue?.count == 1)
         #expect(listed?.arrayValue?.first?["remote_token"]?.stringValue == fixture.remote)
@@ -160,7 +172,9 @@ func notificationEvents(_ text: String) -> [JSON] {
             let router = Router()
             router.post("/results") { request, _ -> Response in
                 let body = try await request.body.collect(upTo: 1 << 20)
-                if let json = try? JSON.parse(Array(body.readableBytesView)) { self.bodies.withLock { $0.append(json) } }
+                if let json = try? JSON.parse(Array(body.readableBytesView)) {
+                    self.bodies.withLock { $0.append(json) }
+                }
                 self.headers.withLock { $0.append(request.headers[.init("apns-id")!] ?? "") }
                 let status = self.statuses.withLock { $0.isEmpty ? 200 : $0.removeFirst() }
                 return Response(status: .init(code: status))
@@ -180,7 +194,9 @@ func notificationEvents(_ text: String) -> [JSON] {
             let answer = try await send(fixture)
             #expect(answer.status == 200)
             try await fixture.settle()
-            for _ in 0..<500 where receiver.headers.withLock({ $0.count }) < 2 { try await Task.sleep(nanoseconds: 10_000_000) }
+            for _ in 0..<500 where receiver.headers.withLock({ $0.count }) < 2 {
+                try await Task.sleep(nanoseconds: 10_000_000)
+            }
             await fixture.service.drain()
             // 503 once, then delivered: two attempts, both with the result and its apns-id.
             #expect(receiver.headers.withLock { $0 } == [answer.apnsID ?? "", answer.apnsID ?? ""])
@@ -199,18 +215,24 @@ func notificationEvents(_ text: String) -> [JSON] {
         }
         let bob = try Device.open(at: root + "/bob")
         let carol = try Device.open(at: root + "/carol")
-        let server = try ServeProcess(["--listen", "127.0.0.1:0", "--device", root + "/bob", "--device", root + "/carol"])
+        let server = try ServeProcess([
+            "--listen", "127.0.0.1:0", "--device", root + "/bob", "--device", root + "/carol",
+        ])
         defer { server.stop() }
         let all = try StreamingProcess("/usr/bin/curl", ["-sSN", "--max-time", "60", server.url + "/v1/events"])
-        let carolOnly = try StreamingProcess("/usr/bin/curl", ["-sSN", "--max-time", "60", server.url + "/v1/events?device=" + carol.config.remoteToken])
+        let carolOnly = try StreamingProcess(
+            "/usr/bin/curl", ["-sSN", "--max-time", "60", server.url + "/v1/events?device=" + carol.config.remoteToken])
         _ = try await all.wait { $0.contains(": nse serve events") }
         _ = try await carolOnly.wait { $0.contains(": nse serve events") }
         var sent: [String] = []
         for device in [bob, carol, bob] {
             let output = try await runOffPool(
                 "/usr/bin/curl",
-                ["-sS", "-o", "/dev/null", "-w", "%header{apns-id}", "--max-time", "30", "-H", "apns-topic: org.example.app",
-                 "--data-binary", alertPayload, server.url + "/3/device/" + device.config.remoteToken], timeout: 40)
+                [
+                    "-sS", "-o", "/dev/null", "-w", "%header{apns-id}", "--max-time", "30", "-H",
+                    "apns-topic: org.example.app",
+                    "--data-binary", alertPayload, server.url + "/3/device/" + device.config.remoteToken,
+                ], timeout: 40)
             sent.append(output.stdout)
         }
         let everything = notificationEvents(try await all.wait { notificationEvents($0).count >= 3 })

@@ -21,7 +21,11 @@ import Testing
         let gate = ThreadGate()
         let done = Mutex(0)
         for _ in 0..<3 {
-            #expect(queue.submit { gate.pass(); done.withLock { $0 += 1 } } == .accepted)
+            #expect(
+                queue.submit {
+                    gate.pass()
+                    done.withLock { $0 += 1 }
+                } == .accepted)
         }
         try await gate.waitForArrivals(2)  // two run, one waits for a thread
         let drained = Ending.of { await queue.drain() }
@@ -84,7 +88,12 @@ import Testing
         let queue = DeliveryQueue(concurrency: 2, capacity: 2)
         let gate = ThreadGate()
         let done = Mutex(0)
-        for _ in 0..<2 { _ = queue.submit { gate.pass(); done.withLock { $0 += 1 } } }
+        for _ in 0..<2 {
+            _ = queue.submit {
+                gate.pass()
+                done.withLock { $0 += 1 }
+            }
+        }
         try await gate.waitForArrivals(2)
         let drains = (0..<4).map { _ in Ending.of { await queue.drain() } }
         try await Task.sleep(nanoseconds: 100_000_000)

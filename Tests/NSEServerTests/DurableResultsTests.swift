@@ -9,7 +9,7 @@ import NSETestSupport
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Results in SQLite (issue #10, defects 5, 6, 7): O(limit) reads, the old JSON lines imported, no 200 for a push
@@ -36,7 +36,9 @@ import Glibc
         // 50,000 lines as nse wrote them before SQLite, and a torn last line (a full disk mid-append).
         var text = ""
         for index in 0..<50_000 {
-            text += #"{"outcome":"rewritten","apns_id":"id-\#(index)","token":"\#(token)","received_at":\#(index),"recorded_at":\#(index)}"# + "\n"
+            text +=
+                #"{"outcome":"rewritten","apns_id":"id-\#(index)","token":"\#(token)","received_at":\#(index),"recorded_at":\#(index)}"#
+                + "\n"
         }
         text += #"{"outcome":"rewri"#
         try FileManager.default.createDirectory(atPath: root + "/bob/notifications", withIntermediateDirectories: true)
@@ -70,8 +72,12 @@ import Glibc
         func push() async throws -> String {
             try await runOffPool(
                 "/usr/bin/curl",
-                ["-sS", "-o", "/dev/null", "-w", "%{http_code}", "--http2-prior-knowledge", "--max-time", "30", "-H", "apns-topic: org.example.app",
-                 "--data-binary", #"{"aps":{"alert":"hello"}}"#, server.url + "/3/device/" + token], timeout: 40).stdout
+                [
+                    "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--http2-prior-knowledge", "--max-time", "30", "-H",
+                    "apns-topic: org.example.app",
+                    "--data-binary", #"{"aps":{"alert":"hello"}}"#, server.url + "/3/device/" + token,
+                ], timeout: 40
+            ).stdout
         }
         #expect(try await push() == "200")
         // Fill the disk to the last byte (or, not root, make the database read-only).
@@ -81,7 +87,11 @@ import Glibc
         var refused: [String] = []
         for _ in 0..<3 { refused.append(try await push()) }
         #expect(refused.allSatisfy { $0 == "500" }, "\(refused)")
-        if let filler { try FileManager.default.removeItem(atPath: filler) } else { chmod(notifications + "/results.db", 0o600) }
+        if let filler {
+            try FileManager.default.removeItem(atPath: filler)
+        } else {
+            chmod(notifications + "/results.db", 0o600)
+        }
         #expect(try await push() == "200")
         await server.stop()
         let recorded = try server.service.store.results(for: device, limit: 10)
@@ -101,7 +111,9 @@ import Glibc
         var burst = H2Frame.preface + H2Frame(type: H2Frame.settings, flags: 0, stream: 0, payload: []).bytes
         let streams = (0..<1000).map { UInt32(2 * $0 + 1) }
         for stream in streams {
-            burst += try H2Frame.post(stream: stream, path: "/3/device/\(token)", headers: [("apns-topic", "org.example.app")], body: body, encoder: &encoder)
+            burst += try H2Frame.post(
+                stream: stream, path: "/3/device/\(token)", headers: [("apns-topic", "org.example.app")], body: body,
+                encoder: &encoder)
         }
         connection.send(burst)
 
@@ -117,7 +129,8 @@ import Glibc
                 switch frame.type {
                 case H2Frame.settings where frame.flags & H2Frame.ack == 0:
                     connection.send(H2Frame(type: H2Frame.settings, flags: H2Frame.ack, stream: 0, payload: []).bytes)
-                    for offset in stride(from: 0, to: frame.payload.count, by: 6) where frame.payload[offset] == 0 && frame.payload[offset + 1] == 3 {
+                    for offset in stride(from: 0, to: frame.payload.count, by: 6)
+                    where frame.payload[offset] == 0 && frame.payload[offset + 1] == 3 {
                         advertised = frame.word(at: offset + 2)
                     }
                 case H2Frame.headers:
@@ -129,11 +142,16 @@ import Glibc
                         other.append(headers.first(name: ":status") ?? "?")
                     }
                 case H2Frame.rstStream:
-                    if frame.word(at: 0) == 0x7 { refused.insert(frame.stream) } else { other.append("RST \(frame.word(at: 0))") }
+                    if frame.word(at: 0) == 0x7 {
+                        refused.insert(frame.stream)
+                    } else {
+                        other.append("RST \(frame.word(at: 0))")
+                    }
                 case H2Frame.goAway:
                     other.append("GOAWAY \(frame.word(at: 4))")
                 case H2Frame.ping where frame.flags & H2Frame.ack == 0:
-                    connection.send(H2Frame(type: H2Frame.ping, flags: H2Frame.ack, stream: 0, payload: frame.payload).bytes)
+                    connection.send(
+                        H2Frame(type: H2Frame.ping, flags: H2Frame.ack, stream: 0, payload: frame.payload).bytes)
                 default:
                     break
                 }
@@ -162,7 +180,9 @@ import Glibc
         let body = Array(#"{"aps":{"alert":"hello"}}"#.utf8)
         var bytes = H2Frame.preface + H2Frame(type: H2Frame.settings, flags: 0, stream: 0, payload: []).bytes
         for stream: UInt32 in [9, 11, 13, 15, 5] {
-            bytes += try H2Frame.post(stream: stream, path: "/3/device/\(token)", headers: [("apns-topic", "org.example.app")], body: body, encoder: &encoder)
+            bytes += try H2Frame.post(
+                stream: stream, path: "/3/device/\(token)", headers: [("apns-topic", "org.example.app")], body: body,
+                encoder: &encoder)
         }
         connection.send(bytes)
         var reader = H2FrameReader()
@@ -173,7 +193,9 @@ import Glibc
                 if frame.type == H2Frame.headers {
                     var block = ByteBuffer(bytes: frame.payload)
                     let headers = try decoder.decodeHeaders(from: &block)
-                    if headers.first(name: ":status") == "200", let id = headers.first(name: "apns-id") { answered.insert(id) }
+                    if headers.first(name: ":status") == "200", let id = headers.first(name: "apns-id") {
+                        answered.insert(id)
+                    }
                 } else if frame.type == H2Frame.goAway {
                     goAwayError = frame.word(at: 4)
                 }
@@ -193,7 +215,8 @@ import Glibc
         for result in recorded {
             let id = result["apns_id"]?.stringValue ?? ""
             let acknowledged = result["acknowledged"]?.boolValue ?? true
-            #expect(answered.contains(id) || !acknowledged, "push \(id) recorded as acknowledged but no 200 was received")
+            #expect(
+                answered.contains(id) || !acknowledged, "push \(id) recorded as acknowledged but no 200 was received")
         }
     }
 }

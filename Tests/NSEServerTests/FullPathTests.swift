@@ -22,22 +22,32 @@ import Testing
             "--auth-key-file", key.path, "--key-id", TestAPNsKey.keyID, "--team-id", TestAPNsKey.teamID,
         ])
         defer { serve.stop() }
-        let sipServer = try StreamingProcess(TestSupport.nse, [
-            "sip-server", "--events", "--listen", "tcp:127.0.0.1:0", "--push-url", serve.url, "--push-ca", certificate,
-            "--push-auth-key-file", key.path, "--push-key-id", TestAPNsKey.keyID, "--push-team-id", TestAPNsKey.teamID,
-        ])
+        let sipServer = try StreamingProcess(
+            TestSupport.nse,
+            [
+                "sip-server", "--events", "--listen", "tcp:127.0.0.1:0", "--push-url", serve.url, "--push-ca",
+                certificate,
+                "--push-auth-key-file", key.path, "--push-key-id", TestAPNsKey.keyID, "--push-team-id",
+                TestAPNsKey.teamID,
+            ])
         defer { _ = sipServer.waitForExit(seconds: 0) }
-        let firstLine = try await sipServer.wait(seconds: 15) { $0.contains("\n") }.split(separator: "\n").first.map(String.init) ?? ""
-        let proxy = try #require(try JSON.parse(firstLine)["listening"]?.arrayValue?.first?["uri"]?.stringValue, "\(firstLine)")
+        let firstLine =
+            try await sipServer.wait(seconds: 15) { $0.contains("\n") }.split(separator: "\n").first.map(String.init)
+            ?? ""
+        let proxy = try #require(
+            try JSON.parse(firstLine)["listening"]?.arrayValue?.first?["uri"]?.stringValue, "\(firstLine)")
 
         // Bob's app gets its SIP account while nse serve runs (the server re-reads device.json), then registers.
-        let account = try TestSupport.nse(["device", "set", bob, "--sip-account", "sip:bob@example.org", "--sip-proxy", proxy])
+        let account = try TestSupport.nse([
+            "device", "set", bob, "--sip-account", "sip:bob@example.org", "--sip-proxy", proxy,
+        ])
         #expect(account.status == 0, "\(account.stderr)")
         let registered = try TestSupport.nse(["device", "register", bob])
         #expect(registered.status == 0, "\(registered.stderr)")
 
         let sent = try TestSupport.nse([
-            "send", "--proxy", proxy, "--from", "sip:alice@example.org", "--to", "sip:bob@example.org", "--text", "Lunch at 1?",
+            "send", "--proxy", proxy, "--from", "sip:alice@example.org", "--to", "sip:bob@example.org", "--text",
+            "Lunch at 1?",
             "--seal-to", bob, "--display-name", "Alice", "--timeout", "10",
         ])
         #expect(sent.status == 0, "\(sent.stderr)")
@@ -45,12 +55,18 @@ import Testing
 
         // The SIP server's push was accepted by nse serve (200), and the result is recorded.
         let events = try await sipServer.wait { $0.contains("\"pushed\"") }
-        let pushed = events.split(separator: "\n").compactMap { try? JSON.parse(String($0)) }.first { $0["event"]?.stringValue == "pushed" }
+        let pushed = events.split(separator: "\n").compactMap { try? JSON.parse(String($0)) }.first {
+            $0["event"]?.stringValue == "pushed"
+        }
         #expect(pushed?["status"]?.intValue == 200, "\(pushed?.serialized() ?? events)")
         var recorded: JSON?
         for _ in 0..<200 {
             let output = try await runOffPool(
-                "/usr/bin/curl", ["-sS", "--http2", "--cacert", certificate, "--max-time", "10", "\(serve.url)/v1/devices/\(token)/notifications"],
+                "/usr/bin/curl",
+                [
+                    "-sS", "--http2", "--cacert", certificate, "--max-time", "10",
+                    "\(serve.url)/v1/devices/\(token)/notifications",
+                ],
                 timeout: 20)
             recorded = (try? JSON.parse(output.stdout, options: .init(requireObject: false)))?.arrayValue?.first
             if recorded != nil { break }

@@ -1,13 +1,13 @@
 import Foundation
 import Logging
 import NSEDevice
-import NSEServer
 import NSEJSON
+import NSEServer
 import NSETestSupport
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A running `nse serve` (the built binary), stopped with SIGTERM.
@@ -68,7 +68,8 @@ final class InProcessServer: @unchecked Sendable {
         var logger = Logger(label: "nse.serve.test")
         logger.logLevel = .critical
         let service = PushService(
-            devices: [device], concurrency: concurrency, queueCapacity: queue, extensionCommand: [TestSupport.referenceExtension],
+            devices: [device], concurrency: concurrency, queueCapacity: queue,
+            extensionCommand: [TestSupport.referenceExtension],
             logger: logger)
         self.service = service
         let (stream, continuation) = AsyncStream.makeStream(of: JSON.self)
@@ -129,11 +130,14 @@ func runOffPool(_ executable: String, _ arguments: [String], timeout: TimeInterv
 
     init() throws {
         root = try TestSupport.temporaryDirectory("nse-serve-live")
-        let created = try TestSupport.nse(["device", "init", root + "/bob", "--bundle-id", "org.example.app", "--filtering"])
+        let created = try TestSupport.nse([
+            "device", "init", root + "/bob", "--bundle-id", "org.example.app", "--filtering",
+        ])
         #expect(created.status == 0, "\(created.stderr)")
         device = try Device.open(at: root + "/bob")
         token = device.config.remoteToken
-        let plaintext = try String(contentsOfFile: TestSupport.fixtures + "/plaintexts/alice-lunch.json", encoding: .utf8)
+        let plaintext = try String(
+            contentsOfFile: TestSupport.fixtures + "/plaintexts/alice-lunch.json", encoding: .utf8)
         let sealed = try TestSupport.nse(["seal", "--device", root + "/bob"], stdin: plaintext)
         #expect(sealed.status == 0, "\(sealed.stderr)")
         let envelope = sealed.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -147,10 +151,12 @@ func runOffPool(_ executable: String, _ arguments: [String], timeout: TimeInterv
     func push(_ base: String, _ options: [String]) async throws -> (status: String, version: String, apnsID: String) {
         let output = try await runOffPool(
             "/usr/bin/curl",
-            ["-sS", "-o", "/dev/null", "-w", "%{http_code} %{http_version} %header{apns-id}", "--max-time", "30"] + options + [
-                "-H", "apns-topic: org.example.app", "-H", "apns-push-type: alert", "--data-binary", "@" + payloadPath,
-                base + "/3/device/" + token,
-            ], timeout: 40)
+            ["-sS", "-o", "/dev/null", "-w", "%{http_code} %{http_version} %header{apns-id}", "--max-time", "30"]
+                + options + [
+                    "-H", "apns-topic: org.example.app", "-H", "apns-push-type: alert", "--data-binary",
+                    "@" + payloadPath,
+                    base + "/3/device/" + token,
+                ], timeout: 40)
         let parts = output.stdout.split(separator: " ").map(String.init)
         #expect(parts.count == 3, "curl: \(output.stdout) \(output.stderr)")
         return (parts.first ?? "", parts.count > 1 ? parts[1] : "", parts.count > 2 ? parts[2] : "")
@@ -161,7 +167,8 @@ func runOffPool(_ executable: String, _ arguments: [String], timeout: TimeInterv
         var results: [JSON] = []
         for _ in 0..<300 {
             let output = try await runOffPool(
-                "/usr/bin/curl", ["-sS", "--max-time", "10"] + options + ["\(base)/v1/devices/\(token)/notifications?limit=1000"],
+                "/usr/bin/curl",
+                ["-sS", "--max-time", "10"] + options + ["\(base)/v1/devices/\(token)/notifications?limit=1000"],
                 timeout: 20)
             results = (try? JSON.parse(output.stdout, options: .init(requireObject: false)))?.arrayValue ?? []
             if results.count >= count { break }
@@ -174,12 +181,15 @@ func runOffPool(_ executable: String, _ arguments: [String], timeout: TimeInterv
     func makeCertificate() async throws -> (certificate: String, key: String) {
         let root = root
         return try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(with: Result { try TestSupport.selfSignedCertificate(in: root) }) }
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try TestSupport.selfSignedCertificate(in: root) })
+            }
         }
     }
 
     @Test func sealedPushOverH2cHTTP1AndTLSIsRewrittenAndReadBack() async throws {
-        let server = try await InProcessServer(PushServerConfiguration(host: "127.0.0.1", port: 0, h2cPort: 0), device: device)
+        let server = try await InProcessServer(
+            PushServerConfiguration(host: "127.0.0.1", port: 0, h2cPort: 0), device: device)
         #expect(server.url.hasPrefix("http://127.0.0.1:"))
         let h2c = try #require(server.listening["h2c"]?.stringValue)
         #expect(!server.url.hasSuffix(":0") && !h2c.hasSuffix(":0"))
@@ -194,7 +204,8 @@ func runOffPool(_ executable: String, _ arguments: [String], timeout: TimeInterv
 
         let (certificate, key) = try await makeCertificate()
         let tlsServer = try await InProcessServer(
-            PushServerConfiguration(host: "127.0.0.1", port: 0, tlsCertificatePath: certificate, tlsKeyPath: key), device: device)
+            PushServerConfiguration(host: "127.0.0.1", port: 0, tlsCertificatePath: certificate, tlsKeyPath: key),
+            device: device)
         #expect(tlsServer.url.hasPrefix("https://127.0.0.1:"))
         let overTLS = try await push(tlsServer.url, ["--http2", "--cacert", certificate])
         #expect(overTLS.status == "200" && overTLS.version == "2")
@@ -239,8 +250,11 @@ func runOffPool(_ executable: String, _ arguments: [String], timeout: TimeInterv
         try TestSupport.write(lines.joined(separator: "\n") + "\n", to: config)
         let output = try await runOffPool(
             "/usr/bin/curl",
-            ["-sS", protocolOption] + tlsOptions + ["--parallel", "--parallel-max", "\(pushes)", "--max-time", "60", "-K", config, "-w", "%{http_code} %{http_version} %header{apns-id}\\n",
-             "-H", "apns-topic: org.example.app", "--data-binary", "@" + payloadPath], timeout: 120)
+            ["-sS", protocolOption] + tlsOptions + [
+                "--parallel", "--parallel-max", "\(pushes)", "--max-time", "60", "-K", config, "-w",
+                "%{http_code} %{http_version} %header{apns-id}\\n",
+                "-H", "apns-topic: org.example.app", "--data-binary", "@" + payloadPath,
+            ], timeout: 120)
         let answers = output.stdout.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
         if protocolOption == "--http2" { #expect(output.stdout.contains("200 2") || output.stdout.contains("429 2")) }
         #expect(answers.count == pushes, "\(output.stderr)")
@@ -264,19 +278,28 @@ func runOffPool(_ executable: String, _ arguments: [String], timeout: TimeInterv
         let root = try TestSupport.temporaryDirectory("nse-serve-cli")
         #expect(try TestSupport.nse(["device", "init", root + "/bob"]).status == 0)
         let token = try Device.open(at: root + "/bob").config.remoteToken
-        let server = try ServeProcess(["--listen", "127.0.0.1:0", "--listen-h2c", "127.0.0.1:0", "--device", root + "/bob"])
+        let server = try ServeProcess([
+            "--listen", "127.0.0.1:0", "--listen-h2c", "127.0.0.1:0", "--device", root + "/bob",
+        ])
         defer { server.stop() }
         let h2c = try #require(server.listening["h2c"]?.stringValue, "\(server.listening)")
         #expect(server.url.hasPrefix("http://127.0.0.1:"))
         let pushed = try await runOffPool(
             "/usr/bin/curl",
-            ["-sS", "-o", "/dev/null", "-w", "%{http_code}", "--http2-prior-knowledge", "--max-time", "30", "-H", "apns-topic: org.example.app",
-             "--data-binary", #"{"aps":{"alert":"hello","mutable-content":1}}"#, h2c + "/3/device/" + token], timeout: 40)
+            [
+                "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--http2-prior-knowledge", "--max-time", "30", "-H",
+                "apns-topic: org.example.app",
+                "--data-binary", #"{"aps":{"alert":"hello","mutable-content":1}}"#, h2c + "/3/device/" + token,
+            ], timeout: 40)
         #expect(pushed.stdout == "200", "\(pushed.stderr)")
         let overMain = try await runOffPool(
             "/usr/bin/curl",
-            ["-sS", "-o", "/dev/null", "-w", "%{http_code} %{http_version}", "--http2-prior-knowledge", "--max-time", "30", "-H",
-             "apns-topic: org.example.app", "--data-binary", #"{"aps":{"alert":"hello"}}"#, server.url + "/3/device/" + token], timeout: 40)
+            [
+                "-sS", "-o", "/dev/null", "-w", "%{http_code} %{http_version}", "--http2-prior-knowledge", "--max-time",
+                "30", "-H",
+                "apns-topic: org.example.app", "--data-binary", #"{"aps":{"alert":"hello"}}"#,
+                server.url + "/3/device/" + token,
+            ], timeout: 40)
         #expect(overMain.stdout == "200 2", "\(overMain.stderr)")
         #expect(server.stop() == 0)
         #expect(try recordedResults(root + "/bob").count == 2)

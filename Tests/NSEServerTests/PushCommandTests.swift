@@ -14,7 +14,9 @@ import Testing
 
     init() throws {
         root = try TestSupport.temporaryDirectory("nse-push")
-        let created = try TestSupport.nse(["device", "init", root + "/bob", "--bundle-id", "org.example.app", "--filtering"])
+        let created = try TestSupport.nse([
+            "device", "init", root + "/bob", "--bundle-id", "org.example.app", "--filtering",
+        ])
         #expect(created.status == 0, "\(created.stderr)")
         device = try Device.open(at: root + "/bob")
         key = try TestAPNsKey(in: root)
@@ -23,17 +25,24 @@ import Testing
 
     func serve() throws -> ServeProcess {
         try ServeProcess([
-            "--listen", "127.0.0.1:0", "--tls-cert", certificate, "--tls-key", certificateKey, "--device", root + "/bob",
+            "--listen", "127.0.0.1:0", "--tls-cert", certificate, "--tls-key", certificateKey, "--device",
+            root + "/bob",
             "--auth-key-file", key.path, "--key-id", TestAPNsKey.keyID, "--team-id", TestAPNsKey.teamID,
         ])
     }
 
     /// `nse push` with the key and the certificate; its exit status, its answer line and its stderr.
-    func push(_ server: ServeProcess, _ arguments: [String], payload: String? = nil, signed: Bool = true) async throws -> (status: Int32, answer: JSON?, stderr: String) {
+    func push(_ server: ServeProcess, _ arguments: [String], payload: String? = nil, signed: Bool = true) async throws
+        -> (status: Int32, answer: JSON?, stderr: String)
+    {
         var all = ["push", "--url", server.url, "--cacert", certificate] + arguments
-        if signed { all += ["--auth-key-file", key.path, "--key-id", TestAPNsKey.keyID, "--team-id", TestAPNsKey.teamID] }
+        if signed {
+            all += ["--auth-key-file", key.path, "--key-id", TestAPNsKey.keyID, "--team-id", TestAPNsKey.teamID]
+        }
         let output = try await runOffPool(TestSupport.nse, all + [payload ?? "-"], timeout: 60)
-        return (output.status, try? JSON.parse(output.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), output.stderr)
+        return (
+            output.status, try? JSON.parse(output.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), output.stderr
+        )
     }
 
     func write(_ name: String, _ text: String) throws -> String {
@@ -54,9 +63,11 @@ import Testing
         #expect(accepted.answer?["apns_unique_id"]?.stringValue != nil)
 
         // A simctl .apns file: its target bundle is the topic; the given apns-id is echoed.
-        let apns = try write("push.apns", #"{"Simulator Target Bundle":"org.example.app","aps":{"alert":"from simctl"}}"#)
+        let apns = try write(
+            "push.apns", #"{"Simulator Target Bundle":"org.example.app","aps":{"alert":"from simctl"}}"#)
         let given = "0f2d5b3e-8c1a-4c3b-9a4e-7d6f5e4c3b2a"
-        let simctl = try await push(server, ["--device-token", device.config.remoteToken, "--apns-id", given], payload: apns)
+        let simctl = try await push(
+            server, ["--device-token", device.config.remoteToken, "--apns-id", given], payload: apns)
         #expect(simctl.status == 0, "\(simctl.stderr)")
         #expect(simctl.answer?["apns_id"]?.stringValue == given)
 
@@ -71,8 +82,13 @@ import Testing
         let first = results.first { $0["apns_id"]?.stringValue == id }
         #expect(first?["outcome"]?.stringValue == "fallback" || first?["outcome"]?.stringValue == "rewritten")
         #expect(first?["collapse_id"]?.stringValue == "c1")
-        #expect(results.first { $0["apns_id"]?.stringValue == given }?["display"]?["body"]?.stringValue == "from simctl")
-        #expect(results.contains { $0["push_type"]?.stringValue == "voip" && $0["token"]?.stringValue == device.config.voipToken.lowercased() })
+        #expect(
+            results.first { $0["apns_id"]?.stringValue == given }?["display"]?["body"]?.stringValue == "from simctl")
+        #expect(
+            results.contains {
+                $0["push_type"]?.stringValue == "voip"
+                    && $0["token"]?.stringValue == device.config.voipToken.lowercased()
+            })
     }
 
     @Test func refusalsPrintAPNsAnswerAndExit65() async throws {
@@ -85,7 +101,9 @@ import Testing
         #expect(unsigned.answer?["reason"]?.stringValue == "MissingProviderToken")
         #expect(unsigned.stderr.contains("403 MissingProviderToken"))
 
-        let badToken = try await push(server, ["--device-token", String(repeating: "ab", count: 32), "--topic", "org.example.app"], payload: alert)
+        let badToken = try await push(
+            server, ["--device-token", String(repeating: "ab", count: 32), "--topic", "org.example.app"], payload: alert
+        )
         #expect(badToken.status == 65 && badToken.answer?["reason"]?.stringValue == "BadDeviceToken")
 
         let large = try write("large.json", #"{"aps":{"alert":"\#(String(repeating: "x", count: 4100))"}}"#)
@@ -96,8 +114,11 @@ import Testing
         let otherKey = try TestAPNsKey(in: root, name: "other.p8")
         let wrongKey = try await runOffPool(
             TestSupport.nse,
-            ["push", "--url", server.url, "--cacert", certificate, "--device", root + "/bob", "--auth-key-file", otherKey.path, "--key-id",
-             TestAPNsKey.keyID, "--team-id", TestAPNsKey.teamID, alert], timeout: 60)
+            [
+                "push", "--url", server.url, "--cacert", certificate, "--device", root + "/bob", "--auth-key-file",
+                otherKey.path, "--key-id",
+                TestAPNsKey.keyID, "--team-id", TestAPNsKey.teamID, alert,
+            ], timeout: 60)
         #expect(wrongKey.status == 65 && wrongKey.stdout.contains("InvalidProviderToken"))
     }
 
@@ -105,7 +126,9 @@ import Testing
         let server = try serve()
         defer { server.stop() }
         let alert = try write("alert.json", #"{"aps":{"alert":"x"}}"#)
-        let set = try TestSupport.nse(["device", "set", root + "/bob", "--uninstalled", "--callback-url", "http://127.0.0.1:9/results"])
+        let set = try TestSupport.nse([
+            "device", "set", root + "/bob", "--uninstalled", "--callback-url", "http://127.0.0.1:9/results",
+        ])
         #expect(set.status == 0, "\(set.stderr)")
         let uninstalledAt = try Device.open(at: root + "/bob").config.uninstalledAt
         #expect(uninstalledAt != nil)
@@ -131,7 +154,8 @@ import Testing
         let alert = try write("alert.json", #"{"aps":{"alert":"x"}}"#)
         let missing = try await push(server, ["--device", root + "/bob"], payload: root + "/nope.json")
         #expect(missing.status == 66 && missing.stderr.contains("nope.json"))
-        let malformed = try await push(server, ["--device", root + "/bob"], payload: try write("bad.json", "{\"aps\":"))
+        let malformed = try await push(
+            server, ["--device", root + "/bob"], payload: try write("bad.json", "{\"aps\":"))
         #expect(malformed.status == 65 && malformed.stderr.contains("bad.json") && malformed.stderr.contains("line 1"))
         let huge = try write("huge.json", #"{"aps":{"alert":"\#(String(repeating: "x", count: 1 << 20))"}}"#)
         let tooBig = try await push(server, ["--device", root + "/bob"], payload: huge)
@@ -139,13 +163,18 @@ import Testing
         let notKey = try write("not-a-key.p8", "hello")
         let badKey = try await runOffPool(
             TestSupport.nse,
-            ["push", "--url", server.url, "--cacert", certificate, "--device", root + "/bob", "--auth-key-file", notKey, "--key-id", "K",
-             "--team-id", "T", alert], timeout: 60)
+            [
+                "push", "--url", server.url, "--cacert", certificate, "--device", root + "/bob", "--auth-key-file",
+                notKey, "--key-id", "K",
+                "--team-id", "T", alert,
+            ], timeout: 60)
         #expect(badKey.status == 78 && badKey.stderr.contains("not a PEM file"))
         // An untrusted certificate and a closed port: no answer at all.
-        let untrusted = try await runOffPool(TestSupport.nse, ["push", "--url", server.url, "--device", root + "/bob", alert], timeout: 60)
+        let untrusted = try await runOffPool(
+            TestSupport.nse, ["push", "--url", server.url, "--device", root + "/bob", alert], timeout: 60)
         #expect(untrusted.status == 74, "\(untrusted.stderr)")
-        let refused = try await runOffPool(TestSupport.nse, ["push", "--url", "http://127.0.0.1:9", "--device", root + "/bob", alert], timeout: 60)
+        let refused = try await runOffPool(
+            TestSupport.nse, ["push", "--url", "http://127.0.0.1:9", "--device", root + "/bob", alert], timeout: 60)
         #expect(refused.status == 74 && refused.stderr.split(separator: "\n").count == 1)
         let usage = try await runOffPool(TestSupport.nse, ["push", alert], timeout: 60)
         #expect(usage.status == 64)

@@ -3,7 +3,7 @@ import NIOCore
 import NIOHPACK
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A raw TCP connection on loopback, for clients that misbehave on purpose: close at once, half-close, stop
@@ -19,7 +19,9 @@ final class RawConnection {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard connected == 0 else {
             close(fd)
@@ -32,7 +34,9 @@ final class RawConnection {
     func send(_ bytes: [UInt8]) {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let written = bytes[offset...].withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
             if written <= 0 { return }
             offset += written
         }
@@ -61,7 +65,8 @@ final class RawConnection {
 
 /// HTTP/2 frames written and read by hand (RFC 9113 §4), headers with NIOHPACK.
 struct H2Frame {
-    static let data: UInt8 = 0x0, headers: UInt8 = 0x1, rstStream: UInt8 = 0x3, settings: UInt8 = 0x4, ping: UInt8 = 0x6, goAway: UInt8 = 0x7
+    static let data: UInt8 = 0x0, headers: UInt8 = 0x1, rstStream: UInt8 = 0x3, settings: UInt8 = 0x4,
+        ping: UInt8 = 0x6, goAway: UInt8 = 0x7
     static let endStream: UInt8 = 0x1, endHeaders: UInt8 = 0x4, ack: UInt8 = 0x1
     static let preface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
 
@@ -83,13 +88,19 @@ struct H2Frame {
 
     /// A POST with its body: HEADERS (HPACK-encoded by `encoder`), then DATA with END_STREAM, unless `complete` is
     /// false (then the request body never ends).
-    static func post(stream: UInt32, path: String, headers: [(String, String)], body: [UInt8], encoder: inout HPACKEncoder, complete: Bool = true) throws -> [UInt8] {
+    static func post(
+        stream: UInt32, path: String, headers: [(String, String)], body: [UInt8], encoder: inout HPACKEncoder,
+        complete: Bool = true
+    ) throws -> [UInt8] {
         var block = ByteBuffer()
-        let all = [(":method", "POST"), (":scheme", "http"), (":path", path), (":authority", "127.0.0.1")] + headers
+        let all =
+            [(":method", "POST"), (":scheme", "http"), (":path", path), (":authority", "127.0.0.1")] + headers
             + [("content-length", "\(body.count)")]
         try encoder.encode(headers: HPACKHeaders(all), to: &block)
-        let head = H2Frame(type: Self.headers, flags: endHeaders, stream: stream, payload: Array(block.readableBytesView))
-        let data = H2Frame(type: Self.data, flags: complete ? endStream : 0, stream: stream, payload: complete ? body : [])
+        let head = H2Frame(
+            type: Self.headers, flags: endHeaders, stream: stream, payload: Array(block.readableBytesView))
+        let data = H2Frame(
+            type: Self.data, flags: complete ? endStream : 0, stream: stream, payload: complete ? body : [])
         return head.bytes + (complete ? data.bytes : [])
     }
 }
@@ -105,7 +116,8 @@ struct H2FrameReader {
             let length = Int(pending[0]) << 16 | Int(pending[1]) << 8 | Int(pending[2])
             guard pending.count >= 9 + length else { break }
             let stream = pending[5..<9].reduce(UInt32(0)) { $0 << 8 | UInt32($1) } & 0x7FFF_FFFF
-            frames.append(H2Frame(type: pending[3], flags: pending[4], stream: stream, payload: Array(pending[9..<9 + length])))
+            frames.append(
+                H2Frame(type: pending[3], flags: pending[4], stream: stream, payload: Array(pending[9..<9 + length])))
             pending.removeFirst(9 + length)
         }
         return frames

@@ -47,7 +47,9 @@ import Testing
     let result: JSON = ["outcome": "rewritten"]
 
     /// Runs `body` with callbacks pointed at a live receiver on loopback.
-    func withReceiver(threads: Int = 2, _ body: @Sendable (ResultCallbacks, HeldAnswers, String) async throws -> Void) async throws {
+    func withReceiver(threads: Int = 2, _ body: @Sendable (ResultCallbacks, HeldAnswers, String) async throws -> Void)
+        async throws
+    {
         let answers = HeldAnswers()
         let app = Application(router: answers.router)
         try await app.test(.live) { client in

@@ -13,8 +13,12 @@ import Testing
         let device = try Device.create(at: root + "/bob")
         let server = try await InProcessServer(PushServerConfiguration(host: "127.0.0.1", port: 0), device: device)
         let payload: JSON = [
-            "aps": ["alert": ["loc-key": "IM_MSG", "loc-args": ["Alice"]], "sound": "msg.caf", "mutable-content": 1, "badge": 1],
-            "from-uri": "sip:alice@example.org", "display-name": "Alice", "call-id": "2a3b4c5d@192.0.2.10", "pn_ttl": 2_592_000,
+            "aps": [
+                "alert": ["loc-key": "IM_MSG", "loc-args": ["Alice"]], "sound": "msg.caf", "mutable-content": 1,
+                "badge": 1,
+            ],
+            "from-uri": "sip:alice@example.org", "display-name": "Alice", "call-id": "2a3b4c5d@192.0.2.10",
+            "pn_ttl": 2_592_000,
         ]
         let request = HTTPRequest(
             method: "POST", url: "\(server.url)/3/device/\(device.config.remoteToken)",
@@ -31,6 +35,8 @@ import Testing
         let recorded = try server.service.store.results(for: device, limit: 1)
         #expect(recorded.first?["apns_id"]?.stringValue == apnsID)
         // No envelope: the reference extension falls back to the app's localized text.
-        #expect(recorded.first?["outcome"]?.stringValue == "fallback" || recorded.first?["outcome"]?.stringValue == "original")
+        #expect(
+            recorded.first?["outcome"]?.stringValue == "fallback"
+                || recorded.first?["outcome"]?.stringValue == "original")
     }
 }

@@ -7,7 +7,9 @@ import Testing
 /// The App Group store (`app-group.db`): held and shown messages, strikes and the call log, shared by processes.
 @Suite struct AppGroupStoreTests {
     func message(_ callID: String, at time: Int64 = 1_000_000, body: String = "nse1.x.y.z") -> StoredMessage {
-        StoredMessage(callID: callID, from: "sip:alice@example.org", to: "sip:bob@example.org", contentType: "text/plain", body: Array(body.utf8), receivedAt: time)
+        StoredMessage(
+            callID: callID, from: "sip:alice@example.org", to: "sip:bob@example.org", contentType: "text/plain",
+            body: Array(body.utf8), receivedAt: time)
     }
 
     func store() throws -> AppGroupStore {
@@ -61,7 +63,9 @@ import Testing
                 group.addTask {
                     guard let store = try? AppGroupStore(containerDirectory: directory).messages else { return -100 }
                     var count = 0
-                    for index in 0..<20 where (try? store.take(callID: "m\(index)@host", now: 2000)) != nil { count += 1 }
+                    for index in 0..<20 where (try? store.take(callID: "m\(index)@host", now: 2000)) != nil {
+                        count += 1
+                    }
                     return count
                 }
             }
@@ -93,7 +97,9 @@ import Testing
             to: directory + "/store/abc.json")
         try TestSupport.write("not json", to: directory + "/store/torn.json")
         try TestSupport.write(#"{"count":2,"last_reason":"late","at":1}"#, to: directory + "/voip/strikes.json")
-        try TestSupport.write("{\"outcome\":\"reported\",\"at\":5}\n{\"outcome\":\"terminated\",\"at\":6}\n", to: directory + "/voip/calls.jsonl")
+        try TestSupport.write(
+            "{\"outcome\":\"reported\",\"at\":5}\n{\"outcome\":\"terminated\",\"at\":6}\n",
+            to: directory + "/voip/calls.jsonl")
         let store = try AppGroupStore(containerDirectory: directory)
         #expect(try store.messages.take(callID: "legacy@host")?.body == Array("hi".utf8))
         #expect(try store.voip.strikes() == 2)

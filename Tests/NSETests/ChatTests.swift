@@ -51,7 +51,8 @@ import Testing
     }
 
     @Test func escapesXML() {
-        let notice = IMDN.deliveryNotification(messageID: "a<b>&c", from: "sip:b@x", to: "sip:a@x", notificationID: "n", dateTime: "t")
+        let notice = IMDN.deliveryNotification(
+            messageID: "a<b>&c", from: "sip:b@x", to: "sip:a@x", notificationID: "n", dateTime: "t")
         #expect(IMDN.parse(notice.body)?.messageID == "a<b>&c")
         #expect(String(decoding: notice.body, as: UTF8.self).contains("a&lt;b&gt;&amp;c"))
     }

@@ -16,7 +16,8 @@ import Testing
 
     @Test func sealingTwiceGivesDifferentBoxes() throws {
         let keys = try KeyPair.generate()
-        #expect(try Envelope.seal(plaintext, to: keys.publicKey).text != Envelope.seal(plaintext, to: keys.publicKey).text)
+        #expect(
+            try Envelope.seal(plaintext, to: keys.publicKey).text != Envelope.seal(plaintext, to: keys.publicKey).text)
     }
 
     @Test func wrongKeyIsNamed() throws {
@@ -32,7 +33,10 @@ import Testing
         let eve = try KeyPair.generate()
         var envelope = try Envelope.seal(plaintext, to: eve.publicKey)
         envelope.keyID = bob.publicKey.keyID
-        do { _ = try envelope.open(with: bob.secretKey); Issue.record("opened") } catch {
+        do {
+            _ = try envelope.open(with: bob.secretKey)
+            Issue.record("opened")
+        } catch {
             #expect(error.code == .authenticationFailed)
         }
     }
@@ -41,7 +45,10 @@ import Testing
         let keys = try KeyPair.generate()
         var envelope = try Envelope.seal(plaintext, to: keys.publicKey)
         envelope.sealed[envelope.sealed.count - 5] ^= 0x01
-        do { _ = try envelope.open(with: keys.secretKey); Issue.record("opened") } catch {
+        do {
+            _ = try envelope.open(with: keys.secretKey)
+            Issue.record("opened")
+        } catch {
             #expect(error.code == .authenticationFailed)
         }
     }
@@ -50,7 +57,10 @@ import Testing
         let keys = try KeyPair.generate()
         var envelope = try Envelope.seal(plaintext, to: keys.publicKey)
         envelope.sealed = Array(envelope.sealed.prefix(20))
-        do { _ = try envelope.open(with: keys.secretKey); Issue.record("opened") } catch {
+        do {
+            _ = try envelope.open(with: keys.secretKey)
+            Issue.record("opened")
+        } catch {
             #expect(error.code == .truncated)
         }
     }
@@ -64,7 +74,10 @@ import Testing
         ("", .malformed),
     ])
     func badTextIsNamed(text: String, code: EnvelopeError.Code) {
-        do { _ = try Envelope(text: text); Issue.record("parsed \(text)") } catch { #expect(error.code == code) }
+        do {
+            _ = try Envelope(text: text)
+            Issue.record("parsed \(text)")
+        } catch { #expect(error.code == code) }
     }
 
     @Test func errorsNeverCarryKeyMaterial() throws {

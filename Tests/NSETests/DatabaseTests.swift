@@ -12,7 +12,9 @@ import Testing
     }
 
     func names(_ database: Database) throws -> [String] {
-        try database.read { tx throws(DatabaseError) in try tx.execute("SELECT name FROM items ORDER BY name").compactMap { $0.text(0) } }
+        try database.read { tx throws(DatabaseError) in
+            try tx.execute("SELECT name FROM items ORDER BY name").compactMap { $0.text(0) }
+        }
     }
 
     /// `PRAGMA synchronous` as the connection has it: 2 is FULL, 1 is NORMAL.
@@ -44,11 +46,13 @@ import Testing
     @Test func eachWriteSyncsAsItsDurabilitySays() throws {
         let database = try Database(path: try path(), schema: Self.schema)
         #expect(try syncMode(database) == 2)
-        try database.write(.crashSafe) { tx throws(DatabaseError) in try tx.execute("INSERT INTO items VALUES ('a', 1)") }
+        try database.write(.crashSafe) { tx throws(DatabaseError) in try tx.execute("INSERT INTO items VALUES ('a', 1)")
+        }
         #expect(try syncMode(database) == 1)
         try database.write { tx throws(DatabaseError) in try tx.execute("INSERT INTO items VALUES ('b', 2)") }
         #expect(try syncMode(database) == 2)
-        try database.write(.crashSafe) { tx throws(DatabaseError) in try tx.execute("INSERT INTO items VALUES ('c', 3)") }
+        try database.write(.crashSafe) { tx throws(DatabaseError) in try tx.execute("INSERT INTO items VALUES ('c', 3)")
+        }
         // A single statement outside `write` is durable.
         try database.execute("INSERT INTO items VALUES ('d', 4)")
         #expect(try syncMode(database) == 2)
@@ -59,7 +63,9 @@ import Testing
         let file = try path()
         // The writer is never closed, as a process killed right after its commit: another connection sees the write.
         let writer = try Database(path: file, schema: Self.schema)
-        try writer.write(.crashSafe) { tx throws(DatabaseError) in try tx.execute("INSERT INTO items VALUES ('kept', 1)") }
+        try writer.write(.crashSafe) { tx throws(DatabaseError) in
+            try tx.execute("INSERT INTO items VALUES ('kept', 1)")
+        }
         let other = try Database(path: file, schema: Self.schema)
         #expect(try names(other) == ["kept"])
         withExtendedLifetime(writer) {}

@@ -34,21 +34,35 @@ import Testing
     @Test func refusesAReadableKey() throws {
         let device = try Device.create(at: try TestSupport.temporaryDirectory() + "/d")
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: device.secretKeyPath)
-        do { _ = try device.secretKey(); Issue.record("accepted a 0644 key") } catch {
+        do {
+            _ = try device.secretKey()
+            Issue.record("accepted a 0644 key")
+        } catch {
             #expect(error.code == .insecureKey)
             #expect(error.description.contains("644"))
-            #expect(!error.description.contains(try String(contentsOfFile: device.secretKeyPath, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+            #expect(
+                !error.description.contains(
+                    try String(contentsOfFile: device.secretKeyPath, encoding: .utf8).trimmingCharacters(
+                        in: .whitespacesAndNewlines)))
         }
     }
 
     @Test func rejectsBadOptionsAndMissingDevices() throws {
         var options = Device.Options()
         options.teamID = "short"
-        #expect(throws: DeviceError.self) { try Device.create(at: try TestSupport.temporaryDirectory() + "/x", options: options) }
-        do { _ = try Device.open(at: "/nonexistent/device"); Issue.record("opened") } catch { #expect(error.code == .notFound) }
+        #expect(throws: DeviceError.self) {
+            try Device.create(at: try TestSupport.temporaryDirectory() + "/x", options: options)
+        }
+        do {
+            _ = try Device.open(at: "/nonexistent/device")
+            Issue.record("opened")
+        } catch { #expect(error.code == .notFound) }
         let directory = try TestSupport.temporaryDirectory()
         try TestSupport.write("{\"format\": 9}", to: directory + "/device.json")
-        do { _ = try Device.open(at: directory); Issue.record("opened") } catch { #expect(error.code == .corrupt) }
+        do {
+            _ = try Device.open(at: directory)
+            Issue.record("opened")
+        } catch { #expect(error.code == .corrupt) }
     }
 
     @Test func stringsLayerByLocale() throws {
@@ -56,10 +70,15 @@ import Testing
         options.locale = "fr-FR"
         let device = try Device.create(at: try TestSupport.temporaryDirectory() + "/fr", options: options)
         #expect(device.strings().table.localized("IM_MSG") == "You have received a message")
-        try FileManager.default.createDirectory(atPath: device.stringsDirectory + "/fr.lproj", withIntermediateDirectories: true)
-        try TestSupport.write("\"IM_MSG\" = \"Message reçu\";\n\"IC_MSG\" = \"Appel entrant\";", to: device.stringsDirectory + "/fr.lproj/Localizable.strings")
-        try FileManager.default.createDirectory(atPath: device.stringsDirectory + "/fr-FR.lproj", withIntermediateDirectories: true)
-        try TestSupport.write("\"IM_MSG\" = \"Vous avez un message\";", to: device.stringsDirectory + "/fr-FR.lproj/App.strings")
+        try FileManager.default.createDirectory(
+            atPath: device.stringsDirectory + "/fr.lproj", withIntermediateDirectories: true)
+        try TestSupport.write(
+            "\"IM_MSG\" = \"Message reçu\";\n\"IC_MSG\" = \"Appel entrant\";",
+            to: device.stringsDirectory + "/fr.lproj/Localizable.strings")
+        try FileManager.default.createDirectory(
+            atPath: device.stringsDirectory + "/fr-FR.lproj", withIntermediateDirectories: true)
+        try TestSupport.write(
+            "\"IM_MSG\" = \"Vous avez un message\";", to: device.stringsDirectory + "/fr-FR.lproj/App.strings")
         try TestSupport.write("\"BROKEN\" = ", to: device.stringsDirectory + "/fr-FR.lproj/Broken.strings")
         let (table, problems) = device.strings()
         #expect(table.localized("IM_MSG") == "Vous avez un message")

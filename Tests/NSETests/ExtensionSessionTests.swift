@@ -1,8 +1,9 @@
-@testable import NSEHost
 import NSEJSON
 import NSEPayload
 import NSEProtocol
 import Testing
+
+@testable import NSEHost
 
 /// The host's rules as a state machine, without processes: events in, actions out.
 @Suite struct ExtensionSessionTests {
@@ -34,7 +35,8 @@ import Testing
         var session = started()
         #expect(session.handle(.contentProposed(content, at: 11 * Self.second)) == [.closeStdin])
         #expect(session.phase == .delivered(endAt: 11 * Self.second + 250_000_000))
-        #expect(session.record.delivered == content && !session.record.deliveredAfterExpiry && !session.record.expirySent)
+        #expect(
+            session.record.delivered == content && !session.record.deliveredAfterExpiry && !session.record.expirySent)
         // Only the first content counts; later lines and reports are ignored, and so is a broken line.
         let other = DeliveredContent(content: [:])
         #expect(session.handle(.contentProposed(other, at: 11 * Self.second)) == [])
@@ -58,7 +60,8 @@ import Testing
         #expect(session.handle(over!) == [.kill(.budget), .finish])
         #expect(session.record.termination == .budget && session.record.delivered == nil)
         // Over is over.
-        #expect(session.handle(.contentProposed(content, at: 13 * Self.second)) == [] && session.record.delivered == nil)
+        #expect(
+            session.handle(.contentProposed(content, at: 13 * Self.second)) == [] && session.record.delivered == nil)
     }
 
     @Test func bestAttemptAfterTheExpiryNoticeIsMarked() {
@@ -69,7 +72,8 @@ import Testing
     }
 
     @Test func aZeroGraceKillsAtTheNotice() {
-        var session = ExtensionSession(request: request, limits: ExtensionLimits(budget: 1, grace: 0), filteringEntitlement: false)
+        var session = ExtensionSession(
+            request: request, limits: ExtensionLimits(budget: 1, grace: 0), filteringEntitlement: false)
         _ = session.handle(.launched(at: 0))
         #expect(session.handle(.expiryNoticeDue(at: Self.second)) == [.send(.timeWillExpire)])
         #expect(session.timerEvent(now: Self.second) == .graceOver)
@@ -85,7 +89,8 @@ import Testing
         // After delivery the limit still holds while the process is there; once it is leaving, it is only measured.
         var delivered = started()
         _ = delivered.handle(.contentProposed(content, at: 11 * Self.second))
-        #expect(delivered.handle(.memorySampled(peakKilobytes: 2000)) == [.kill(.memory(peakKilobytes: 2000)), .finish])
+        #expect(
+            delivered.handle(.memorySampled(peakKilobytes: 2000)) == [.kill(.memory(peakKilobytes: 2000)), .finish])
         var leaving = started()
         _ = leaving.handle(.pipesClosed)
         #expect(leaving.handle(.memorySampled(peakKilobytes: 5000)) == [])
@@ -109,7 +114,9 @@ import Testing
         #expect(entitled.record.acceptedVoIPPayload == call && entitled.record.voipError == .invalidClientProcess)
 
         var plain = started(filtering: false)
-        #expect(plain.handle(.voipReportAsked(call)) == [.send(.reportVoIPResult(.missingNotificationFilteringEntitlement))])
+        #expect(
+            plain.handle(.voipReportAsked(call)) == [.send(.reportVoIPResult(.missingNotificationFilteringEntitlement))]
+        )
         #expect(plain.record.voipReported && plain.record.acceptedVoIPPayload == nil)
         #expect(plain.phase == .running(expiryAt: 12 * Self.second))
     }
@@ -135,8 +142,9 @@ import Testing
         var session = ExtensionSession(request: request, limits: limits, filteringEntitlement: false)
         #expect(session.observe(ProcessObservation.launched(at: 0)) == [.write(HostMessage.request(request).line)])
         #expect(session.observe(ProcessObservation.line(Array("  \r".utf8), at: 1)) == [])
-        #expect(session.observe(ProcessObservation.line(Array(#"{"type":"report-voip","payload":{}}"#.utf8), at: 1))
-            == [.write(HostMessage.reportVoIPResult(.missingNotificationFilteringEntitlement).line)])
+        #expect(
+            session.observe(ProcessObservation.line(Array(#"{"type":"report-voip","payload":{}}"#.utf8), at: 1))
+                == [.write(HostMessage.reportVoIPResult(.missingNotificationFilteringEntitlement).line)])
         #expect(session.observe(ProcessObservation.line(Array("not json".utf8), at: 1)) == [.kill, .finish])
         guard case .protocolViolation(let reason) = session.record.termination else {
             Issue.record("not a protocol violation")
@@ -149,7 +157,10 @@ import Testing
         #expect(long.record.termination == .protocolViolation("the extension sent a line longer than 65536 bytes"))
         var content = ExtensionSession(request: request, limits: limits, filteringEntitlement: false)
         _ = content.observe(ProcessObservation.launched(at: 0))
-        #expect(content.observe(ProcessObservation.line(Array(#"{"type":"content","content":{}}"#.utf8), at: 5)) == [.closeStdin])
+        #expect(
+            content.observe(ProcessObservation.line(Array(#"{"type":"content","content":{}}"#.utf8), at: 5)) == [
+                .closeStdin
+            ])
         #expect(content.phase == .delivered(endAt: 5 + 250_000_000))
         #expect(content.observe(ProcessObservation.deadline(now: 5 + 250_000_000)) == [.kill, .finish])
     }

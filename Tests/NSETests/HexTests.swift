@@ -9,7 +9,8 @@ import Testing
     }
 
     @Test func randomHexHasTheAskedLengthAndVaries() {
-        let one = Hex.random(bytes: 10), two = Hex.random(bytes: 10)
+        let one = Hex.random(bytes: 10)
+        let two = Hex.random(bytes: 10)
         #expect(one.utf8.count == 20 && two.utf8.count == 20)
         #expect(one != two)
         #expect(Hex.random(bytes: 0) == "")

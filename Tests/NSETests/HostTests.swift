@@ -1,11 +1,12 @@
 import Foundation
 import NSECrypto
 import NSEDevice
-@testable import NSEHost
 import NSEJSON
 import NSEPayload
 import NSETestSupport
 import Testing
+
+@testable import NSEHost
 
 /// The host's rules, run in-process against real extension processes (the reference one and misbehaving scripts).
 @Suite struct HostTests {
@@ -20,10 +21,13 @@ import Testing
         filteringDevice = try Device.create(at: root + "/filtering", options: options)
     }
 
-    func host(_ device: Device, extension script: String? = nil, budget: Double = 5, grace: Double = 0.3, memoryMB: Int = 24) -> NotificationHost {
+    func host(
+        _ device: Device, extension script: String? = nil, budget: Double = 5, grace: Double = 0.3, memoryMB: Int = 24
+    ) -> NotificationHost {
         let command = script.map { [TestSupport.fixtures + "/extensions/" + $0] } ?? [TestSupport.referenceExtension]
         return NotificationHost(
-            device: device, limits: ExtensionLimits(budget: budget, grace: grace, memoryLimitKilobytes: memoryMB * 1024),
+            device: device,
+            limits: ExtensionLimits(budget: budget, grace: grace, memoryLimitKilobytes: memoryMB * 1024),
             extensionCommand: command)
     }
 
@@ -33,13 +37,17 @@ import Testing
 
     func push(enc: String? = nil, extra: String = "") -> [UInt8] {
         let encKey = enc.map { #","enc":"\#($0)""# } ?? ""
-        return Array(#"{"aps":{"alert":{"loc-key":"IM_MSG","loc-args":["Alice"]},"mutable-content":1,"sound":"msg.caf","badge":2},"call-id":"c1@example.org"\#(encKey)\#(extra)}"#.utf8)
+        return Array(
+            #"{"aps":{"alert":{"loc-key":"IM_MSG","loc-args":["Alice"]},"mutable-content":1,"sound":"msg.caf","badge":2},"call-id":"c1@example.org"\#(encKey)\#(extra)}"#
+                .utf8)
     }
 
-    let message = #"{"type":"message","from":"sip:alice@example.org","display_name":"Alice","text":"Lunch at 1?","subject":"Plans","chat_room":"sip:room1@example.org"}"#
+    let message =
+        #"{"type":"message","from":"sip:alice@example.org","display_name":"Alice","text":"Lunch at 1?","subject":"Plans","chat_room":"sip:room1@example.org"}"#
 
     @Test func rewritesADecryptedMessage() throws {
-        let result = host(device).deliver(push(enc: try seal(message, to: device), extra: #","custom":{"k":1}"#), pushType: .alert, source: .stdin)
+        let result = host(device).deliver(
+            push(enc: try seal(message, to: device), extra: #","custom":{"k":1}"#), pushType: .alert, source: .stdin)
         #expect(result.outcome == .rewritten, "\(result.reason)")
         #expect(result.display == Display(title: "Alice", subtitle: "Plans", body: "Lunch at 1?"))
         let aps = result.notification?["aps"]
@@ -89,7 +97,8 @@ import Testing
         var result = host(device).deliver(Array(payload.utf8), pushType: .alert, source: .stdin)
         #expect(result.outcome == .fallback && result.reason.hasPrefix("fetch-unavailable"))
         #expect(result.display?.body == "CUSTOM")
-        try TestSupport.write("\"CUSTOM\" = \"%1$@ wrote\";", to: device.stringsDirectory + "/Base.lproj/Custom.strings")
+        try TestSupport.write(
+            "\"CUSTOM\" = \"%1$@ wrote\";", to: device.stringsDirectory + "/Base.lproj/Custom.strings")
         result = host(device).deliver(Array(payload.utf8), pushType: .alert, source: .stdin)
         #expect(result.display?.body == "Bob wrote")
         payload = #"{"aps":{"alert":{"loc-key":"GC_MSG"},"mutable-content":1},"chat-room-addr":"sip:r@y"}"#
@@ -99,7 +108,8 @@ import Testing
     }
 
     @Test func callOfferIsRecognised() throws {
-        let call = #"{"type":"call","call_uuid":"6F1C6D3A-3F0B-4C59-9E55-0B7D4E0E8A11","from":"sip:alice@example.org","display_name":"Alice"}"#
+        let call =
+            #"{"type":"call","call_uuid":"6F1C6D3A-3F0B-4C59-9E55-0B7D4E0E8A11","from":"sip:alice@example.org","display_name":"Alice"}"#
         let result = host(device).deliver(push(enc: try seal(call, to: device)), pushType: .alert, source: .stdin)
         #expect(result.display == Display(title: "Alice", body: "Incoming call"))
         #expect(result.extensionReport?.info?["content_type"] == "call")
@@ -123,14 +133,16 @@ import Testing
     }
 
     @Test func rejectionCarriesAPNsReason() {
-        let result = host(device).deliver(Array(#"{"aps":{"alert":"x"},"aps":1}"#.utf8), pushType: .alert, source: .stdin)
+        let result = host(device).deliver(
+            Array(#"{"aps":{"alert":"x"},"aps":1}"#.utf8), pushType: .alert, source: .stdin)
         #expect(result.outcome == .rejected && result.rejectionReason == "MalformedPayload" && result.isRejected)
         #expect(result.json["apns_reason"] == "MalformedPayload")
     }
 
     @Test func hangingExtensionShowsTheOriginalAfterBudgetAndGrace() throws {
         let started = Date()
-        let result = host(device, extension: "hang.sh", budget: 0.3, grace: 0.2).deliver(push(), pushType: .alert, source: .stdin)
+        let result = host(device, extension: "hang.sh", budget: 0.3, grace: 0.2).deliver(
+            push(), pushType: .alert, source: .stdin)
         let elapsed = Date().timeIntervalSince(started)
         #expect(result.outcome == .original && result.reason.hasPrefix("budget-expired"))
         #expect(result.display == Display(body: "You have received a message"))
@@ -140,7 +152,8 @@ import Testing
     }
 
     @Test func bestAttemptAfterExpiryIsAFallback() {
-        let result = host(device, extension: "best-attempt.py", budget: 0.3, grace: 2).deliver(push(), pushType: .alert, source: .stdin)
+        let result = host(device, extension: "best-attempt.py", budget: 0.3, grace: 2).deliver(
+            push(), pushType: .alert, source: .stdin)
         #expect(result.outcome == .fallback, "\(result.reason)")
         #expect(result.reason.hasPrefix("time-will-expire"))
         #expect(result.display == Display(title: "Best attempt", body: "partial"))
@@ -172,7 +185,8 @@ import Testing
     @Test func contentWithoutAlertTextIsNotShownAsIs() {
         let plain = host(device, extension: "badge-only.sh").deliver(push(), pushType: .alert, source: .stdin)
         #expect(plain.outcome == .original)
-        let filtered = host(filteringDevice, extension: "badge-only.sh").deliver(push(), pushType: .alert, source: .stdin)
+        let filtered = host(filteringDevice, extension: "badge-only.sh").deliver(
+            push(), pushType: .alert, source: .stdin)
         #expect(filtered.outcome == .suppressed && filtered.warnings.contains { $0.contains("badge") })
     }
 
@@ -196,8 +210,12 @@ import Testing
 
     @Test func documentedExampleExtensionRuns() {
         let host = NotificationHost(
-            device: device, extensionCommand: NotificationHost.shellCommand(TestSupport.packageRoot + "/docs/examples/shout_extension.py"))
-        let result = host.deliver(Array(#"{"aps":{"alert":{"title":"T","body":"quiet please"},"mutable-content":1}}"#.utf8), pushType: .alert, source: .stdin)
+            device: device,
+            extensionCommand: NotificationHost.shellCommand(
+                TestSupport.packageRoot + "/docs/examples/shout_extension.py"))
+        let result = host.deliver(
+            Array(#"{"aps":{"alert":{"title":"T","body":"quiet please"},"mutable-content":1}}"#.utf8), pushType: .alert,
+            source: .stdin)
         #expect(result.outcome == .rewritten && result.display?.body == "QUIET PLEASE" && result.reason == "shouted")
         #expect(result.notification?["aps"]?["thread-id"] == "shouted")
     }

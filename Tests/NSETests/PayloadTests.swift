@@ -7,7 +7,8 @@ import Testing
         try Intake.accept(Array(text.utf8), pushType: pushType, source: source, bundleID: "org.example.app")
     }
 
-    func rejection(_ bytes: [UInt8], _ pushType: PushType = .alert, source: PayloadSource = .stdin) -> PayloadRejection? {
+    func rejection(_ bytes: [UInt8], _ pushType: PushType = .alert, source: PayloadSource = .stdin) -> PayloadRejection?
+    {
         do {
             _ = try Intake.accept(bytes, pushType: pushType, source: source, bundleID: "org.example.app")
             return nil
@@ -53,7 +54,8 @@ import Testing
         let rejected = rejection(Array(other.utf8), source: .file("push.apns"))
         #expect(rejected?.reason == .deviceTokenNotForTopic)
         #expect(rejected?.detail.contains("com.other.app") == true)
-        #expect(rejection(Array(#"{"aps":{"alert":"hi"}}"#.utf8), source: .file("push.apns"))?.reason == .malformedPayload)
+        #expect(
+            rejection(Array(#"{"aps":{"alert":"hi"}}"#.utf8), source: .file("push.apns"))?.reason == .malformedPayload)
     }
 
     @Test func readsEveryKnownKey() throws {
@@ -66,7 +68,10 @@ import Testing
              "call-id":"c1@host","chat-room-addr":"sip:room@host","from-uri":"sip:alice@host","display-name":"Alice",
              "send-time":"2026-11-21 10:00:00","pn_ttl":2592000,"uuid":"<urn:uuid:1>","customPayload":{"k":"v"},"extra":[1]}
             """#)
-        guard case .fields(let alert) = payload.aps.alert else { Issue.record("alert"); return }
+        guard case .fields(let alert) = payload.aps.alert else {
+            Issue.record("alert")
+            return
+        }
         #expect(alert.title == "T" && alert.subtitle == "S" && alert.body == "B")
         #expect(alert.locKey == "IM_MSG" && alert.locArgs == ["Alice", "3"])
         #expect(alert.titleLocKey == "TK" && alert.titleLocArgs == ["x"])
@@ -164,16 +169,24 @@ import Testing
 
     @Test func message() throws {
         let plaintext = try parse(
-            #"{"type":"message","from":"sip:alice@example.org","display_name":"Alice","text":"Hi","subject":"S","chat_room":"sip:room@x","sent_at":"2026-11-21T10:00:00Z"}"#)
-        guard case .message(let message) = plaintext else { Issue.record("not a message"); return }
+            #"{"type":"message","from":"sip:alice@example.org","display_name":"Alice","text":"Hi","subject":"S","chat_room":"sip:room@x","sent_at":"2026-11-21T10:00:00Z"}"#
+        )
+        guard case .message(let message) = plaintext else {
+            Issue.record("not a message")
+            return
+        }
         #expect(message.displayName == "Alice" && message.text == "Hi" && message.subject == "S")
         #expect(message.chatRoom == "sip:room@x" && message.sentAt == 1_795_255_200)
     }
 
     @Test func call() throws {
         let plaintext = try parse(
-            #"{"type":"call","call_uuid":"6F1C6D3A-3F0B-4C59-9E55-0B7D4E0E8A11","from":"tel:+33612345678","handle_type":"phoneNumber","video":true}"#)
-        guard case .call(let call) = plaintext else { Issue.record("not a call"); return }
+            #"{"type":"call","call_uuid":"6F1C6D3A-3F0B-4C59-9E55-0B7D4E0E8A11","from":"tel:+33612345678","handle_type":"phoneNumber","video":true}"#
+        )
+        guard case .call(let call) = plaintext else {
+            Issue.record("not a call")
+            return
+        }
         #expect(call.handleType == .phoneNumber && call.video && call.displayName == nil)
     }
 
@@ -188,10 +201,16 @@ import Testing
         (#"{"type":"message","from":"sip:a@b","text":"x","sent_at":"yesterday"}"#, .schema),
         (#"{"type":"message","from":"sip:a@b","text":"x","schema":2}"#, .schema),
         (#"{"type":"call","call_uuid":"nope","from":"sip:a@b"}"#, .schema),
-        (#"{"type":"call","call_uuid":"6F1C6D3A-3F0B-4C59-9E55-0B7D4E0E8A11","from":"sip:a@b","handle_type":"fax"}"#, .schema),
+        (
+            #"{"type":"call","call_uuid":"6F1C6D3A-3F0B-4C59-9E55-0B7D4E0E8A11","from":"sip:a@b","handle_type":"fax"}"#,
+            .schema
+        ),
     ])
     func rejects(text: String, code: PlaintextError.Code) {
-        do { _ = try parse(text); Issue.record("accepted \(text)") } catch { #expect(error.code == code) }
+        do {
+            _ = try parse(text)
+            Issue.record("accepted \(text)")
+        } catch { #expect(error.code == code) }
     }
 
     @Test func errorsDoNotQuoteThePlaintext() {

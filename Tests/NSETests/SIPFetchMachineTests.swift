@@ -17,8 +17,9 @@ import Testing
     /// Registered at 5 ms; the store did not have ours.
     func registered(_ rules: Machine.Rules = Machine.Rules()) -> Machine {
         var machine = started(rules)
-        #expect(machine.handle(.registerAnswered(status: 200), at: 5 * Self.ms)
-            == [.checkStore, .arm(.reregister, at: 5 * Self.ms + rules.reregisterNanoseconds)])
+        #expect(
+            machine.handle(.registerAnswered(status: 200), at: 5 * Self.ms)
+                == [.checkStore, .arm(.reregister, at: 5 * Self.ms + rules.reregisterNanoseconds)])
         #expect(machine.handle(.storeChecked(found: false, wantsNotice: false), at: 5 * Self.ms) == [])
         #expect(machine.phase == .waiting(reregistering: false))
         return machine
@@ -33,20 +34,30 @@ import Testing
     @Test func foundThenDrainThenLeave() throws {
         var machine = registered()
         // Ours 100 µs after the 200; answered 200 µs later.
-        #expect(machine.handle(.messageOffered(id: 0, callID: "ours", wantsNotice: false), at: 5_100_000) == [.answer(id: 0, .target)])
+        #expect(
+            machine.handle(.messageOffered(id: 0, callID: "ours", wantsNotice: false), at: 5_100_000) == [
+                .answer(id: 0, .target)
+            ])
         let armed = try #require(quietTimer(machine.handle(.messageAnswered(id: 0), at: 5_300_000)))
         // The window is 4 x the 100 µs wait, above the 300 µs floor: 400 µs after the answer.
         #expect(machine.quiet == 400_000)
         #expect(armed.1 == 5_700_000)
         // Another message of the flush: answered as "other", and the window restarts from its answer.
-        #expect(machine.handle(.messageOffered(id: 1, callID: "theirs", wantsNotice: false), at: 5_350_000) == [.answer(id: 1, .other)])
-        #expect(machine.handle(.timerFired(armed.0), at: 5_700_000) == [], "a window restarted by a MESSAGE does not end")
+        #expect(
+            machine.handle(.messageOffered(id: 1, callID: "theirs", wantsNotice: false), at: 5_350_000) == [
+                .answer(id: 1, .other)
+            ])
+        #expect(
+            machine.handle(.timerFired(armed.0), at: 5_700_000) == [], "a window restarted by a MESSAGE does not end")
         let second = try #require(quietTimer(machine.handle(.messageAnswered(id: 1), at: 6_000_000)))
         #expect(second.1 == 6_000_000 + machine.quiet)
         #expect(machine.handle(.timerFired(second.0), at: second.1) == [.close])
         #expect(machine.phase == .closing(.found(.network)))
         // Late messages while the user agent closes are kept for a later push, ours too.
-        #expect(machine.handle(.messageOffered(id: 2, callID: "ours", wantsNotice: false), at: 7 * Self.ms) == [.answer(id: 2, .other)])
+        #expect(
+            machine.handle(.messageOffered(id: 2, callID: "ours", wantsNotice: false), at: 7 * Self.ms) == [
+                .answer(id: 2, .other)
+            ])
         #expect(machine.handle(.agentClosed, at: 8 * Self.ms) == [.finish(.found(.network))])
         #expect(machine.phase == .done)
     }
@@ -65,7 +76,10 @@ import Testing
 
     @Test func targetBeforeTheRegisterAnswerWaitsForTheFlush() throws {
         var machine = started()
-        #expect(machine.handle(.messageOffered(id: 0, callID: "ours", wantsNotice: false), at: 2 * Self.ms) == [.answer(id: 0, .target)])
+        #expect(
+            machine.handle(.messageOffered(id: 0, callID: "ours", wantsNotice: false), at: 2 * Self.ms) == [
+                .answer(id: 0, .target)
+            ])
         #expect(machine.handle(.messageAnswered(id: 0), at: 3 * Self.ms) == [], "no flush yet: no window")
         let armed = try #require(quietTimer(machine.handle(.registerAnswered(status: 200), at: 4 * Self.ms)))
         #expect(machine.handle(.timerFired(armed.0), at: armed.1) == [.close])
@@ -80,7 +94,10 @@ import Testing
         var refused = started()
         #expect(refused.handle(.registerAnswered(status: 403), at: 4 * Self.ms) == [.close])
         #expect(refused.phase == .closing(.registerFailed("sip-register-failed: the registrar answered 403")))
-        #expect(refused.handle(.agentClosed, at: 5 * Self.ms) == [.finish(.registerFailed("sip-register-failed: the registrar answered 403"))])
+        #expect(
+            refused.handle(.agentClosed, at: 5 * Self.ms) == [
+                .finish(.registerFailed("sip-register-failed: the registrar answered 403"))
+            ])
         var unreachable = started()
         #expect(unreachable.handle(.registerFailed("connection refused"), at: 4 * Self.ms) == [.close])
         #expect(unreachable.phase == .closing(.registerFailed("sip-register-failed: connection refused")))
@@ -91,7 +108,10 @@ import Testing
 
     @Test func deadlineWithoutTheMessage() {
         var machine = registered()
-        #expect(machine.handle(.messageOffered(id: 0, callID: "theirs", wantsNotice: false), at: 6 * Self.ms) == [.answer(id: 0, .other)])
+        #expect(
+            machine.handle(.messageOffered(id: 0, callID: "theirs", wantsNotice: false), at: 6 * Self.ms) == [
+                .answer(id: 0, .other)
+            ])
         #expect(machine.handle(.timerFired(.deadline), at: Self.deadline) == [.close])
         #expect(machine.phase == .closing(.notFound))
         #expect(machine.handle(.agentClosed, at: Self.deadline + Self.ms) == [.finish(.notFound)])
@@ -109,7 +129,10 @@ import Testing
         #expect(machine.handle(.expiryNotice, at: 7 * Self.ms) == [.close])
         #expect(machine.phase == .closing(.expired))
         // Ours arriving now is kept for the next push, not shown.
-        #expect(machine.handle(.messageOffered(id: 0, callID: "ours", wantsNotice: true), at: 8 * Self.ms) == [.answer(id: 0, .other)])
+        #expect(
+            machine.handle(.messageOffered(id: 0, callID: "ours", wantsNotice: true), at: 8 * Self.ms) == [
+                .answer(id: 0, .other)
+            ])
         #expect(machine.handle(.agentClosed, at: 9 * Self.ms) == [.finish(.expired)])
         // Before even the REGISTER's answer.
         var early = started()
@@ -143,8 +166,9 @@ import Testing
         // A second firing while the refresh is in flight sends nothing.
         #expect(machine.handle(.timerFired(.reregister), at: first + Self.ms) == [])
         // Its answer checks the store again and arms the next refresh from the answer.
-        #expect(machine.handle(.registerAnswered(status: 200), at: first + 3 * Self.ms)
-            == [.checkStore, .arm(.reregister, at: first + 3 * Self.ms + rules.reregisterNanoseconds)])
+        #expect(
+            machine.handle(.registerAnswered(status: 200), at: first + 3 * Self.ms)
+                == [.checkStore, .arm(.reregister, at: first + 3 * Self.ms + rules.reregisterNanoseconds)])
         // Once ours is here, no more refreshes.
         _ = machine.handle(.storeChecked(found: false, wantsNotice: false), at: first + 3 * Self.ms)
         _ = machine.handle(.messageOffered(id: 0, callID: "ours", wantsNotice: false), at: first + 4 * Self.ms)
@@ -155,8 +179,9 @@ import Testing
     @Test func imdnIsAwaitedBeforeLeaving() throws {
         let rules = Machine.Rules()
         var machine = registered(rules)
-        #expect(machine.handle(.messageOffered(id: 0, callID: "ours", wantsNotice: true), at: 5_100_000)
-            == [.sendNotice, .arm(.notice, at: 5_100_000 + rules.noticeNanoseconds), .answer(id: 0, .target)])
+        #expect(
+            machine.handle(.messageOffered(id: 0, callID: "ours", wantsNotice: true), at: 5_100_000)
+                == [.sendNotice, .arm(.notice, at: 5_100_000 + rules.noticeNanoseconds), .answer(id: 0, .target)])
         let armed = try #require(quietTimer(machine.handle(.messageAnswered(id: 0), at: 5_200_000)))
         #expect(machine.handle(.timerFired(armed.0), at: armed.1) == [], "the IMDN is still unanswered")
         #expect(machine.handle(.noticeAnswered(status: 404), at: armed.1 + Self.ms) == [.close])
@@ -171,7 +196,13 @@ import Testing
 
     @Test func aDuplicateOfOursIsKeptNotShownTwice() {
         var machine = registered()
-        #expect(machine.handle(.messageOffered(id: 0, callID: "ours", wantsNotice: false), at: 6 * Self.ms) == [.answer(id: 0, .target)])
-        #expect(machine.handle(.messageOffered(id: 1, callID: "ours", wantsNotice: false), at: 6_100_000) == [.answer(id: 1, .other)])
+        #expect(
+            machine.handle(.messageOffered(id: 0, callID: "ours", wantsNotice: false), at: 6 * Self.ms) == [
+                .answer(id: 0, .target)
+            ])
+        #expect(
+            machine.handle(.messageOffered(id: 1, callID: "ours", wantsNotice: false), at: 6_100_000) == [
+                .answer(id: 1, .other)
+            ])
     }
 }

@@ -92,7 +92,9 @@ public enum TestSupport {
     }
 
     /// Runs the built `nse`.
-    public static func nse(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]) throws -> Output {
+    public static func nse(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]) throws
+        -> Output
+    {
         try run(nse, arguments, stdin: stdin, environment: environment)
     }
 

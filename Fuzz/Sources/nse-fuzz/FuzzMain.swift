@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import CFuzzer
 import NSEFuzzTargets
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The process's `main`. SwiftPM links an executable target with `main` renamed to `<module>_main`, so libFuzzer's
 /// own `main` is not the one that runs: this one hands argv to libFuzzer's driver with the entry point below.
@@ -18,7 +19,10 @@ nonisolated(unsafe) private var selected: FuzzTarget?
 
 /// libFuzzer calls this once before the first input: pick the target or stop with the list of names.
 @_cdecl("LLVMFuzzerInitialize")
-public func fuzzerInitialize(_ argc: UnsafeMutablePointer<Int32>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>) -> Int32 {
+public func fuzzerInitialize(
+    _ argc: UnsafeMutablePointer<Int32>,
+    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>
+) -> Int32 {
     let names = FuzzTarget.allCases.map(\.rawValue).joined(separator: ", ")
     guard let raw = getenv("NSE_FUZZ_TARGET"), let target = FuzzTarget(rawValue: String(cString: raw)) else {
         report("nse-fuzz: set NSE_FUZZ_TARGET to one of: \(names)")

@@ -1,11 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 public import NSEDatabase
 import NSEJSON
 import NSESystem
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// The App Group container's shared database, `DIR/app-group.db`, as liblinphone keeps its shared state in one
 /// SQLite file inside the App Group: the messages kept for later pushes, the strikes against the app and the call

@@ -1,6 +1,6 @@
+import NSECrypto
 import NSEDatabase
 import NSEJSON
-import NSECrypto
 public import NSESystem
 
 /// A SIP MESSAGE kept in the App Group's shared store, for a later push that names its Call-ID.
@@ -84,10 +84,13 @@ public struct MessageStore: Sendable {
                     INSERT INTO messages (call_id, sender, recipient, content_type, body, received_at, state)
                     VALUES (?, ?, ?, ?, ?, ?, 'held') ON CONFLICT (call_id) DO NOTHING
                     """,
-                    [.text(message.callID), .text(message.from), .text(message.to), .text(message.contentType),
-                     .blob(message.body), .integer(message.receivedAt)])
+                    [
+                        .text(message.callID), .text(message.from), .text(message.to), .text(message.contentType),
+                        .blob(message.body), .integer(message.receivedAt),
+                    ])
                 if tx.changes == 1 { return .kept }
-                let state = try tx.execute("SELECT state FROM messages WHERE call_id = ?", [.text(message.callID)]).first?.text(0)
+                let state = try tx.execute("SELECT state FROM messages WHERE call_id = ?", [.text(message.callID)])
+                    .first?.text(0)
                 return state == State.shown.rawValue ? .alreadyShown : .duplicate
             }
         } catch {
@@ -159,7 +162,8 @@ public struct MessageStore: Sendable {
                 """, [.integer(now - lifetimeMilliseconds)]
             ).map { row in
                 StoredMessage(
-                    callID: row.text(0) ?? "", from: row.text(1) ?? "", to: row.text(2) ?? "", contentType: row.text(3) ?? "",
+                    callID: row.text(0) ?? "", from: row.text(1) ?? "", to: row.text(2) ?? "",
+                    contentType: row.text(3) ?? "",
                     body: row.blob(4) ?? [], receivedAt: row.integer(5) ?? 0)
             }
         } catch {
@@ -173,10 +177,12 @@ public struct MessageStore: Sendable {
         do {
             return try database.write(.crashSafe) { tx throws(DatabaseError) -> Int in
                 try tx.execute(
-                    "DELETE FROM messages WHERE state = 'held' AND received_at < ?", [.integer(now - lifetimeMilliseconds)])
+                    "DELETE FROM messages WHERE state = 'held' AND received_at < ?",
+                    [.integer(now - lifetimeMilliseconds)])
                 var removed = tx.changes
                 try tx.execute(
-                    "DELETE FROM messages WHERE state = 'shown' AND shown_at < ?", [.integer(now - shownMemoryMilliseconds)])
+                    "DELETE FROM messages WHERE state = 'shown' AND shown_at < ?",
+                    [.integer(now - shownMemoryMilliseconds)])
                 removed += tx.changes
                 return removed
             }

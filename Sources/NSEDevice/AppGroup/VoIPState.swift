@@ -7,8 +7,6 @@ public import NSESystem
 public struct VoIPState: Sendable {
     let database: Database
 
-    init(database: Database) { self.database = database }
-
     /// Strikes recorded so far.
     public func strikes() throws(DeviceError) -> Int {
         do {
@@ -51,7 +49,8 @@ public struct VoIPState: Sendable {
     /// The call log, newest last (at most `limit` entries).
     public func callLog(limit: Int = 50) throws(DeviceError) -> [JSON] {
         do {
-            let rows = try database.execute("SELECT entry FROM calls ORDER BY id DESC LIMIT ?", [.integer(Int64(limit))])
+            let rows = try database.execute(
+                "SELECT entry FROM calls ORDER BY id DESC LIMIT ?", [.integer(Int64(limit))])
             return rows.reversed().compactMap { row in row.text(0).flatMap { try? JSON.parse($0) } }
         } catch {
             throw error.deviceError

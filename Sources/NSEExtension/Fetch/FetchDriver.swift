@@ -87,8 +87,10 @@ struct FetchDriver {
                     notice = ReceivedContent(message).deliveryNotice(recipient: aor)
                     wantsNotice = notice != nil
                 }
-                perform(machine.handle(
-                    .messageOffered(id: id, callID: message.callID, wantsNotice: wantsNotice), at: Clock.monotonicNanoseconds()))
+                perform(
+                    machine.handle(
+                        .messageOffered(id: id, callID: message.callID, wantsNotice: wantsNotice),
+                        at: Clock.monotonicNanoseconds()))
             }
             if outcome != nil { break }
         }
@@ -185,7 +187,9 @@ struct FetchDriver {
     /// the next push. That copy guards against this process dying, so it is written crash-safe, not synced: the 200
     /// does not wait for the disk. If the store cannot keep it, this process still shows it. Any other is accepted
     /// only once the App Group store has it on disk, else refused with 500 so the server keeps it.
-    private mutating func answer(_ message: SIPReceivedMessage, as disposition: FetchMachine.Disposition) -> SIPMessageAnswer {
+    private mutating func answer(_ message: SIPReceivedMessage, as disposition: FetchMachine.Disposition)
+        -> SIPMessageAnswer
+    {
         let received = ReceivedContent(message)
         switch disposition {
         case .target:

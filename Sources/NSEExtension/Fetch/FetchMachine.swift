@@ -194,7 +194,9 @@ struct FetchMachine: Sendable {
         let success = (200..<300).contains(status)
         switch phase {
         case .registering, .waiting:
-            guard success else { return close(.registerFailed("sip-register-failed: the registrar answered \(status)")) }
+            guard success else {
+                return close(.registerFailed("sip-register-failed: the registrar answered \(status)"))
+            }
             registeredAt = now
             lastQuietMark = now
             phase = .waiting(reregistering: false)

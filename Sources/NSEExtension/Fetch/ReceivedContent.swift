@@ -47,7 +47,8 @@ struct ReceivedContent {
     /// The IMDN to send when the sender asked for a delivery notification: (recipient, CPIM body).
     func deliveryNotice(recipient: String) -> (to: String, body: [UInt8])? {
         guard contentType.hasPrefix("message/cpim"), let cpim = CPIMMessage(bytes: body),
-            cpim.dispositionNotification.contains("positive-delivery"), let messageID = cpim.imdnMessageID, !from.isEmpty
+            cpim.dispositionNotification.contains("positive-delivery"), let messageID = cpim.imdnMessageID,
+            !from.isEmpty
         else { return nil }
         let now = Clock.rfc3339(unixSeconds: Clock.unixMilliseconds() / 1000)
         let notificationID = (try? SecureRandom.hex(8)) ?? String(Clock.unixMilliseconds())

@@ -63,12 +63,16 @@ public struct SIPFetch: Sendable {
             report.storeError = report.storeError ?? error.description
         }
         guard let account = device.config.sip else {
-            return finish(rewriter.fallback(
-                reason: "fetch-unavailable: the payload names Call-ID \(callID) but the device has no SIP account to fetch it with"), report)
+            return finish(
+                rewriter.fallback(
+                    reason:
+                        "fetch-unavailable: the payload names Call-ID \(callID) but the device has no SIP account to fetch it with"
+                ), report)
         }
         let registration: SIPRegistration
         do {
-            registration = try AppRegistration.registration(for: device, account: account, password: try device.sipPassword())
+            registration = try AppRegistration.registration(
+                for: device, account: account, password: try device.sipPassword())
             report.transport = try SIPTransportKind(proxy: registration.proxy).rawValue
         } catch {
             return finish(rewriter.fallback(reason: "sip-account-invalid: \(error)"), report)
@@ -95,7 +99,9 @@ public struct SIPFetch: Sendable {
             if !report.fromStore {
                 // Shown (its content goes to the host next): the copy kept on arrival, and any copy another extension
                 // process kept from the same flush, must not be shown again.
-                do { try store?.markShown(callID: callID) } catch { report.storeError = report.storeError ?? error.description }
+                do { try store?.markShown(callID: callID) } catch {
+                    report.storeError = report.storeError ?? error.description
+                }
             }
         case .expired:
             content = rewriter.fallback(reason: "time-will-expire: Call-ID \(callID) had not arrived")
@@ -103,7 +109,8 @@ public struct SIPFetch: Sendable {
             report.error = failure
             content = rewriter.fallback(reason: failure)
         case .notFound:
-            content = rewriter.fallback(reason: "not-found: no MESSAGE with Call-ID \(callID) arrived within \(Int(budget)) ms")
+            content = rewriter.fallback(
+                reason: "not-found: no MESSAGE with Call-ID \(callID) arrived within \(Int(budget)) ms")
         }
         return finish(content, report)
     }
@@ -115,7 +122,8 @@ public struct SIPFetch: Sendable {
         var content: DeliveredContent
         if text.hasPrefix(Envelope.formatTag + ".") || type == ReceivedContent.envelopeType {
             let escalation = CallEscalation(device: device, rewriter: rewriter, channel: host, request: request)
-            content = EnvelopeOpener(device: device, rewriter: rewriter, escalation: escalation).open(text, source: "sip")
+            content = EnvelopeOpener(device: device, rewriter: rewriter, escalation: escalation).open(
+                text, source: "sip")
             if content.info == nil { content.info = [:] }
             content.info?["encrypted"] = true
         } else if type.hasPrefix("text/plain") {

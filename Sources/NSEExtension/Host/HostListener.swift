@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import NSEPayload
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// Reads the host's messages on a thread of its own for the rest of the process, so the SIP fetch hears
 /// `timeWillExpire` the moment it comes (the channel is blocking I/O: a task must not sit in `poll`).
@@ -28,11 +29,13 @@ final class HostListener: HostConnection, @unchecked Sendable {
         pthread_cond_init(&condition, &attributes)
         pthread_condattr_destroy(&attributes)
         let context = Unmanaged.passRetained(self).toOpaque()
-        let started = pthread_create(&thread, nil, { context in
-            let listener = Unmanaged<HostListener>.fromOpaque(context!).takeRetainedValue()
-            listener.readUntilClosed()
-            return nil
-        }, context)
+        let started = pthread_create(
+            &thread, nil,
+            { context in
+                let listener = Unmanaged<HostListener>.fromOpaque(context!).takeRetainedValue()
+                listener.readUntilClosed()
+                return nil
+            }, context)
         if started != 0 {
             // No thread: nothing will read, so behave as a closed pipe rather than wait forever.
             Unmanaged<HostListener>.fromOpaque(context).release()

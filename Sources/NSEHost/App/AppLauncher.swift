@@ -59,7 +59,8 @@ struct AppLauncher {
         func note(_ failure: DeviceError) { storeError = storeError ?? failure.description }
         var strikes = 0
         do { strikes = try state?.strikes() ?? 0 } catch { note(error) }
-        var launch = Launch(outcome: .refused, handler: settings.appHandler.name, strikes: strikes, maxStrikes: settings.maxStrikes)
+        var launch = Launch(
+            outcome: .refused, handler: settings.appHandler.name, strikes: strikes, maxStrikes: settings.maxStrikes)
         guard strikes < settings.maxStrikes else {
             do { try state?.record(["outcome": "refused", "strikes": .int(Int64(strikes))]) } catch { note(error) }
             launch.storeError = storeError
@@ -82,11 +83,14 @@ struct AppLauncher {
             do { json = try JSON.parse(bytes, options: JSONParseOptions(maxDepth: 8)) } catch {
                 throw AppFailure("malformed report: \(error.description)")
             }
-            do { launch.report = try CallReport(json: json) } catch { throw AppFailure("malformed report: \(error.description)") }
+            do { launch.report = try CallReport(json: json) } catch {
+                throw AppFailure("malformed report: \(error.description)")
+            }
             launch.outcome = .reported
             do {
                 try state?.record([
-                    "outcome": "reported", "uuid": .string(launch.report!.uuid), "handle": .string(launch.report!.handleValue),
+                    "outcome": "reported", "uuid": .string(launch.report!.uuid),
+                    "handle": .string(launch.report!.handleValue),
                     "caller": .string(launch.report!.localizedCallerName), "video": .bool(launch.report!.hasVideo),
                 ])
             } catch { note(error) }
@@ -95,7 +99,10 @@ struct AppLauncher {
             launch.failure = error.description
             do {
                 launch.strikes = try state?.recordStrike(reason: error.description) ?? strikes + 1
-                try state?.record(["outcome": "terminated", "failure": .string(error.description), "strikes": .int(Int64(launch.strikes))])
+                try state?.record([
+                    "outcome": "terminated", "failure": .string(error.description),
+                    "strikes": .int(Int64(launch.strikes)),
+                ])
             } catch let failure {
                 launch.strikes = strikes + 1
                 note(failure)

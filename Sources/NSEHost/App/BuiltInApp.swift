@@ -14,7 +14,8 @@ enum BuiltInApp {
             uuid = Hex.uuid(Digest.sha256((callID ?? from).utf8))
         }
         let type = payload["handle_type"]?.stringValue.flatMap(CallReport.HandleType.init(rawValue:)) ?? .generic
-        let name = payload["display_name"]?.stringValue ?? payload["display-name"]?.stringValue
+        let name =
+            payload["display_name"]?.stringValue ?? payload["display-name"]?.stringValue
             ?? aps?["loc-args"]?.arrayValue?.first?.stringValue
         return CallReport(
             uuid: uuid, handleType: type, handleValue: from.isEmpty ? "unknown" : from,

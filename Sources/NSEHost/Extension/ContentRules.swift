@@ -26,18 +26,21 @@ enum ContentRules {
             return showOriginal("extension-not-started: \(message)")
         case .memory(let peak):
             return showOriginal(
-                "memory-limit: the extension's peak RSS reached \(peak) KB, over the \(limits.memoryLimitKilobytes) KB limit; iOS kills it and shows the original")
+                "memory-limit: the extension's peak RSS reached \(peak) KB, over the \(limits.memoryLimitKilobytes) KB limit; iOS kills it and shows the original"
+            )
         case .protocolViolation(let message):
             return showOriginal("extension-protocol-error: \(message)")
         case .budget:
             return showOriginal(
-                "budget-expired: no content within \(limits.budget) s and \(limits.grace) s after serviceExtensionTimeWillExpire; iOS shows the original")
+                "budget-expired: no content within \(limits.budget) s and \(limits.grace) s after serviceExtensionTimeWillExpire; iOS shows the original"
+            )
         case .exited:
             break
         }
         guard let delivered = record.delivered else {
             let how = exitSignal.map { "was killed by signal \($0)" } ?? "exited with status \(exitCode ?? -1)"
-            return showOriginal("extension-crashed: the extension \(how) without calling the content handler; iOS shows the original")
+            return showOriginal(
+                "extension-crashed: the extension \(how) without calling the content handler; iOS shows the original")
         }
         let content = Payload(root: delivered.content)
         let display = Display(alert: content.aps.alert, strings: strings)
@@ -45,20 +48,24 @@ enum ContentRules {
             if filtering {
                 return Verdict(
                     outcome: .suppressed,
-                    reason: "empty-content: the extension delivered no alert text and the app has the filtering entitlement; nothing is shown",
+                    reason:
+                        "empty-content: the extension delivered no alert text and the app has the filtering entitlement; nothing is shown",
                     warnings: content.aps.badge.map { ["badge set to \($0) without an alert"] } ?? [])
             }
             return showOriginal(
-                "no-alert-text: the delivered content has no alert text; without the filtering entitlement iOS shows the original")
+                "no-alert-text: the delivered content has no alert text; without the filtering entitlement iOS shows the original"
+            )
         }
         let extensionReason = delivered.reason ?? (delivered.isFallback ? "fallback" : "rewritten")
         if record.deliveredAfterExpiry {
             return Verdict(
-                outcome: .fallback, reason: "time-will-expire: best attempt delivered after the expiry notice (\(extensionReason))",
+                outcome: .fallback,
+                reason: "time-will-expire: best attempt delivered after the expiry notice (\(extensionReason))",
                 notification: delivered.content, display: display, warnings: content.warnings)
         }
         return Verdict(
-            outcome: delivered.isFallback ? .fallback : .rewritten, reason: extensionReason, notification: delivered.content,
+            outcome: delivered.isFallback ? .fallback : .rewritten, reason: extensionReason,
+            notification: delivered.content,
             display: display, warnings: content.warnings)
     }
 }

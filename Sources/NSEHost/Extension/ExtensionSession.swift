@@ -159,7 +159,8 @@ public struct ExtensionSession: Sendable {
         case (.running, .voipReportAsked(let payload)), (.expiring, .voipReportAsked(let payload)):
             // As CXProvider.reportNewIncomingVoIPPushPayload answers an NSE.
             let error: VoIPReportError? =
-                record.voipReported ? .invalidClientProcess
+                record.voipReported
+                ? .invalidClientProcess
                 : filteringEntitlement ? nil : .missingNotificationFilteringEntitlement
             if error == nil { record.acceptedVoIPPayload = payload }
             record.voipReported = true

@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import NSEProtocol
 import NSESystem
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// A child process with pipes on its stdin, stdout and stderr, in its own process group.
 ///
@@ -49,7 +50,9 @@ final class ChildProcess {
 
     /// Starts `arguments[0]` (looked up on `PATH` when it has no slash) with the given arguments; its stdout is read
     /// as lines of at most `maxLineBytes`.
-    static func spawn(_ arguments: [String], maxLineBytes: Int = ExtensionProtocol.maxLineBytes) throws(SystemError) -> ChildProcess {
+    static func spawn(_ arguments: [String], maxLineBytes: Int = ExtensionProtocol.maxLineBytes) throws(SystemError)
+        -> ChildProcess
+    {
         precondition(!arguments.isEmpty)
         var stdinPipe: [Int32] = [-1, -1]
         var stdoutPipe: [Int32] = [-1, -1]
@@ -83,7 +86,8 @@ final class ChildProcess {
         sigemptyset(&mask)
         posix_spawnattr_setsigmask(&attributes, &mask)
         posix_spawnattr_setpgroup(&attributes, 0)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+        posix_spawnattr_setflags(
+            &attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
 
         var pid: pid_t = 0
         let argv = arguments.map { strdup($0) } + [nil]
@@ -100,7 +104,8 @@ final class ChildProcess {
             _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
         }
         return ChildProcess(
-            pid: pid, stdinFD: stdinPipe[1], stdoutFD: stdoutPipe[0], stderrFD: stderrPipe[0], maxLineBytes: maxLineBytes)
+            pid: pid, stdinFD: stdinPipe[1], stdoutFD: stdoutPipe[0], stderrFD: stderrPipe[0],
+            maxLineBytes: maxLineBytes)
     }
 
     /// A command line run through `/bin/sh` with `exec`, so that the measured process is the command's, not the shell.
@@ -166,7 +171,9 @@ final class ChildProcess {
     func peakRSSKilobytes() -> Int? {
         guard exit == nil else { return nil }
         if !execConfirmed {
-            guard let executable = FileSystem.readLink("/proc/\(pid)/exe"), executable != Self.hostExecutable else { return nil }
+            guard let executable = FileSystem.readLink("/proc/\(pid)/exe"), executable != Self.hostExecutable else {
+                return nil
+            }
             execConfirmed = true
         }
         let fd = open("/proc/\(pid)/status", O_RDONLY | O_CLOEXEC)

@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import NSEProtocol
 import NSESystem
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// Runs one child process for a ``ProcessSession``: spawns it, polls its stdout (lines, through its
 /// `LineChannel`) and stderr, samples `/proc`, fires the session's deadline, reaps it, and does what the session

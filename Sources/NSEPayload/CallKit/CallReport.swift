@@ -16,7 +16,8 @@ public struct CallReport: Sendable, Equatable {
 
     public init(
         uuid: String, handleType: HandleType, handleValue: String, localizedCallerName: String?, hasVideo: Bool,
-        supportsHolding: Bool = true, supportsDTMF: Bool = true, supportsGrouping: Bool = false, supportsUngrouping: Bool = false
+        supportsHolding: Bool = true, supportsDTMF: Bool = true, supportsGrouping: Bool = false,
+        supportsUngrouping: Bool = false
     ) {
         self.uuid = uuid
         self.handleType = handleType
@@ -45,11 +46,15 @@ public struct CallReport: Sendable, Equatable {
 
     /// Validates an app's report; the error names the first field that is wrong.
     public init(json: JSON) throws(CallReportError) {
-        guard let object = json.objectValue else { throw CallReportError("the call report is a \(json.typeName), not an object") }
+        guard let object = json.objectValue else {
+            throw CallReportError("the call report is a \(json.typeName), not an object")
+        }
         guard let uuid = object["uuid"]?.stringValue, Plaintext.isUUID(uuid) else {
             throw CallReportError("\"uuid\" is missing or not a UUID")
         }
-        guard let handle = object["remote_handle"]?.objectValue else { throw CallReportError("\"remote_handle\" is missing or not an object") }
+        guard let handle = object["remote_handle"]?.objectValue else {
+            throw CallReportError("\"remote_handle\" is missing or not an object")
+        }
         guard let typeName = handle["type"]?.stringValue, let type = HandleType(rawValue: typeName) else {
             throw CallReportError("\"remote_handle.type\" must be generic, phoneNumber or emailAddress")
         }
@@ -58,18 +63,24 @@ public struct CallReport: Sendable, Equatable {
         }
         var name: String?
         if let caller = object["localized_caller_name"], !caller.isNull {
-            guard let text = caller.stringValue else { throw CallReportError("\"localized_caller_name\" is not a string") }
+            guard let text = caller.stringValue else {
+                throw CallReportError("\"localized_caller_name\" is not a string")
+            }
             name = text
         }
         func flag(_ key: String, _ fallback: Bool) throws(CallReportError) -> Bool {
             guard let value = object[key], !value.isNull else { return fallback }
-            guard let bool = value.boolValue else { throw CallReportError("\"\(key)\" is a \(value.typeName), not a boolean") }
+            guard let bool = value.boolValue else {
+                throw CallReportError("\"\(key)\" is a \(value.typeName), not a boolean")
+            }
             return bool
         }
         self.init(
-            uuid: uuid, handleType: type, handleValue: value, localizedCallerName: name, hasVideo: try flag("has_video", false),
+            uuid: uuid, handleType: type, handleValue: value, localizedCallerName: name,
+            hasVideo: try flag("has_video", false),
             supportsHolding: try flag("supports_holding", true), supportsDTMF: try flag("supports_dtmf", true),
-            supportsGrouping: try flag("supports_grouping", false), supportsUngrouping: try flag("supports_ungrouping", false))
+            supportsGrouping: try flag("supports_grouping", false),
+            supportsUngrouping: try flag("supports_ungrouping", false))
     }
 }
 

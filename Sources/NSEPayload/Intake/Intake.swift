@@ -69,7 +69,8 @@ public enum Intake {
         if bytes.count > pushType.payloadLimit {
             throw PayloadRejection(
                 .payloadTooLarge,
-                "the payload is \(bytes.count) bytes; APNs accepts at most \(pushType.payloadLimit) for a \(pushType.rawValue) push")
+                "the payload is \(bytes.count) bytes; APNs accepts at most \(pushType.payloadLimit) for a \(pushType.rawValue) push"
+            )
         }
         let document: JSON
         do {
@@ -82,7 +83,9 @@ public enum Intake {
         }
         if let target = root[simulatorTargetKey] {
             guard let targetBundle = target.stringValue else {
-                throw PayloadRejection(.malformedPayload, "\(source.name): \"\(simulatorTargetKey)\" is a \(target.typeName), not a string")
+                throw PayloadRejection(
+                    .malformedPayload, "\(source.name): \"\(simulatorTargetKey)\" is a \(target.typeName), not a string"
+                )
             }
             guard targetBundle == bundleID else {
                 throw PayloadRejection(

@@ -49,9 +49,18 @@ public struct StringsTable: Sendable, Equatable {
         var characters = format.makeIterator()
         let conversions: Set<Character> = ["@", "d", "i", "s", "u", "f", "x"]
         while let character = characters.next() {
-            guard character == "%" else { output.append(character); continue }
-            guard let first = characters.next() else { output.append("%"); break }
-            if first == "%" { output.append("%"); continue }
+            guard character == "%" else {
+                output.append(character)
+                continue
+            }
+            guard let first = characters.next() else {
+                output.append("%")
+                break
+            }
+            if first == "%" {
+                output.append("%")
+                continue
+            }
             if conversions.contains(first) {
                 if next < arguments.count { output += arguments[next] }
                 next += 1
@@ -61,7 +70,12 @@ public struct StringsTable: Sendable, Equatable {
                 var digits = String(first)
                 var terminator: Character?
                 while let character = characters.next() {
-                    if character.isNumber { digits.append(character) } else { terminator = character; break }
+                    if character.isNumber {
+                        digits.append(character)
+                    } else {
+                        terminator = character
+                        break
+                    }
                 }
                 if terminator == "$", let conversion = characters.next(), conversions.contains(conversion),
                     let position = Int(digits), position >= 1
@@ -138,7 +152,10 @@ private struct StringsScanner {
                 index += 2
                 while true {
                     if atEnd { throw StringsFileError(line: start, message: "unterminated comment") }
-                    if scalars[index] == "*", index + 1 < scalars.count, scalars[index + 1] == "/" { index += 2; break }
+                    if scalars[index] == "*", index + 1 < scalars.count, scalars[index + 1] == "/" {
+                        index += 2
+                        break
+                    }
                     _ = advance()
                 }
             } else {
@@ -156,8 +173,9 @@ private struct StringsScanner {
         guard !atEnd else { throw fail("unexpected end of file") }
         if scalars[index] != "\"" {
             var text = String.UnicodeScalarView()
-            while !atEnd, scalars[index].properties.isAlphabetic || ("0"..."9").contains(scalars[index])
-                || scalars[index] == "_" || scalars[index] == "." || scalars[index] == "-"
+            while !atEnd,
+                scalars[index].properties.isAlphabetic || ("0"..."9").contains(scalars[index])
+                    || scalars[index] == "_" || scalars[index] == "." || scalars[index] == "-"
             {
                 text.append(advance())
             }
@@ -170,7 +188,10 @@ private struct StringsScanner {
             guard !atEnd else { throw fail("unterminated string") }
             let scalar = advance()
             if scalar == "\"" { return String(text) }
-            guard scalar == "\\" else { text.append(scalar); continue }
+            guard scalar == "\\" else {
+                text.append(scalar)
+                continue
+            }
             guard !atEnd else { throw fail("unterminated string") }
             let escaped = advance()
             switch escaped {
@@ -180,8 +201,9 @@ private struct StringsScanner {
             case "U", "u":
                 var value: UInt32 = 0
                 for _ in 0..<4 {
-                    guard !atEnd, let digit = scalars[index].properties.numericType != nil
-                        ? UInt32(String(scalars[index])) : UInt32(String(scalars[index]), radix: 16)
+                    guard !atEnd,
+                        let digit = scalars[index].properties.numericType != nil
+                            ? UInt32(String(scalars[index])) : UInt32(String(scalars[index]), radix: 16)
                     else { throw fail("bad \\U escape") }
                     value = value * 16 + digit
                     index += 1

@@ -69,16 +69,25 @@ public struct APS: Sendable, Equatable {
             case "category":
                 if let text = value.stringValue { category = text } else { note(key, "a string", value) }
             case "content-available":
-                if let number = value.intValue { contentAvailable = number == 1 } else { note(key, "the number 1", value) }
+                if let number = value.intValue {
+                    contentAvailable = number == 1
+                } else {
+                    note(key, "the number 1", value)
+                }
             case "mutable-content":
-                if let number = value.intValue { mutableContent = number == 1 } else { note(key, "the number 1", value) }
+                if let number = value.intValue {
+                    mutableContent = number == 1
+                } else {
+                    note(key, "the number 1", value)
+                }
             case "target-content-id":
                 if let text = value.stringValue { targetContentID = text } else { note(key, "a string", value) }
             case "interruption-level":
                 if let text = value.stringValue, ["passive", "active", "time-sensitive", "critical"].contains(text) {
                     interruptionLevel = text
                 } else {
-                    warnings.append("aps.interruption-level must be passive, active, time-sensitive or critical: iOS ignores it")
+                    warnings.append(
+                        "aps.interruption-level must be passive, active, time-sensitive or critical: iOS ignores it")
                 }
             case "relevance-score":
                 if let number = value.doubleValue { relevanceScore = number } else { note(key, "a number", value) }

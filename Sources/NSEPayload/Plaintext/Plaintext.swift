@@ -45,9 +45,14 @@ public enum Plaintext: Sendable, Equatable {
             document = try JSON.parse(bytes, options: JSONParseOptions(maxDepth: 8, requireObject: true))
         } catch {
             // The parser's message can quote the plaintext; keep only its position.
-            throw PlaintextError(.notJSON, "the decrypted content is not a JSON object (\(error.code.rawValue) at line \(error.line), column \(error.column))")
+            throw PlaintextError(
+                .notJSON,
+                "the decrypted content is not a JSON object (\(error.code.rawValue) at line \(error.line), column \(error.column))"
+            )
         }
-        guard let object = document.objectValue else { throw PlaintextError(.notJSON, "the decrypted content is not a JSON object") }
+        guard let object = document.objectValue else {
+            throw PlaintextError(.notJSON, "the decrypted content is not a JSON object")
+        }
         try self.init(object)
     }
 
@@ -64,7 +69,9 @@ public enum Plaintext: Sendable, Equatable {
             return text
         }
         if let version = object["schema"], version.intValue != Plaintext.schemaVersion {
-            throw PlaintextError(.schema, "content schema \(version.serialized()) is not supported (this build reads \(Plaintext.schemaVersion))")
+            throw PlaintextError(
+                .schema,
+                "content schema \(version.serialized()) is not supported (this build reads \(Plaintext.schemaVersion))")
         }
         var sentAt: Int64?
         if let sent = try string("sent_at", required: false) {
@@ -87,7 +94,9 @@ public enum Plaintext: Sendable, Equatable {
             }
             var video = false
             if let value = object["video"] {
-                guard let flag = value.boolValue else { throw PlaintextError(.schema, "\"video\" is a \(value.typeName), not a boolean") }
+                guard let flag = value.boolValue else {
+                    throw PlaintextError(.schema, "\"video\" is a \(value.typeName), not a boolean")
+                }
                 video = flag
             }
             let uuid = try string("call_uuid", required: true)!
@@ -113,7 +122,9 @@ public enum Plaintext: Sendable, Equatable {
         for (index, character) in characters.enumerated() {
             if [8, 13, 18, 23].contains(index) {
                 if character != 0x2D { return false }
-            } else if !((0x30...0x39).contains(character) || (0x41...0x46).contains(character) || (0x61...0x66).contains(character)) {
+            } else if !((0x30...0x39).contains(character) || (0x41...0x46).contains(character)
+                || (0x61...0x66).contains(character))
+            {
                 return false
             }
         }

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import NSESystem
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// One end of a line-framed conversation over two descriptors: lines are read from `input` and written to `output`.
 ///
@@ -100,7 +101,8 @@ public final class LineChannel: @unchecked Sendable {
 
 extension LineChannel {
     /// The next message of type `M`, skipping blank lines; `nil` on timeout or once the input is closed.
-    public func receive<M: ProtocolMessage>(_ type: M.Type, timeoutMilliseconds: Int32 = -1) throws(ProtocolError) -> M? {
+    public func receive<M: ProtocolMessage>(_ type: M.Type, timeoutMilliseconds: Int32 = -1) throws(ProtocolError) -> M?
+    {
         while true {
             let received: Received
             do { received = try receive(timeoutMilliseconds: timeoutMilliseconds) } catch { throw M.lineTooLong }

@@ -38,7 +38,8 @@ public enum ExtensionMessage: Sendable, Equatable {
             }
             self = .reportVoIP(payload)
         case let other:
-            throw ProtocolError("unknown extension message type \(other.map { "\"\(ProtocolError.printable($0))\"" } ?? "(none)")")
+            throw ProtocolError(
+                "unknown extension message type \(other.map { "\"\(ProtocolError.printable($0))\"" } ?? "(none)")")
         }
     }
 }

@@ -29,7 +29,8 @@ extension ProtocolMessage {
     public static func decode(line: some Collection<UInt8>) throws(ProtocolError) -> Self? {
         if line.allSatisfy({ $0 == 0x20 || $0 == 0x0D }) { return nil }
         let json: JSON
-        do { json = try JSON.parse(Array(line), options: JSONParseOptions(maxDepth: ExtensionProtocol.maxDepth)) } catch {
+        do { json = try JSON.parse(Array(line), options: JSONParseOptions(maxDepth: ExtensionProtocol.maxDepth)) } catch
+        {
             throw ProtocolError("\(sender) sent a line that is not JSON: \(error.description)")
         }
         return try Self(json: json)

@@ -15,9 +15,11 @@ public enum HostMessage: Sendable, Equatable {
         switch self {
         case .request(let request):
             return [
-                "type": "request", "protocol": .int(ExtensionProtocol.version), "request_id": .string(request.requestID),
+                "type": "request", "protocol": .int(ExtensionProtocol.version),
+                "request_id": .string(request.requestID),
                 "push_type": .string(request.pushType.rawValue), "container": .string(request.container),
-                "budget_ms": .int(request.budgetMilliseconds), "deadline_unix_ms": .int(request.deadlineUnixMilliseconds),
+                "budget_ms": .int(request.budgetMilliseconds),
+                "deadline_unix_ms": .int(request.deadlineUnixMilliseconds),
                 "payload": .object(request.payload),
             ]
         case .timeWillExpire:
@@ -35,7 +37,8 @@ public enum HostMessage: Sendable, Equatable {
                 let requestID = json["request_id"]?.stringValue
             else { throw ProtocolError("a request needs payload, container and request_id") }
             if let version = json["protocol"]?.intValue, version != ExtensionProtocol.version {
-                throw ProtocolError("protocol version \(version) is not supported (this extension speaks \(ExtensionProtocol.version))")
+                throw ProtocolError(
+                    "protocol version \(version) is not supported (this extension speaks \(ExtensionProtocol.version))")
             }
             self = .request(
                 ServiceRequest(
@@ -52,7 +55,8 @@ public enum HostMessage: Sendable, Equatable {
                 self = .reportVoIPResult(code)
             }
         case let other:
-            throw ProtocolError("unknown host message type \(other.map { "\"\(ProtocolError.printable($0))\"" } ?? "(none)")")
+            throw ProtocolError(
+                "unknown host message type \(other.map { "\"\(ProtocolError.printable($0))\"" } ?? "(none)")")
         }
     }
 }

@@ -6,6 +6,8 @@ public struct ProtocolError: Error, Sendable, CustomStringConvertible, Equatable
     /// A protocol field as an error may name it: at most 32 characters, anything but printable ASCII shown as `?`
     /// (the error becomes a result's `reason`: it must stay one line and never carry a terminal escape).
     static func printable(_ field: String) -> String {
-        String(String.UnicodeScalarView(field.unicodeScalars.prefix(32).map { $0.value >= 0x20 && $0.value < 0x7F ? $0 : "?" }))
+        String(
+            String.UnicodeScalarView(
+                field.unicodeScalars.prefix(32).map { $0.value >= 0x20 && $0.value < 0x7F ? $0 : "?" }))
     }
 }

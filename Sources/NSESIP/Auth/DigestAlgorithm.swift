@@ -34,8 +34,10 @@ public enum DigestAlgorithm: String, Sendable, Hashable {
     }
 
     /// Computes the digest `response` value (RFC 2617 §3.2.2, RFC 7616 §3.4.1); qop nil gives the RFC 2069 form.
-    public func response(username: String, realm: String, password: String, nonce: String, method: String,
-                         uri: String, qop: String?, cnonce: String?, nonceCount: String?) -> String {
+    public func response(
+        username: String, realm: String, password: String, nonce: String, method: String,
+        uri: String, qop: String?, cnonce: String?, nonceCount: String?
+    ) -> String {
         var ha1 = hash("\(username):\(realm):\(password)")
         if isSession { ha1 = hash("\(ha1):\(nonce):\(cnonce ?? "")") }
         let ha2 = hash("\(method):\(uri)")
@@ -64,7 +66,9 @@ enum AuthParams {
     /// Splits `Digest a=b, c=d` into scheme and parameter text.
     static func splitScheme(_ text: String) throws(SIPError) -> (scheme: String, rest: Substring) {
         let t = SIPSyntax.trim(Substring(text))
-        guard let sp = t.utf8.firstIndex(where: { $0 == 0x20 || $0 == 0x09 }) else { throw .malformed("auth header without parameters") }
+        guard let sp = t.utf8.firstIndex(where: { $0 == 0x20 || $0 == 0x09 }) else {
+            throw .malformed("auth header without parameters")
+        }
         return (String(t[t.startIndex..<sp]), t[sp...])
     }
 }

@@ -16,8 +16,10 @@ public struct DigestChallenge: Sendable, Hashable, CustomStringConvertible {
     public var stale: Bool
 
     /// Creates a challenge.
-    public init(realm: String, nonce: String, opaque: String? = nil, algorithm: DigestAlgorithm = .md5,
-                qopOptions: [String] = ["auth"], stale: Bool = false) {
+    public init(
+        realm: String, nonce: String, opaque: String? = nil, algorithm: DigestAlgorithm = .md5,
+        qopOptions: [String] = ["auth"], stale: Bool = false
+    ) {
         self.realm = realm
         self.nonce = nonce
         self.opaque = opaque
@@ -29,7 +31,9 @@ public struct DigestChallenge: Sendable, Hashable, CustomStringConvertible {
     /// Parses a header value such as `Digest realm="x", nonce="y", qop="auth", algorithm=SHA-256`.
     public init(parsing text: String) throws(SIPError) {
         let (scheme, rest) = try AuthParams.splitScheme(text)
-        guard SIPSyntax.equalsIgnoringCase(scheme, "Digest") else { throw SIPError(.authenticationFailed, "unsupported authentication scheme") }
+        guard SIPSyntax.equalsIgnoringCase(scheme, "Digest") else {
+            throw SIPError(.authenticationFailed, "unsupported authentication scheme")
+        }
         let params = try AuthParams.parse(rest)
         guard let realm = params.value(of: "realm") else { throw .malformed("challenge without realm") }
         guard let nonce = params.value(of: "nonce") else { throw .malformed("challenge without nonce") }
@@ -37,12 +41,16 @@ public struct DigestChallenge: Sendable, Hashable, CustomStringConvertible {
         self.nonce = nonce
         self.opaque = params.value(of: "opaque")
         if let alg = params.value(of: "algorithm") {
-            guard let a = DigestAlgorithm(token: alg) else { throw SIPError(.authenticationFailed, "unsupported digest algorithm") }
+            guard let a = DigestAlgorithm(token: alg) else {
+                throw SIPError(.authenticationFailed, "unsupported digest algorithm")
+            }
             algorithm = a
         } else {
             algorithm = .md5
         }
-        qopOptions = (params.value(of: "qop") ?? "").split(separator: ",").map { SIPSyntax.lowercased(SIPSyntax.trim($0)) }.filter { !$0.isEmpty }
+        qopOptions = (params.value(of: "qop") ?? "").split(separator: ",").map {
+            SIPSyntax.lowercased(SIPSyntax.trim($0))
+        }.filter { !$0.isEmpty }
         stale = SIPSyntax.equalsIgnoringCase(params.value(of: "stale") ?? "", "true")
     }
 
@@ -57,9 +65,12 @@ public struct DigestChallenge: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Creates a fresh challenge with a random nonce (server side).
-    public static func make(realm: String, algorithm: DigestAlgorithm = .md5, qop: Bool = true, stale: Bool = false,
-                            opaque: String? = nil) -> DigestChallenge {
-        DigestChallenge(realm: realm, nonce: Hex.random(bytes: 16), opaque: opaque, algorithm: algorithm,
-                        qopOptions: qop ? ["auth"] : [], stale: stale)
+    public static func make(
+        realm: String, algorithm: DigestAlgorithm = .md5, qop: Bool = true, stale: Bool = false,
+        opaque: String? = nil
+    ) -> DigestChallenge {
+        DigestChallenge(
+            realm: realm, nonce: Hex.random(bytes: 16), opaque: opaque, algorithm: algorithm,
+            qopOptions: qop ? ["auth"] : [], stale: stale)
     }
 }

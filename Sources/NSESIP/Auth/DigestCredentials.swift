@@ -24,9 +24,11 @@ public struct DigestCredentials: Sendable, Hashable, CustomStringConvertible {
     public var opaque: String?
 
     /// Creates credentials from their parts.
-    public init(username: String, realm: String, nonce: String, uri: String, response: String,
-                algorithm: DigestAlgorithm? = nil, cnonce: String? = nil, nonceCount: String? = nil,
-                qop: String? = nil, opaque: String? = nil) {
+    public init(
+        username: String, realm: String, nonce: String, uri: String, response: String,
+        algorithm: DigestAlgorithm? = nil, cnonce: String? = nil, nonceCount: String? = nil,
+        qop: String? = nil, opaque: String? = nil
+    ) {
         self.username = username
         self.realm = realm
         self.nonce = nonce
@@ -40,26 +42,34 @@ public struct DigestCredentials: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Computes credentials answering a challenge (qop=auth when offered, otherwise the RFC 2069 form).
-    public static func answer(_ challenge: DigestChallenge, username: String, password: String, method: String,
-                              uri: String, cnonce: String = SIPIdentifiers.cnonce(), nonceCount: UInt32 = 1) -> DigestCredentials {
+    public static func answer(
+        _ challenge: DigestChallenge, username: String, password: String, method: String,
+        uri: String, cnonce: String = SIPIdentifiers.cnonce(), nonceCount: UInt32 = 1
+    ) -> DigestCredentials {
         let useQop = challenge.qopOptions.contains("auth")
         let nc = useQop ? hex8(nonceCount) : nil
         let cn = useQop || challenge.algorithm.isSession ? cnonce : nil
-        let response = challenge.algorithm.response(username: username, realm: challenge.realm, password: password,
-                                                    nonce: challenge.nonce, method: method, uri: uri,
-                                                    qop: useQop ? "auth" : nil, cnonce: cn, nonceCount: nc)
-        return DigestCredentials(username: username, realm: challenge.realm, nonce: challenge.nonce, uri: uri,
-                                 response: response, algorithm: challenge.algorithm, cnonce: cn, nonceCount: nc,
-                                 qop: useQop ? "auth" : nil, opaque: challenge.opaque)
+        let response = challenge.algorithm.response(
+            username: username, realm: challenge.realm, password: password,
+            nonce: challenge.nonce, method: method, uri: uri,
+            qop: useQop ? "auth" : nil, cnonce: cn, nonceCount: nc)
+        return DigestCredentials(
+            username: username, realm: challenge.realm, nonce: challenge.nonce, uri: uri,
+            response: response, algorithm: challenge.algorithm, cnonce: cn, nonceCount: nc,
+            qop: useQop ? "auth" : nil, opaque: challenge.opaque)
     }
 
     /// Parses a header value such as `Digest username="bob", realm="x", ...`.
     public init(parsing text: String) throws(SIPError) {
         let (scheme, rest) = try AuthParams.splitScheme(text)
-        guard SIPSyntax.equalsIgnoringCase(scheme, "Digest") else { throw .malformed("unsupported authorization scheme") }
+        guard SIPSyntax.equalsIgnoringCase(scheme, "Digest") else {
+            throw .malformed("unsupported authorization scheme")
+        }
         let p = try AuthParams.parse(rest)
-        guard let username = p.value(of: "username"), let realm = p.value(of: "realm"), let nonce = p.value(of: "nonce"),
-              let uri = p.value(of: "uri"), let response = p.value(of: "response") else {
+        guard let username = p.value(of: "username"), let realm = p.value(of: "realm"),
+            let nonce = p.value(of: "nonce"),
+            let uri = p.value(of: "uri"), let response = p.value(of: "response")
+        else {
             throw .malformed("authorization missing a required parameter")
         }
         self.username = username
@@ -82,8 +92,9 @@ public struct DigestCredentials: Sendable, Hashable, CustomStringConvertible {
     /// Checks the response against a password (server side); constant-time comparison.
     public func verify(password: String, method: String) -> Bool {
         let alg = algorithm ?? .md5
-        let expected = alg.response(username: username, realm: realm, password: password, nonce: nonce,
-                                    method: method, uri: uri, qop: qop, cnonce: cnonce, nonceCount: nonceCount)
+        let expected = alg.response(
+            username: username, realm: realm, password: password, nonce: nonce,
+            method: method, uri: uri, qop: qop, cnonce: cnonce, nonceCount: nonceCount)
         let a = Array(expected.utf8)
         let b = Array(SIPSyntax.lowercased(response).utf8)
         guard a.count == b.count else { return false }
@@ -94,7 +105,8 @@ public struct DigestCredentials: Sendable, Hashable, CustomStringConvertible {
 
     /// The header value form.
     public var description: String {
-        var s = "Digest username=\(SIPSyntax.quote(username)), realm=\(SIPSyntax.quote(realm)), nonce=\(SIPSyntax.quote(nonce)), uri=\(SIPSyntax.quote(uri)), response=\(SIPSyntax.quote(response))"
+        var s =
+            "Digest username=\(SIPSyntax.quote(username)), realm=\(SIPSyntax.quote(realm)), nonce=\(SIPSyntax.quote(nonce)), uri=\(SIPSyntax.quote(uri)), response=\(SIPSyntax.quote(response))"
         if let algorithm { s += ", algorithm=\(algorithm.rawValue)" }
         if let cnonce { s += ", cnonce=\(SIPSyntax.quote(cnonce))" }
         if let opaque { s += ", opaque=\(SIPSyntax.quote(opaque))" }

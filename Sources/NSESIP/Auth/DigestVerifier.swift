@@ -17,8 +17,10 @@ public struct DigestVerifier: Sendable {
     }
 
     /// Verifies an Authorization header value for `method` given the user's password and the nonce issued.
-    public func verify(authorization headerValue: String, method: String, password: String,
-                       expectedUsername: String? = nil, issuedNonce: String? = nil) -> Bool {
+    public func verify(
+        authorization headerValue: String, method: String, password: String,
+        expectedUsername: String? = nil, issuedNonce: String? = nil
+    ) -> Bool {
         guard let creds = try? DigestCredentials(parsing: headerValue) else { return false }
         guard creds.realm == realm else { return false }
         if let expectedUsername, creds.username != expectedUsername { return false }

@@ -14,7 +14,8 @@ public struct SIPCSeq: Sendable, Hashable, CustomStringConvertible {
     /// Parses `314159 INVITE`.
     public init(parsing text: String) throws(SIPError) {
         let parts = SIPSyntax.trim(Substring(text)).split(whereSeparator: { $0 == " " || $0 == "\t" })
-        guard parts.count == 2, let n = SIPSyntax.parseInt(parts[0], max: Int(UInt32.max)), SIPSyntax.isToken(parts[1]) else {
+        guard parts.count == 2, let n = SIPSyntax.parseInt(parts[0], max: Int(UInt32.max)), SIPSyntax.isToken(parts[1])
+        else {
             throw .malformed("invalid CSeq")
         }
         sequence = UInt32(n)

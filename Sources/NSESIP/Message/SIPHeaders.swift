@@ -98,14 +98,16 @@ public struct SIPHeaders: Sendable, Hashable, Sequence {
     ]
 
     static let knownNames: [String: String] = {
-        let names = ["Accept", "Accept-Encoding", "Accept-Language", "Alert-Info", "Allow", "Allow-Events",
-                     "Authentication-Info", "Authorization", "Call-ID", "Call-Info", "Contact", "Content-Disposition",
-                     "Content-Encoding", "Content-Language", "Content-Length", "Content-Type", "CSeq", "Date",
-                     "Error-Info", "Event", "Expires", "From", "In-Reply-To", "Max-Forwards", "Min-Expires",
-                     "MIME-Version", "Organization", "Path", "Priority", "Proxy-Authenticate", "Proxy-Authorization",
-                     "Proxy-Require", "Record-Route", "Refer-To", "Referred-By", "Reply-To", "Require", "Retry-After",
-                     "Route", "Server", "Service-Route", "Session-Expires", "Subject", "Supported", "Timestamp", "To",
-                     "Unsupported", "User-Agent", "Via", "Warning", "WWW-Authenticate", "Subscription-State"]
+        let names = [
+            "Accept", "Accept-Encoding", "Accept-Language", "Alert-Info", "Allow", "Allow-Events",
+            "Authentication-Info", "Authorization", "Call-ID", "Call-Info", "Contact", "Content-Disposition",
+            "Content-Encoding", "Content-Language", "Content-Length", "Content-Type", "CSeq", "Date",
+            "Error-Info", "Event", "Expires", "From", "In-Reply-To", "Max-Forwards", "Min-Expires",
+            "MIME-Version", "Organization", "Path", "Priority", "Proxy-Authenticate", "Proxy-Authorization",
+            "Proxy-Require", "Record-Route", "Refer-To", "Referred-By", "Reply-To", "Require", "Retry-After",
+            "Route", "Server", "Service-Route", "Session-Expires", "Subject", "Supported", "Timestamp", "To",
+            "Unsupported", "User-Agent", "Via", "Warning", "WWW-Authenticate", "Subscription-State",
+        ]
         var map: [String: String] = [:]
         for n in names { map[SIPSyntax.lowercased(n)] = n }
         return map

@@ -26,7 +26,14 @@ public struct SIPNameAddress: Sendable, Hashable, CustomStringConvertible {
             var i = t.utf8.index(after: t.startIndex)
             while i < t.endIndex {
                 let b = t.utf8[i]
-                if escaped { escaped = false } else if b == 0x5C { escaped = true } else if b == 0x22 { end = i; break }
+                if escaped {
+                    escaped = false
+                } else if b == 0x5C {
+                    escaped = true
+                } else if b == 0x22 {
+                    end = i
+                    break
+                }
                 i = t.utf8.index(after: i)
             }
             guard let end else { throw .malformed("unterminated display name") }

@@ -31,6 +31,7 @@ public struct SIPRequest: Sendable, Hashable {
         }
         if let callID = headers["Call-ID"] { h.add("Call-ID", callID) }
         if let cseq = headers["CSeq"] { h.add("CSeq", cseq) }
-        return SIPResponse(statusCode: statusCode, reasonPhrase: reasonPhrase ?? SIPResponse.defaultReason(statusCode), headers: h)
+        return SIPResponse(
+            statusCode: statusCode, reasonPhrase: reasonPhrase ?? SIPResponse.defaultReason(statusCode), headers: h)
     }
 }

@@ -29,7 +29,13 @@ enum SIPSyntax {
         while i < u.endIndex {
             let b = u[i]
             if inQuotes {
-                if escaped { escaped = false } else if b == 0x5C { escaped = true } else if b == 0x22 { inQuotes = false }
+                if escaped {
+                    escaped = false
+                } else if b == 0x5C {
+                    escaped = true
+                } else if b == 0x22 {
+                    inQuotes = false
+                }
             } else if b == 0x22 {
                 inQuotes = true
             } else if inAngle {
@@ -56,7 +62,13 @@ enum SIPSyntax {
         while i < u.endIndex {
             let b = u[i]
             if inQuotes {
-                if escaped { escaped = false } else if b == 0x5C { escaped = true } else if b == 0x22 { inQuotes = false }
+                if escaped {
+                    escaped = false
+                } else if b == 0x5C {
+                    escaped = true
+                } else if b == 0x22 {
+                    inQuotes = false
+                }
             } else if b == 0x22 {
                 inQuotes = true
             } else if inAngle {
@@ -96,7 +108,14 @@ enum SIPSyntax {
         var out: [UInt8] = []
         var escaped = false
         for b in t.utf8.dropFirst().dropLast() {
-            if escaped { out.append(b); escaped = false } else if b == 0x5C { escaped = true } else { out.append(b) }
+            if escaped {
+                out.append(b)
+                escaped = false
+            } else if b == 0x5C {
+                escaped = true
+            } else {
+                out.append(b)
+            }
         }
         return String(decoding: out, as: UTF8.self)
     }
@@ -161,11 +180,15 @@ enum SIPSyntax {
         var host: Substring
         var rest: Substring
         if t.utf8.first == UInt8(ascii: "[") {
-            guard let close = t.utf8.firstIndex(of: UInt8(ascii: "]")) else { throw .malformed("unterminated IPv6 reference") }
+            guard let close = t.utf8.firstIndex(of: UInt8(ascii: "]")) else {
+                throw .malformed("unterminated IPv6 reference")
+            }
             host = t[t.utf8.index(after: t.startIndex)..<close]
             rest = t[t.utf8.index(after: close)...]
             for b in host.utf8 {
-                let ok = (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x46) || (b >= 0x61 && b <= 0x66) || b == 0x3A || b == 0x2E
+                let ok =
+                    (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x46) || (b >= 0x61 && b <= 0x66) || b == 0x3A
+                    || b == 0x2E
                 guard ok else { throw .malformed("invalid IPv6 reference") }
             }
             guard !host.isEmpty else { throw .malformed("empty IPv6 reference") }
@@ -178,14 +201,18 @@ enum SIPSyntax {
         }
         if host.utf8.first != nil, !t.hasPrefix("[") {
             for b in host.utf8 {
-                let ok = (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2D || b == 0x2E || b == 0x5F
+                let ok =
+                    (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2D
+                    || b == 0x2E || b == 0x5F
                 guard ok else { throw .malformed("invalid character in host") }
             }
         }
         guard !host.isEmpty else { throw .malformed("empty host") }
         var port: Int? = nil
         if !rest.isEmpty {
-            guard rest.utf8.first == 0x3A, let p = parseInt(rest.dropFirst(), max: 65535) else { throw .malformed("invalid port") }
+            guard rest.utf8.first == 0x3A, let p = parseInt(rest.dropFirst(), max: 65535) else {
+                throw .malformed("invalid port")
+            }
             port = p
         }
         return (String(host), port)

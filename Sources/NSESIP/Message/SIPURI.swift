@@ -24,8 +24,10 @@ public struct SIPURI: Sendable, Hashable, CustomStringConvertible {
     public var headers: [SIPParameter]
 
     /// Creates a URI from its parts.
-    public init(scheme: Scheme = .sip, user: String? = nil, password: String? = nil, host: String, port: Int? = nil,
-                parameters: [SIPParameter] = [], headers: [SIPParameter] = []) {
+    public init(
+        scheme: Scheme = .sip, user: String? = nil, password: String? = nil, host: String, port: Int? = nil,
+        parameters: [SIPParameter] = [], headers: [SIPParameter] = []
+    ) {
         self.scheme = scheme
         self.user = user
         self.password = password

@@ -30,7 +30,8 @@ public struct SIPVia: Sendable, Hashable, CustomStringConvertible {
         let slashParts = head.split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false)
         guard slashParts.count == 3 else { throw .malformed("invalid Via sent-protocol") }
         guard SIPSyntax.equalsIgnoringCase(SIPSyntax.trim(slashParts[0]), "SIP"),
-              SIPSyntax.trim(slashParts[1]) == "2.0" else { throw .malformed("unsupported Via protocol") }
+            SIPSyntax.trim(slashParts[1]) == "2.0"
+        else { throw .malformed("unsupported Via protocol") }
         let last = SIPSyntax.trim(slashParts[2])
         guard let space = last.utf8.firstIndex(where: { $0 == 0x20 || $0 == 0x09 }) else {
             throw .malformed("Via has no sent-by")

@@ -24,7 +24,9 @@ public struct SIPMessageDecoder: ByteToMessageDecoder {
     }
 
     /// Decodes remaining messages at end of stream; an incomplete trailing message is dropped.
-    public mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
+    public mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws
+        -> DecodingState
+    {
         try decode(context: context, buffer: &buffer)
     }
 
@@ -48,7 +50,9 @@ public struct SIPMessageDecoder: ByteToMessageDecoder {
             let head = try SIPParser.parseHead(headBytes[...], limits: limits)
             var length = 0
             if let lengthText = head.headers["Content-Length"] {
-                guard let l = SIPSyntax.parseInt(Substring(lengthText)) else { throw .malformed("invalid Content-Length") }
+                guard let l = SIPSyntax.parseInt(Substring(lengthText)) else {
+                    throw .malformed("invalid Content-Length")
+                }
                 length = l
             }
             guard length <= limits.maxBodySize else {

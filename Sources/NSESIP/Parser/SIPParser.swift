@@ -25,7 +25,9 @@ public enum SIPParser {
     }
 
     /// Parses one UDP datagram as one message; bytes after Content-Length are ignored, a missing Content-Length means "rest of datagram".
-    public static func parseDatagram(_ bytes: [UInt8], limits: SIPParserLimits = .default) throws(SIPError) -> SIPMessage {
+    public static func parseDatagram(_ bytes: [UInt8], limits: SIPParserLimits = .default) throws(SIPError)
+        -> SIPMessage
+    {
         guard bytes.count <= limits.maxMessageSize else {
             throw .tooLarge("datagram of \(bytes.count) bytes exceeds the \(limits.maxMessageSize)-byte message limit")
         }
@@ -46,7 +48,9 @@ public enum SIPParser {
         let available = bytes.count - bodyStart
         let body: [UInt8]
         if let lengthText = head.headers["Content-Length"] {
-            guard let length = SIPSyntax.parseInt(Substring(lengthText)) else { throw .malformed("invalid Content-Length") }
+            guard let length = SIPSyntax.parseInt(Substring(lengthText)) else {
+                throw .malformed("invalid Content-Length")
+            }
             guard length <= limits.maxBodySize else {
                 throw .tooLarge("Content-Length \(length) exceeds the \(limits.maxBodySize)-byte body limit")
             }
@@ -69,7 +73,9 @@ public enum SIPParser {
             if raw[i] == 0x0A {
                 // Line ends at i. Next line empty?
                 if i + 1 < raw.count, raw[i + 1] == 0x0A { return i + 1 > limit ? nil : (i + 1, i + 2) }
-                if i + 2 < raw.count, raw[i + 1] == 0x0D, raw[i + 2] == 0x0A { return i + 1 > limit ? nil : (i + 1, i + 3) }
+                if i + 2 < raw.count, raw[i + 1] == 0x0D, raw[i + 2] == 0x0A {
+                    return i + 1 > limit ? nil : (i + 1, i + 3)
+                }
             }
             i += 1
         }
@@ -109,7 +115,11 @@ public enum SIPParser {
                 // A value that starts on the continuation line (`CSeq:` CRLF SP `1 MESSAGE`) has no leading space.
                 let continuation = SIPSyntax.trim(line)
                 if continuation.isEmpty { continue }
-                if pendingValue.isEmpty { pendingValue = String(continuation) } else { pendingValue += " " + continuation }
+                if pendingValue.isEmpty {
+                    pendingValue = String(continuation)
+                } else {
+                    pendingValue += " " + continuation
+                }
                 continue
             }
             if let name = pendingName { headers.add(name, pendingValue) }

@@ -10,8 +10,10 @@ public struct SIPParserLimits: Sendable, Hashable {
     public var maxHeaderCount: Int
 
     /// Creates limits; the defaults are 64 KiB total, 16 KiB headers, 60 KiB body, 128 header lines.
-    public init(maxMessageSize: Int = 65_536, maxHeaderSectionSize: Int = 16_384, maxBodySize: Int = 61_440,
-                maxHeaderCount: Int = 128) {
+    public init(
+        maxMessageSize: Int = 65_536, maxHeaderSectionSize: Int = 16_384, maxBodySize: Int = 61_440,
+        maxHeaderCount: Int = 128
+    ) {
         self.maxMessageSize = maxMessageSize
         self.maxHeaderSectionSize = maxHeaderSectionSize
         self.maxBodySize = maxBodySize

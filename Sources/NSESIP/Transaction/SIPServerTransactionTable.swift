@@ -52,7 +52,8 @@ public struct SIPServerTransactionTable: Sendable {
             return "\(branch)|\(via?.host ?? ""):\(via?.port ?? 0)|\(request.method.uppercased())"
         }
         let cseq = request.headers.cseq
-        return "\(request.headers.callID ?? "")|\(request.headers.from?.tag ?? "")|\(cseq?.sequence ?? 0)|\(request.method.uppercased())"
+        return
+            "\(request.headers.callID ?? "")|\(request.headers.from?.tag ?? "")|\(cseq?.sequence ?? 0)|\(request.method.uppercased())"
     }
 
     private mutating func prune(now: ContinuousClock.Instant) {

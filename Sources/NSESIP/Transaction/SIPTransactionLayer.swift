@@ -29,7 +29,8 @@ public actor SIPTransactionLayer {
         self.timers = timers
         self.logger = logger
         self.servers = SIPServerTransactionTable(lifetime: timers.timerF)
-        (requests, requestsContinuation) = AsyncStream<SIPIncomingRequest>.makeStream(bufferingPolicy: .bufferingNewest(256))
+        (requests, requestsContinuation) = AsyncStream<SIPIncomingRequest>.makeStream(
+            bufferingPolicy: .bufferingNewest(256))
     }
 
     /// Starts the receive loop (idempotent).
@@ -131,7 +132,8 @@ public actor SIPTransactionLayer {
         guard var entry = clients[key] else { return nil }
         entry.retransmissions += 1
         clients[key] = entry
-        logger.debug("sip retransmit", metadata: ["sip.transaction": "\(key)", "sip.count": "\(entry.retransmissions)"])
+        logger.debug(
+            "sip retransmit", metadata: ["sip.transaction": "\(key)", "sip.count": "\(entry.retransmissions)"])
         try? await transport.send(bytes: entry.bytes)
         return clients[key]?.proceeding
     }
@@ -162,7 +164,8 @@ public actor SIPTransactionLayer {
             }
             let key = SIPTransactionLayer.clientKey(branch: branch, method: cseq.method)
             guard var entry = clients[key] else {
-                logger.debug("dropping response matching no transaction", metadata: ["sip.status": "\(response.statusCode)"])
+                logger.debug(
+                    "dropping response matching no transaction", metadata: ["sip.status": "\(response.statusCode)"])
                 return
             }
             if response.isProvisional {
@@ -178,9 +181,11 @@ public actor SIPTransactionLayer {
             case .new(let key):
                 requestsContinuation.yield(SIPIncomingRequest(request: request, transactionKey: key))
             case .retransmission(let stored):
-                logger.debug("absorbed retransmitted request", metadata: [
-                    "sip.method": "\(request.method)", "sip.call_id": "\(request.headers.callID ?? "")",
-                ])
+                logger.debug(
+                    "absorbed retransmitted request",
+                    metadata: [
+                        "sip.method": "\(request.method)", "sip.call_id": "\(request.headers.callID ?? "")",
+                    ])
                 if let stored { try? await transport.send(bytes: stored) }
             }
         }

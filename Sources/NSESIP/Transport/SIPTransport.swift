@@ -1,8 +1,8 @@
+import Glibc
+public import Logging
 public import NIOCore
 import NIOPosix
 import NIOSSL
-import Glibc
-public import Logging
 
 /// A client connection (UDP socket, TCP or TLS stream) carrying SIP messages to one remote endpoint.
 public final class SIPTransport: Sendable {
@@ -19,8 +19,10 @@ public final class SIPTransport: Sendable {
     private let channel: any Channel
     private let logger: Logger
 
-    private init(kind: SIPTransportKind, channel: any Channel, incoming: AsyncThrowingStream<SIPMessage, any Error>,
-                 limits: SIPParserLimits, logger: Logger) throws(SIPError) {
+    private init(
+        kind: SIPTransportKind, channel: any Channel, incoming: AsyncThrowingStream<SIPMessage, any Error>,
+        limits: SIPParserLimits, logger: Logger
+    ) throws(SIPError) {
         guard let local = channel.localAddress, let remote = channel.remoteAddress else {
             throw SIPError(.transport, "connected socket has no address")
         }
@@ -39,14 +41,18 @@ public final class SIPTransport: Sendable {
     public var localPort: Int { localAddress.port ?? 0 }
 
     /// Opens a connection to an endpoint on the given event loop group.
-    public static func connect(to endpoint: SIPEndpoint, tls: SIPTLSOptions = SIPTLSOptions(),
-                               limits: SIPParserLimits = .default, group: any EventLoopGroup,
-                               connectTimeout: Duration = .seconds(5), logger: Logger) async throws(SIPError) -> SIPTransport {
-        let (stream, continuation) = AsyncThrowingStream<SIPMessage, any Error>.makeStream(bufferingPolicy: .bufferingNewest(256))
+    public static func connect(
+        to endpoint: SIPEndpoint, tls: SIPTLSOptions = SIPTLSOptions(),
+        limits: SIPParserLimits = .default, group: any EventLoopGroup,
+        connectTimeout: Duration = .seconds(5), logger: Logger
+    ) async throws(SIPError) -> SIPTransport {
+        let (stream, continuation) = AsyncThrowingStream<SIPMessage, any Error>.makeStream(
+            bufferingPolicy: .bufferingNewest(256))
         let channel: any Channel
         // An IP literal is connected to directly: no resolver, no Happy Eyeballs timers (a proxy like
         // sip:127.0.0.1:5060 is the common case, and the extension has a budget).
-        let literal = isIPLiteral(endpoint.host) ? try? SocketAddress(ipAddress: endpoint.host, port: endpoint.port) : nil
+        let literal =
+            isIPLiteral(endpoint.host) ? try? SocketAddress(ipAddress: endpoint.host, port: endpoint.port) : nil
         do {
             switch endpoint.transport {
             case .udp:
@@ -57,7 +63,9 @@ public final class SIPTransport: Sendable {
                                 SIPDatagramClientHandler(continuation: continuation, limits: limits, logger: logger))
                         }
                     }
-                channel = try await (literal.map { bootstrap.connect(to: $0) } ?? bootstrap.connect(host: endpoint.host, port: endpoint.port)).get()
+                channel = try await
+                    (literal.map { bootstrap.connect(to: $0) }
+                    ?? bootstrap.connect(host: endpoint.host, port: endpoint.port)).get()
             case .tcp, .tls:
                 var sslContext: NIOSSLContext? = nil
                 var pinned: NIOSSLCertificate? = nil
@@ -70,7 +78,9 @@ public final class SIPTransport: Sendable {
                 let context = sslContext
                 let pin = pinned
                 let serverName = sni
-                let timeoutMs = Int64(connectTimeout.components.seconds * 1000 + connectTimeout.components.attoseconds / 1_000_000_000_000_000)
+                let timeoutMs = Int64(
+                    connectTimeout.components.seconds * 1000 + connectTimeout.components.attoseconds
+                        / 1_000_000_000_000_000)
                 let bootstrap = ClientBootstrap(group: group)
                     .connectTimeout(.milliseconds(timeoutMs))
                     .channelOption(.socketOption(.tcp_nodelay), value: 1)
@@ -80,7 +90,8 @@ public final class SIPTransport: Sendable {
                             if let context {
                                 let handler: NIOSSLClientHandler
                                 if let pin {
-                                    handler = try NIOSSLClientHandler(context: context, serverHostname: serverName) { chain, promise in
+                                    handler = try NIOSSLClientHandler(context: context, serverHostname: serverName) {
+                                        chain, promise in
                                         promise.succeed(chain.contains(pin) ? .certificateVerified : .failed)
                                     }
                                 } else {
@@ -92,7 +103,9 @@ public final class SIPTransport: Sendable {
                             try ops.addHandler(SIPStreamClientHandler(continuation: continuation, logger: logger))
                         }
                     }
-                channel = try await (literal.map { bootstrap.connect(to: $0) } ?? bootstrap.connect(host: endpoint.host, port: endpoint.port)).get()
+                channel = try await
+                    (literal.map { bootstrap.connect(to: $0) }
+                    ?? bootstrap.connect(host: endpoint.host, port: endpoint.port)).get()
             }
         } catch let error as SIPError {
             continuation.finish()
@@ -101,12 +114,15 @@ public final class SIPTransport: Sendable {
             continuation.finish()
             throw SIPError(.transport, "cannot connect to \(endpoint): \(error)")
         }
-        let transport = try SIPTransport(kind: endpoint.transport, channel: channel, incoming: stream, limits: limits, logger: logger)
-        logger.debug("sip transport connected", metadata: [
-            "sip.transport": "\(endpoint.transport.rawValue)",
-            "sip.local": "\(transport.localAddress)",
-            "sip.remote": "\(transport.remoteAddress)",
-        ])
+        let transport = try SIPTransport(
+            kind: endpoint.transport, channel: channel, incoming: stream, limits: limits, logger: logger)
+        logger.debug(
+            "sip transport connected",
+            metadata: [
+                "sip.transport": "\(endpoint.transport.rawValue)",
+                "sip.local": "\(transport.localAddress)",
+                "sip.remote": "\(transport.remoteAddress)",
+            ])
         return transport
     }
 
@@ -119,7 +135,9 @@ public final class SIPTransport: Sendable {
     /// Sends pre-serialized wire bytes.
     public func send(bytes: [UInt8]) async throws(SIPError) {
         guard bytes.count <= limits.maxMessageSize else {
-            throw SIPError(.messageTooLarge, "outgoing message of \(bytes.count) bytes exceeds the \(limits.maxMessageSize)-byte limit")
+            throw SIPError(
+                .messageTooLarge,
+                "outgoing message of \(bytes.count) bytes exceeds the \(limits.maxMessageSize)-byte limit")
         }
         let buffer = ByteBuffer(bytes: bytes)
         do {
@@ -154,7 +172,9 @@ public final class SIPTransport: Sendable {
                 config.trustRoots = .file(path)
             case .pinnedCertificateFile(let path):
                 let certs = try NIOSSLCertificate.fromPEMFile(path)
-                guard let first = certs.first else { throw SIPError(.invalidArgument, "pinned certificate file has no certificate") }
+                guard let first = certs.first else {
+                    throw SIPError(.invalidArgument, "pinned certificate file has no certificate")
+                }
                 pinned = first
                 config.trustRoots = .certificates([first])
             case .pinnedCertificatePEM(let bytes):
@@ -222,7 +242,8 @@ final class SIPDatagramClientHandler: ChannelInboundHandler {
     let limits: SIPParserLimits
     let logger: Logger
 
-    init(continuation: AsyncThrowingStream<SIPMessage, any Error>.Continuation, limits: SIPParserLimits, logger: Logger) {
+    init(continuation: AsyncThrowingStream<SIPMessage, any Error>.Continuation, limits: SIPParserLimits, logger: Logger)
+    {
         self.continuation = continuation
         self.limits = limits
         self.logger = logger
@@ -236,7 +257,8 @@ final class SIPDatagramClientHandler: ChannelInboundHandler {
         do {
             continuation.yield(try SIPParser.parseDatagram(bytes, limits: limits))
         } catch {
-            logger.warning("dropping malformed sip datagram", metadata: ["sip.error": "\(error)", "sip.size": "\(bytes.count)"])
+            logger.warning(
+                "dropping malformed sip datagram", metadata: ["sip.error": "\(error)", "sip.size": "\(bytes.count)"])
         }
     }
 
@@ -249,7 +271,8 @@ final class SIPDatagramClientHandler: ChannelInboundHandler {
         // ICMP port unreachable on a connected socket means nobody listens: fail fast (RFC 3261 §18.4).
         if let ioError = error as? IOError, ioError.errnoCode == ECONNREFUSED {
             logger.debug("sip datagram destination unreachable")
-            continuation.finish(throwing: SIPError(.transport, "destination port unreachable (ICMP connection refused)"))
+            continuation.finish(
+                throwing: SIPError(.transport, "destination port unreachable (ICMP connection refused)"))
             context.close(promise: nil)
             return
         }

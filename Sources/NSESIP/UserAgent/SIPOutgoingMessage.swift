@@ -20,8 +20,10 @@ public struct SIPOutgoingMessage: Sendable {
     public var password: String?
 
     /// Creates a MESSAGE description.
-    public init(to: SIPURI, from: SIPURI, proxy: SIPURI, contentType: String = "text/plain", body: [UInt8],
-                extraHeaders: SIPHeaders = SIPHeaders(), callID: String? = nil, username: String? = nil, password: String? = nil) {
+    public init(
+        to: SIPURI, from: SIPURI, proxy: SIPURI, contentType: String = "text/plain", body: [UInt8],
+        extraHeaders: SIPHeaders = SIPHeaders(), callID: String? = nil, username: String? = nil, password: String? = nil
+    ) {
         self.to = to
         self.from = from
         self.proxy = proxy

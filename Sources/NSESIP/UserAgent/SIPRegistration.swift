@@ -20,9 +20,11 @@ public struct SIPRegistration: Sendable {
     public var callID: String?
 
     /// Creates a registration request description.
-    public init(aor: SIPURI, username: String? = nil, password: String? = nil, proxy: SIPURI, expires: Int = 3600,
-                contactURIParameters: [SIPParameter] = [], contactHeaderParameters: [SIPParameter] = [],
-                extraHeaders: SIPHeaders = SIPHeaders(), callID: String? = nil) {
+    public init(
+        aor: SIPURI, username: String? = nil, password: String? = nil, proxy: SIPURI, expires: Int = 3600,
+        contactURIParameters: [SIPParameter] = [], contactHeaderParameters: [SIPParameter] = [],
+        extraHeaders: SIPHeaders = SIPHeaders(), callID: String? = nil
+    ) {
         self.aor = aor
         self.username = username
         self.password = password

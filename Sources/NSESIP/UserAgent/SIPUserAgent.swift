@@ -1,6 +1,6 @@
+public import Logging
 public import NIOCore
 import NIOPosix
-public import Logging
 
 /// A minimal SIP user agent: REGISTER, out-of-dialog MESSAGE, and automatic answers to incoming MESSAGE/OPTIONS/NOTIFY.
 public actor SIPUserAgent {
@@ -32,8 +32,10 @@ public actor SIPUserAgent {
     private static let inboxCapacity = 64
 
     /// Creates a user agent; without a group it owns a one-thread event loop group, released by `close()`.
-    public init(configuration: SIPUserAgentConfiguration = SIPUserAgentConfiguration(),
-                eventLoopGroup: (any EventLoopGroup)? = nil, logger: Logger = Logger(label: "nse.sip")) {
+    public init(
+        configuration: SIPUserAgentConfiguration = SIPUserAgentConfiguration(),
+        eventLoopGroup: (any EventLoopGroup)? = nil, logger: Logger = Logger(label: "nse.sip")
+    ) {
         self.configuration = configuration
         if let eventLoopGroup {
             group = eventLoopGroup
@@ -43,7 +45,8 @@ public actor SIPUserAgent {
             ownsGroup = true
         }
         self.logger = logger
-        (messages, messagesContinuation) = AsyncStream<SIPReceivedMessage>.makeStream(bufferingPolicy: .bufferingNewest(256))
+        (messages, messagesContinuation) = AsyncStream<SIPReceivedMessage>.makeStream(
+            bufferingPolicy: .bufferingNewest(256))
     }
 
     /// Waits up to `timeout` for the next received MESSAGE (queued separately from `messages`; use one of the two).
@@ -88,14 +91,20 @@ public actor SIPUserAgent {
             contactParams.append(SIPParameter("transport", endpoint.transport.rawValue))
         }
         contactParams.append(contentsOf: registration.contactURIParameters)
-        let contactURI = SIPURI(scheme: .sip, user: registration.aor.user, host: transport.localHost,
-                                port: transport.localPort, parameters: contactParams)
+        let contactURI = SIPURI(
+            scheme: .sip, user: registration.aor.user, host: transport.localHost,
+            port: transport.localPort, parameters: contactParams)
         let contact = SIPNameAddress(uri: contactURI, parameters: registration.contactHeaderParameters)
 
-        let registrar = SIPURI(scheme: registration.aor.scheme, host: registration.aor.host, port: registration.aor.port)
+        let registrar = SIPURI(
+            scheme: registration.aor.scheme, host: registration.aor.host, port: registration.aor.port)
         var base = SIPRequest(method: "REGISTER", uri: registrar)
         base.headers.add("Max-Forwards", "70")
-        base.headers.add("From", SIPNameAddress(uri: registration.aor.addressOfRecord, parameters: [SIPParameter("tag", SIPIdentifiers.tag())]).description)
+        base.headers.add(
+            "From",
+            SIPNameAddress(
+                uri: registration.aor.addressOfRecord, parameters: [SIPParameter("tag", SIPIdentifiers.tag())]
+            ).description)
         base.headers.add("To", SIPNameAddress(uri: registration.aor.addressOfRecord).description)
         base.headers.add("Call-ID", dialog.callID)
         base.headers.add("Contact", contact.description)
@@ -110,15 +119,19 @@ public actor SIPUserAgent {
         let username = registration.username ?? registration.aor.user ?? ""
         // Reserve CSeq numbers so a refresh after a failed attempt still uses a higher CSeq.
         registerDialogs[aorKey] = (dialog.callID, dialog.cseq + UInt32(2 * configuration.maxAuthAttempts + 3))
-        var outcome = try await runWithAuth(layer: layer, base: base, cseq: dialog.cseq, endpoint: endpoint,
-                                            username: username, password: registration.password, logger: log)
+        var outcome = try await runWithAuth(
+            layer: layer, base: base, cseq: dialog.cseq, endpoint: endpoint,
+            username: username, password: registration.password, logger: log)
         // 423 Interval Too Brief: retry once with the server's Min-Expires (RFC 3261 §10.2.8).
-        if outcome.response.statusCode == 423, let minimum = outcome.response.headers["Min-Expires"].flatMap({ SIPSyntax.parseInt(Substring($0)) }),
-           minimum > registration.expires {
+        if outcome.response.statusCode == 423,
+            let minimum = outcome.response.headers["Min-Expires"].flatMap({ SIPSyntax.parseInt(Substring($0)) }),
+            minimum > registration.expires
+        {
             base.headers.set("Expires", String(minimum))
             let first = outcome
-            outcome = try await runWithAuth(layer: layer, base: base, cseq: first.cseq + 1, endpoint: endpoint,
-                                            username: username, password: registration.password, logger: log)
+            outcome = try await runWithAuth(
+                layer: layer, base: base, cseq: first.cseq + 1, endpoint: endpoint,
+                username: username, password: registration.password, logger: log)
             outcome.count += first.count
             outcome.elapsed += first.elapsed
         }
@@ -126,17 +139,20 @@ public actor SIPUserAgent {
         registerDialogs[aorKey] = dialog
         let response = outcome.response
         var granted: Int? = nil
-        for c in response.headers.contacts where c.uri.host == contactURI.host && c.uri.port == contactURI.port && c.uri.user == contactURI.user {
+        for c in response.headers.contacts
+        where c.uri.host == contactURI.host && c.uri.port == contactURI.port && c.uri.user == contactURI.user {
             granted = c.expires
             break
         }
         if granted == nil { granted = response.headers.expires }
-        log.debug("sip register done", metadata: ["sip.status": "\(response.statusCode)", "sip.requests": "\(outcome.count)"])
-        return SIPRegistrationResult(statusCode: response.statusCode, reasonPhrase: response.reasonPhrase, expires: granted,
-                                     requestCount: outcome.count, elapsed: outcome.elapsed, callID: dialog.callID,
-                                     contact: contact, response: response,
-                                     observedHost: response.headers.topVia?.received,
-                                     observedPort: response.headers.topVia?.rport)
+        log.debug(
+            "sip register done", metadata: ["sip.status": "\(response.statusCode)", "sip.requests": "\(outcome.count)"])
+        return SIPRegistrationResult(
+            statusCode: response.statusCode, reasonPhrase: response.reasonPhrase, expires: granted,
+            requestCount: outcome.count, elapsed: outcome.elapsed, callID: dialog.callID,
+            contact: contact, response: response,
+            observedHost: response.headers.topVia?.received,
+            observedPort: response.headers.topVia?.rport)
     }
 
     /// Sends an out-of-dialog MESSAGE, answering digest challenges; returns the final status and Call-ID.
@@ -146,7 +162,9 @@ public actor SIPUserAgent {
         let callID = message.callID ?? SIPIdentifiers.callID()
         var base = SIPRequest(method: "MESSAGE", uri: message.to, body: message.body)
         base.headers.add("Max-Forwards", "70")
-        base.headers.add("From", SIPNameAddress(uri: message.from, parameters: [SIPParameter("tag", SIPIdentifiers.tag())]).description)
+        base.headers.add(
+            "From",
+            SIPNameAddress(uri: message.from, parameters: [SIPParameter("tag", SIPIdentifiers.tag())]).description)
         base.headers.add("To", SIPNameAddress(uri: message.to).description)
         base.headers.add("Call-ID", callID)
         if let ua = configuration.userAgent { base.headers.add("User-Agent", ua) }
@@ -162,12 +180,14 @@ public actor SIPUserAgent {
         if messageCSeqs.count > 256 { messageCSeqs = [:] }
         let firstCSeq = (messageCSeqs[callID] ?? 0) + 1
         messageCSeqs[callID] = firstCSeq + UInt32(configuration.maxAuthAttempts)
-        let outcome = try await runWithAuth(layer: layer, base: base, cseq: firstCSeq, endpoint: endpoint,
-                                            username: message.username ?? message.from.user ?? "",
-                                            password: message.password, logger: log)
+        let outcome = try await runWithAuth(
+            layer: layer, base: base, cseq: firstCSeq, endpoint: endpoint,
+            username: message.username ?? message.from.user ?? "",
+            password: message.password, logger: log)
         log.debug("sip message send done", metadata: ["sip.status": "\(outcome.response.statusCode)"])
-        return SIPSendResult(statusCode: outcome.response.statusCode, reasonPhrase: outcome.response.reasonPhrase,
-                             callID: callID, requestCount: outcome.count, elapsed: outcome.elapsed, response: outcome.response)
+        return SIPSendResult(
+            statusCode: outcome.response.statusCode, reasonPhrase: outcome.response.reasonPhrase,
+            callID: callID, requestCount: outcome.count, elapsed: outcome.elapsed, response: outcome.response)
     }
 
     /// Closes every connection, finishes `messages` and shuts down an owned event loop group.
@@ -213,8 +233,9 @@ public actor SIPUserAgent {
         let group = self.group
         let logger = self.logger
         let task = Task<SIPTransactionLayer, any Error> {
-            let transport = try await SIPTransport.connect(to: endpoint, tls: configuration.tls, limits: configuration.limits,
-                                                           group: group, connectTimeout: configuration.connectTimeout, logger: logger)
+            let transport = try await SIPTransport.connect(
+                to: endpoint, tls: configuration.tls, limits: configuration.limits,
+                group: group, connectTimeout: configuration.connectTimeout, logger: logger)
             let layer = SIPTransactionLayer(transport: transport, timers: configuration.timers, logger: logger)
             await layer.start()
             return layer
@@ -246,23 +267,27 @@ public actor SIPUserAgent {
         switch method {
         case "MESSAGE":
             guard let callID = request.headers.callID, !callID.isEmpty else {
-                try? await layer.respond(to: incoming, with: request.makeResponse(statusCode: 400, toTag: SIPIdentifiers.tag()))
+                try? await layer.respond(
+                    to: incoming, with: request.makeResponse(statusCode: 400, toTag: SIPIdentifiers.tag()))
                 return
             }
             // A header value with NUL or another control character is refused, as the server refuses it: such a
             // Call-ID or address could not be shown, stored or reported faithfully. The value is never quoted.
             if let field = request.headers.firstInvalidField {
                 log.debug("sip message refused: control character in a header", metadata: ["sip.header": "\(field)"])
-                try? await layer.respond(to: incoming, with: request.makeResponse(
-                    statusCode: 400, reasonPhrase: "Invalid \(field) Header", toTag: SIPIdentifiers.tag()))
+                try? await layer.respond(
+                    to: incoming,
+                    with: request.makeResponse(
+                        statusCode: 400, reasonPhrase: "Invalid \(field) Header", toTag: SIPIdentifiers.tag()))
                 return
             }
             log.debug("sip message received", metadata: ["sip.body_size": "\(request.body.count)"])
             // Same Call-ID/CSeq/From-tag in a new transaction (e.g. redelivery with a new branch): answered, not re-delivered.
             let dedupKey = "\(callID)|\(request.headers.cseq?.description ?? "")|\(request.headers.from?.tag ?? "")"
-            let received = SIPReceivedMessage(callID: callID, from: request.headers.from, to: request.headers.to,
-                                              headers: request.headers, contentType: request.headers.contentType,
-                                              body: request.body, request: request)
+            let received = SIPReceivedMessage(
+                callID: callID, from: request.headers.from, to: request.headers.to,
+                headers: request.headers, contentType: request.headers.contentType,
+                body: request.body, request: request)
             let answer: SIPMessageAnswer?
             if seenMessageKeys.contains(dedupKey) {
                 answer = SIPMessageAnswer(statusCode: configuration.autoAnswerStatus ?? 200)
@@ -273,8 +298,10 @@ public actor SIPUserAgent {
                 answer = configuration.autoAnswerStatus.map { SIPMessageAnswer(statusCode: $0) }
             }
             if let answer {
-                try? await layer.respond(to: incoming, with: request.makeResponse(
-                    statusCode: answer.statusCode, reasonPhrase: answer.reasonPhrase, toTag: SIPIdentifiers.tag()))
+                try? await layer.respond(
+                    to: incoming,
+                    with: request.makeResponse(
+                        statusCode: answer.statusCode, reasonPhrase: answer.reasonPhrase, toTag: SIPIdentifiers.tag()))
             }
             guard !seenMessageKeys.contains(dedupKey) else {
                 log.debug("sip duplicate message not delivered again")
@@ -297,7 +324,8 @@ public actor SIPUserAgent {
         }
         if let status {
             log.debug("sip request answered", metadata: ["sip.status": "\(status)"])
-            try? await layer.respond(to: incoming, with: request.makeResponse(statusCode: status, toTag: SIPIdentifiers.tag()))
+            try? await layer.respond(
+                to: incoming, with: request.makeResponse(statusCode: status, toTag: SIPIdentifiers.tag()))
         }
     }
 
@@ -314,9 +342,12 @@ public actor SIPUserAgent {
         waiters.removeValue(forKey: id)?.resume(returning: nil)
     }
 
-    private func runWithAuth(layer: SIPTransactionLayer, base: SIPRequest, cseq startCSeq: UInt32, endpoint: SIPEndpoint,
-                             username: String, password: String?, logger log: Logger)
-        async throws -> (response: SIPResponse, count: Int, elapsed: Duration, cseq: UInt32) {
+    private func runWithAuth(
+        layer: SIPTransactionLayer, base: SIPRequest, cseq startCSeq: UInt32, endpoint: SIPEndpoint,
+        username: String, password: String?, logger log: Logger
+    )
+        async throws -> (response: SIPResponse, count: Int, elapsed: Duration, cseq: UInt32)
+    {
         let clock = ContinuousClock()
         let start = clock.now
         let transport = layer.transport
@@ -326,13 +357,15 @@ public actor SIPUserAgent {
         var count = 0
         var authorization: (name: String, value: String)? = nil
         if let password, let cached = cachedChallenges[cacheKey] {
-            authorization = makeAuthorization(cached.challenge, isProxy: cached.isProxy, username: username,
-                                              password: password, method: base.method, uri: base.uri.description)
+            authorization = makeAuthorization(
+                cached.challenge, isProxy: cached.isProxy, username: username,
+                password: password, method: base.method, uri: base.uri.description)
         }
         while true {
             var request = base
-            let via = SIPVia(transport: endpoint.transport.viaToken, host: transport.localHost, port: transport.localPort,
-                             parameters: [SIPParameter("branch", SIPIdentifiers.branch()), SIPParameter("rport")])
+            let via = SIPVia(
+                transport: endpoint.transport.viaToken, host: transport.localHost, port: transport.localPort,
+                parameters: [SIPParameter("branch", SIPIdentifiers.branch()), SIPParameter("rport")])
             request.headers.prepend("Via", via.description)
             request.headers.set("CSeq", SIPCSeq(sequence: cseq, method: base.method).description)
             if let authorization { request.headers.set(authorization.name, authorization.value) }
@@ -343,33 +376,44 @@ public actor SIPUserAgent {
             }
             log.debug("sip challenge received", metadata: ["sip.status": "\(response.statusCode)"])
             guard let password else {
-                throw SIPError(.authenticationFailed, "server sent \(response.statusCode) but no password is configured")
+                throw SIPError(
+                    .authenticationFailed, "server sent \(response.statusCode) but no password is configured")
             }
             guard answered < configuration.maxAuthAttempts else {
                 cachedChallenges[cacheKey] = nil
-                throw SIPError(.authenticationFailed, "credentials rejected after \(answered) authenticated attempts (last status \(response.statusCode))")
+                throw SIPError(
+                    .authenticationFailed,
+                    "credentials rejected after \(answered) authenticated attempts (last status \(response.statusCode))"
+                )
             }
             let isProxy = response.statusCode == 407
             let challenges = response.headers.values(isProxy ? "Proxy-Authenticate" : "WWW-Authenticate")
                 .compactMap { try? DigestChallenge(parsing: $0) }
-            guard let challenge = challenges.first(where: { $0.algorithm == .sha256 || $0.algorithm == .sha256Sess }) ?? challenges.first else {
+            guard
+                let challenge = challenges.first(where: { $0.algorithm == .sha256 || $0.algorithm == .sha256Sess })
+                    ?? challenges.first
+            else {
                 throw SIPError(.authenticationFailed, "no usable Digest challenge in \(response.statusCode) response")
             }
             answered += 1
             cachedChallenges[cacheKey] = (challenge, isProxy)
-            authorization = makeAuthorization(challenge, isProxy: isProxy, username: username, password: password,
-                                              method: base.method, uri: base.uri.description)
+            authorization = makeAuthorization(
+                challenge, isProxy: isProxy, username: username, password: password,
+                method: base.method, uri: base.uri.description)
             cseq += 1
         }
     }
 
-    private func makeAuthorization(_ challenge: DigestChallenge, isProxy: Bool, username: String, password: String,
-                                   method: String, uri: String) -> (name: String, value: String) {
+    private func makeAuthorization(
+        _ challenge: DigestChallenge, isProxy: Bool, username: String, password: String,
+        method: String, uri: String
+    ) -> (name: String, value: String) {
         if nonceCounts.count > 64 { nonceCounts = [:] }
         let nc = (nonceCounts[challenge.nonce] ?? 0) + 1
         nonceCounts[challenge.nonce] = nc
-        let creds = DigestCredentials.answer(challenge, username: username, password: password, method: method,
-                                             uri: uri, nonceCount: nc)
+        let creds = DigestCredentials.answer(
+            challenge, username: username, password: password, method: method,
+            uri: uri, nonceCount: nc)
         return (isProxy ? "Proxy-Authorization" : "Authorization", creds.description)
     }
 }

@@ -21,9 +21,11 @@ public struct SIPUserAgentConfiguration: Sendable {
     public var messageAcceptor: (@Sendable (SIPReceivedMessage) async -> SIPMessageAnswer)?
 
     /// Creates a configuration with sensible defaults.
-    public init(timers: SIPTimers = .default, tls: SIPTLSOptions = SIPTLSOptions(), limits: SIPParserLimits = .default,
-                autoAnswerStatus: Int? = 200, userAgent: String? = "nse", maxAuthAttempts: Int = 3,
-                connectTimeout: Duration = .seconds(5)) {
+    public init(
+        timers: SIPTimers = .default, tls: SIPTLSOptions = SIPTLSOptions(), limits: SIPParserLimits = .default,
+        autoAnswerStatus: Int? = 200, userAgent: String? = "nse", maxAuthAttempts: Int = 3,
+        connectTimeout: Duration = .seconds(5)
+    ) {
         self.timers = timers
         self.tls = tls
         self.limits = limits

@@ -1,5 +1,5 @@
-public import NSESIP
 public import NSEHTTP
+public import NSESIP
 import NSESystem
 
 /// Settings of a `SIPServer` (registrar + fork-late MESSAGE store-and-forward + APNs pushes).
@@ -61,10 +61,12 @@ public struct SIPServerConfiguration: Sendable {
         public var providerToken: (@Sendable () async -> String?)?
 
         /// Creates push settings (Apple's endpoints by default).
-        public init(apnsURL: String = "https://api.push.apple.com",
-                    apnsDevelopmentURL: String = "https://api.sandbox.push.apple.com",
-                    ttl: Int = 2_592_000, tls: HTTPTLSOptions = HTTPTLSOptions(), timeout: Double = 10,
-                    connectTimeout: Double = 5, enabled: Bool = true) {
+        public init(
+            apnsURL: String = "https://api.push.apple.com",
+            apnsDevelopmentURL: String = "https://api.sandbox.push.apple.com",
+            ttl: Int = 2_592_000, tls: HTTPTLSOptions = HTTPTLSOptions(), timeout: Double = 10,
+            connectTimeout: Double = 5, enabled: Bool = true
+        ) {
             self.apnsURL = apnsURL
             self.apnsDevelopmentURL = apnsDevelopmentURL
             self.ttl = ttl
@@ -95,9 +97,11 @@ public struct SIPServerConfiguration: Sendable {
         public var neverAnswer: Bool
 
         /// Creates fault settings (all off by default).
-        public init(delayMilliseconds: Int = 0, dropFirstPackets: Int = 0, alwaysChallenge: Bool = false,
-                    answer503: Bool = false, resetConnectionAfterRegister: Bool = false, deliverDuplicates: Bool = false,
-                    unrelatedCallIDFirst: Bool = false, neverAnswer: Bool = false) {
+        public init(
+            delayMilliseconds: Int = 0, dropFirstPackets: Int = 0, alwaysChallenge: Bool = false,
+            answer503: Bool = false, resetConnectionAfterRegister: Bool = false, deliverDuplicates: Bool = false,
+            unrelatedCallIDFirst: Bool = false, neverAnswer: Bool = false
+        ) {
             self.delayMilliseconds = delayMilliseconds
             self.dropFirstPackets = dropFirstPackets
             self.alwaysChallenge = alwaysChallenge
@@ -148,14 +152,16 @@ public struct SIPServerConfiguration: Sendable {
     public var serverHeader: String?
 
     /// Creates a configuration; the defaults listen on UDP and TCP 127.0.0.1:5060 without auth or database.
-    public init(listeners: [Listener] = [Listener(transport: .udp, port: 5060), Listener(transport: .tcp, port: 5060)],
-                tls: TLSFiles? = nil, limits: SIPParserLimits = .default, databaseDirectory: String? = nil,
-                usersFile: String? = nil, users: [String: String]? = nil, realm: String? = nil,
-                authAlgorithms: [DigestAlgorithm] = [.sha256, .md5], nonceLifetime: Int = 300,
-                messageAcceptTimeout: Duration = .seconds(5), heldMessageLifetime: Int = 604_800,
-                expirySweepInterval: Duration = .seconds(30), defaultRegistrationExpires: Int = 3600,
-                maxRegistrationExpires: Int = 86_400, timers: SIPTimers = .default, push: Push = Push(),
-                faults: Faults = Faults(), serverHeader: String? = "nse-sipserver") {
+    public init(
+        listeners: [Listener] = [Listener(transport: .udp, port: 5060), Listener(transport: .tcp, port: 5060)],
+        tls: TLSFiles? = nil, limits: SIPParserLimits = .default, databaseDirectory: String? = nil,
+        usersFile: String? = nil, users: [String: String]? = nil, realm: String? = nil,
+        authAlgorithms: [DigestAlgorithm] = [.sha256, .md5], nonceLifetime: Int = 300,
+        messageAcceptTimeout: Duration = .seconds(5), heldMessageLifetime: Int = 604_800,
+        expirySweepInterval: Duration = .seconds(30), defaultRegistrationExpires: Int = 3600,
+        maxRegistrationExpires: Int = 86_400, timers: SIPTimers = .default, push: Push = Push(),
+        faults: Faults = Faults(), serverHeader: String? = "nse-sipserver"
+    ) {
         self.listeners = listeners
         self.tls = tls
         self.limits = limits
@@ -193,7 +199,9 @@ public struct SIPServerConfiguration: Sendable {
     public static func loadUsers(path: String) throws -> [String: String] {
         let limit = 1 << 20
         let bytes: [UInt8]?
-        do { bytes = try FileSystem.readFile(path, limit: limit) } catch { throw SIPServerError("cannot read users file: \(error)") }
+        do { bytes = try FileSystem.readFile(path, limit: limit) } catch {
+            throw SIPServerError("cannot read users file: \(error)")
+        }
         guard let bytes else { throw SIPServerError("\(path) is larger than \(limit) bytes") }
         return parseUsers(String(decoding: bytes, as: UTF8.self))
     }
@@ -216,8 +224,9 @@ public struct SIPServerBoundAddress: Sendable, Hashable, CustomStringConvertible
 
     /// A proxy URI for `SIPUserAgent`, e.g. `sip:127.0.0.1:5070;transport=tcp`.
     public var proxyURI: SIPURI {
-        SIPURI(scheme: .sip, host: host, port: port,
-               parameters: transport == .udp ? [] : [SIPParameter("transport", transport.rawValue)])
+        SIPURI(
+            scheme: .sip, host: host, port: port,
+            parameters: transport == .udp ? [] : [SIPParameter("transport", transport.rawValue)])
     }
 }
 

@@ -100,7 +100,9 @@ struct Forwarder {
 
     /// Sends every undelivered held message of `aor` over the REGISTER's flow (but those already on their way over
     /// it), as the fault plan says.
-    mutating func deliverHeld(aor: String, flow: ServerFlow, contactURI: SIPURI, faults: FaultPlan, now: Int64) -> [Sent] {
+    mutating func deliverHeld(aor: String, flow: ServerFlow, contactURI: SIPURI, faults: FaultPlan, now: Int64)
+        -> [Sent]
+    {
         let waiting = held.waiting(aor: aor, now: now)
         guard !waiting.isEmpty else { return [] }
         let plan = faults.delivery(aor: aor, host: contactURI.host, now: now) { held.nextOrder() }
@@ -111,37 +113,50 @@ struct Forwarder {
         for message in waiting {
             let inFlight = transactions.values.contains { $0.carrying.heldID == message.id && $0.flow.key == flow.key }
             if inFlight { continue }
-            sent.append(send(message, over: flow, to: contactURI, carrying: Carrying(heldID: message.id), copies: plan.copies))
+            sent.append(
+                send(message, over: flow, to: contactURI, carrying: Carrying(heldID: message.id), copies: plan.copies))
         }
         return sent
     }
 
     /// Sends one MESSAGE as a client transaction; `copies` above 1 sends the same bytes again at once, as a
     /// retransmission would. A held message's attempt number is its CSeq.
-    mutating func send(_ record: HeldMessage, over flow: ServerFlow, to contactURI: SIPURI, carrying: Carrying,
-                       copies: Int) -> Sent {
+    mutating func send(
+        _ record: HeldMessage, over flow: ServerFlow, to contactURI: SIPURI, carrying: Carrying,
+        copies: Int
+    ) -> Sent {
         let attempt = carrying.heldID.flatMap { held.recordAttempt(id: $0) } ?? 1
         let branch = SIPIdentifiers.branch()
         var request = SIPRequest(method: "MESSAGE", uri: contactURI, body: record.body)
-        request.headers.add("Via", SIPVia(transport: flow.kind.viaToken, host: flow.localHost, port: flow.localPort,
-                                          parameters: [SIPParameter("branch", branch)]).description)
+        request.headers.add(
+            "Via",
+            SIPVia(
+                transport: flow.kind.viaToken, host: flow.localHost, port: flow.localPort,
+                parameters: [SIPParameter("branch", branch)]
+            ).description)
         request.headers.add("Max-Forwards", "70")
         for (name, value) in record.headers { request.headers.add(name, value) }
         request.headers.add("CSeq", SIPCSeq(sequence: UInt32(attempt), method: "MESSAGE").description)
         let bytes = request.serialized()
         let stop = StopSignal()
-        transactions[branch] = Transaction(flow: flow, carrying: carrying, aor: record.aor, callID: record.callID, stop: stop)
+        transactions[branch] = Transaction(
+            flow: flow, carrying: carrying, aor: record.aor, callID: record.callID, stop: stop)
         var events: [SIPServerEvent] = []
         for _ in 0..<max(1, copies) {
             flow.send(bytes)
             events.append(.forwarded(aor: record.aor, callID: record.callID, transport: flow.kind, attempt: attempt))
         }
-        logger.debug("sip server message sent to device", metadata: [
-            "sip.call_id": "\(record.callID)", "sip.method": "MESSAGE", "sip.aor": "\(record.aor)",
-            "sip.transport": "\(flow.kind.rawValue)", "sip.duplicate": "\(copies > 1)",
-        ])
-        return Sent(events: events, transmission: Transmission(branch: branch, bytes: bytes, flow: flow, timers: timers,
-                                                               stop: stop))
+        logger.debug(
+            "sip server message sent to device",
+            metadata: [
+                "sip.call_id": "\(record.callID)", "sip.method": "MESSAGE", "sip.aor": "\(record.aor)",
+                "sip.transport": "\(flow.kind.rawValue)", "sip.duplicate": "\(copies > 1)",
+            ])
+        return Sent(
+            events: events,
+            transmission: Transmission(
+                branch: branch, bytes: bytes, flow: flow, timers: timers,
+                stop: stop))
     }
 
     /// The copies of `senderKey`'s MESSAGE still on their way now deliver the held message `heldID` (the sender's
@@ -157,9 +172,11 @@ struct Forwarder {
         guard let branch = response.headers.topVia?.branch, transactions[branch] != nil else {
             // The Call-ID only when it is clean: a response is not refused like a request, but never quoted raw.
             let callID = response.headers.firstInvalidField == nil ? response.headers.callID ?? "" : "(invalid)"
-            logger.debug("sip server dropping response matching no transaction", metadata: [
-                "sip.call_id": "\(callID)", "sip.status": "\(response.statusCode)",
-            ])
+            logger.debug(
+                "sip server dropping response matching no transaction",
+                metadata: [
+                    "sip.call_id": "\(callID)", "sip.status": "\(response.statusCode)",
+                ])
             return nil
         }
         if response.isProvisional { return nil }
@@ -171,10 +188,12 @@ struct Forwarder {
     mutating func finish(branch: String, status: Int) -> Outcome? {
         guard let transaction = transactions.removeValue(forKey: branch) else { return nil }
         transaction.stop.stop()
-        logger.debug("sip server device answered", metadata: [
-            "sip.call_id": "\(transaction.callID)", "sip.method": "MESSAGE", "sip.aor": "\(transaction.aor)",
-            "sip.status": "\(status)",
-        ])
+        logger.debug(
+            "sip server device answered",
+            metadata: [
+                "sip.call_id": "\(transaction.callID)", "sip.method": "MESSAGE", "sip.aor": "\(transaction.aor)",
+                "sip.status": "\(status)",
+            ])
         var outcome = Outcome(status: status, carrying: transaction.carrying)
         if outcome.succeeded, let heldID = transaction.carrying.heldID {
             outcome.delivered = held.markDelivered(id: heldID)

@@ -27,8 +27,10 @@ struct HeldMessage: Sendable {
 
     var isDelivered: Bool { delivery != .pending }
 
-    init(id: String, aor: String, callID: String, headers: [(String, String)], body: [UInt8], receivedAt: Int64,
-         expiresAt: Int64, delivery: Delivery = .pending, attempts: Int = 0, order: Int64) {
+    init(
+        id: String, aor: String, callID: String, headers: [(String, String)], body: [UInt8], receivedAt: Int64,
+        expiresAt: Int64, delivery: Delivery = .pending, attempts: Int = 0, order: Int64
+    ) {
         self.id = id
         self.aor = aor
         self.callID = callID
@@ -56,8 +58,9 @@ extension HeldMessage {
         for field in request.headers where !HeldMessage.droppedHeaders.contains(PushParameters.lower(field.name)) {
             headers.append((field.name, field.value))
         }
-        self.init(id: id, aor: aor, callID: request.headers.callID ?? "", headers: headers, body: request.body,
-                  receivedAt: now, expiresAt: now + Int64(lifetime), order: order)
+        self.init(
+            id: id, aor: aor, callID: request.headers.callID ?? "", headers: headers, body: request.body,
+            receivedAt: now, expiresAt: now + Int64(lifetime), order: order)
     }
 
     /// The header fields as stored in the database: a JSON array of `[name, value]` pairs.
@@ -65,7 +68,9 @@ extension HeldMessage {
 
     /// Decodes `headersJSON`; nil when it is not an array of string pairs.
     static func headers(fromJSON text: String) -> [(String, String)]? {
-        guard let items = (try? JSON.parse(text, options: JSONParseOptions(requireObject: false)))?.arrayValue else { return nil }
+        guard let items = (try? JSON.parse(text, options: JSONParseOptions(requireObject: false)))?.arrayValue else {
+            return nil
+        }
         return headers(from: items)
     }
 
@@ -73,7 +78,8 @@ extension HeldMessage {
         var headers: [(String, String)] = []
         for item in items {
             guard let pair = item.arrayValue, pair.count == 2, let name = pair[0].stringValue,
-                  let value = pair[1].stringValue else { return nil }
+                let value = pair[1].stringValue
+            else { return nil }
             headers.append((name, value))
         }
         return headers
@@ -83,14 +89,15 @@ extension HeldMessage {
     /// the first start with a database); nil when it is not valid JSON or lacks a field.
     init?(legacyFile bytes: [UInt8]) {
         guard let json = try? JSON.parse(bytes), let id = json["id"]?.stringValue, let aor = json["aor"]?.stringValue,
-              let callID = json["call-id"]?.stringValue, let headerItems = json["headers"]?.arrayValue,
-              let bodyText = json["body"]?.stringValue, let body = Base64.decode(bodyText),
-              let receivedAt = json["received-at"]?.intValue, let expiresAt = json["expires-at"]?.intValue,
-              let delivered = json["delivered"]?.boolValue, let headers = HeldMessage.headers(from: headerItems)
+            let callID = json["call-id"]?.stringValue, let headerItems = json["headers"]?.arrayValue,
+            let bodyText = json["body"]?.stringValue, let body = Base64.decode(bodyText),
+            let receivedAt = json["received-at"]?.intValue, let expiresAt = json["expires-at"]?.intValue,
+            let delivered = json["delivered"]?.boolValue, let headers = HeldMessage.headers(from: headerItems)
         else { return nil }
         let delivery: Delivery = delivered ? .delivered(at: json["delivered-at"]?.intValue ?? receivedAt) : .pending
-        self.init(id: id, aor: aor, callID: callID, headers: headers, body: body, receivedAt: receivedAt,
-                  expiresAt: expiresAt, delivery: delivery, attempts: Int(json["attempts"]?.intValue ?? 0),
-                  order: json["order"]?.intValue ?? receivedAt * 1_000_000_000)
+        self.init(
+            id: id, aor: aor, callID: callID, headers: headers, body: body, receivedAt: receivedAt,
+            expiresAt: expiresAt, delivery: delivery, attempts: Int(json["attempts"]?.intValue ?? 0),
+            order: json["order"]?.intValue ?? receivedAt * 1_000_000_000)
     }
 }

@@ -27,9 +27,11 @@ struct HeldStore {
             lastOrder = max(lastOrder, message.order)
         }
         if !loaded.isEmpty {
-            logger.info("sip server loaded held messages", metadata: [
-                "sip.count": "\(loaded.count)", "sip.undelivered": "\(loaded.filter { !$0.isDelivered }.count)",
-            ])
+            logger.info(
+                "sip server loaded held messages",
+                metadata: [
+                    "sip.count": "\(loaded.count)", "sip.undelivered": "\(loaded.filter { !$0.isDelivered }.count)",
+                ])
         }
         return loaded
     }
@@ -65,7 +67,9 @@ struct HeldStore {
             try database?.recordAttempts(id: id, attempts: message.attempts)
         } catch {
             // Only the next CSeq after a restart depends on it: deliver anyway.
-            logger.warning("sip server cannot store a delivery attempt", metadata: ["sip.call_id": "\(message.callID)", "sip.error": "\(error)"])
+            logger.warning(
+                "sip server cannot store a delivery attempt",
+                metadata: ["sip.call_id": "\(message.callID)", "sip.error": "\(error)"])
         }
         return message.attempts
     }
@@ -79,7 +83,9 @@ struct HeldStore {
             try database?.markDelivered(id: id, at: deliveredAt)
         } catch {
             // The device has it: after a restart it may get it once more (never lost, at worst twice).
-            logger.error("sip server cannot persist delivery", metadata: ["sip.call_id": "\(message.callID)", "sip.error": "\(error)"])
+            logger.error(
+                "sip server cannot persist delivery",
+                metadata: ["sip.call_id": "\(message.callID)", "sip.error": "\(error)"])
         }
         messages[id] = message
         return message

@@ -1,9 +1,9 @@
-public import NSESIP
-public import NSEHTTP
 import NSEAPNs
 import NSEChat
-import NSEPayload
+public import NSEHTTP
 import NSEJSON
+import NSEPayload
+public import NSESIP
 
 /// RFC 8599 push parameters of a Contact, parsed the way Flexisip does for Apple devices.
 public struct PushParameters: Sendable, Hashable {
@@ -36,13 +36,17 @@ public struct PushParameters: Sendable, Hashable {
     public init?(contactURI: SIPURI) {
         let params = contactURI.parameters
         guard let provider = params.value(of: "pn-provider"), let prid = params.value(of: "pn-prid"),
-              let param = params.value(of: "pn-param"), !prid.isEmpty, !param.isEmpty else { return nil }
-        self.init(provider: provider, prid: prid, param: param,
-                  messageLocKey: params.value(of: "pn-msg-str"), messageSound: params.value(of: "pn-msg-snd"))
+            let param = params.value(of: "pn-param"), !prid.isEmpty, !param.isEmpty
+        else { return nil }
+        self.init(
+            provider: provider, prid: prid, param: param,
+            messageLocKey: params.value(of: "pn-msg-str"), messageSound: params.value(of: "pn-msg-snd"))
     }
 
     /// Parses raw values.
-    public init(provider: String, prid: String, param: String, messageLocKey: String? = nil, messageSound: String? = nil) {
+    public init(
+        provider: String, prid: String, param: String, messageLocKey: String? = nil, messageSound: String? = nil
+    ) {
         self.provider = PushParameters.lower(PushParameters.percentDecode(provider))
         let prid = PushParameters.percentDecode(prid)
         let param = PushParameters.percentDecode(param)
@@ -103,7 +107,9 @@ public struct PushParameters: Sendable, Hashable {
             }
         }
         while i < bytes.count {
-            if bytes[i] == UInt8(ascii: "%"), i + 2 < bytes.count, let h = hexValue(bytes[i + 1]), let l = hexValue(bytes[i + 2]) {
+            if bytes[i] == UInt8(ascii: "%"), i + 2 < bytes.count, let h = hexValue(bytes[i + 1]),
+                let l = hexValue(bytes[i + 2])
+            {
                 out.append(h << 4 | l)
                 i += 3
             } else {
@@ -118,8 +124,10 @@ public struct PushParameters: Sendable, Hashable {
 /// Builds Flexisip-shaped APNs requests for MESSAGEs.
 public enum APNsMessagePush {
     /// The JSON payload Flexisip sends for an instant message.
-    public static func payload(callID: String, fromURI: String, displayName: String, privacy: Bool, instanceID: String,
-                               ttl: Int, sendTime: String, locKey: String = "IM_MSG", sound: String = "msg.caf") -> [UInt8] {
+    public static func payload(
+        callID: String, fromURI: String, displayName: String, privacy: Bool, instanceID: String,
+        ttl: Int, sendTime: String, locKey: String = "IM_MSG", sound: String = "msg.caf"
+    ) -> [UInt8] {
         let locArg = privacy ? "" : (displayName.isEmpty ? fromURI : displayName)
         let json: JSON = [
             "aps": [
@@ -144,14 +152,18 @@ public enum APNsMessagePush {
     }
 
     /// The HTTP request for one MESSAGE push, or nil when the contact has no `remote` token.
-    public static func request(baseURL: String, push: PushParameters, payload: [UInt8], ttl: Int, now: Int64,
-                               settings: SIPServerConfiguration.Push, providerToken: String? = nil) -> HTTPRequest? {
+    public static func request(
+        baseURL: String, push: PushParameters, payload: [UInt8], ttl: Int, now: Int64,
+        settings: SIPServerConfiguration.Push, providerToken: String? = nil
+    ) -> HTTPRequest? {
         guard let token = push.remoteToken, !token.isEmpty else { return nil }
         // The provider request is NSEAPNs's (the one `nse push` sends); what differs here is only how it travels:
         // h2 by ALPN for https (Apple), prior knowledge for http, and the configured connect timeout.
-        var request = APNsPush(baseURL: baseURL, deviceToken: token, topic: push.bundleID, pushType: .alert,
-                               payload: payload, priority: 10, expiration: now + Int64(ttl), providerToken: providerToken,
-                               tls: settings.tls, timeout: settings.timeout).request
+        var request = APNsPush(
+            baseURL: baseURL, deviceToken: token, topic: push.bundleID, pushType: .alert,
+            payload: payload, priority: 10, expiration: now + Int64(ttl), providerToken: providerToken,
+            tls: settings.tls, timeout: settings.timeout
+        ).request
         request.connectTimeout = settings.connectTimeout
         request.version = PushParameters.lower(baseURL).hasPrefix("https://") ? .http2OverTLS : .http2PriorKnowledge
         return request
@@ -174,7 +186,7 @@ public enum APNsMessagePush {
 
     private static func sendHTTP1(_ request: HTTPRequest) async -> (status: Int?, reason: String) {
         var retry = request
-        retry.version = .http1_1
+        retry.version = .http11
         do {
             let response = try await HTTPClient().send(retry)
             return (response.status, reason(response))

@@ -39,8 +39,11 @@ struct PushSender: Sendable {
         func run() async -> Outcome {
             let token: String?
             if let providerToken = settings.providerToken { token = await providerToken() } else { token = nil }
-            guard let request = APNsMessagePush.request(baseURL: baseURL, push: push, payload: payload, ttl: ttl, now: now,
-                                                        settings: settings, providerToken: token) else {
+            guard
+                let request = APNsMessagePush.request(
+                    baseURL: baseURL, push: push, payload: payload, ttl: ttl, now: now,
+                    settings: settings, providerToken: token)
+            else {
                 return Outcome(aor: aor, callID: callID, url: baseURL, status: nil, reason: "no remote token")
             }
             let result = await APNsMessagePush.send(request)
@@ -55,24 +58,31 @@ struct PushSender: Sendable {
         guard settings.enabled else { return nil }
         let url = push.provider == "apns.dev" ? settings.apnsDevelopmentURL : settings.apnsURL
         guard push.isAPNs else {
-            return .skipped(Outcome(aor: record.aor, callID: record.callID, url: "", status: nil,
-                                    reason: "unsupported provider \(push.provider)"))
+            return .skipped(
+                Outcome(
+                    aor: record.aor, callID: record.callID, url: "", status: nil,
+                    reason: "unsupported provider \(push.provider)"))
         }
         guard let token = push.remoteToken, !token.isEmpty else {
-            return .skipped(Outcome(aor: record.aor, callID: record.callID, url: url, status: nil, reason: "no remote token"))
+            return .skipped(
+                Outcome(aor: record.aor, callID: record.callID, url: url, status: nil, reason: "no remote token"))
         }
         let from = request.headers.from
         let fromURI = from?.uri ?? SIPURI(host: "unknown")
         let privacyHeader = PushParameters.lower(request.headers["Privacy"] ?? "")
-        let privacy = privacyHeader.contains("id") || privacyHeader.contains("user")
+        let privacy =
+            privacyHeader.contains("id") || privacyHeader.contains("user")
             || PushParameters.lower(fromURI.user ?? "") == "anonymous"
         let now = Clock.unixSeconds()
-        let payload = APNsMessagePush.payload(callID: record.callID, fromURI: fromURI.description,
-                                              displayName: from?.displayName ?? "", privacy: privacy,
-                                              instanceID: instance ?? "", ttl: settings.ttl,
-                                              sendTime: Clock.flexisipTime(unixSeconds: now),
-                                              locKey: push.messageLocKey ?? "IM_MSG", sound: push.messageSound ?? "msg.caf")
-        return .send(Job(aor: record.aor, callID: record.callID, baseURL: url, push: push, payload: payload,
-                         ttl: settings.ttl, now: now, settings: settings))
+        let payload = APNsMessagePush.payload(
+            callID: record.callID, fromURI: fromURI.description,
+            displayName: from?.displayName ?? "", privacy: privacy,
+            instanceID: instance ?? "", ttl: settings.ttl,
+            sendTime: Clock.flexisipTime(unixSeconds: now),
+            locKey: push.messageLocKey ?? "IM_MSG", sound: push.messageSound ?? "msg.caf")
+        return .send(
+            Job(
+                aor: record.aor, callID: record.callID, baseURL: url, push: push, payload: payload,
+                ttl: settings.ttl, now: now, settings: settings))
     }
 }

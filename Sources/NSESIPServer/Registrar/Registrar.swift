@@ -33,9 +33,10 @@ struct Registrar {
         var isLive: Bool { flow?.isLive ?? false }
 
         var stored: StoredBinding {
-            StoredBinding(aor: aor, key: key, contact: contact.description, instance: instance, expires: expires,
-                          expiresAt: expiresAtUnix, transport: route.transport, remoteHost: route.remoteHost,
-                          remotePort: route.remotePort, localPort: route.localPort)
+            StoredBinding(
+                aor: aor, key: key, contact: contact.description, instance: instance, expires: expires,
+                expiresAt: expiresAtUnix, transport: route.transport, remoteHost: route.remoteHost,
+                remotePort: route.remotePort, localPort: route.localPort)
         }
     }
 
@@ -92,22 +93,28 @@ struct Registrar {
 
     /// Brings back stored bindings that have not expired, with their remaining lifetime; `flow` finds the path to
     /// a device again (nil: it reconnects). Returns the number restored; logs the ones whose contact does not parse.
-    mutating func restore(_ stored: [StoredBinding], expiredAORs: [String], wallNow: Int64, logger: Logger,
-                          flow: (Binding.Route) -> ServerFlow?) -> Int {
+    mutating func restore(
+        _ stored: [StoredBinding], expiredAORs: [String], wallNow: Int64, logger: Logger,
+        flow: (Binding.Route) -> ServerFlow?
+    ) -> Int {
         let now = ContinuousClock.now
         knownAORs.formUnion(expiredAORs)
         var restored = 0
         for b in stored {
             guard let contact = try? SIPNameAddress(parsing: b.contact) else {
-                logger.warning("sip server skipped a stored binding whose contact does not parse", metadata: ["sip.aor": "\(b.aor)"])
+                logger.warning(
+                    "sip server skipped a stored binding whose contact does not parse",
+                    metadata: ["sip.aor": "\(b.aor)"])
                 continue
             }
-            let route = Binding.Route(transport: b.transport, remoteHost: b.remoteHost, remotePort: b.remotePort,
-                                      localPort: b.localPort)
-            let binding = Binding(key: b.key, aor: b.aor, contact: contact, expires: b.expires,
-                                  expiresAt: now + .seconds(b.expiresAt - wallNow), expiresAtUnix: b.expiresAt,
-                                  flow: b.transport == .udp ? flow(route) : nil, route: route,
-                                  push: PushParameters(contactURI: contact.uri), instance: b.instance)
+            let route = Binding.Route(
+                transport: b.transport, remoteHost: b.remoteHost, remotePort: b.remotePort,
+                localPort: b.localPort)
+            let binding = Binding(
+                key: b.key, aor: b.aor, contact: contact, expires: b.expires,
+                expiresAt: now + .seconds(b.expiresAt - wallNow), expiresAtUnix: b.expiresAt,
+                flow: b.transport == .udp ? flow(route) : nil, route: route,
+                push: PushParameters(contactURI: contact.uri), instance: b.instance)
             bindings[b.aor, default: []].append(binding)
             knownAORs.insert(b.aor)
             restored += 1
@@ -140,15 +147,19 @@ struct Registrar {
         guard let users else { return nil }
         let realm = configuration.realm ?? aorURI.host
         guard let header = request.headers["Authorization"],
-              let credentials = try? DigestCredentials(parsing: header), credentials.realm == realm else {
+            let credentials = try? DigestCredentials(parsing: header), credentials.realm == realm
+        else {
             return Denial(status: 401, headers: challengeHeaders(realm: realm, stale: false))
         }
-        guard let issued = nonces[credentials.nonce], issued + Int64(configuration.nonceLifetime) >= Clock.unixSeconds() else {
+        guard let issued = nonces[credentials.nonce], issued + Int64(configuration.nonceLifetime) >= Clock.unixSeconds()
+        else {
             return Denial(status: 401, headers: challengeHeaders(realm: realm, stale: true))
         }
         guard let password = users[credentials.username], credentials.username == (aorURI.user ?? credentials.username),
-              DigestVerifier(realm: realm).verify(authorization: header, method: request.method.uppercased(),
-                                                   password: password, issuedNonce: credentials.nonce) else {
+            DigestVerifier(realm: realm).verify(
+                authorization: header, method: request.method.uppercased(),
+                password: password, issuedNonce: credentials.nonce)
+        else {
             return Denial(status: 403, headers: [])
         }
         return nil
@@ -158,8 +169,10 @@ struct Registrar {
 
     /// Applies an authorized REGISTER for `aor` that came in over `flow`; the new bindings are stored in `database`
     /// before they count (a registrar that answers 200 and then forgets the binding loses the device's messages).
-    mutating func register(_ request: SIPRequest, aor: String, flow: ServerFlow, database: ServerDatabase?,
-                           logger log: Logger) -> Outcome {
+    mutating func register(
+        _ request: SIPRequest, aor: String, flow: ServerFlow, database: ServerDatabase?,
+        logger log: Logger
+    ) -> Outcome {
         let now = ContinuousClock.now
         let wallNow = Clock.unixSeconds()
         var current = activeBindings(aor: aor, now: now)
@@ -173,8 +186,9 @@ struct Registrar {
             for b in current { changes.append(.unregistered(aor: aor, contact: b.contact.uri.description)) }
             current = []
         } else {
-            let route = Binding.Route(transport: flow.kind, remoteHost: flow.remoteHost, remotePort: flow.remotePort,
-                                      localPort: flow.localPort)
+            let route = Binding.Route(
+                transport: flow.kind, remoteHost: flow.remoteHost, remotePort: flow.remotePort,
+                localPort: flow.localPort)
             for contact in request.headers.contacts {
                 var expires = contact.expires ?? headerExpires ?? configuration.defaultRegistrationExpires
                 expires = min(expires, configuration.maxRegistrationExpires)
@@ -186,14 +200,20 @@ struct Registrar {
                     changes.append(.unregistered(aor: aor, contact: contact.uri.description))
                     continue
                 }
-                current.append(Binding(key: key, aor: aor, contact: contact, expires: expires,
-                                       expiresAt: now + .seconds(expires), expiresAtUnix: wallNow + Int64(expires),
-                                       flow: flow, route: route, push: push, instance: instance))
+                current.append(
+                    Binding(
+                        key: key, aor: aor, contact: contact, expires: expires,
+                        expiresAt: now + .seconds(expires), expiresAtUnix: wallNow + Int64(expires),
+                        flow: flow, route: route, push: push, instance: instance))
                 if deliveryContact == nil { deliveryContact = contact.uri }
-                changes.append(.registered(aor: aor, contact: contact.uri.description, expires: expires, transport: flow.kind))
-                log.debug("sip server binding stored", metadata: [
-                    "sip.expires": "\(expires)", "sip.transport": "\(flow.kind.rawValue)", "sip.push": "\(push != nil)",
-                ])
+                changes.append(
+                    .registered(aor: aor, contact: contact.uri.description, expires: expires, transport: flow.kind))
+                log.debug(
+                    "sip server binding stored",
+                    metadata: [
+                        "sip.expires": "\(expires)", "sip.transport": "\(flow.kind.rawValue)",
+                        "sip.push": "\(push != nil)",
+                    ])
             }
         }
         do {
@@ -205,8 +225,12 @@ struct Registrar {
         bindings[aor] = current.isEmpty ? nil : current
         knownAORs.insert(aor)
         let contacts = current.map { b -> String in
-            var c = SIPNameAddress(uri: b.contact.uri, parameters: [SIPParameter("expires", String(max(0, Int((b.expiresAt - now).components.seconds))))])
-            if let instance = b.contact.parameters.value(of: "+sip.instance") { c.parameters.append(SIPParameter("+sip.instance", instance)) }
+            var c = SIPNameAddress(
+                uri: b.contact.uri,
+                parameters: [SIPParameter("expires", String(max(0, Int((b.expiresAt - now).components.seconds))))])
+            if let instance = b.contact.parameters.value(of: "+sip.instance") {
+                c.parameters.append(SIPParameter("+sip.instance", instance))
+            }
             return c.description
         }
         return .stored(changes: changes, contacts: contacts, deliveryContact: deliveryContact)
@@ -217,7 +241,9 @@ struct Registrar {
         var events: [SIPServerEvent] = []
         for (aor, list) in bindings {
             let alive = list.filter { $0.expiresAt > now }
-            for b in list where b.expiresAt <= now { events.append(.unregistered(aor: aor, contact: b.contact.uri.description)) }
+            for b in list where b.expiresAt <= now {
+                events.append(.unregistered(aor: aor, contact: b.contact.uri.description))
+            }
             bindings[aor] = alive.isEmpty ? nil : alive
         }
         pruneNonces()

@@ -1,5 +1,5 @@
-import NSESIP
 import NSECrypto
+import NSESIP
 
 /// The misbehaviours of `SIPServerConfiguration.Faults` (for testing clients), in one place.
 ///
@@ -70,10 +70,14 @@ struct FaultPlan: Sendable {
         if faults.unrelatedCallIDFirst, let tag = try? SecureRandom.hex(8), let callID = try? SecureRandom.hex(16),
             let id = try? SecureRandom.hex(16)
         {
-            let from = SIPNameAddress(uri: SIPURI(user: "nse-server", host: host), parameters: [SIPParameter("tag", tag)])
-            let headers = [("From", from.description), ("To", "<\(aor)>"), ("Call-ID", callID), ("Content-Type", "text/plain")]
-            plan.unrelated = HeldMessage(id: id, aor: aor, callID: callID, headers: headers, body: Array("unrelated".utf8),
-                                         receivedAt: now, expiresAt: now + 60, order: order())
+            let from = SIPNameAddress(
+                uri: SIPURI(user: "nse-server", host: host), parameters: [SIPParameter("tag", tag)])
+            let headers = [
+                ("From", from.description), ("To", "<\(aor)>"), ("Call-ID", callID), ("Content-Type", "text/plain"),
+            ]
+            plan.unrelated = HeldMessage(
+                id: id, aor: aor, callID: callID, headers: headers, body: Array("unrelated".utf8),
+                receivedAt: now, expiresAt: now + 60, order: order())
         }
         return plan
     }

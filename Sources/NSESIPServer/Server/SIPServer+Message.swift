@@ -1,6 +1,6 @@
 import Logging
-import NSEHTTP
 import NSECrypto
+import NSEHTTP
 import NSESIP
 import NSESystem
 
@@ -31,8 +31,9 @@ extension SIPServer {
             respond(request, flow: flow, transactionKey: transactionKey, status: 500)
             return
         }
-        let record = HeldMessage(request: request, id: id, aor: aor, now: Clock.unixSeconds(),
-                                 lifetime: configuration.heldMessageLifetime, order: forwarder.nextOrder())
+        let record = HeldMessage(
+            request: request, id: id, aor: aor, now: Clock.unixSeconds(),
+            lifetime: configuration.heldMessageLifetime, order: forwarder.nextOrder())
         // Held when a device may be woken by a push, or when none is reachable now; otherwise only forwarded.
         let mustHold = active.contains { $0.push != nil } || !active.contains { $0.isLive }
         if mustHold {
@@ -44,9 +45,11 @@ extension SIPServer {
         }
         let senderKey = transactionKey
         let timer = StopSignal()
-        senders.add(PendingSenders.Sender(request: request, flow: flow, transactionKey: transactionKey, record: record,
-                                          custody: mustHold ? .held : .forwarded, outstanding: 0, timer: timer),
-                    key: senderKey)
+        senders.add(
+            PendingSenders.Sender(
+                request: request, flow: flow, transactionKey: transactionKey, record: record,
+                custody: mustHold ? .held : .forwarded, outstanding: 0, timer: timer),
+            key: senderKey)
         let timeout = configuration.messageAcceptTimeout
         spawn { [weak self] in
             let fired = await timer.run { () async -> Bool? in
@@ -58,8 +61,10 @@ extension SIPServer {
         for binding in active {
             guard let liveFlow = binding.flow, liveFlow.isLive else { continue }
             senders.copySent(senderKey)
-            transmit(forwarder.send(record, over: liveFlow, to: binding.contact.uri,
-                                 carrying: .init(heldID: mustHold ? record.id : nil, senderKey: senderKey), copies: 1))
+            transmit(
+                forwarder.send(
+                    record, over: liveFlow, to: binding.contact.uri,
+                    carrying: .init(heldID: mustHold ? record.id : nil, senderKey: senderKey), copies: 1))
         }
         guard mustHold else { return }
         if APNsMessagePush.isIMDN(contentType: request.headers.contentType, body: request.body) {
@@ -74,10 +79,12 @@ extension SIPServer {
         try forwarder.hold(record)
         registrar.noteKnown(record.aor)
         emit(.held(aor: record.aor, callID: record.callID, id: record.id))
-        logger.info("sip server message held", metadata: [
-            "sip.call_id": "\(record.callID)", "sip.method": "MESSAGE", "sip.aor": "\(record.aor)",
-            "sip.body_size": "\(record.body.count)",
-        ])
+        logger.info(
+            "sip server message held",
+            metadata: [
+                "sip.call_id": "\(record.callID)", "sip.method": "MESSAGE", "sip.aor": "\(record.aor)",
+                "sip.body_size": "\(record.body.count)",
+            ])
     }
 
     /// No device took the message in time: a forwarded one is held for the next REGISTER (fork-late); the sender
@@ -98,7 +105,8 @@ extension SIPServer {
 
     private func answerSender(_ senderKey: String, status: Int, reason: String? = nil) {
         guard let sender = senders.take(senderKey) else { return }
-        respond(sender.request, flow: sender.flow, transactionKey: sender.transactionKey, status: status, reason: reason)
+        respond(
+            sender.request, flow: sender.flow, transactionKey: sender.transactionKey, status: status, reason: reason)
     }
 
     /// Reports a copy sent and runs its retransmissions as a child task.
@@ -134,11 +142,14 @@ extension SIPServer {
 
     private func push(record: HeldMessage, request: SIPRequest, binding: Registrar.Binding) {
         guard let push = binding.push,
-              let plan = pushSender.plan(record: record, request: request, push: push, instance: binding.instance) else { return }
+            let plan = pushSender.plan(record: record, request: request, push: push, instance: binding.instance)
+        else { return }
         switch plan {
         case .skipped(let outcome):
-            emit(.pushed(aor: outcome.aor, callID: outcome.callID, url: outcome.url, status: outcome.status,
-                         reason: outcome.reason))
+            emit(
+                .pushed(
+                    aor: outcome.aor, callID: outcome.callID, url: outcome.url, status: outcome.status,
+                    reason: outcome.reason))
         case .send(let job):
             spawn { [weak self] in
                 let outcome = await job.run()
@@ -151,9 +162,11 @@ extension SIPServer {
         let (aor, callID, status, reason) = (outcome.aor, outcome.callID, outcome.status, outcome.reason)
         emit(.pushed(aor: aor, callID: callID, url: outcome.url, status: status, reason: reason))
         let level: Logger.Level = status.map { (200..<300).contains($0) } == true ? .info : .warning
-        logger.log(level: level, "sip server push sent", metadata: [
-            "sip.call_id": "\(callID)", "sip.aor": "\(aor)", "push.status": "\(status.map(String.init) ?? "none")",
-            "push.reason": "\(reason)",
-        ])
+        logger.log(
+            level: level, "sip server push sent",
+            metadata: [
+                "sip.call_id": "\(callID)", "sip.aor": "\(aor)", "push.status": "\(status.map(String.init) ?? "none")",
+                "push.reason": "\(reason)",
+            ])
     }
 }

@@ -22,7 +22,9 @@ extension SIPServer {
         log[metadataKey: "sip.aor"] = "\(aor)"
         if let denial = registrar.authorize(request, aorURI: to.uri) {
             log.debug("sip server register not authorized", metadata: ["sip.status": "\(denial.status)"])
-            respond(request, flow: flow, transactionKey: transactionKey, status: denial.status, extraHeaders: denial.headers)
+            respond(
+                request, flow: flow, transactionKey: transactionKey, status: denial.status, extraHeaders: denial.headers
+            )
             return
         }
         switch registrar.register(request, aor: aor, flow: flow, database: database, logger: log) {
@@ -32,8 +34,9 @@ extension SIPServer {
             for change in changes { emit(change) }
             respond(request, flow: flow, transactionKey: transactionKey, status: 200, contacts: contacts)
             guard let deliveryContact else { return }
-            let sent = forwarder.deliverHeld(aor: aor, flow: flow, contactURI: deliveryContact, faults: faults,
-                                             now: Clock.unixSeconds())
+            let sent = forwarder.deliverHeld(
+                aor: aor, flow: flow, contactURI: deliveryContact, faults: faults,
+                now: Clock.unixSeconds())
             for copy in sent { transmit(copy) }
         }
     }

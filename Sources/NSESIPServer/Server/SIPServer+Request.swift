@@ -14,7 +14,8 @@ extension SIPServer {
             listeners.closed(flow)
         case .datagram(let message, let flow):
             if faults.dropsDatagram() {
-                logger.debug("sip server dropping datagram (fault knob)", metadata: ["sip.count": "\(faults.datagramCount)"])
+                logger.debug(
+                    "sip server dropping datagram (fault knob)", metadata: ["sip.count": "\(faults.datagramCount)"])
                 return
             }
             if let message { dispatch(message, flow: flow) }
@@ -63,9 +64,11 @@ extension SIPServer {
         let method = request.method.uppercased()
         if let refusal = ServerResponse.refusal(of: request) {
             if let field = request.headers.firstInvalidField {
-                logger.info("sip server refused a request with a control character in a header", metadata: [
-                    "sip.method": "\(method)", "sip.header": "\(field)",
-                ])
+                logger.info(
+                    "sip server refused a request with a control character in a header",
+                    metadata: [
+                        "sip.method": "\(method)", "sip.header": "\(field)",
+                    ])
             }
             respond(request, flow: flow, transactionKey: transactionKey, status: refusal.status, reason: refusal.reason)
             return
@@ -74,33 +77,44 @@ extension SIPServer {
         case nil:
             break
         case .closeConnection:
-            logger.debug("sip server closing connection after REGISTER (fault knob)", metadata: ["sip.method": "REGISTER"])
+            logger.debug(
+                "sip server closing connection after REGISTER (fault knob)", metadata: ["sip.method": "REGISTER"])
             flow.close()
             return
         case .serviceUnavailable:
-            respond(request, flow: flow, transactionKey: transactionKey, status: 503, extraHeaders: [("Retry-After", "5")])
+            respond(
+                request, flow: flow, transactionKey: transactionKey, status: 503, extraHeaders: [("Retry-After", "5")])
             return
         case .challenge:
             let realm = configuration.realm ?? request.headers.to?.uri.host ?? "nse"
-            respond(request, flow: flow, transactionKey: transactionKey, status: 401,
-                    extraHeaders: registrar.challengeHeaders(realm: realm, stale: false))
+            respond(
+                request, flow: flow, transactionKey: transactionKey, status: 401,
+                extraHeaders: registrar.challengeHeaders(realm: realm, stale: false))
             return
         }
         switch method {
         case "REGISTER": handleRegister(request, flow: flow, transactionKey: transactionKey)
         case "MESSAGE": handleMessage(request, flow: flow, transactionKey: transactionKey)
-        case "OPTIONS": respond(request, flow: flow, transactionKey: transactionKey, status: 200,
-                                extraHeaders: [("Allow", "REGISTER, MESSAGE, OPTIONS")])
-        default: respond(request, flow: flow, transactionKey: transactionKey, status: 501,
-                         extraHeaders: [("Allow", "REGISTER, MESSAGE, OPTIONS")])
+        case "OPTIONS":
+            respond(
+                request, flow: flow, transactionKey: transactionKey, status: 200,
+                extraHeaders: [("Allow", "REGISTER, MESSAGE, OPTIONS")])
+        default:
+            respond(
+                request, flow: flow, transactionKey: transactionKey, status: 501,
+                extraHeaders: [("Allow", "REGISTER, MESSAGE, OPTIONS")])
         }
     }
 
     /// Sends a final (or provisional) response on the request's flow and remembers it for retransmissions.
-    func respond(_ request: SIPRequest, flow: ServerFlow, transactionKey: String, status: Int, reason: String? = nil,
-                         extraHeaders: [(String, String)] = [], contacts: [String] = []) {
-        let bytes = ServerResponse.make(to: request, over: flow, status: status, reason: reason, extraHeaders: extraHeaders,
-                                        contacts: contacts, serverHeader: configuration.serverHeader).serialized()
+    func respond(
+        _ request: SIPRequest, flow: ServerFlow, transactionKey: String, status: Int, reason: String? = nil,
+        extraHeaders: [(String, String)] = [], contacts: [String] = []
+    ) {
+        let bytes = ServerResponse.make(
+            to: request, over: flow, status: status, reason: reason, extraHeaders: extraHeaders,
+            contacts: contacts, serverHeader: configuration.serverHeader
+        ).serialized()
         if status >= 200 { serverTransactions.store(response: bytes, for: transactionKey) }
         flow.send(bytes)
         if status >= 200 {

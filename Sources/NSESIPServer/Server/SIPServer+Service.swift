@@ -15,8 +15,9 @@ extension SIPServer: Service {
     /// Runs the server in a `ServiceGroup` that shuts down gracefully on SIGTERM or SIGINT (as `nse serve` does);
     /// returns once the server has stopped.
     public func runUntilSignalled(logger: Logger) async throws {
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: [.init(service: self)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [.init(service: self)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
     }
 }

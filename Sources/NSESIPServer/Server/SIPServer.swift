@@ -1,6 +1,6 @@
+public import Logging
 public import NIOCore
 import NIOPosix
-public import Logging
 import NSESIP
 import NSESystem
 
@@ -57,8 +57,10 @@ public actor SIPServer {
     private var log: EventLog
 
     /// Creates a server; without a group it owns a one-thread event loop group, released by `shutdown()`.
-    public init(configuration: SIPServerConfiguration, eventLoopGroup: (any EventLoopGroup)? = nil,
-                logger: Logger = Logger(label: "nse.sipserver")) {
+    public init(
+        configuration: SIPServerConfiguration, eventLoopGroup: (any EventLoopGroup)? = nil,
+        logger: Logger = Logger(label: "nse.sipserver")
+    ) {
         self.configuration = configuration
         self.logger = logger
         loops = eventLoopGroup.map { .borrowed($0) } ?? .owned(MultiThreadedEventLoopGroup(numberOfThreads: 1))
@@ -68,7 +70,8 @@ public actor SIPServer {
         serverTransactions = SIPServerTransactionTable(lifetime: configuration.timers.timerF)
         faults = FaultPlan(configuration.faults)
         registrar = Registrar(configuration: configuration)
-        forwarder = Forwarder(held: HeldStore(database: nil, logger: logger), timers: configuration.timers, logger: logger)
+        forwarder = Forwarder(
+            held: HeldStore(database: nil, logger: logger), timers: configuration.timers, logger: logger)
         pushSender = PushSender(settings: configuration.push)
     }
 
@@ -147,15 +150,16 @@ public actor SIPServer {
         let serving: [TaskTree.Job] = listeners.map { listener in
             { await listener.serve(sink: sink, limits: limits, logger: logger) }
         }
-        await tree.run(serving + [
-            { for await event in inbound { await self.process(event) } },
-            {
-                while true {
-                    do { try await Task.sleep(for: interval) } catch { return }
-                    await self.sweep()
-                }
-            },
-        ])
+        await tree.run(
+            serving + [
+                { for await event in inbound { await self.process(event) } },
+                {
+                    while true {
+                        do { try await Task.sleep(for: interval) } catch { return }
+                        await self.sweep()
+                    }
+                },
+            ])
     }
 
     /// Runs `body` as a child of the server's task tree (dropped once the server stops).
@@ -175,9 +179,11 @@ public actor SIPServer {
         guard !isStopped else { return }
         for message in forwarder.sweep(now: Clock.unixSeconds()) {
             emit(.expired(aor: message.aor, callID: message.callID, id: message.id))
-            logger.info("sip server held message expired", metadata: [
-                "sip.call_id": "\(message.callID)", "sip.method": "MESSAGE", "sip.aor": "\(message.aor)",
-            ])
+            logger.info(
+                "sip server held message expired",
+                metadata: [
+                    "sip.call_id": "\(message.callID)", "sip.method": "MESSAGE", "sip.aor": "\(message.aor)",
+                ])
         }
         for event in registrar.sweep() { emit(event) }
     }

@@ -10,15 +10,19 @@ enum ServerResponse {
     static func refusal(of request: SIPRequest) -> (status: Int, reason: String?)? {
         if let field = request.headers.firstInvalidField { return (400, invalidHeaderReason(field)) }
         guard request.headers.callID != nil, request.headers.cseq != nil, request.headers.topVia != nil,
-              request.headers.from != nil, request.headers.to != nil else { return (400, nil) }
+            request.headers.from != nil, request.headers.to != nil
+        else { return (400, nil) }
         return nil
     }
 
     /// The response to `request` received over `flow`, with RFC 3581 `received`/`rport` on the top Via.
-    static func make(to request: SIPRequest, over flow: ServerFlow, status: Int, reason: String?,
-                     extraHeaders: [(String, String)], contacts: [String], serverHeader: String?) -> SIPResponse {
-        var response = request.makeResponse(statusCode: status, reasonPhrase: reason,
-                                            toTag: status == 100 ? nil : toTag(for: request))
+    static func make(
+        to request: SIPRequest, over flow: ServerFlow, status: Int, reason: String?,
+        extraHeaders: [(String, String)], contacts: [String], serverHeader: String?
+    ) -> SIPResponse {
+        var response = request.makeResponse(
+            statusCode: status, reasonPhrase: reason,
+            toTag: status == 100 ? nil : toTag(for: request))
         let vias = request.headers.splitValues("Via")
         if var top = vias.first.flatMap({ try? SIPVia(parsing: $0) }) {
             top.parameters.set("received", flow.remoteHost)
@@ -36,17 +40,20 @@ enum ServerResponse {
 
     /// `Invalid NAME Header`, or `Invalid Header` when the name has characters a reason phrase cannot carry as is.
     static func invalidHeaderReason(_ name: String) -> String {
-        let plain = !name.isEmpty && name.utf8.allSatisfy { b in
-            (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2D || b == 0x2E || b == 0x5F
-        }
+        let plain =
+            !name.isEmpty
+            && name.utf8.allSatisfy { b in
+                (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2D
+                    || b == 0x2E || b == 0x5F
+            }
         return plain ? "Invalid \(name) Header" : "Invalid Header"
     }
 
     /// A stable To tag per transaction so retransmitted answers match.
     private static func toTag(for request: SIPRequest) -> String {
-        var h: UInt64 = 0xcbf29ce484222325
-        for b in (request.headers.callID ?? "").utf8 { h = (h ^ UInt64(b)) &* 0x100000001b3 }
-        for b in (request.headers.from?.tag ?? "").utf8 { h = (h ^ UInt64(b)) &* 0x100000001b3 }
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in (request.headers.callID ?? "").utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+        for b in (request.headers.from?.tag ?? "").utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
         return String(h, radix: 16)
     }
 }

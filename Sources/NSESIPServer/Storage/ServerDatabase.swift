@@ -1,12 +1,13 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import Logging
 import NSEDatabase
 import NSESIP
 import NSESystem
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// A binding as the database keeps it: enough to push to the device, and to reach it again over UDP, after a restart.
 struct StoredBinding: Sendable, Equatable {
@@ -72,7 +73,7 @@ final class ServerDatabase: Sendable {
         );
         CREATE INDEX held_message_pending ON held_message (aor, arrival) WHERE delivered_at IS NULL;
         CREATE INDEX held_message_expiry ON held_message (expires_at);
-        """,
+        """
     ]
 
     let path: String
@@ -103,13 +104,17 @@ final class ServerDatabase: Sendable {
         let database = try ServerDatabase(directory: directory)
         let migration = try database.importLegacyFiles(in: directory)
         if !migration.unreadable.isEmpty {
-            logger.warning("sip server moved unreadable held message files aside", metadata: [
-                "sip.files": "\(migration.unreadable.sorted().joined(separator: ","))",
-                "sip.folder": "\(Path.join(directory, ServerDatabase.unreadableFolder))",
-            ])
+            logger.warning(
+                "sip server moved unreadable held message files aside",
+                metadata: [
+                    "sip.files": "\(migration.unreadable.sorted().joined(separator: ","))",
+                    "sip.folder": "\(Path.join(directory, ServerDatabase.unreadableFolder))",
+                ])
         }
         if migration.imported > 0 {
-            logger.info("sip server imported held message files into its database", metadata: ["sip.count": "\(migration.imported)"])
+            logger.info(
+                "sip server imported held message files into its database",
+                metadata: ["sip.count": "\(migration.imported)"])
         }
         return database
     }
@@ -130,7 +135,8 @@ final class ServerDatabase: Sendable {
         let rows: [SQLRow]
         do {
             rows = try database.read { tx throws(DatabaseError) in
-                try tx.execute("""
+                try tx.execute(
+                    """
                     SELECT id, aor, call_id, headers, body, received_at, expires_at, delivered_at, attempts, arrival
                     FROM held_message ORDER BY arrival, id
                     """)
@@ -141,14 +147,18 @@ final class ServerDatabase: Sendable {
         var messages: [HeldMessage] = []
         for row in rows {
             guard let id = row.text(0), let aor = row.text(1), let callID = row.text(2),
-                  let headers = row.text(3).flatMap(HeldMessage.headers(fromJSON:)), let body = row.blob(4),
-                  let receivedAt = row.integer(5), let expiresAt = row.integer(6), let order = row.integer(9) else {
-                throw SIPServerError("\(path): a held message row is damaged: move the file aside", code: .configuration)
+                let headers = row.text(3).flatMap(HeldMessage.headers(fromJSON:)), let body = row.blob(4),
+                let receivedAt = row.integer(5), let expiresAt = row.integer(6), let order = row.integer(9)
+            else {
+                throw SIPServerError(
+                    "\(path): a held message row is damaged: move the file aside", code: .configuration)
             }
-            messages.append(HeldMessage(id: id, aor: aor, callID: callID, headers: headers, body: body,
-                                        receivedAt: receivedAt, expiresAt: expiresAt,
-                                        delivery: row.integer(7).map { .delivered(at: $0) } ?? .pending,
-                                        attempts: Int(row.integer(8) ?? 0), order: order))
+            messages.append(
+                HeldMessage(
+                    id: id, aor: aor, callID: callID, headers: headers, body: body,
+                    receivedAt: receivedAt, expiresAt: expiresAt,
+                    delivery: row.integer(7).map { .delivered(at: $0) } ?? .pending,
+                    attempts: Int(row.integer(8) ?? 0), order: order))
         }
         return messages
     }
@@ -168,12 +178,16 @@ final class ServerDatabase: Sendable {
         case .pending: deliveredAt = .null
         case .delivered(let at): deliveredAt = .integer(at)
         }
-        try tx.execute("""
+        try tx.execute(
+            """
             INSERT INTO held_message (id, aor, call_id, headers, body, received_at, expires_at, delivered_at, attempts, arrival)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING
-            """, [.text(message.id), .text(message.aor), .text(message.callID), .text(message.headersJSON),
-                  .blob(message.body), .integer(message.receivedAt), .integer(message.expiresAt), deliveredAt,
-                  .integer(Int64(message.attempts)), .integer(message.order)])
+            """,
+            [
+                .text(message.id), .text(message.aor), .text(message.callID), .text(message.headersJSON),
+                .blob(message.body), .integer(message.receivedAt), .integer(message.expiresAt), deliveredAt,
+                .integer(Int64(message.attempts)), .integer(message.order),
+            ])
     }
 
     /// Marks a held message delivered (a device answered 2xx). Crash-safe, not synced: a power loss could undo the
@@ -181,8 +195,9 @@ final class ServerDatabase: Sendable {
     func markDelivered(id: String, at time: Int64) throws(SIPServerError) {
         do {
             try database.write(.crashSafe) { tx throws(DatabaseError) in
-                try tx.execute("UPDATE held_message SET delivered_at = ? WHERE id = ? AND delivered_at IS NULL",
-                               [.integer(time), .text(id)])
+                try tx.execute(
+                    "UPDATE held_message SET delivered_at = ? WHERE id = ? AND delivered_at IS NULL",
+                    [.integer(time), .text(id)])
             }
         } catch {
             throw Self.failure(error)
@@ -193,7 +208,8 @@ final class ServerDatabase: Sendable {
     func recordAttempts(id: String, attempts: Int) throws(SIPServerError) {
         do {
             try database.write(.crashSafe) { tx throws(DatabaseError) in
-                try tx.execute("UPDATE held_message SET attempts = ? WHERE id = ?", [.integer(Int64(attempts)), .text(id)])
+                try tx.execute(
+                    "UPDATE held_message SET attempts = ? WHERE id = ?", [.integer(Int64(attempts)), .text(id)])
             }
         } catch {
             throw Self.failure(error)
@@ -210,7 +226,8 @@ final class ServerDatabase: Sendable {
         do {
             (rows, expired) = try database.write(.crashSafe) { tx throws(DatabaseError) in
                 let expired = try tx.execute("DELETE FROM binding WHERE expires_at <= ? RETURNING aor", [.integer(now)])
-                let rows = try tx.execute("""
+                let rows = try tx.execute(
+                    """
                     SELECT aor, key, contact, instance, expires, expires_at, transport, remote_host, remote_port, local_port
                     FROM binding ORDER BY aor, expires_at
                     """)
@@ -222,13 +239,16 @@ final class ServerDatabase: Sendable {
         var bindings: [StoredBinding] = []
         for row in rows {
             guard let aor = row.text(0), let key = row.text(1), let contact = row.text(2), let expires = row.integer(4),
-                  let expiresAt = row.integer(5), let transport = row.text(6).flatMap(SIPTransportKind.init(token:)),
-                  let remoteHost = row.text(7), let remotePort = row.integer(8), let localPort = row.integer(9) else {
+                let expiresAt = row.integer(5), let transport = row.text(6).flatMap(SIPTransportKind.init(token:)),
+                let remoteHost = row.text(7), let remotePort = row.integer(8), let localPort = row.integer(9)
+            else {
                 throw SIPServerError("\(path): a binding row is damaged: move the file aside", code: .configuration)
             }
-            bindings.append(StoredBinding(aor: aor, key: key, contact: contact, instance: row.text(3), expires: Int(expires),
-                                          expiresAt: expiresAt, transport: transport, remoteHost: remoteHost,
-                                          remotePort: Int(remotePort), localPort: Int(localPort)))
+            bindings.append(
+                StoredBinding(
+                    aor: aor, key: key, contact: contact, instance: row.text(3), expires: Int(expires),
+                    expiresAt: expiresAt, transport: transport, remoteHost: remoteHost,
+                    remotePort: Int(remotePort), localPort: Int(localPort)))
         }
         return (bindings, expired.compactMap { $0.text(0) })
     }
@@ -242,13 +262,17 @@ final class ServerDatabase: Sendable {
             try database.write(.crashSafe) { tx throws(DatabaseError) in
                 try tx.execute("DELETE FROM binding WHERE aor = ?", [.text(aor)])
                 for b in bindings {
-                    try tx.execute("""
+                    try tx.execute(
+                        """
                         INSERT INTO binding (aor, key, contact, instance, expires, expires_at, transport, remote_host,
                                              remote_port, local_port)
                         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                        """, [.text(b.aor), .text(b.key), .text(b.contact), .text(b.instance), .integer(Int64(b.expires)),
-                              .integer(b.expiresAt), .text(b.transport.rawValue), .text(b.remoteHost),
-                              .integer(Int64(b.remotePort)), .integer(Int64(b.localPort))])
+                        """,
+                        [
+                            .text(b.aor), .text(b.key), .text(b.contact), .text(b.instance), .integer(Int64(b.expires)),
+                            .integer(b.expiresAt), .text(b.transport.rawValue), .text(b.remoteHost),
+                            .integer(Int64(b.remotePort)), .integer(Int64(b.localPort)),
+                        ])
                 }
             }
         } catch {
@@ -291,8 +315,9 @@ final class ServerDatabase: Sendable {
             // A message whose header values hold control characters (kept by versions that did not refuse them)
             // would break the device that receives it: it is set aside like an unreadable file.
             if let bytes = try? FileSystem.readFile(Path.join(directory, name), limit: 4 << 20),
-               let message = HeldMessage(legacyFile: bytes), SIPHeaders(message.headers).firstInvalidField == nil,
-               !message.callID.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
+                let message = HeldMessage(legacyFile: bytes), SIPHeaders(message.headers).firstInvalidField == nil,
+                !message.callID.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F })
+            {
                 messages.append(message)
                 imported.append(name)
             } else {

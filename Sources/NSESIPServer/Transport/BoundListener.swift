@@ -1,7 +1,7 @@
+import Logging
 import NIOCore
 import NIOPosix
 import NIOSSL
-import Logging
 import NSESIP
 
 /// Logs a listener socket's errors and keeps them from ending its `NIOAsyncChannel` (whose inbound stream finishes
@@ -44,7 +44,9 @@ enum BoundListener: Sendable {
     }
 
     static func makeTLSContext(_ files: SIPServerConfiguration.TLSFiles) throws -> NIOSSLContext {
-        let chain = try NIOSSLCertificate.fromPEMFile(files.certificatePath).map { NIOSSLCertificateSource.certificate($0) }
+        let chain = try NIOSSLCertificate.fromPEMFile(files.certificatePath).map {
+            NIOSSLCertificateSource.certificate($0)
+        }
         guard !chain.isEmpty else { throw SIPServerError("no certificate in \(files.certificatePath)") }
         let key = try NIOSSLPrivateKey(file: files.keyPath, format: .pem)
         let config = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
@@ -52,8 +54,10 @@ enum BoundListener: Sendable {
     }
 
     /// Binds one configured listener.
-    static func bind(_ listener: SIPServerConfiguration.Listener, group: any EventLoopGroup, tls: NIOSSLContext?,
-                     limits: SIPParserLimits, logger: Logger) async throws -> BoundListener {
+    static func bind(
+        _ listener: SIPServerConfiguration.Listener, group: any EventLoopGroup, tls: NIOSSLContext?,
+        limits: SIPParserLimits, logger: Logger
+    ) async throws -> BoundListener {
         switch listener.transport {
         case .udp:
             let datagrams = try await DatagramBootstrap(group: group)
@@ -116,8 +120,10 @@ enum BoundListener: Sendable {
     }
 
     /// Parses each datagram as one message (nil when malformed; CRLF keep-alives are ignored).
-    private static func serve(_ datagrams: Datagrams, sink: AsyncStream<InboundEvent>.Continuation,
-                              limits: SIPParserLimits, logger: Logger) async throws {
+    private static func serve(
+        _ datagrams: Datagrams, sink: AsyncStream<InboundEvent>.Continuation,
+        limits: SIPParserLimits, logger: Logger
+    ) async throws {
         let channel = datagrams.channel
         try await datagrams.executeThenClose { inbound, _ in
             for try await envelope in inbound {
@@ -128,9 +134,11 @@ enum BoundListener: Sendable {
                     sink.yield(.datagram(try SIPParser.parseDatagram(bytes, limits: limits), flow))
                 } catch {
                     // Still handed on: it counts for the fault plan's packet drops.
-                    logger.debug("sip server dropping malformed datagram", metadata: [
-                        "sip.error": "\(error)", "sip.size": "\(bytes.count)",
-                    ])
+                    logger.debug(
+                        "sip server dropping malformed datagram",
+                        metadata: [
+                            "sip.error": "\(error)", "sip.size": "\(bytes.count)",
+                        ])
                     sink.yield(.datagram(nil, flow))
                 }
             }
@@ -139,8 +147,10 @@ enum BoundListener: Sendable {
 
     /// Delivers one TCP/TLS connection's messages with its flow until either side closes it; a framing or TLS
     /// error closes it.
-    private static func serve(_ connection: Connection, kind: SIPTransportKind, sink: AsyncStream<InboundEvent>.Continuation,
-                              logger: Logger) async {
+    private static func serve(
+        _ connection: Connection, kind: SIPTransportKind, sink: AsyncStream<InboundEvent>.Continuation,
+        logger: Logger
+    ) async {
         guard let remote = connection.channel.remoteAddress else {
             try? await connection.executeThenClose { _, _ in }
             return

@@ -1,5 +1,5 @@
-import NIOCore
 import Logging
+import NIOCore
 import NSESIP
 
 /// The server's sockets: the bound listeners with their addresses, and the TCP/TLS connections open to them.
@@ -15,18 +15,23 @@ struct Listeners {
     private var connections: [String: ServerFlow] = [:]
 
     /// Binds every configured listener; on a failure closes those already bound and throws.
-    static func bind(_ configuration: SIPServerConfiguration, group: any EventLoopGroup, logger: Logger) async throws -> Listeners {
+    static func bind(_ configuration: SIPServerConfiguration, group: any EventLoopGroup, logger: Logger) async throws
+        -> Listeners
+    {
         var listeners = Listeners()
         do {
             let tls = try configuration.tls.map { try BoundListener.makeTLSContext($0) }
             for listener in configuration.listeners {
-                let bound = try await BoundListener.bind(listener, group: group, tls: tls, limits: configuration.limits,
-                                                         logger: logger)
+                let bound = try await BoundListener.bind(
+                    listener, group: group, tls: tls, limits: configuration.limits,
+                    logger: logger)
                 listeners.bound.append(bound)
                 let address = bound.channel.localAddress
-                listeners.addresses.append(SIPServerBoundAddress(transport: listener.transport,
-                                                                 host: address?.ipAddress ?? listener.host,
-                                                                 port: address?.port ?? listener.port))
+                listeners.addresses.append(
+                    SIPServerBoundAddress(
+                        transport: listener.transport,
+                        host: address?.ipAddress ?? listener.host,
+                        port: address?.port ?? listener.port))
             }
         } catch {
             listeners.closeAll()
@@ -39,7 +44,8 @@ struct Listeners {
     /// that port is bound again.
     func udpFlow(localPort: Int, remoteHost: String, remotePort: Int) -> ServerFlow? {
         guard let index = addresses.firstIndex(where: { $0.transport == .udp && $0.port == localPort }),
-              let remote = try? SocketAddress(ipAddress: remoteHost, port: remotePort) else { return nil }
+            let remote = try? SocketAddress(ipAddress: remoteHost, port: remotePort)
+        else { return nil }
         return bound[index].udpFlow(to: remote)
     }
 

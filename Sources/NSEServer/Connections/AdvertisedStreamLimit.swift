@@ -62,7 +62,8 @@ final class AdvertisedStreamLimit: ChannelDuplexHandler, RemovableChannelHandler
                 inbound = .firstSettings
                 continue
             }
-            guard pending.readableBytes >= 9, let lengthHigh = pending.getInteger(at: pending.readerIndex, as: UInt8.self),
+            guard pending.readableBytes >= 9,
+                let lengthHigh = pending.getInteger(at: pending.readerIndex, as: UInt8.self),
                 let lengthLow = pending.getInteger(at: pending.readerIndex + 1, as: UInt16.self),
                 let type = pending.getInteger(at: pending.readerIndex + 3, as: UInt8.self),
                 let flags = pending.getInteger(at: pending.readerIndex + 4, as: UInt8.self)

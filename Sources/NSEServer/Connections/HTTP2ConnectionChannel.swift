@@ -30,7 +30,10 @@ struct HTTP2ConnectionChannel: ServerChildChannel {
     let streamChannel: HTTP2StreamChannel
     let limits: HTTP2Limits
 
-    init(responder: @escaping HTTPChannelHandler.Responder, limits: HTTP2Limits, streamHandlers: @escaping @Sendable () -> [any RemovableChannelHandler]) {
+    init(
+        responder: @escaping HTTPChannelHandler.Responder, limits: HTTP2Limits,
+        streamHandlers: @escaping @Sendable () -> [any RemovableChannelHandler]
+    ) {
         self.limits = limits
         streamChannel = HTTP2StreamChannel(responder: responder, additionalHandlers: streamHandlers)
     }
@@ -41,11 +44,13 @@ struct HTTP2ConnectionChannel: ServerChildChannel {
             let boundManager = NIOLoopBound(manager, eventLoop: channel.eventLoop)
             var configuration = NIOHTTP2Handler.Configuration()
             configuration.connection.initialSettings = nioDefaultSettings.map { setting in
-                setting.parameter == .maxConcurrentStreams ? HTTP2Setting(parameter: .maxConcurrentStreams, value: limits.hardCap) : setting
+                setting.parameter == .maxConcurrentStreams
+                    ? HTTP2Setting(parameter: .maxConcurrentStreams, value: limits.hardCap) : setting
             }
             // Refused streams' DATA frames arrive after the reset: remember enough resets to drop them quietly.
             configuration.connection.maximumRecentlyResetStreams = limits.hardCap
-            try channel.pipeline.syncOperations.addHandler(AdvertisedStreamLimit(advertised: UInt32(limits.maxConcurrentStreams)))
+            try channel.pipeline.syncOperations.addHandler(
+                AdvertisedStreamLimit(advertised: UInt32(limits.maxConcurrentStreams)))
             let streamChannel = self.streamChannel
             let multiplexer = try channel.pipeline.syncOperations.configureAsyncHTTP2Pipeline(
                 mode: .server, streamDelegate: manager.streamDelegate, configuration: configuration
@@ -99,7 +104,10 @@ struct HTTP2StreamChannel: HTTPChannelHandler {
     let responder: HTTPChannelHandler.Responder
     let additionalHandlers: @Sendable () -> [any RemovableChannelHandler]
 
-    init(responder: @escaping HTTPChannelHandler.Responder, additionalHandlers: @escaping @Sendable () -> [any RemovableChannelHandler]) {
+    init(
+        responder: @escaping HTTPChannelHandler.Responder,
+        additionalHandlers: @escaping @Sendable () -> [any RemovableChannelHandler]
+    ) {
         self.responder = responder
         self.additionalHandlers = additionalHandlers
     }

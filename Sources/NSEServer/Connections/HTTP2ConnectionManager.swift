@@ -152,8 +152,13 @@ final class HTTP2ConnectionManager: ChannelDuplexHandler {
         }
         let ping = HTTP2PingData(withInteger: UInt64.random(in: .min ... .max))
         state = .draining(ping: ping)
-        context.write(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: .maxID, errorCode: .noError, opaqueData: nil))), promise: nil)
-        context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .ping(ping, ack: false))), promise: nil)
+        context.write(
+            wrapOutboundOut(
+                HTTP2Frame(
+                    streamID: .rootStream, payload: .goAway(lastStreamID: .maxID, errorCode: .noError, opaqueData: nil))
+            ), promise: nil)
+        context.writeAndFlush(
+            wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .ping(ping, ack: false))), promise: nil)
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
         timer = context.eventLoop.scheduleTask(in: limits.pingAckTimeout) {
             guard let context = bound.value.context else { return }
@@ -175,7 +180,8 @@ final class HTTP2ConnectionManager: ChannelDuplexHandler {
     }
 
     private func write(goAway lastStreamID: HTTP2StreamID, context: ChannelHandlerContext) {
-        let frame = HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: lastStreamID, errorCode: .noError, opaqueData: nil))
+        let frame = HTTP2Frame(
+            streamID: .rootStream, payload: .goAway(lastStreamID: lastStreamID, errorCode: .noError, opaqueData: nil))
         context.writeAndFlush(wrapOutboundOut(frame), promise: nil)
     }
 

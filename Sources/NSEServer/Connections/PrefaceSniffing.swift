@@ -34,10 +34,12 @@ struct PrefaceSniffingChannel: ServerChildChannel {
         responseHandlers: @escaping @Sendable () -> [any RemovableChannelHandler] = { [] }
     ) {
         self.timeouts = timeouts
-        http1 = http1Allowed
+        http1 =
+            http1Allowed
             ? HTTP1Channel(
                 responder: responder,
-                configuration: HTTP1Channel.Configuration(additionalChannelHandlers: responseHandlers(), idleTimeout: TimeAmount(timeouts.idle)))
+                configuration: HTTP1Channel.Configuration(
+                    additionalChannelHandlers: responseHandlers(), idleTimeout: TimeAmount(timeouts.idle)))
             : nil
         var limits = HTTP2Limits()
         limits.idleTimeout = TimeAmount(timeouts.idle)

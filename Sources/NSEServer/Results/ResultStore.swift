@@ -1,14 +1,15 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 public import Logging
 public import NSEDatabase
 public import NSEDevice
 public import NSEJSON
 import NSESystem
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// Where pushes and their results live: one SQLite database per device, `DIR/notifications/results.db`.
 ///
@@ -109,7 +110,8 @@ public final class ResultStore: Sendable {
             "SELECT id, acknowledged, result FROM results WHERE result IS NOT NULL AND id > ? ORDER BY id DESC LIMIT ?",
             [.integer(since), .integer(Int64(limit))])
         return rows.compactMap { row in
-            guard let id = row.integer(0), let text = row.text(2), var object = (try? JSON.parse(text))?.objectValue else { return nil }
+            guard let id = row.integer(0), let text = row.text(2), var object = (try? JSON.parse(text))?.objectValue
+            else { return nil }
             object["id"] = .int(id)
             object["acknowledged"] = .bool(row.bool(1))
             return .object(object)
@@ -119,7 +121,9 @@ public final class ResultStore: Sendable {
     /// Runs one write; after a failure the database is closed, so the next write opens it afresh (a file made
     /// writable again, a disk with room again, a file moved aside).
     @discardableResult
-    private func writing<T>(for device: Device, _ body: (Database) throws(DatabaseError) -> T) throws(DatabaseError) -> T {
+    private func writing<T>(for device: Device, _ body: (Database) throws(DatabaseError) -> T) throws(DatabaseError)
+        -> T
+    {
         let database = try self.database(for: device)
         do {
             return try body(database)
@@ -169,7 +173,9 @@ public final class ResultStore: Sendable {
             // Rows already here: an import that committed but was not renamed (the server died in between).
             guard (try transaction.execute("SELECT COUNT(*) FROM results").first?.integer(0) ?? 0) == 0 else { return }
             for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
-                guard let object = (try? JSON.parse(String(line)))?.objectValue, let apnsID = object["apns_id"]?.stringValue else {
+                guard let object = (try? JSON.parse(String(line)))?.objectValue,
+                    let apnsID = object["apns_id"]?.stringValue
+                else {
                     skipped += 1
                     continue
                 }
@@ -190,7 +196,10 @@ public final class ResultStore: Sendable {
         }
         logger.notice(
             "results.jsonl imported into results.db",
-            metadata: ["device": .string(device.directory), "imported": .stringConvertible(imported), "skipped": .stringConvertible(skipped)])
+            metadata: [
+                "device": .string(device.directory), "imported": .stringConvertible(imported),
+                "skipped": .stringConvertible(skipped),
+            ])
     }
 }
 

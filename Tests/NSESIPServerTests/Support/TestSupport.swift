@@ -1,7 +1,7 @@
 import Foundation
 import InMemoryLogging
-import NSECertificates
 import Logging
+import NSECertificates
 import NSESIP
 import NSESIPServer
 import Testing
@@ -45,7 +45,9 @@ func eventually(_ what: String, seconds: Double = 10, _ condition: @Sendable () 
 }
 
 /// Runs `body` with a time limit.
-func withTimeout<T: Sendable>(_ seconds: Double, _ what: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+func withTimeout<T: Sendable>(_ seconds: Double, _ what: String, _ body: @escaping @Sendable () async throws -> T)
+    async throws -> T
+{
     try await withThrowingTaskGroup(of: T.self) { group in
         group.addTask { try await body() }
         group.addTask {
@@ -129,36 +131,36 @@ final class PushReceiver: @unchecked Sendable {
     }
 
     static let script = """
-    import http.server, json, os, sys
-    port_file, log_file, status = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    class Handler(http.server.BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        def do_POST(self):
-            n = int(self.headers.get("Content-Length") or 0)
-            body = self.rfile.read(n).decode("utf-8")
-            rec = {"method": "POST", "path": self.path, "version": self.request_version,
-                   "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body}
-            with open(log_file, "a") as f:
-                f.write(json.dumps(rec) + "\\n")
-            out = b"" if status == 200 else json.dumps({"reason": "BadDeviceToken"}).encode()
-            self.send_response(status)
-            self.send_header("apns-id", "test-apns-id")
-            self.send_header("Content-Length", str(len(out)))
-            self.end_headers()
-            self.wfile.write(out)
-        def send_error(self, code, message=None, explain=None):
-            # HTTP/2 prior-knowledge prefaces ("PRI * HTTP/2.0") end here with 505: note them.
-            with open(log_file + ".refused", "a") as f:
-                f.write(self.raw_requestline.decode("latin-1").strip() + "\\n")
-            super().send_error(code, message, explain)
-        def log_message(self, *args):
-            pass
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    with open(port_file + ".tmp", "w") as f:
-        f.write(str(server.server_address[1]))
-    os.rename(port_file + ".tmp", port_file)
-    server.serve_forever()
-    """
+        import http.server, json, os, sys
+        port_file, log_file, status = sys.argv[1], sys.argv[2], int(sys.argv[3])
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            def do_POST(self):
+                n = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(n).decode("utf-8")
+                rec = {"method": "POST", "path": self.path, "version": self.request_version,
+                       "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body}
+                with open(log_file, "a") as f:
+                    f.write(json.dumps(rec) + "\\n")
+                out = b"" if status == 200 else json.dumps({"reason": "BadDeviceToken"}).encode()
+                self.send_response(status)
+                self.send_header("apns-id", "test-apns-id")
+                self.send_header("Content-Length", str(len(out)))
+                self.end_headers()
+                self.wfile.write(out)
+            def send_error(self, code, message=None, explain=None):
+                # HTTP/2 prior-knowledge prefaces ("PRI * HTTP/2.0") end here with 505: note them.
+                with open(log_file + ".refused", "a") as f:
+                    f.write(self.raw_requestline.decode("latin-1").strip() + "\\n")
+                super().send_error(code, message, explain)
+            def log_message(self, *args):
+                pass
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        with open(port_file + ".tmp", "w") as f:
+            f.write(str(server.server_address[1]))
+        os.rename(port_file + ".tmp", port_file)
+        server.serve_forever()
+        """
 
     init(directory: TempDir, status: Int = 200) async throws {
         let scriptPath = directory.file("push_receiver.py")
@@ -176,7 +178,9 @@ final class PushReceiver: @unchecked Sendable {
         var found: Int? = nil
         let deadline = Date().addingTimeInterval(15)
         while Date() < deadline {
-            if let text = try? String(contentsOfFile: portPath, encoding: .utf8), let p = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+            if let text = try? String(contentsOfFile: portPath, encoding: .utf8),
+                let p = Int(text.trimmingCharacters(in: .whitespacesAndNewlines))
+            {
                 found = p
                 break
             }
@@ -194,10 +198,13 @@ final class PushReceiver: @unchecked Sendable {
     var records: [Record] {
         guard let text = try? String(contentsOfFile: logPath, encoding: .utf8) else { return [] }
         return text.split(separator: "\n").compactMap { line in
-            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
-            return Record(method: object["method"] as? String ?? "", path: object["path"] as? String ?? "",
-                          headers: object["headers"] as? [String: String] ?? [:], body: object["body"] as? String ?? "",
-                          version: object["version"] as? String ?? "")
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
+                return nil
+            }
+            return Record(
+                method: object["method"] as? String ?? "", path: object["path"] as? String ?? "",
+                headers: object["headers"] as? [String: String] ?? [:], body: object["body"] as? String ?? "",
+                version: object["version"] as? String ?? "")
         }
     }
 
@@ -231,9 +238,11 @@ func makeTestCertificate(in directory: TempDir) throws -> (cert: String, key: St
 
 /// Starts a server, runs `body` with it and its bound addresses, then closes `agents` and shuts the server down,
 /// whatever happens.
-func withSIPServer<T>(_ configuration: SIPServerConfiguration, logger: Logger = quietLogger,
-                      closing agents: [SIPUserAgent] = [],
-                      _ body: (SIPServer, [SIPServerBoundAddress]) async throws -> T) async throws -> T {
+func withSIPServer<T>(
+    _ configuration: SIPServerConfiguration, logger: Logger = quietLogger,
+    closing agents: [SIPUserAgent] = [],
+    _ body: (SIPServer, [SIPServerBoundAddress]) async throws -> T
+) async throws -> T {
     let server = SIPServer(configuration: configuration, logger: logger)
     let result: Result<T, any Error>
     do {
@@ -262,34 +271,47 @@ let pushContactParameters: [SIPParameter] = [
 ]
 
 func fastUA() -> SIPUserAgent {
-    SIPUserAgent(configuration: SIPUserAgentConfiguration(timers: SIPTimers(t1: .milliseconds(100), t2: .milliseconds(400)),
-                                                          tls: SIPTLSOptions(), connectTimeout: .seconds(5)),
-                 logger: quietLogger)
+    SIPUserAgent(
+        configuration: SIPUserAgentConfiguration(
+            timers: SIPTimers(t1: .milliseconds(100), t2: .milliseconds(400)),
+            tls: SIPTLSOptions(), connectTimeout: .seconds(5)),
+        logger: quietLogger)
 }
 
 func tlsUA(cert: String) -> SIPUserAgent {
-    SIPUserAgent(configuration: SIPUserAgentConfiguration(timers: SIPTimers(t1: .milliseconds(100), t2: .milliseconds(400)),
-                                                          tls: SIPTLSOptions(trust: .pinnedCertificateFile(cert), verifyHostname: false),
-                                                          connectTimeout: .seconds(5)),
-                 logger: quietLogger)
+    SIPUserAgent(
+        configuration: SIPUserAgentConfiguration(
+            timers: SIPTimers(t1: .milliseconds(100), t2: .milliseconds(400)),
+            tls: SIPTLSOptions(trust: .pinnedCertificateFile(cert), verifyHostname: false),
+            connectTimeout: .seconds(5)),
+        logger: quietLogger)
 }
 
-func registerDevice(_ agent: SIPUserAgent, proxy: SIPURI, expires: Int = 3600, password: String? = nil,
-                    push: Bool = true) async throws -> SIPRegistrationResult {
-    try await agent.register(aor: bobAOR, password: password, proxy: proxy, expires: expires,
-                             contactURIParameters: push ? pushContactParameters : [],
-                             contactHeaderParameters: [SIPParameter("+sip.instance", bobInstance)])
+func registerDevice(
+    _ agent: SIPUserAgent, proxy: SIPURI, expires: Int = 3600, password: String? = nil,
+    push: Bool = true
+) async throws -> SIPRegistrationResult {
+    try await agent.register(
+        aor: bobAOR, password: password, proxy: proxy, expires: expires,
+        contactURIParameters: push ? pushContactParameters : [],
+        contactHeaderParameters: [SIPParameter("+sip.instance", bobInstance)])
 }
 
-func sendFromAlice(_ agent: SIPUserAgent, proxy: SIPURI, body: String, callID: String,
-                   contentType: String = "text/plain") async throws -> SIPSendResult {
-    try await agent.sendMessage(to: bobAOR, from: aliceAOR, proxy: proxy, contentType: contentType,
-                                body: Array(body.utf8), callID: callID)
+func sendFromAlice(
+    _ agent: SIPUserAgent, proxy: SIPURI, body: String, callID: String,
+    contentType: String = "text/plain"
+) async throws -> SIPSendResult {
+    try await agent.sendMessage(
+        to: bobAOR, from: aliceAOR, proxy: proxy, contentType: contentType,
+        body: Array(body.utf8), callID: callID)
 }
 
-func serverConfiguration(_ transports: [SIPTransportKind], push: PushReceiver? = nil,
-                         acceptTimeout: Duration = .milliseconds(500)) -> SIPServerConfiguration {
-    var c = SIPServerConfiguration(listeners: transports.map { SIPServerConfiguration.Listener(transport: $0, host: "127.0.0.1", port: 0) })
+func serverConfiguration(
+    _ transports: [SIPTransportKind], push: PushReceiver? = nil,
+    acceptTimeout: Duration = .milliseconds(500)
+) -> SIPServerConfiguration {
+    var c = SIPServerConfiguration(
+        listeners: transports.map { SIPServerConfiguration.Listener(transport: $0, host: "127.0.0.1", port: 0) })
     c.messageAcceptTimeout = acceptTimeout
     c.timers = SIPTimers(t1: .milliseconds(100), t2: .milliseconds(400))
     if let push {

@@ -1,8 +1,9 @@
-import Testing
 import NSESIP
+import Testing
 
 /// Expects `body` to throw a `SIPError` with the given code.
-func expectSIPError(_ code: SIPError.Code, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void) {
+func expectSIPError(_ code: SIPError.Code, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void)
+{
     do {
         try body()
         Issue.record("expected SIPError \(code), got success", sourceLocation: sourceLocation)
@@ -14,7 +15,9 @@ func expectSIPError(_ code: SIPError.Code, sourceLocation: SourceLocation = #_so
 }
 
 /// Async variant of `expectSIPError`.
-func expectSIPErrorAsync(_ code: SIPError.Code, sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> Void) async {
+func expectSIPErrorAsync(
+    _ code: SIPError.Code, sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> Void
+) async {
     do {
         try await body()
         Issue.record("expected SIPError \(code), got success", sourceLocation: sourceLocation)

@@ -1,7 +1,8 @@
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import NIOSSL
-import NIOConcurrencyHelpers
+
 @testable import NSESIP
 
 /// A small scripted SIP registrar for loopback tests (UDP, TCP or TLS).
@@ -62,10 +63,13 @@ final class TestRegistrar: @unchecked Sendable {
     }
 
     var proxyURI: SIPURI {
-        SIPURI(host: options.host, port: port, parameters: kind == .udp ? [] : [SIPParameter("transport", kind.rawValue)])
+        SIPURI(
+            host: options.host, port: port, parameters: kind == .udp ? [] : [SIPParameter("transport", kind.rawValue)])
     }
 
-    static func start(_ kind: SIPTransportKind, options: Options = Options(), group: any EventLoopGroup) async throws -> TestRegistrar {
+    static func start(_ kind: SIPTransportKind, options: Options = Options(), group: any EventLoopGroup) async throws
+        -> TestRegistrar
+    {
         let registrar = TestRegistrar(kind: kind, options: options)
         switch kind {
         case .udp:
@@ -83,7 +87,8 @@ final class TestRegistrar: @unchecked Sendable {
             if kind == .tls {
                 let cert = try NIOSSLCertificate(bytes: Array(TestCertificates.certificatePEM.utf8), format: .pem)
                 let key = try NIOSSLPrivateKey(bytes: Array(TestCertificates.privateKeyPEM.utf8), format: .pem)
-                let config = TLSConfiguration.makeServerConfiguration(certificateChain: [.certificate(cert)], privateKey: .privateKey(key))
+                let config = TLSConfiguration.makeServerConfiguration(
+                    certificateChain: [.certificate(cert)], privateKey: .privateKey(key))
                 sslContext = try NIOSSLContext(configuration: config)
             }
             let ctx = sslContext
@@ -126,7 +131,9 @@ final class TestRegistrar: @unchecked Sendable {
             switch message {
             case .request(var request):
                 // RFC 3581: fill in received/rport on the top Via.
-                if let source, let ip = source.ipAddress, let port = source.port, var via = request.headers.topVia, via.hasRport {
+                if let source, let ip = source.ipAddress, let port = source.port, var via = request.headers.topVia,
+                    via.hasRport
+                {
                     via.parameters.set("received", ip)
                     via.parameters.set("rport", String(port))
                     let rest = Array(request.headers.splitValues("Via").dropFirst())
@@ -171,8 +178,9 @@ final class TestRegistrar: @unchecked Sendable {
             } else if let header = request.headers[isProxy ? "Proxy-Authorization" : "Authorization"] {
                 let verifier = DigestVerifier(realm: options.realm, algorithm: alg)
                 authorized = _state.issuedNonces.contains { nonce in
-                    verifier.verify(authorization: header, method: request.method, password: options.password,
-                                    expectedUsername: request.headers.from?.uri.user, issuedNonce: nonce)
+                    verifier.verify(
+                        authorization: header, method: request.method, password: options.password,
+                        expectedUsername: request.headers.from?.uri.user, issuedNonce: nonce)
                 }
             }
             if !authorized {
@@ -231,7 +239,8 @@ final class TestRegistrar: @unchecked Sendable {
 
     private func makeMessage(callID: String, branch: String, to: SIPURI) -> SIPRequest {
         var request = SIPRequest(method: "MESSAGE", uri: to, body: Array("hello \(callID)".utf8))
-        request.headers.add("Via", "SIP/2.0/\(kind.viaToken) \(SIPSyntax.formatHost(options.host)):\(port);branch=\(branch)")
+        request.headers.add(
+            "Via", "SIP/2.0/\(kind.viaToken) \(SIPSyntax.formatHost(options.host)):\(port);branch=\(branch)")
         request.headers.add("Max-Forwards", "70")
         request.headers.add("From", "<sip:alice@example.org>;tag=alice1")
         request.headers.add("To", "<\(to.addressOfRecord)>")
@@ -254,11 +263,13 @@ final class TestRegistrar: @unchecked Sendable {
             guard let message = try? SIPParser.parseDatagram(Array(envelope.data.readableBytesView)) else { return }
             let replies = registrar.handle(message, source: envelope.remoteAddress)
             if registrar.options.garbageBeforeReplies, !replies.isEmpty {
-                let junk = AddressedEnvelope(remoteAddress: envelope.remoteAddress, data: ByteBuffer(string: "NOT SIP AT ALL\r\n\r\n"))
+                let junk = AddressedEnvelope(
+                    remoteAddress: envelope.remoteAddress, data: ByteBuffer(string: "NOT SIP AT ALL\r\n\r\n"))
                 context.writeAndFlush(wrapOutboundOut(junk), promise: nil)
             }
             for reply in replies {
-                let out = AddressedEnvelope(remoteAddress: envelope.remoteAddress, data: ByteBuffer(bytes: reply.serialized()))
+                let out = AddressedEnvelope(
+                    remoteAddress: envelope.remoteAddress, data: ByteBuffer(bytes: reply.serialized()))
                 context.writeAndFlush(wrapOutboundOut(out), promise: nil)
             }
         }
