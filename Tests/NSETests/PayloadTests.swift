@@ -58,6 +58,18 @@ import Testing
             rejection(Array(#"{"aps":{"alert":"hi"}}"#.utf8), source: .file("push.apns"))?.reason == .malformedPayload)
     }
 
+    /// Found by the payload-intake fuzz target: a target bundle with an escaped line break in it was quoted raw, and
+    /// the rejection spanned three lines.
+    @Test func aRejectionQuotingTheTargetBundleStaysOneLine() throws {
+        let forged = #"{"Simulator Target Bundle":"org.example\nFORGED: accepted\r","aps":{"alert":"hi"}}"#
+        let rejected = try #require(rejection(Array(forged.utf8), source: .file("push\n.apns")))
+        #expect(rejected.reason == .deviceTokenNotForTopic)
+        #expect(!rejected.description.contains("\n") && !rejected.description.contains("\r"))
+        #expect(rejected.detail.contains(#""org.example\nFORGED: accepted\r""#))
+        // Whatever a detail is given, it is one line.
+        #expect(PayloadRejection(.malformedPayload, "a\nb\u{85}c\u{7}").detail == "a b c ")
+    }
+
     @Test func readsEveryKnownKey() throws {
         let payload = try accept(
             #"""

@@ -17,9 +17,15 @@ public struct PayloadRejection: Error, Sendable, CustomStringConvertible, Equata
     /// One line naming the problem and, for JSON, where it is.
     public var detail: String
 
+    /// Control characters in `detail` (a value quoted from the payload, a file name) become spaces, so the detail
+    /// stays one line whatever it quotes.
     public init(_ reason: RejectionReason, _ detail: String) {
         self.reason = reason
-        self.detail = detail
+        var line = String.UnicodeScalarView()
+        for scalar in detail.unicodeScalars {
+            line.append(scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) ? " " : scalar)
+        }
+        self.detail = String(line)
     }
 
     public var description: String { "\(reason.rawValue): \(detail)" }
@@ -90,7 +96,8 @@ public enum Intake {
             guard targetBundle == bundleID else {
                 throw PayloadRejection(
                     .deviceTokenNotForTopic,
-                    "\(source.name) targets bundle \"\(targetBundle)\" but the device's app is \"\(bundleID)\"")
+                    "\(source.name) targets bundle \(JSON.string(String(targetBundle.prefix(64))).serialized()) but the "
+                        + "device's app is \"\(bundleID)\"")
             }
             root[simulatorTargetKey] = nil
         } else if source.isSimulatorFile {
