@@ -65,7 +65,7 @@ SOAK_MINUTES ?= 10
 # Swift sources the formatter owns (.swift-format: 4 spaces, 120 columns).
 FORMAT_PATHS := Package.swift Sources Tests Fuzz/Package.swift Fuzz/Sources
 
-lint: ## swift-format in strict lint mode, and the module diagram in docs/architecture.md up to date with Package.swift.
+lint: deps ## swift-format in strict lint mode, and the module diagram in docs/architecture.md up to date with Package.swift.
 	$(SWIFT) format lint --strict --recursive --parallel $(FORMAT_PATHS)
 	python3 scripts/module-graph.py --check
 

@@ -24,7 +24,9 @@ public struct PushResponder: HTTPResponder {
     static var maxBody: Int { PushType.voip.payloadLimit }
     /// The methods a known path answers `405 MethodNotAllowed` to when they are not its own. Hummingbird's router
     /// answers a known path with an unknown method as it answers an unknown path (404), and APNs does not.
-    static let otherMethods: [HTTPRequest.Method] = [.get, .head, .post, .put, .delete, .patch, .options, .trace, .connect]
+    static let otherMethods: [HTTPRequest.Method] = [
+        .get, .head, .post, .put, .delete, .patch, .options, .trace, .connect,
+    ]
 
     private let router: RouterResponder<Context>
 
@@ -32,16 +34,29 @@ public struct PushResponder: HTTPResponder {
         self.service = service
         typealias Handler = @Sendable (Request, Context) async throws -> Response
         let routes: [(path: RouterPath, method: HTTPRequest.Method, handler: Handler)] = [
-            ("/3/device", .post, { request, context in await Self.push(request, token: "", context: context, service: service) }),
-            ("/3/device/:token", .post, { request, context in
-                await Self.push(request, token: context.parameters.get("token") ?? "", context: context, service: service)
-            }),
+            (
+                "/3/device", .post,
+                { request, context in await Self.push(request, token: "", context: context, service: service) }
+            ),
+            (
+                "/3/device/:token", .post,
+                { request, context in
+                    await Self.push(
+                        request, token: context.parameters.get("token") ?? "", context: context, service: service)
+                }
+            ),
             ("/v1/events", .get, { request, _ in Self.events(request, service: service) }),
             ("/v1/devices", .get, { _, _ in Self.json(.array(service.devices.all.map(Self.summary))) }),
-            ("/v1/devices/:token/notifications", .get, { request, context in
-                Self.results(request, token: context.parameters.get("token") ?? "", service: service)
-            }),
-            ("/v1/notify", .post, { request, context in await Self.notify(request, context: context, service: service) }),
+            (
+                "/v1/devices/:token/notifications", .get,
+                { request, context in
+                    Self.results(request, token: context.parameters.get("token") ?? "", service: service)
+                }
+            ),
+            (
+                "/v1/notify", .post,
+                { request, context in await Self.notify(request, context: context, service: service) }
+            ),
         ]
         let router = Router(context: Context.self)
         router.add(middleware: BadPath())
@@ -61,7 +76,9 @@ public struct PushResponder: HTTPResponder {
     /// APNs's answer to a path it does not serve, in place of the router's plain 404.
     private struct BadPath: RouterMiddleware {
         typealias Context = PushRequestContext
-        func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
+            async throws -> Response
+        {
             do {
                 return try await next(request, context)
             } catch let error as HTTPError where error.status == .notFound {
@@ -70,7 +87,9 @@ public struct PushResponder: HTTPResponder {
         }
     }
 
-    private static func push(_ request: Request, token: String, context: Context, service: PushService) async -> Response {
+    private static func push(_ request: Request, token: String, context: Context, service: PushService) async
+        -> Response
+    {
         let connection = context.connection
         let headers: APNsHeaders = request.headers.map { (name: $0.name.canonicalName.lowercased(), value: $0.value) }
         let givenID = headers.first(where: { $0.name == "apns-id" })?.value
@@ -94,7 +113,9 @@ public struct PushResponder: HTTPResponder {
             // As APNs's development environment does: an id for the delivery log of Apple's Push Console. nse also
             // uses it to find the push again if its answer cannot be written (``Acknowledgements``).
             let uniqueID = PushService.newAPNsID()
-            if let refusal = await service.enqueue(push, to: device, uniqueID: uniqueID) { return Self.error(refusal, apnsID: push.apnsID) }
+            if let refusal = await service.enqueue(push, to: device, uniqueID: uniqueID) {
+                return Self.error(refusal, apnsID: push.apnsID)
+            }
             watchAnswer(uniqueID, on: context.channel, service: service)
             var fields = HTTPFields()
             fields[.init("apns-id")!] = push.apnsID
@@ -120,7 +141,9 @@ public struct PushResponder: HTTPResponder {
         if !tokens.isEmpty {
             var set = Set<String>()
             for token in tokens {
-                guard let device = service.device(for: token) else { return Self.error(.badRequest("BadDeviceToken"), apnsID: nil) }
+                guard let device = service.device(for: token) else {
+                    return Self.error(.badRequest("BadDeviceToken"), apnsID: nil)
+                }
                 set.insert(device.config.remoteToken.lowercased())
                 set.insert(device.config.voipToken.lowercased())
             }
@@ -165,10 +188,14 @@ public struct PushResponder: HTTPResponder {
     }
 
     private static func results(_ request: Request, token: String, service: PushService) -> Response {
-        guard let device = service.device(for: token) else { return Self.error(.badRequest("BadDeviceToken"), apnsID: nil) }
+        guard let device = service.device(for: token) else {
+            return Self.error(.badRequest("BadDeviceToken"), apnsID: nil)
+        }
         var limit = 100
         if let text = request.uri.queryParameters["limit"] {
-            guard let parsed = Int(text), parsed >= 0, parsed <= 100_000 else { return Self.error(.badRequest("BadLimit"), apnsID: nil) }
+            guard let parsed = Int(text), parsed >= 0, parsed <= 100_000 else {
+                return Self.error(.badRequest("BadLimit"), apnsID: nil)
+            }
             limit = parsed
         }
         var since: Int64 = 0
@@ -179,7 +206,9 @@ public struct PushResponder: HTTPResponder {
         do {
             return Self.json(.array(try service.store.results(for: device, limit: limit, since: since)))
         } catch {
-            service.logger.error("results not readable", metadata: ["device": .string(device.directory), "store-error": .string("\(error)")])
+            service.logger.error(
+                "results not readable",
+                metadata: ["device": .string(device.directory), "store-error": .string("\(error)")])
             return Self.error(.internalServerError, apnsID: nil)
         }
     }
@@ -195,7 +224,9 @@ public struct PushResponder: HTTPResponder {
             return Self.error(.badRequest("PayloadEmpty"), apnsID: nil)
         }
         let typeName = document["push_type"]?.stringValue ?? "alert"
-        guard let pushType = PushType(rawValue: typeName) else { return Self.error(.badRequest("InvalidPushType"), apnsID: nil) }
+        guard let pushType = PushType(rawValue: typeName) else {
+            return Self.error(.badRequest("InvalidPushType"), apnsID: nil)
+        }
         let push = AcceptedPush(
             apnsID: PushService.newAPNsID(), token: token,
             tokenKind: device.config.voipToken.lowercased() == token.lowercased() ? .voip : .remote,

@@ -1,7 +1,8 @@
-import Testing
 import NIOCore
 import NIOEmbedded
 import NIOTestUtils
+import Testing
+
 @testable import NSESIP
 
 @Suite struct StreamDecoderTests {
@@ -30,13 +31,17 @@ import NIOTestUtils
     }
 
     @Test func pipelinedMessagesAndKeepAlives() throws {
-        let text = "\r\n\r\n" + Self.message("c1", body: "a") + "\r\n\r\n" + Self.message("c2", body: "") + Self.message("c3", body: "ccc")
+        let text =
+            "\r\n\r\n" + Self.message("c1", body: "a") + "\r\n\r\n" + Self.message("c2", body: "")
+            + Self.message("c3", body: "ccc")
         let out = try Self.decodeAll([Array(text.utf8)])
         #expect(out.map { $0.headers.callID } == ["c1", "c2", "c3"])
         #expect(out.map { $0.body.count } == [1, 0, 3])
         // Split at awkward places (inside the header terminator and inside the body).
         let bytes = Array(text.utf8)
-        let out2 = try Self.decodeAll([Array(bytes[0..<50]), Array(bytes[50..<131]), Array(bytes[131..<132]), Array(bytes[132...])])
+        let out2 = try Self.decodeAll([
+            Array(bytes[0..<50]), Array(bytes[50..<131]), Array(bytes[131..<132]), Array(bytes[132...]),
+        ])
         #expect(out2.map { $0.headers.callID } == ["c1", "c2", "c3"])
     }
 

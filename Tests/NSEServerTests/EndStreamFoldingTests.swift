@@ -2,8 +2,9 @@ import NIOCore
 import NIOEmbedded
 import NIOHPACK
 import NIOHTTP2
-@testable import NSEServer
 import Testing
+
+@testable import NSEServer
 
 /// The last frame of a response carries END_STREAM, as APNs sends it; no empty DATA frame after it.
 @Suite struct EndStreamFoldingTests {
@@ -38,8 +39,14 @@ import Testing
     }
 
     @Test func aBodyCarriesEndStreamOnItsLastDataFrame() throws {
-        #expect(try frames([head, data(#"{"reason":"BadDeviceToken"}"#), data("", end: true)]).map(describe) == ["HEADERS", "DATA(27)+END"])
-        #expect(try frames([head, data("ab"), data("cd"), data("", end: true)]).map(describe) == ["HEADERS", "DATA(2)", "DATA(2)+END"])
+        #expect(
+            try frames([head, data(#"{"reason":"BadDeviceToken"}"#), data("", end: true)]).map(describe) == [
+                "HEADERS", "DATA(27)+END",
+            ])
+        #expect(
+            try frames([head, data("ab"), data("cd"), data("", end: true)]).map(describe) == [
+                "HEADERS", "DATA(2)", "DATA(2)+END",
+            ])
     }
 
     @Test func trailersAndNonEmptyEndsAreLeftAlone() throws {
@@ -50,7 +57,9 @@ import Testing
 
     @Test func eventStreamsPassStraightThrough() throws {
         let channel = EmbeddedChannel(handler: EndStreamFolding())
-        channel.write(HTTP2Frame.FramePayload.headers(.init(headers: [":status": "200", "content-type": "text/event-stream"])), promise: nil)
+        channel.write(
+            HTTP2Frame.FramePayload.headers(.init(headers: [":status": "200", "content-type": "text/event-stream"])),
+            promise: nil)
         channel.write(data("id: 1\n\n"), promise: nil)
         channel.flush()
         // Both are out at once: an event never waits for the next one.

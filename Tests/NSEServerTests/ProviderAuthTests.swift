@@ -23,7 +23,9 @@ struct TestAPNsKey {
         try TestSupport.write(P256.Signing.PrivateKey().pemRepresentation + "\n", to: path)
     }
 
-    func token(issuedAt: Int64 = Int64(Date().timeIntervalSince1970), keyID: String = keyID, teamID: String = teamID) async throws -> String {
+    func token(issuedAt: Int64 = Int64(Date().timeIntervalSince1970), keyID: String = keyID, teamID: String = teamID)
+        async throws -> String
+    {
         try await ProviderTokenSigner(keyFile: path, keyID: keyID, teamID: teamID).token(issuedAt: issuedAt)
     }
 }
@@ -41,14 +43,17 @@ struct AuthFixture {
         options.teamID = deviceTeam
         device = try Device.create(at: root + "/bob", options: options)
         key = try TestAPNsKey(in: root)
-        let verifier = try await ProviderTokenVerifier(keyFile: key.path, keyID: TestAPNsKey.keyID, teamID: TestAPNsKey.teamID)
+        let verifier = try await ProviderTokenVerifier(
+            keyFile: key.path, keyID: TestAPNsKey.keyID, teamID: TestAPNsKey.teamID)
         service = PushService(
             devices: [device], concurrency: 2, queueCapacity: 16, extensionCommand: [TestSupport.referenceExtension],
             authentication: ProviderAuthentication(verifier: verifier), logger: Logger(label: "test"))
     }
 
     /// One push through the router with `authorization` as given; status, reason, apns-id and apns-unique-id.
-    func send(authorization: String?, token: String? = nil) async throws -> (status: Int, reason: String?, apnsID: String?, uniqueID: String?) {
+    func send(authorization: String?, token: String? = nil) async throws -> (
+        status: Int, reason: String?, apnsID: String?, uniqueID: String?
+    ) {
         var headers = [("apns-topic", "org.example.app"), ("apns-push-type", "alert")]
         if let authorization { headers.append(("authorization", authorization)) }
         let requestHeaders = fields(headers)
@@ -58,7 +63,10 @@ struct AuthFixture {
                 uri: "/3/device/\(token ?? device.config.remoteToken)", method: .post, headers: requestHeaders,
                 body: ByteBuffer(string: alertPayload)
             ) { response in
-                (Int(response.status.code), reason(response), response.headers[.init("apns-id")!], response.headers[.init("apns-unique-id")!])
+                (
+                    Int(response.status.code), reason(response), response.headers[.init("apns-id")!],
+                    response.headers[.init("apns-unique-id")!]
+                )
             }
         }
     }
@@ -103,12 +111,18 @@ struct AuthFixture {
             ("another team", try await fixture.key.token(teamID: "OTHERTEAM1")),
             ("issued in the future", try await fixture.key.token(issuedAt: now + 3600)),
             ("signature cut", segments[0] + "." + segments[1] + "." + String(segments[2].dropLast(4))),
-            ("claims swapped", segments[0] + "." + (try await fixture.key.token(issuedAt: now - 5)).split(separator: ".")[1] + "." + segments[2]),
+            (
+                "claims swapped",
+                segments[0] + "." + (try await fixture.key.token(issuedAt: now - 5)).split(separator: ".")[1] + "."
+                    + segments[2]
+            ),
             ("alg none", "eyJhbGciOiJub25lIiwia2lkIjoiQUJDMTIzREVGRyJ9." + segments[1] + "."),
         ]
         for (name, token) in cases {
             let answer = try await fixture.send(authorization: "bearer " + token)
-            #expect(answer.status == 403 && answer.reason == "InvalidProviderToken", "\(name): \(answer.status) \(answer.reason ?? "")")
+            #expect(
+                answer.status == 403 && answer.reason == "InvalidProviderToken",
+                "\(name): \(answer.status) \(answer.reason ?? "")")
         }
     }
 
@@ -117,7 +131,8 @@ struct AuthFixture {
         let stale = try await fixture.key.token(issuedAt: now - 3601)
         let answer = try await fixture.send(authorization: "bearer " + stale)
         #expect(answer.status == 403 && answer.reason == "ExpiredProviderToken")
-        let fresh = try await fixture.send(authorization: "Bearer " + (try await fixture.key.token(issuedAt: now - 3500)))
+        let fresh = try await fixture.send(
+            authorization: "Bearer " + (try await fixture.key.token(issuedAt: now - 3500)))
         #expect(fresh.status == 200)
         try await fixture.settle()
     }
@@ -158,7 +173,9 @@ struct AuthFixture {
         let authentication = try #require(fixture.service.authentication)
         let channel = EmbeddedChannel()
         let before = authentication.connectionCount
-        _ = await authentication.authenticate(authorization: "bearer " + (try await fixture.key.token()), connection: ConnectionIdentity(channel: channel))
+        _ = await authentication.authenticate(
+            authorization: "bearer " + (try await fixture.key.token()), connection: ConnectionIdentity(channel: channel)
+        )
         #expect(authentication.connectionCount == before + 1)
         _ = try? channel.finish()
         #expect(authentication.connectionCount == before)
@@ -168,7 +185,9 @@ struct AuthFixture {
         let root = try TestSupport.temporaryDirectory("nse-serve-auth")
         try TestSupport.write("hello", to: root + "/text.p8")
         try TestSupport.write("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n", to: root + "/bad.p8")
-        for (file, expected) in [("missing.p8", "No such file"), ("text.p8", "not a PEM file"), ("bad.p8", "not an EC P-256")] {
+        for (file, expected) in [
+            ("missing.p8", "No such file"), ("text.p8", "not a PEM file"), ("bad.p8", "not an EC P-256"),
+        ] {
             do {
                 _ = try await ProviderTokenVerifier(keyFile: root + "/" + file, keyID: "K", teamID: "T")
                 Issue.record("\(file) was accepted")
