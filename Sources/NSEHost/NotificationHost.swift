@@ -25,7 +25,7 @@ public struct NotificationHost: Sendable {
     /// (not built by this package) keep the limit as given, and without the variable nothing changes.
     func limitsForThisRun() -> ExtensionLimits {
         guard let factor = Environment.get("NSE_SANITIZER_MEMORY_FACTOR").flatMap(Double.init), factor > 1,
-            extensionCommand == Self.referenceExtensionCommand()
+            Self.isReferenceExtension(extensionCommand)
         else { return limits }
         var scaled = limits
         scaled.memoryLimitKilobytes = Int(Double(limits.memoryLimitKilobytes) * min(factor, 8))
@@ -41,6 +41,17 @@ public struct NotificationHost: Sendable {
             if FileSystem.isExecutable(sibling) { return [sibling] }
         }
         return ["nse-extension"]
+    }
+
+    /// Whether `command` runs the reference extension, however its path is spelled (a folder reached through a
+    /// symbolic link, as `.build/debug` is, names the same file).
+    static func isReferenceExtension(_ command: [String]) -> Bool {
+        let reference = referenceExtensionCommand()
+        if command == reference { return true }
+        guard command.count == 1, reference.count == 1, let path = FileSystem.resolvedPath(command[0]) else {
+            return false
+        }
+        return path == FileSystem.resolvedPath(reference[0])
     }
 
     /// A user's extension command line, run through `/bin/sh` with `exec` so the measured process is theirs.

@@ -185,6 +185,13 @@ public enum FileSystem {
         readLink("/proc/self/exe")
     }
 
+    /// `path` with every symbolic link and `.`/`..` resolved (realpath(3)), or `nil` if it does not exist.
+    public static func resolvedPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
     /// Where the symbolic link at `path` points, or `nil` if it is not one (or cannot be read).
     public static func readLink(_ path: String) -> String? {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)

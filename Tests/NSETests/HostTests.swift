@@ -45,6 +45,20 @@ import Testing
     let message =
         #"{"type":"message","from":"sip:alice@example.org","display_name":"Alice","text":"Lunch at 1?","subject":"Plans","chat_room":"sip:room1@example.org"}"#
 
+    /// The sanitizer memory factor applies to the reference extension however its path is spelled: through a folder
+    /// that is a symbolic link (as `.build/debug` and `.build-asan/debug` are) it is still the reference extension.
+    @Test func theReferenceExtensionIsKnownThroughASymbolicLink() throws {
+        let reference = NotificationHost.referenceExtensionCommand()
+        try #require(reference.count == 1 && FileManager.default.fileExists(atPath: reference[0]))
+        let link = try TestSupport.temporaryDirectory() + "/bin"
+        try FileManager.default.createSymbolicLink(
+            atPath: link, withDestinationPath: (reference[0] as NSString).deletingLastPathComponent)
+        #expect(NotificationHost.isReferenceExtension([link + "/nse-extension"]))
+        #expect(NotificationHost.isReferenceExtension(reference))
+        #expect(!NotificationHost.isReferenceExtension(["/bin/true"]))
+        #expect(!NotificationHost.isReferenceExtension([reference[0], "--flag"]))
+    }
+
     @Test func rewritesADecryptedMessage() throws {
         let result = host(device).deliver(
             push(enc: try seal(message, to: device), extra: #","custom":{"k":1}"#), pushType: .alert, source: .stdin)
