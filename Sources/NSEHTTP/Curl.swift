@@ -48,6 +48,25 @@ private final class TransferState {
         self.cancellation = cancellation
     }
 
+    /// What libcurl hands a callback.
+    enum Part { case body, headerLine }
+
+    /// libcurl's write and header callbacks (C functions, so no captures): `user` is the transfer's state. Returns
+    /// the bytes taken; anything else makes libcurl abort the transfer (a limit was passed).
+    static func deliver(
+        _ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ user: UnsafeMutableRawPointer?, as part: Part
+    ) -> Int {
+        guard let user else { return 0 }
+        let state = Unmanaged<TransferState>.fromOpaque(user).takeUnretainedValue()
+        let length = size * count
+        guard length > 0, let data else { return 0 }
+        let bytes = UnsafeRawBufferPointer(start: data, count: length)
+        switch part {
+        case .body: return state.appendBody(bytes) ? length : 0
+        case .headerLine: return state.appendHeaderLine(bytes) ? length : 0
+        }
+    }
+
     /// Returns false when the body limit would be exceeded.
     func appendBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
         if bytes.count > maxBodyBytes - body.count {
@@ -196,26 +215,12 @@ final class CurlEasy {
 
         let context = Unmanaged.passUnretained(state).toOpaque()
         try check(
-            nse_curl_easy_setopt_write_callback(
-                handle,
-                { data, size, count, user in
-                    guard let user else { return 0 }
-                    let state = Unmanaged<TransferState>.fromOpaque(user).takeUnretainedValue()
-                    let length = size * count
-                    guard length > 0, let data else { return 0 }
-                    return state.appendBody(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
-                }), "the body callback")
+            nse_curl_easy_setopt_write_callback(handle, { TransferState.deliver($0, $1, $2, $3, as: .body) }),
+            "the body callback")
         try check(nse_curl_easy_setopt_ptr(handle, CURLOPT_WRITEDATA, context), "the body callback data")
         try check(
-            nse_curl_easy_setopt_header_callback(
-                handle,
-                { data, size, count, user in
-                    guard let user else { return 0 }
-                    let state = Unmanaged<TransferState>.fromOpaque(user).takeUnretainedValue()
-                    let length = size * count
-                    guard length > 0, let data else { return 0 }
-                    return state.appendHeaderLine(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
-                }), "the header callback")
+            nse_curl_easy_setopt_header_callback(handle, { TransferState.deliver($0, $1, $2, $3, as: .headerLine) }),
+            "the header callback")
         try check(nse_curl_easy_setopt_ptr(handle, CURLOPT_HEADERDATA, context), "the header callback data")
         let (code, detail): (CURLcode, String) = withExtendedLifetime(state) {
             withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(CURL_ERROR_SIZE) + 1) { buffer in
