@@ -1,3 +1,5 @@
+import NSESystem
+
 /// Why an HTTP exchange failed; descriptions are one line and never contain request bodies.
 public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
     /// The kind of failure.
@@ -52,24 +54,7 @@ public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
     /// Creates an error.
     public init(code: Code, description: String, curlCode: Int? = nil) {
         self.code = code
-        self.description = oneLine(description)
+        self.description = Text.oneLine(description)
         self.curlCode = curlCode
     }
-}
-
-/// Collapses control characters so descriptions stay on one line.
-private func oneLine(_ text: String) -> String {
-    var out = ""
-    var lastWasSpace = false
-    for scalar in text.unicodeScalars {
-        if scalar.value < 0x20 || scalar.value == 0x7F {
-            if !lastWasSpace { out.unicodeScalars.append(" ") }
-            lastWasSpace = true
-        } else {
-            out.unicodeScalars.append(scalar)
-            lastWasSpace = scalar == " "
-        }
-    }
-    while out.hasSuffix(" ") { out.removeLast() }
-    return out
 }

@@ -67,7 +67,8 @@ import Testing
         #expect(!rejected.description.contains("\n") && !rejected.description.contains("\r"))
         #expect(rejected.detail.contains(#""org.example\nFORGED: accepted\r""#))
         // Whatever a detail is given, it is one line.
-        #expect(PayloadRejection(.malformedPayload, "a\nb\u{85}c\u{7}").detail == "a b c ")
+        #expect(PayloadRejection(.malformedPayload, "a\nb\u{85}c\u{7}").detail == "a b c")
+        #expect(PayloadRejection(.malformedPayload, "a\r\n\tb").detail == "a b")
     }
 
     @Test func readsEveryKnownKey() throws {

@@ -17,15 +17,10 @@ public struct PayloadRejection: Error, Sendable, CustomStringConvertible, Equata
     /// One line naming the problem and, for JSON, where it is.
     public var detail: String
 
-    /// Control characters in `detail` (a value quoted from the payload, a file name) become spaces, so the detail
-    /// stays one line whatever it quotes.
+    /// `detail` goes through `Text.oneLine`, so it stays one line whatever it quotes (a payload value, a file name).
     public init(_ reason: RejectionReason, _ detail: String) {
         self.reason = reason
-        var line = String.UnicodeScalarView()
-        for scalar in detail.unicodeScalars {
-            line.append(scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) ? " " : scalar)
-        }
-        self.detail = String(line)
+        self.detail = Text.oneLine(detail)
     }
 
     public var description: String { "\(reason.rawValue): \(detail)" }
