@@ -17,38 +17,16 @@ enum SIPSyntax {
 
     static func trim(_ s: String) -> String { String(trim(Substring(s))) }
 
-    /// Splits at `separator` occurring outside quoted strings and `<...>`.
+    /// Splits at `separator` occurring outside quoted strings and `<...>`. At such a separator no quote or angle
+    /// bracket is open, so each part is scanned afresh by ``firstTopLevel(_:_:)``.
     static func splitTopLevel(_ s: Substring, separator: UInt8) -> [Substring] {
         var parts: [Substring] = []
-        var inQuotes = false
-        var inAngle = false
-        var escaped = false
-        var segmentStart = s.startIndex
-        let u = s.utf8
-        var i = u.startIndex
-        while i < u.endIndex {
-            let b = u[i]
-            if inQuotes {
-                if escaped {
-                    escaped = false
-                } else if b == 0x5C {
-                    escaped = true
-                } else if b == 0x22 {
-                    inQuotes = false
-                }
-            } else if b == 0x22 {
-                inQuotes = true
-            } else if inAngle {
-                if b == 0x3E { inAngle = false }
-            } else if b == 0x3C {
-                inAngle = true
-            } else if b == separator {
-                parts.append(s[segmentStart..<i])
-                segmentStart = u.index(after: i)
-            }
-            i = u.index(after: i)
+        var rest = s
+        while let index = firstTopLevel(rest, separator) {
+            parts.append(rest[..<index])
+            rest = rest[rest.utf8.index(after: index)...]
         }
-        parts.append(s[segmentStart..<s.endIndex])
+        parts.append(rest)
         return parts
     }
 
