@@ -34,8 +34,11 @@ public struct ReferenceExtension: Sendable {
         case .fetch(let fetch, let callID):
             // From here on one thread reads the host (the fetch hears the expiry notice from it); this one waits.
             let host = HostListener(channel: channel)
-            let content = BlockingWait.run { await fetch.with(host: host).run(callID: callID, request: request) }
-            host.send(.content(content))
+            let fetched = BlockingWait.run { await fetch.with(host: host).run(callID: callID, request: request) }
+            host.send(.content(fetched.content))
+            // The host has the content (a write to a pipe stays readable even if this process dies now): only now is
+            // the message shown, so a process killed before this line leaves it in the App Group store.
+            fetched.markShown()
             host.waitUntilClosed()
         }
         return 0

@@ -57,6 +57,14 @@ public final class DeliveryQueue: Sendable {
         pool.shutdownGracefully { _ in }
     }
 
+    /// Whether pushes are admitted: `false` once a drain has begun.
+    public var isAccepting: Bool {
+        phase.withLock { phase in
+            if case .open = phase { return true }
+            return false
+        }
+    }
+
     /// Pushes accepted and not yet done (running or waiting).
     public var pending: Int { phase.withLock { $0.pending } }
 

@@ -2,11 +2,18 @@ public import Logging
 import NIOCore
 import NIOPosix
 import NSECrypto
+import NSEDatabase
 public import NSEDevice
 public import NSEHost
 public import NSEJSON
 import NSEPayload
 import NSESystem
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// The part of `nse serve` that is not HTTP: the registered devices, provider authentication, the bounded
 /// delivery queue, the result store, the live event feed, result callbacks and the per-notification log line.
@@ -152,7 +159,7 @@ public final class PushService: Sendable {
             for (name, milliseconds) in result.timings { metadata["\(name)-ms"] = .string(Self.format(milliseconds)) }
             if let killed = result.extensionReport?.killed { metadata["killed"] = .string(killed) }
             do {
-                try store.complete(row, result: recorded, for: device)
+                try recordResult(row, result: recorded, for: device)
             } catch {
                 metadata["store-error"] = .string("\(error)")
                 logger.error("notification result not recorded", metadata: metadata)
@@ -168,6 +175,42 @@ public final class PushService: Sendable {
             completion?(recorded)
         }
         return nil
+    }
+
+    /// How long a result waits for the store when the disk is full or the file is locked or unwritable: while the
+    /// server runs, long enough for an operator to free space; once it is stopping, short enough for its 5 s.
+    static let recordPatience: (running: Double, stopping: Double) = (running: 120, stopping: 1.5)
+
+    /// Fills the push's row with its result, trying again (50 ms, doubling to 1 s) while the store fails for a
+    /// reason that can pass (a full disk, a lock, a file made read-only, an I/O error); a push answered 200 must
+    /// not lose its result to a moment without room. Gives up on a corrupt or newer file, or when patience ends.
+    /// Runs on a delivery thread: it may block.
+    private func recordResult(_ row: ResultStore.Row, result: JSON, for device: Device) throws(DatabaseError) {
+        let started = Clock.monotonicNanoseconds()
+        var stoppingSince: UInt64?
+        var pause: UInt32 = 50_000
+        while true {
+            do {
+                return try store.complete(row, result: result, for: device)
+            } catch {
+                switch error.code {
+                case .corrupt, .newerSchema, .constraint: throw error
+                case .full, .busy, .readOnly, .cannotOpen, .other: break
+                }
+                if stoppingSince == nil, !queue.isAccepting { stoppingSince = Clock.monotonicNanoseconds() }
+                let waited = Double(Clock.monotonicNanoseconds() - (stoppingSince ?? started)) / 1e9
+                if waited >= (stoppingSince == nil ? Self.recordPatience.running : Self.recordPatience.stopping) {
+                    throw error
+                }
+                if pause == 50_000 {
+                    logger.warning(
+                        "result not recorded yet: trying again",
+                        metadata: ["row": .stringConvertible(row.id), "store-error": .string("\(error)")])
+                }
+                usleep(pause)
+                pause = min(pause * 2, 1_000_000)
+            }
+        }
     }
 
     /// Queues a push and waits for its recorded result, or APNs's answer when it could not be queued.

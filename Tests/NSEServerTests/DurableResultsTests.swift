@@ -98,6 +98,53 @@ import Testing
         #expect(recorded.count == 2)
     }
 
+    /// The disk fills while an accepted push runs (the soak's full-disk fault): its result waits for room instead of
+    /// being dropped, and is recorded once the space is back. A push answered 200 is never left without its result.
+    @Test func aResultThatMeetsAFullDiskIsRecordedOnceThereIsRoom() async throws {
+        let notifications = root + "/bob/notifications"
+        try FileManager.default.createDirectory(atPath: notifications, withIntermediateDirectories: true)
+        guard let small = try SmallFileSystem.mount(kilobytes: 256, at: notifications) else {
+            Issue.record("needs root to mount a small tmpfs: the full-disk check did not run")
+            return
+        }
+        defer { withExtendedLifetime(small) {} }  // mounted until the end of the test
+        // An extension that takes a second, so the disk is full by the time its result is written.
+        let slow = root + "/slow-extension.sh"
+        try TestSupport.write(
+            """
+            #!/bin/sh
+            read -r request
+            sleep 1
+            printf '%s\\n' '{"type":"content","content":{"aps":{"alert":{"title":"Slow","body":"done"}}}}'
+            """, to: slow)
+        chmod(slow, 0o755)
+        let server = try await InProcessServer(
+            PushServerConfiguration(host: "127.0.0.1", port: 0), device: device, extensionCommand: [slow])
+        let answer = try await runOffPool(
+            "/usr/bin/curl",
+            [
+                "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--http2-prior-knowledge", "--max-time", "30", "-H",
+                "apns-topic: org.example.app", "-H", "apns-id: 0a1b2c3d-0000-4000-8000-000000000001",
+                "--data-binary", #"{"aps":{"alert":"hello","mutable-content":1}}"#, server.url + "/3/device/" + token,
+            ], timeout: 40
+        ).stdout
+        #expect(answer == "200")
+        let filler = small.fill()
+        // The result is due at about 1 s: the disk stays full until 2.5 s, then the space comes back.
+        try await Task.sleep(nanoseconds: 2_500_000_000)
+        #expect(try server.service.store.results(for: device, limit: 10).isEmpty)
+        try FileManager.default.removeItem(atPath: filler)
+        var recorded: [JSON] = []
+        for _ in 0..<50 where recorded.isEmpty {
+            try await Task.sleep(nanoseconds: 100_000_000)
+            recorded = try server.service.store.results(for: device, limit: 10)
+        }
+        await server.stop()
+        #expect(recorded.count == 1)
+        #expect(recorded.first?["apns_id"]?.stringValue == "0a1b2c3d-0000-4000-8000-000000000001")
+        #expect(recorded.first?["outcome"]?.stringValue == "rewritten")
+    }
+
     /// One connection opens 1,000 streams at once against SETTINGS_MAX_CONCURRENT_STREAMS 100: the excess get
     /// RST_STREAM(REFUSED_STREAM), the rest 200, no GOAWAY, and exactly the 200s are recorded.
     @Test func streamsOverTheLimitAreRefusedAndTheRestAnswered() async throws {

@@ -63,14 +63,16 @@ final class InProcessServer: @unchecked Sendable {
     let listening: JSON
     private let task: Task<Void, any Error>
 
-    init(_ configuration: PushServerConfiguration, device: Device, concurrency: Int = 4, queue: Int = 64) async throws {
+    init(
+        _ configuration: PushServerConfiguration, device: Device, concurrency: Int = 4, queue: Int = 64,
+        extensionCommand: [String] = [TestSupport.referenceExtension]
+    ) async throws {
         // Cancelling the task is an abrupt stop for Hummingbird, which logs it as errors: keep the test output quiet.
         var logger = Logger(label: "nse.serve.test")
         logger.logLevel = .critical
         let service = PushService(
             devices: [device], concurrency: concurrency, queueCapacity: queue,
-            extensionCommand: [TestSupport.referenceExtension],
-            logger: logger)
+            extensionCommand: extensionCommand, logger: logger)
         self.service = service
         let (stream, continuation) = AsyncStream.makeStream(of: JSON.self)
         task = Task {

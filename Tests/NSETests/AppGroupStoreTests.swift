@@ -1,4 +1,5 @@
 import Foundation
+import NSEDatabase
 import NSEDevice
 import NSEJSON
 import NSETestSupport
@@ -51,6 +52,70 @@ import Testing
         #expect(try store.purge(now: 5 * 60 * 1000 + 2) == 1)
         #expect(try store.purge(now: 24 * 3600 * 1000 + 5 * 60 * 1000 + 1) == 1)
         #expect(try store.keep(message("fresh@host", at: 1_000), now: 1_000) == .kept)
+    }
+
+    /// A pid no process has: above Linux's largest `pid_max` (2^22).
+    static let deadProcess: Int32 = 0x3FFF_FFFF
+
+    @Test func aClaimOfADeadProcessGoesBackToHeld() throws {
+        let store = try store().messages
+        try store.keep(message("killed@host", at: 1000), now: 1000)
+        try store.keep(message("alive@host", at: 1000), now: 1000)
+        // Claimed by an extension that is killed before it hands the content to the host, and by this (live) one.
+        #expect(try store.take(callID: "killed@host", now: 2000, claimer: Self.deadProcess) != nil)
+        #expect(try store.take(callID: "alive@host", now: 2000) != nil)
+        #expect(try store.take(callID: "killed@host", now: 2001) == nil)
+        #expect(try store.held(now: 2001).isEmpty)
+        // The next purge gives the dead claimer's message back, body and all; the live claim stays.
+        try store.purge(now: 3000)
+        #expect(try store.held(now: 3000).map(\.callID) == ["killed@host"])
+        #expect(try store.take(callID: "killed@host", now: 3000) == message("killed@host", at: 1000))
+        #expect(try store.take(callID: "alive@host", now: 3000) == nil)
+        // Shown by its claimer: gone for good, and a copy arriving later is not kept.
+        try store.markShown(callID: "alive@host", now: 3001)
+        try store.purge(now: 3002)
+        #expect(try store.take(callID: "alive@host", now: 3003) == nil)
+        #expect(try store.keep(message("alive@host", at: 3003), now: 3003) == .alreadyShown)
+    }
+
+    @Test func aClaimOlderThanItsLifetimeGoesBackEvenIfThePidRuns() throws {
+        let store = try store().messages
+        try store.keep(message("stuck@host", at: 1000), now: 1000)
+        #expect(try store.take(callID: "stuck@host", now: 1000) != nil)
+        try store.purge(now: 1000 + store.claimMilliseconds)
+        #expect(try store.held(now: 1000 + store.claimMilliseconds).isEmpty)
+        try store.purge(now: 1001 + store.claimMilliseconds)
+        #expect(try store.held(now: 1001 + store.claimMilliseconds).map(\.callID) == ["stuck@host"])
+    }
+
+    @Test func aVersionOneStoreKeepsItsMessagesThroughTheMigration() throws {
+        let directory = try TestSupport.temporaryDirectory()
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        // The schema nse's first SQLite store had.
+        let v1 = try Database(
+            path: directory + "/app-group.db",
+            schema: [
+                """
+                CREATE TABLE messages (
+                    call_id TEXT PRIMARY KEY NOT NULL, sender TEXT NOT NULL, recipient TEXT NOT NULL,
+                    content_type TEXT NOT NULL, body BLOB NOT NULL, received_at INTEGER NOT NULL,
+                    state TEXT NOT NULL CHECK (state IN ('held', 'shown')), shown_at INTEGER);
+                CREATE INDEX messages_by_state ON messages (state, received_at);
+                CREATE TABLE strikes (id INTEGER PRIMARY KEY AUTOINCREMENT, reason TEXT NOT NULL, at INTEGER NOT NULL);
+                CREATE TABLE calls (id INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, entry TEXT NOT NULL);
+                """
+            ])
+        try v1.write { tx throws(DatabaseError) in
+            try tx.execute(
+                "INSERT INTO messages VALUES ('held@host', 'sip:a@x', 'sip:b@x', 'text/plain', x'6869', ?, 'held', NULL)",
+                [.integer(now)])
+            try tx.execute(
+                "INSERT INTO messages VALUES ('shown@host', '', '', '', x'', ?, 'shown', ?)",
+                [.integer(now), .integer(now)])
+        }
+        let store = try AppGroupStore(containerDirectory: directory).messages
+        #expect(try store.keep(message("shown@host", at: now), now: now) == .alreadyShown)
+        #expect(try store.take(callID: "held@host", now: now)?.body == Array("hi".utf8))
     }
 
     @Test func concurrentTakersGetAMessageExactlyOnce() async throws {

@@ -16,7 +16,7 @@ public final class AppGroupStore: Sendable {
     public static let fileName = "app-group.db"
 
     /// Version 1: messages (held for a later push, or shown and remembered so a copy is not shown again), strikes,
-    /// calls.
+    /// calls. Version 2: messages may be claimed.
     static let schema = [
         """
         CREATE TABLE messages (
@@ -32,7 +32,29 @@ public final class AppGroupStore: Sendable {
         CREATE INDEX messages_by_state ON messages (state, received_at);
         CREATE TABLE strikes (id INTEGER PRIMARY KEY AUTOINCREMENT, reason TEXT NOT NULL, at INTEGER NOT NULL);
         CREATE TABLE calls (id INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, entry TEXT NOT NULL);
+        """,
+        // Version 2: a message taken from the store is *claimed* by one extension process (with its pid and the
+        // time) until that process has handed its content to the host, so a process killed in between leaves it in
+        // the store instead of losing it. SQLite cannot change a CHECK in place: the table is rebuilt.
         """
+        CREATE TABLE messages_v2 (
+            call_id TEXT PRIMARY KEY NOT NULL,
+            sender TEXT NOT NULL,
+            recipient TEXT NOT NULL,
+            content_type TEXT NOT NULL,
+            body BLOB NOT NULL,
+            received_at INTEGER NOT NULL,
+            state TEXT NOT NULL CHECK (state IN ('held', 'claimed', 'shown')),
+            shown_at INTEGER,
+            claimed_at INTEGER,
+            claimed_by INTEGER
+        );
+        INSERT INTO messages_v2 (call_id, sender, recipient, content_type, body, received_at, state, shown_at)
+            SELECT call_id, sender, recipient, content_type, body, received_at, state, shown_at FROM messages;
+        DROP TABLE messages;
+        ALTER TABLE messages_v2 RENAME TO messages;
+        CREATE INDEX messages_by_state ON messages (state, received_at);
+        """,
     ]
 
     public let database: Database

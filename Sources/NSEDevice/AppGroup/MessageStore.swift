@@ -34,9 +34,12 @@ public struct StoredMessage: Sendable, Equatable {
     }
 }
 
-/// The messages of the App Group store. A message is *held* until a push names its Call-ID, then handed out exactly
-/// once and remembered as *shown* (without its body) for a day, so a copy that another extension process received in
-/// the same flush is not kept and shown again. Held messages expire after 5 minutes, as liblinphone's do.
+/// The messages of the App Group store. A message is *held* until a push names its Call-ID; then one extension
+/// process *claims* it (``take(callID:now:)``: of any number asking at once, exactly one gets it), hands its content
+/// to the host, and marks it *shown* (``markShown(callID:now:)``); a shown message is remembered without its body for a
+/// day, so a copy that another extension process received in the same flush is not kept and shown again. A claim
+/// whose process died before marking it (killed by the host or a signal) goes back to held at the next purge: the
+/// message stays in the store rather than being lost. Held messages expire after 5 minutes, as liblinphone's do.
 public struct MessageStore: Sendable {
     /// What ``keep(_:now:)`` did.
     public enum Kept: Sendable, Equatable {
@@ -50,7 +53,7 @@ public struct MessageStore: Sendable {
 
     /// The states a row has (the `state` column).
     enum State: String {
-        case held, shown
+        case held, claimed, shown
     }
 
     let database: Database
@@ -58,6 +61,9 @@ public struct MessageStore: Sendable {
     public var lifetimeMilliseconds: Int64 = 5 * 60 * 1000
     /// How long a shown message's Call-ID is remembered.
     public var shownMemoryMilliseconds: Int64 = 24 * 3600 * 1000
+    /// How long a claim lasts when its process cannot be checked: longer than any extension's budget and the host's
+    /// grace before it kills one.
+    public var claimMilliseconds: Int64 = 2 * 60 * 1000
 
     init(database: Database) { self.database = database }
 
@@ -98,10 +104,12 @@ public struct MessageStore: Sendable {
         }
     }
 
-    /// Takes the held message with this Call-ID, if it is there and fresh, and remembers it as shown: of any number
-    /// of processes asking at once, exactly one gets it. Crash-safe, not synced: a power loss right after it could
-    /// only show the message once more.
-    public func take(callID: String, now: Int64 = Clock.unixMilliseconds()) throws(DeviceError) -> StoredMessage? {
+    /// Claims the held message with this Call-ID for this process, if it is there and fresh: of any number of
+    /// processes asking at once, exactly one gets it. The claimer marks it shown (``markShown(callID:now:)``) once
+    /// the host has its content; if the claimer dies first, the message goes back to held. Crash-safe, not synced.
+    public func take(
+        callID: String, now: Int64 = Clock.unixMilliseconds(), claimer: Int32 = Processes.current
+    ) throws(DeviceError) -> StoredMessage? {
         do {
             return try database.write(.crashSafe) { tx throws(DatabaseError) -> StoredMessage? in
                 let rows = try tx.execute(
@@ -111,8 +119,8 @@ public struct MessageStore: Sendable {
                     """, [.text(callID), .integer(now - lifetimeMilliseconds)])
                 guard let row = rows.first else { return nil }
                 try tx.execute(
-                    "UPDATE messages SET state = 'shown', shown_at = ?, body = x'' WHERE call_id = ?",
-                    [.integer(now), .text(callID)])
+                    "UPDATE messages SET state = 'claimed', claimed_at = ?, claimed_by = ? WHERE call_id = ?",
+                    [.integer(now), .integer(Int64(claimer)), .text(callID)])
                 return StoredMessage(
                     callID: callID, from: row.text(0) ?? "", to: row.text(1) ?? "", contentType: row.text(2) ?? "",
                     body: row.blob(3) ?? [], receivedAt: row.integer(4) ?? now)
@@ -122,8 +130,8 @@ public struct MessageStore: Sendable {
         }
     }
 
-    /// Records that a notification showed the message with this Call-ID (received from the network): a held copy is
-    /// dropped, and copies that arrive later are not kept. Crash-safe, not synced: what a power loss could undo is
+    /// Records that a notification showed the message with this Call-ID (claimed from the store, or received from
+    /// the network): its body is dropped, and copies that arrive later are not kept. Crash-safe, not synced: what a power loss could undo is
     /// a mark whose loss shows the message once more, never a message.
     public func markShown(callID: String, now: Int64 = Clock.unixMilliseconds()) throws(DeviceError) {
         do {
@@ -132,7 +140,8 @@ public struct MessageStore: Sendable {
                     """
                     INSERT INTO messages (call_id, sender, recipient, content_type, body, received_at, state, shown_at)
                     VALUES (?, '', '', '', x'', ?, 'shown', ?)
-                    ON CONFLICT (call_id) DO UPDATE SET state = 'shown', shown_at = excluded.shown_at, body = x''
+                    ON CONFLICT (call_id) DO UPDATE SET state = 'shown', shown_at = excluded.shown_at, body = x'',
+                        claimed_at = NULL, claimed_by = NULL
                     """, [.text(callID), .integer(now), .integer(now)])
             }
         } catch {
@@ -171,11 +180,24 @@ public struct MessageStore: Sendable {
         }
     }
 
-    /// Removes expired held messages and forgets old shown ones; returns how many rows went. Crash-safe, not synced.
+    /// Gives back the claims of processes that died before showing their message, removes expired held messages and
+    /// forgets old shown ones; returns how many rows went. Crash-safe, not synced.
     @discardableResult
     public func purge(now: Int64 = Clock.unixMilliseconds()) throws(DeviceError) -> Int {
         do {
             return try database.write(.crashSafe) { tx throws(DatabaseError) -> Int in
+                let claims = try tx.execute(
+                    "SELECT call_id, claimed_at, claimed_by FROM messages WHERE state = 'claimed'")
+                for row in claims {
+                    let claimedAt = row.integer(1) ?? 0
+                    let claimer = Int32(truncatingIfNeeded: row.integer(2) ?? 0)
+                    guard claimedAt < now - claimMilliseconds || !Processes.isRunning(claimer) else { continue }
+                    try tx.execute(
+                        """
+                        UPDATE messages SET state = 'held', claimed_at = NULL, claimed_by = NULL
+                        WHERE call_id = ? AND state = 'claimed'
+                        """, [.text(row.text(0))])
+                }
                 try tx.execute(
                     "DELETE FROM messages WHERE state = 'held' AND received_at < ?",
                     [.integer(now - lifetimeMilliseconds)])

@@ -34,8 +34,24 @@ public struct SIPFetch: Sendable {
         return copy
     }
 
-    /// Fetches the message with `callID` and turns it into content.
-    public func run(callID: String, request: ServiceRequest) async -> DeliveredContent {
+    /// What a fetch delivers: the content, and the store mark to make once the host has it.
+    public struct Fetched: Sendable {
+        public var content: DeliveredContent
+        /// The store that holds (or has claimed) the shown message, when the content shows one.
+        let shown: MessageStore?
+        let callID: String
+
+        /// Marks the shown message shown in the App Group store; called once its content is written to the host.
+        /// Until then the message stays in the store (held, or claimed by this process): an extension killed before
+        /// the host has the content leaves it for the next push instead of losing it. A mark that fails (full
+        /// disk) leaves it there too, and a later push for the same Call-ID shows it once more.
+        public func markShown() {
+            try? shown?.markShown(callID: callID)
+        }
+    }
+
+    /// Fetches the message with `callID` and turns it into content; ``Fetched/markShown()`` once the host has it.
+    public func run(callID: String, request: ServiceRequest) async -> Fetched {
         let start = Clock.monotonicNanoseconds()
         var report = FetchReport()
         // The App Group store. When it cannot be opened the fetch still shows its own message, but refuses (500) the
@@ -47,17 +63,17 @@ public struct SIPFetch: Sendable {
         } catch {
             report.storeError = error.description
         }
-        func finish(_ content: DeliveredContent, _ report: FetchReport) -> DeliveredContent {
+        func finish(_ content: DeliveredContent, _ report: FetchReport, shown: Bool = false) -> Fetched {
             var content = content
             var info = content.info ?? JSONObject()
             for (key, value) in report.json(total: Clock.millisecondsSince(start)) { info[key] = value }
             content.info = info
-            return content
+            return Fetched(content: content, shown: shown ? store : nil, callID: callID)
         }
         do {
             if let stored = try store?.take(callID: callID) {
                 report.fromStore = true
-                return finish(content(for: ReceivedContent(stored), request: request), report)
+                return finish(content(for: ReceivedContent(stored), request: request), report, shown: true)
             }
         } catch {
             report.storeError = report.storeError ?? error.description
@@ -95,14 +111,9 @@ public struct SIPFetch: Sendable {
         let content: DeliveredContent
         switch outcome {
         case .found(let found):
-            content = self.content(for: found, request: request)
-            if !report.fromStore {
-                // Shown (its content goes to the host next): the copy kept on arrival, and any copy another extension
-                // process kept from the same flush, must not be shown again.
-                do { try store?.markShown(callID: callID) } catch {
-                    report.storeError = report.storeError ?? error.description
-                }
-            }
+            // Shown once the host has it (Fetched.markShown): then the copy kept on arrival (or claimed from the
+            // store), and any copy another extension process kept from the same flush, is not shown again.
+            return finish(self.content(for: found, request: request), report, shown: true)
         case .expired:
             content = rewriter.fallback(reason: "time-will-expire: Call-ID \(callID) had not arrived")
         case .registerFailed(let failure):
