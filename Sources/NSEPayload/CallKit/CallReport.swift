@@ -1,8 +1,11 @@
 public import NSEJSON
 
 /// What the app reports to CallKit for an incoming call (`CXCallUpdate` + the call's UUID).
-public struct CallReport: Sendable, Equatable {
-    public enum HandleType: String, Sendable { case generic, phoneNumber, emailAddress }
+public struct CallReport: Sendable, Equatable, JSONConvertible {
+    /// `CXHandle.HandleType`.
+    public enum HandleType: String, Sendable, CaseIterable, JSONConvertible { case generic, phoneNumber, emailAddress }
+
+    public static var jsonKind: String { "an object" }
 
     public var uuid: String
     public var handleType: HandleType
@@ -45,53 +48,36 @@ public struct CallReport: Sendable, Equatable {
     }
 
     /// Validates an app's report; the error names the first field that is wrong.
-    public init(json: JSON) throws(CallReportError) {
-        guard let object = json.objectValue else {
-            throw CallReportError("the call report is a \(json.typeName), not an object")
+    public init(json: JSON) throws(JSONFieldError) {
+        let object = try JSONObject(json: json)
+        let uuid: String = try object.field("uuid")
+        guard Plaintext.isUUID(uuid) else {
+            throw JSONFieldError(path: ["uuid"], expected: "a UUID", problem: .found(nil))
         }
-        guard let uuid = object["uuid"]?.stringValue, Plaintext.isUUID(uuid) else {
-            throw CallReportError("\"uuid\" is missing or not a UUID")
-        }
-        guard let handle = object["remote_handle"]?.objectValue else {
-            throw CallReportError("\"remote_handle\" is missing or not an object")
-        }
-        guard let typeName = handle["type"]?.stringValue, let type = HandleType(rawValue: typeName) else {
-            throw CallReportError("\"remote_handle.type\" must be generic, phoneNumber or emailAddress")
-        }
-        guard let value = handle["value"]?.stringValue, !value.isEmpty else {
-            throw CallReportError("\"remote_handle.value\" is missing or empty")
-        }
-        var name: String?
-        if let caller = object["localized_caller_name"], !caller.isNull {
-            guard let text = caller.stringValue else {
-                throw CallReportError("\"localized_caller_name\" is not a string")
-            }
-            name = text
-        }
-        func flag(_ key: String, _ fallback: Bool) throws(CallReportError) -> Bool {
-            guard let value = object[key], !value.isNull else { return fallback }
-            guard let bool = value.boolValue else {
-                throw CallReportError("\"\(key)\" is a \(value.typeName), not a boolean")
-            }
-            return bool
+        let handle: JSONObject = try object.field("remote_handle")
+        let type: HandleType
+        let value: String
+        do {
+            type = try handle.field("type")
+            value = try handle.field("value")
+        } catch { throw error.inside("remote_handle") }
+        guard !value.isEmpty else {
+            throw JSONFieldError(
+                path: ["remote_handle", "value"], expected: "a non-empty string", problem: .found(nil))
         }
         self.init(
-            uuid: uuid, handleType: type, handleValue: value, localizedCallerName: name,
-            hasVideo: try flag("has_video", false),
-            supportsHolding: try flag("supports_holding", true), supportsDTMF: try flag("supports_dtmf", true),
-            supportsGrouping: try flag("supports_grouping", false),
-            supportsUngrouping: try flag("supports_ungrouping", false))
+            uuid: uuid, handleType: type, handleValue: value,
+            localizedCallerName: try object.field("localized_caller_name"),
+            hasVideo: try object.field("has_video") ?? false,
+            supportsHolding: try object.field("supports_holding") ?? true,
+            supportsDTMF: try object.field("supports_dtmf") ?? true,
+            supportsGrouping: try object.field("supports_grouping") ?? false,
+            supportsUngrouping: try object.field("supports_ungrouping") ?? false)
     }
 }
 
-/// A call report that does not follow the schema.
-public struct CallReportError: Error, Sendable, CustomStringConvertible, Equatable {
-    public var description: String
-    public init(_ description: String) { self.description = description }
-}
-
 /// `CXErrorCodeNotificationServiceExtensionError`: why `reportNewIncomingVoIPPushPayload` failed.
-public enum VoIPReportError: Int, Sendable, Equatable {
+public enum VoIPReportError: Int, Sendable, Equatable, JSONConvertible {
     case unknown = 0
     case invalidClientProcess = 1
     case missingNotificationFilteringEntitlement = 2
@@ -105,8 +91,15 @@ public enum VoIPReportError: Int, Sendable, Equatable {
         }
     }
 
+    public static var jsonKind: String { "an object" }
+
     /// `{"domain", "code", "name"}`.
     public var json: JSON {
         ["domain": "CXErrorDomainNotificationServiceExtension", "code": .int(Int64(rawValue)), "name": .string(name)]
+    }
+
+    /// Read by its `code`: a code this build does not know is `unknown`, as a newer iOS's would be to an older app.
+    public init(json: JSON) throws(JSONFieldError) {
+        self = VoIPReportError(rawValue: try JSONObject(json: json).field("code")) ?? .unknown
     }
 }

@@ -23,23 +23,22 @@ public enum ExtensionMessage: Sendable, Equatable {
 
     /// Reads a line sent by an extension.
     public init(json: JSON) throws(ProtocolError) {
-        switch json["type"]?.stringValue {
+        do { self = try ExtensionMessage.read(JSONObject(json: json)) } catch {
+            throw ProtocolError(Self.sender, error)
+        }
+    }
+
+    private static func read(_ message: JSONObject) throws(JSONFieldError) -> ExtensionMessage {
+        switch try message.field("type") as String? {
         case "content":
-            guard let content = json["content"]?.objectValue else {
-                throw ProtocolError("a content message needs a \"content\" object")
-            }
-            self = .content(
+            return .content(
                 DeliveredContent(
-                    content: content, isFallback: json["fallback"]?.boolValue ?? false,
-                    reason: json["reason"]?.stringValue, info: json["info"]?.objectValue))
+                    content: try message.field("content"), isFallback: try message.field("fallback") ?? false,
+                    reason: try message.field("reason"), info: try message.field("info")))
         case "report-voip":
-            guard let payload = json["payload"]?.objectValue else {
-                throw ProtocolError("a report-voip message needs a \"payload\" object")
-            }
-            self = .reportVoIP(payload)
+            return .reportVoIP(try message.field("payload"))
         case let other:
-            throw ProtocolError(
-                "unknown extension message type \(other.map { "\"\(ProtocolError.printable($0))\"" } ?? "(none)")")
+            throw ExtensionProtocol.unknownType(other, expected: "content or report-voip")
         }
     }
 }

@@ -8,16 +8,23 @@ public enum ExtensionProtocol {
     public static let maxLineBytes = 64 * 1024
     /// How deep a protocol line's JSON may nest.
     static let maxDepth = 40
+
+    /// A `type` this side does not know (or none): the error names it as ``ProtocolError/printable(_:)`` shows it.
+    static func unknownType(_ type: String?, expected: String) -> JSONFieldError {
+        JSONFieldError(
+            path: ["type"], expected: expected,
+            problem: type.map { .found("\"\(ProtocolError.printable($0))\"") } ?? .missing)
+    }
 }
 
-/// A message of the protocol: one JSON object on one line, in one direction.
-public protocol ProtocolMessage: Sendable {
+/// A message of the protocol: one JSON object on one line, in one direction; its `json` is the line as sent on the
+/// wire (without the newline).
+public protocol ProtocolMessage: JSONEncodable, Sendable {
     /// Who writes these messages, as an error names it ("the host", "the extension").
     static var sender: String { get }
-    /// Reads a message from its JSON object.
+    /// Reads a message from its JSON object; a member that is not what the protocol says is a ``ProtocolError``
+    /// naming it (read with ``NSEJSON/JSONObject/field(_:)``).
     init(json: JSON) throws(ProtocolError)
-    /// The message as sent on the wire (without the newline).
-    var json: JSON { get }
 }
 
 extension ProtocolMessage {

@@ -31,32 +31,30 @@ public enum HostMessage: Sendable, Equatable {
 
     /// Reads a line sent by the host.
     public init(json: JSON) throws(ProtocolError) {
-        switch json["type"]?.stringValue {
+        do { self = try HostMessage.read(JSONObject(json: json)) } catch { throw ProtocolError(Self.sender, error) }
+    }
+
+    private static func read(_ message: JSONObject) throws(JSONFieldError) -> HostMessage {
+        switch try message.field("type") as String? {
         case "request":
-            guard let payload = json["payload"]?.objectValue, let container = json["container"]?.stringValue,
-                let requestID = json["request_id"]?.stringValue
-            else { throw ProtocolError("a request needs payload, container and request_id") }
-            if let version = json["protocol"]?.intValue, version != ExtensionProtocol.version {
-                throw ProtocolError(
-                    "protocol version \(version) is not supported (this extension speaks \(ExtensionProtocol.version))")
+            let version = try message.field("protocol") ?? ExtensionProtocol.version
+            guard version == ExtensionProtocol.version else {
+                throw JSONFieldError(
+                    path: ["protocol"], expected: "\(ExtensionProtocol.version), the version this extension speaks",
+                    problem: .found(String(version)))
             }
-            self = .request(
+            return .request(
                 ServiceRequest(
-                    requestID: requestID, pushType: PushType(rawValue: json["push_type"]?.stringValue ?? "") ?? .alert,
-                    payload: payload, container: container, budgetMilliseconds: json["budget_ms"]?.intValue ?? 30_000,
-                    deadlineUnixMilliseconds: json["deadline_unix_ms"]?.intValue ?? 0))
+                    requestID: try message.field("request_id"), pushType: try message.field("push_type") ?? .alert,
+                    payload: try message.field("payload"), container: try message.field("container"),
+                    budgetMilliseconds: try message.field("budget_ms") ?? 30_000,
+                    deadlineUnixMilliseconds: try message.field("deadline_unix_ms") ?? 0))
         case "time-will-expire":
-            self = .timeWillExpire
+            return .timeWillExpire
         case "report-voip-result":
-            if json["ok"]?.boolValue == true {
-                self = .reportVoIPResult(nil)
-            } else {
-                let code = json["error"]?["code"]?.intValue.flatMap { VoIPReportError(rawValue: Int($0)) } ?? .unknown
-                self = .reportVoIPResult(code)
-            }
+            return .reportVoIPResult(try message.field("ok") ?? false ? nil : try message.field("error") ?? .unknown)
         case let other:
-            throw ProtocolError(
-                "unknown host message type \(other.map { "\"\(ProtocolError.printable($0))\"" } ?? "(none)")")
+            throw ExtensionProtocol.unknownType(other, expected: "request, time-will-expire or report-voip-result")
         }
     }
 }

@@ -1,0 +1,122 @@
+import NSEJSON
+import NSEPayload
+import NSEProtocol
+import Testing
+
+/// The host/extension protocol's messages: each one written as one line and read back the same, on the wire as
+/// docs/protocol.md shows it, and a line that is not what the protocol says refused in one line naming the member.
+@Suite struct ProtocolMessageTests {
+    static let request = ServiceRequest(
+        requestID: "6F1C0000-0000-4000-8000-000000000000", pushType: .voip,
+        payload: ["aps": ["alert": ["loc-key": "IM_MSG"], "mutable-content": 1], "enc": "nse1.x"],
+        container: "/tmp/device", budgetMilliseconds: 1500, deadlineUnixMilliseconds: 1_795_300_000_000)
+
+    static let hostMessages: [HostMessage] = [
+        .request(request), .timeWillExpire, .reportVoIPResult(nil), .reportVoIPResult(.unknown),
+        .reportVoIPResult(.invalidClientProcess), .reportVoIPResult(.missingNotificationFilteringEntitlement),
+    ]
+
+    static let extensionMessages: [ExtensionMessage] = [
+        .content(DeliveredContent(content: [:])),
+        .content(
+            DeliveredContent(
+                content: ["aps": ["alert": ["title": "Alice", "body": "Lunch at 1?"]], "from": "sip:a@example.org"],
+                isFallback: true, reason: "envelope-wrong-key: no", info: ["source": "enc"])),
+        .reportVoIP(["call_uuid": "6F1C0000-0000-4000-8000-000000000000", "video": true]),
+    ]
+
+    @Test(arguments: hostMessages)
+    func hostMessageRoundTrips(message: HostMessage) throws {
+        let line = message.line
+        #expect(line.last == 0x0A && line.dropLast().allSatisfy { $0 != 0x0A })
+        #expect(try HostMessage.decode(line: line.dropLast()) == message)
+    }
+
+    @Test(arguments: extensionMessages)
+    func extensionMessageRoundTrips(message: ExtensionMessage) throws {
+        #expect(try ExtensionMessage.decode(line: message.line.dropLast()) == message)
+    }
+
+    @Test func linesAreWrittenAsDocumented() {
+        #expect(
+            String(decoding: HostMessage.request(Self.request).line, as: UTF8.self)
+                == #"{"type":"request","protocol":1,"request_id":"6F1C0000-0000-4000-8000-000000000000","push_type":"voip","container":"/tmp/device","budget_ms":1500,"deadline_unix_ms":1795300000000,"payload":{"aps":{"alert":{"loc-key":"IM_MSG"},"mutable-content":1},"enc":"nse1.x"}}"#
+                + "\n")
+        #expect(
+            String(decoding: HostMessage.reportVoIPResult(.invalidClientProcess).line, as: UTF8.self)
+                == #"{"type":"report-voip-result","ok":false,"error":{"domain":"CXErrorDomainNotificationServiceExtension","code":1,"name":"invalidClientProcess"}}"#
+                + "\n")
+        #expect(
+            String(decoding: ExtensionMessage.content(DeliveredContent(content: [:], reason: "r")).line, as: UTF8.self)
+                == #"{"type":"content","content":{},"reason":"r"}"# + "\n")
+    }
+
+    @Test func optionalMembersTakeTheirDefaults() throws {
+        let minimal = try HostMessage(
+            json: JSON.parse(#"{"type":"request","request_id":"r","container":"/c","payload":{},"info":null}"#))
+        #expect(
+            minimal
+                == .request(
+                    ServiceRequest(
+                        requestID: "r", pushType: .alert, payload: [:], container: "/c", budgetMilliseconds: 30_000,
+                        deadlineUnixMilliseconds: 0)))
+        #expect(
+            try HostMessage(json: JSON.parse(#"{"type":"report-voip-result","ok":false,"error":{"code":99}}"#))
+                == .reportVoIPResult(.unknown))
+        #expect(
+            try ExtensionMessage(json: JSON.parse(#"{"type":"content","content":{},"reason":null,"info":null}"#))
+                == .content(DeliveredContent(content: [:])))
+    }
+
+    @Test(arguments: [
+        (
+            #"{"type":"content"}"#,
+            #"the extension sent an invalid message: "content" must be an object, and is missing"#
+        ),
+        (
+            #"{"type":"content","content":"Lunch at 1?"}"#,
+            #"the extension sent an invalid message: "content" must be an object, not a string"#
+        ),
+        (
+            #"{"type":"content","content":{},"fallback":"yes"}"#,
+            #"the extension sent an invalid message: "fallback" must be a boolean, not a string"#
+        ),
+        (
+            #"{"type":"report-voip","payload":[1]}"#,
+            #"the extension sent an invalid message: "payload" must be an object, not an array"#
+        ),
+        (
+            #"{"type":"say\u001b[31mhello-and-a-much-longer-name-than-that"}"#,
+            #"the extension sent an invalid message: "type" must be content or report-voip, not "say?[31mhello-and-a-much-longer-""#
+        ),
+        (
+            #"{"kind":"content"}"#,
+            #"the extension sent an invalid message: "type" must be content or report-voip, and is missing"#
+        ),
+    ])
+    func extensionLineErrorsNameTheMember(line: String, message: String) {
+        #expect(throws: ProtocolError(message)) { try ExtensionMessage.decode(line: Array(line.utf8)) }
+    }
+
+    @Test(arguments: [
+        (
+            #"{"type":"request","protocol":2,"request_id":"r","container":"/c","payload":{}}"#,
+            #"the host sent an invalid message: "protocol" must be 1, the version this extension speaks, not 2"#
+        ),
+        (
+            #"{"type":"request","request_id":"r","container":"/c","payload":{},"push_type":"sms"}"#,
+            #"the host sent an invalid message: "push_type" must be alert, background or voip"#
+        ),
+        (
+            #"{"type":"request","request_id":"r","payload":{}}"#,
+            #"the host sent an invalid message: "container" must be a string, and is missing"#
+        ),
+        (
+            #"{"type":"report-voip-result","ok":false,"error":{"code":"1"}}"#,
+            #"the host sent an invalid message: "error.code" must be an integer, not a string"#
+        ),
+    ])
+    func hostLineErrorsNameTheMember(line: String, message: String) {
+        #expect(throws: ProtocolError(message)) { try HostMessage.decode(line: Array(line.utf8)) }
+    }
+}
