@@ -37,11 +37,18 @@ public final class Database: Sendable {
         public var busyTimeoutMilliseconds: Int32 = 10_000
         /// Permissions of a new file (SQLite gives its -wal and -shm files the same).
         public var fileMode: UInt32 = 0o600
+        /// The most memory the connection's page cache may hold, in KiB; `nil` keeps SQLite's default (2,000 KiB).
+        /// A long-running server with a database per device sets less: its writes append and its reads go by key.
+        public var cacheKilobytes: Int?
 
-        public init(create: Bool = true, busyTimeoutMilliseconds: Int32 = 10_000, fileMode: UInt32 = 0o600) {
+        public init(
+            create: Bool = true, busyTimeoutMilliseconds: Int32 = 10_000, fileMode: UInt32 = 0o600,
+            cacheKilobytes: Int? = nil
+        ) {
             self.create = create
             self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
             self.fileMode = fileMode
+            self.cacheKilobytes = cacheKilobytes
         }
     }
 
@@ -69,7 +76,11 @@ public final class Database: Sendable {
         // WAL: readers never block the writer and a crash mid-write leaves the last commit intact.
         _ = try opened.run("PRAGMA journal_mode=WAL", [])
         try opened.keepWriteAheadLog()
-        try opened.executeScript("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")
+        // The write-ahead log is kept between connections; after a checkpoint it is cut back to 1 MiB, so a burst of
+        // writes does not leave a large file behind for good.
+        var pragmas = "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; PRAGMA journal_size_limit=1048576;"
+        if let kilobytes = options.cacheKilobytes { pragmas += " PRAGMA cache_size=-\(max(64, kilobytes));" }
+        try opened.executeScript(pragmas)
         try Self.migrate(opened, to: schema, path: path)
         connection = Mutex(opened)
     }

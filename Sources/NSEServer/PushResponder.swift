@@ -50,7 +50,7 @@ public struct PushResponder: HTTPResponder {
             (
                 "/v1/devices/:token/notifications", .get,
                 { request, context in
-                    Self.results(request, token: context.parameters.get("token") ?? "", service: service)
+                    await Self.results(request, token: context.parameters.get("token") ?? "", service: service)
                 }
             ),
             (
@@ -125,11 +125,14 @@ public struct PushResponder: HTTPResponder {
     }
 
     /// A request channel that closes before the answer's head was even written leaves the push unacknowledged.
+    /// One close callback per channel, however many pushes it carries (``Acknowledgements/watch(_:on:)``).
     private static func watchAnswer(_ uniqueID: String, on channel: any Channel, service: PushService) {
+        let id = ObjectIdentifier(channel)
+        guard service.acknowledgements.watch(uniqueID, on: id) else { return }
         // Weak: a channel that outlives the service (HummingbirdTesting's request channels are never closed) must
         // not keep the service's store and store threads alive.
         channel.closeFuture.whenComplete { [weak acknowledgements = service.acknowledgements] _ in
-            acknowledgements?.channelClosed(uniqueID)
+            acknowledgements?.channelClosed(id)
         }
     }
 
@@ -187,7 +190,7 @@ public struct PushResponder: HTTPResponder {
         ]
     }
 
-    private static func results(_ request: Request, token: String, service: PushService) -> Response {
+    private static func results(_ request: Request, token: String, service: PushService) async -> Response {
         guard let device = service.device(for: token) else {
             return Self.error(.badRequest("BadDeviceToken"), apnsID: nil)
         }
@@ -203,14 +206,59 @@ public struct PushResponder: HTTPResponder {
             guard let parsed = Int64(text), parsed >= 0 else { return Self.error(.badRequest("BadSince"), apnsID: nil) }
             since = parsed
         }
+        // The first page is read before the answer starts, so a store that cannot be read gets a 500. A longer
+        // answer is then streamed page by page: its memory is one page's whatever `limit` is.
+        let pageRows = ResultStore.pageRows
+        let first: [JSON]
         do {
-            return Self.json(.array(try service.store.results(for: device, limit: limit, since: since)))
+            first = try await service.results(for: device, limit: min(limit, pageRows), since: since)
         } catch {
             service.logger.error(
                 "results not readable",
                 metadata: ["device": .string(device.directory), "store-error": .string("\(error)")])
             return Self.error(.internalServerError, apnsID: nil)
         }
+        guard limit > pageRows, first.count == pageRows, let firstBefore = first.last?["id"]?.intValue else {
+            return Self.json(.array(first))
+        }
+        var fields = HTTPFields()
+        fields[.contentType] = "application/json"
+        let body = ResponseBody { [limit, since] writer in
+            try await writer.write(Self.elements(first, opening: "["))
+            var remaining = limit - first.count
+            var before = firstBefore
+            while remaining > 0 {
+                let page: [JSON]
+                do {
+                    page = try await service.results(
+                        for: device, limit: min(remaining, pageRows), since: since, before: before)
+                } catch {
+                    // The head has gone: the answer can only be cut off, which the client sees as an error.
+                    service.logger.error(
+                        "results not readable: answer cut off",
+                        metadata: ["device": .string(device.directory), "store-error": .string("\(error)")])
+                    throw error
+                }
+                guard let last = page.last?["id"]?.intValue else { break }
+                try await writer.write(Self.elements(page, opening: ","))
+                remaining -= page.count
+                before = last
+            }
+            try await writer.write(ByteBuffer(string: "]"))
+            try await writer.finish(nil)
+        }
+        return Response(status: .ok, headers: fields, body: body)
+    }
+
+    /// Array elements after `opening` ("[" for the first page, "," for the next), written as `JSON`'s compact
+    /// serialization writes an array: the streamed answer is byte for byte the one-piece answer.
+    private static func elements(_ page: [JSON], opening: String) -> ByteBuffer {
+        var bytes = Array(opening.utf8)
+        for (index, element) in page.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            bytes += element.serializedBytes()
+        }
+        return ByteBuffer(bytes: bytes)
     }
 
     private static func notify(_ request: Request, context: Context, service: PushService) async -> Response {

@@ -213,6 +213,16 @@ public final class PushService: Sendable {
         }
     }
 
+    /// One page of a device's recorded results (``ResultStore/results(for:limit:since:before:)``), read on the
+    /// store's threads: SQLite waits for the disk there, never on a cooperative thread.
+    public func results(
+        for device: Device, limit: Int, since: Int64, before: Int64 = .max
+    ) async throws -> [JSON] {
+        try await storeThreads.runIfActive { [store] in
+            try store.results(for: device, limit: limit, since: since, before: before)
+        }
+    }
+
     /// Queues a push and waits for its recorded result, or APNs's answer when it could not be queued.
     public func deliverAndWait(_ push: AcceptedPush, to device: Device, uniqueID: String) async -> Result<
         JSON, APNsError

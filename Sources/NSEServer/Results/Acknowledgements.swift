@@ -18,9 +18,18 @@ public final class Acknowledgements: Sendable {
         var stage: Stage
         let row: ResultStore.Row
         let device: Device
+        /// The connection (HTTP/1.1) or stream (HTTP/2) the answer goes out on, once known.
+        var channel: ObjectIdentifier?
     }
 
-    private let pending = Mutex<[String: Pending]>([:])
+    struct State: Sendable {
+        var pending: [String: Pending] = [:]
+        /// Channels with a close watch: one per channel however many pushes it carries (a kept-alive HTTP/1.1
+        /// connection may carry millions, and a close callback per push would pile up until it closes).
+        var watched: Set<ObjectIdentifier> = []
+    }
+
+    private let state = Mutex(State())
     private let onUnacknowledged: @Sendable (ResultStore.Row, Device) -> Void
 
     /// - Parameter onUnacknowledged: marks a row (called at most once per push, outside the lock).
@@ -29,30 +38,47 @@ public final class Acknowledgements: Sendable {
     }
 
     /// Pushes whose answer is not settled yet.
-    public var count: Int { pending.withLock { $0.count } }
+    public var count: Int { state.withLock { $0.pending.count } }
+
+    /// Channels with a close watch.
+    public var watchedChannels: Int { state.withLock { $0.watched.count } }
 
     /// A push was recorded as `row`; its answer, with `apns-unique-id` `uniqueID`, is about to be written.
     func expect(_ uniqueID: String, row: ResultStore.Row, device: Device) {
-        pending.withLock { $0[uniqueID] = Pending(stage: .expected, row: row, device: device) }
+        state.withLock { $0.pending[uniqueID] = Pending(stage: .expected, row: row, device: device) }
+    }
+
+    /// The answer goes out on `channel`. Returns whether the channel needs a close watch (its first push), which
+    /// then calls ``channelClosed(_:)``.
+    func watch(_ uniqueID: String, on channel: ObjectIdentifier) -> Bool {
+        state.withLock { state in
+            state.pending[uniqueID]?.channel = channel
+            return state.watched.insert(channel).inserted
+        }
     }
 
     /// The answer's head is being written.
     func writing(_ uniqueID: String) {
-        pending.withLock { $0[uniqueID]?.stage = .writing }
+        state.withLock { $0.pending[uniqueID]?.stage = .writing }
     }
 
     /// The answer was written to the connection (`true`), or could not be (`false`).
     func answered(_ uniqueID: String, written: Bool) {
-        guard let entry = pending.withLock({ $0.removeValue(forKey: uniqueID) }) else { return }
+        guard let entry = state.withLock({ $0.pending.removeValue(forKey: uniqueID) }) else { return }
         if !written { onUnacknowledged(entry.row, entry.device) }
     }
 
-    /// The request's channel closed: an answer that was never even started is not acknowledged.
-    func channelClosed(_ uniqueID: String) {
-        let entry = pending.withLock { pending -> Pending? in
-            guard case .expected = pending[uniqueID]?.stage else { return nil }
-            return pending.removeValue(forKey: uniqueID)
+    /// A channel closed: the answers on it that were never even started are not acknowledged (those being written
+    /// are settled by ``AnswerObserver``).
+    func channelClosed(_ channel: ObjectIdentifier) {
+        let lost = state.withLock { state -> [Pending] in
+            state.watched.remove(channel)
+            let ids = state.pending.compactMap { id, entry -> String? in
+                guard entry.channel == channel, case .expected = entry.stage else { return nil }
+                return id
+            }
+            return ids.compactMap { state.pending.removeValue(forKey: $0) }
         }
-        if let entry { onUnacknowledged(entry.row, entry.device) }
+        for entry in lost { onUnacknowledged(entry.row, entry.device) }
     }
 }

@@ -102,13 +102,21 @@ public final class ResultStore: Sendable {
         }
     }
 
-    /// Results of pushes that have run, newest first: at most `limit`, only those after the row id `since`. Each
-    /// is the recorded document plus `id` (the row, for `since`) and `acknowledged`. Reads `limit` rows by the
-    /// primary key whatever the history.
-    public func results(for device: Device, limit: Int, since: Int64 = 0) throws(DatabaseError) -> [JSON] {
+    /// The most rows a GET holds in memory at once: a larger `limit` is read and sent page by page
+    /// (``results(for:limit:since:before:)``), so an answer of any size costs one page of memory.
+    public static let pageRows = 256
+
+    /// Results of pushes that have run, newest first: at most `limit`, only those with a row id after `since` and
+    /// before `before` (the last id of the previous page). Each is the recorded document plus `id` (the row, for
+    /// `since`) and `acknowledged`. Reads `limit` rows by the primary key whatever the history.
+    public func results(
+        for device: Device, limit: Int, since: Int64 = 0, before: Int64 = .max
+    ) throws(DatabaseError) -> [JSON] {
         let rows = try database(for: device).execute(
-            "SELECT id, acknowledged, result FROM results WHERE result IS NOT NULL AND id > ? ORDER BY id DESC LIMIT ?",
-            [.integer(since), .integer(Int64(limit))])
+            """
+            SELECT id, acknowledged, result FROM results WHERE result IS NOT NULL AND id > ? AND id < ?
+            ORDER BY id DESC LIMIT ?
+            """, [.integer(since), .integer(before), .integer(Int64(limit))])
         return rows.compactMap { row in
             guard let id = row.integer(0), let text = row.text(2), var object = (try? JSON.parse(text))?.objectValue
             else { return nil }
@@ -146,7 +154,8 @@ public final class ResultStore: Sendable {
         } catch {
             throw DatabaseError(code: .cannotOpen, message: "\(Path.dirname(path)): cannot create: \(error)")
         }
-        let database = try Database(path: path, schema: Self.schema)
+        // A small page cache: one connection per device for the server's life, appends and reads by key.
+        let database = try Database(path: path, schema: Self.schema, options: Database.Options(cacheKilobytes: 512))
         try importLegacy(into: database, for: device)
         return databases.withLock { databases in
             if let open = databases[path] { return open }

@@ -1,0 +1,111 @@
+import Foundation
+import Logging
+import NSEDevice
+import NSEJSON
+import NSETestSupport
+import Synchronization
+import Testing
+
+@testable import NSEServer
+
+/// Memory that stays flat under a long soak (issue #10): a GET of any size is read and sent a page at a time, and a
+/// kept-alive connection carries one close watch however many pushes it brings.
+@Suite(.serialized) struct ResultPagingTests {
+    let root: String
+    let device: Device
+    var token: String { device.config.remoteToken }
+
+    init() throws {
+        root = try TestSupport.temporaryDirectory("nse-serve-paging")
+        var options = Device.Options()
+        options.bundleID = "org.example.app"
+        device = try Device.create(at: root + "/bob", options: options)
+    }
+
+    static var quietLogger: Logger {
+        var logger = Logger(label: "nse.serve.test")
+        logger.logLevel = .critical
+        return logger
+    }
+
+    /// `count` results recorded as a server records them: accepted, then completed (with text that needs escaping).
+    func record(_ count: Int, in store: ResultStore) throws {
+        for index in 0..<count {
+            let row = try store.accept(
+                AcceptedPushRecord(apnsID: "id-\(index)", token: token, receivedAt: Int64(index)), for: device)
+            try store.complete(
+                row,
+                result: [
+                    "outcome": "rewritten", "apns_id": .string("id-\(index)"), "recorded_at": .int(Int64(index)),
+                    "title": "quote \" and \u{1} and é",
+                ], for: device)
+        }
+    }
+
+    func get(_ url: String) async throws -> (status: String, body: String) {
+        let output = try await runOffPool(
+            "/usr/bin/curl", ["-sS", "--max-time", "30", "-w", "\n%{http_code}", url], timeout: 40
+        ).stdout
+        let lines = output.split(separator: "\n", omittingEmptySubsequences: false)
+        return (String(lines.last ?? ""), lines.dropLast().joined(separator: "\n"))
+    }
+
+    @Test func aLongAnswerIsStreamedByPagesAndIsTheSameDocument() async throws {
+        let pages = ResultStore.pageRows
+        let total = 2 * pages + 37
+        try record(total, in: ResultStore(logger: Self.quietLogger))
+        let server = try await InProcessServer(PushServerConfiguration(host: "127.0.0.1", port: 0), device: device)
+        let base = server.url + "/v1/devices/\(token)/notifications"
+        let expectedAll = try ResultStore(logger: Self.quietLogger).results(for: device, limit: 100_000)
+        #expect(expectedAll.count == total)
+
+        // Everything, over three pages: byte for byte the one-piece serialization, newest first.
+        let all = try await get(base + "?limit=100000")
+        #expect(all.status == "200")
+        #expect(all.body == JSON.array(expectedAll).serialized())
+        // A limit that ends inside the second page, and one that is exactly one page.
+        let partial = try await get(base + "?limit=\(pages + 5)")
+        #expect(partial.body == JSON.array(Array(expectedAll.prefix(pages + 5))).serialized())
+        let onePage = try await get(base + "?limit=\(pages)")
+        #expect(onePage.body == JSON.array(Array(expectedAll.prefix(pages))).serialized())
+        // `since` still bounds every page: only rows after it, newest first.
+        let sinceID = try #require(expectedAll[pages + 10]["id"]?.intValue)
+        let since = try await get(base + "?limit=100000&since=\(sinceID)")
+        let parsed = try JSON.parse(since.body, options: JSONParseOptions(requireObject: false)).arrayValue ?? []
+        #expect(parsed.count == pages + 10)
+        #expect(parsed.first == expectedAll.first && parsed.last == expectedAll[pages + 9])
+        await server.stop()
+    }
+
+    @Test func aConnectionCarryingManyPushesIsWatchedOnceAndItsUnansweredPushesMarkedOnClose() throws {
+        let markedRows = Mutex<[Int64]>([])
+        var marked: [Int64] { markedRows.withLock { $0 } }
+        let acknowledgements = Acknowledgements { row, _ in markedRows.withLock { $0.append(row.id) } }
+        final class Connection {}
+        let connection = Connection()
+        let other = Connection()
+        let id = ObjectIdentifier(connection)
+        // 1,000 pushes on one kept-alive connection: only the first asks for a close watch.
+        var watches = 0
+        for index in 0..<1000 {
+            acknowledgements.expect("u\(index)", row: ResultStore.Row(id: Int64(index)), device: device)
+            if acknowledgements.watch("u\(index)", on: id) { watches += 1 }
+            if index < 998 { acknowledgements.answered("u\(index)", written: true) }
+        }
+        #expect(watches == 1)
+        #expect(acknowledgements.watchedChannels == 1)
+        // Another connection's push, whose answer is being written when the first connection closes.
+        acknowledgements.expect("x", row: ResultStore.Row(id: 5000), device: device)
+        #expect(acknowledgements.watch("x", on: ObjectIdentifier(other)))
+        acknowledgements.writing("u998")
+        // The connection closes: its push whose answer never started is not acknowledged; the one being written is
+        // left to its writer, and the other connection's push is untouched.
+        acknowledgements.channelClosed(id)
+        #expect(marked == [999])
+        #expect(acknowledgements.watchedChannels == 1)
+        #expect(acknowledgements.count == 2)
+        acknowledgements.answered("u998", written: false)
+        #expect(marked == [999, 998])
+        withExtendedLifetime((connection, other)) {}
+    }
+}
