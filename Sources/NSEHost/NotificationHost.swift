@@ -99,8 +99,8 @@ public struct NotificationHost: Sendable {
             // PushKit: no extension; iOS launches the app, which must report the call.
             let launch = AppLauncher(device: device).launch(payload.root)
             var result = notInvoked("voip push: delivered to the app through PushKit; \(launch.summary)", shown: false)
-            result.callReport = launch.report?.json ?? .null
-            result.voip = ["path": "pushkit", "app": launch.json]
+            result.callReport = launch.report
+            result.voip = .pushKit(launch)
             return result
         case .alert:
             break
@@ -137,27 +137,18 @@ public struct NotificationHost: Sendable {
             run.record, exitCode: run.exitCode, exitSignal: run.exitSignal, original: payload,
             originalDisplay: original,
             strings: strings, filtering: filtering, limits: limits)
-        var voip: JSON = .null
-        var callReport: JSON = .null
-        if run.record.voipReported {
-            var report: JSONObject = [
-                "path": "notification-service-extension", "error": run.record.voipError?.json ?? .null,
-            ]
-            if let accepted = run.record.acceptedVoIPPayload {
-                let launch = AppLauncher(device: device).launch(accepted)
-                callReport = launch.report?.json ?? .null
-                report["app"] = launch.json
-                if verdict.outcome == .suppressed {
-                    verdict.reason = "voip-escalated: the call offer went to the call-report path; \(launch.summary)"
-                }
-            }
-            voip = .object(report)
+        // A call offer the host accepted launches the app, which must report the call.
+        let launch = run.record.acceptedVoIPPayload.map { AppLauncher(device: device).launch($0) }
+        if let launch, verdict.outcome == .suppressed {
+            verdict.reason = "voip-escalated: the call offer went to the call-report path; \(launch.summary)"
         }
         var result = NotificationResult(
             outcome: verdict.outcome, reason: verdict.reason, requestID: requestID, pushType: pushType,
             notification: verdict.notification, display: verdict.display, warnings: verdict.warnings)
-        result.callReport = callReport
-        result.voip = voip
+        result.callReport = launch?.report
+        if run.record.voipReported {
+            result.voip = .notificationServiceExtension(error: run.record.voipError, app: launch)
+        }
         result.extensionReport = NotificationResult.ExtensionReport(
             command: extensionCommand, wallMilliseconds: run.wallMilliseconds,
             peakRSSKilobytes: run.record.peakKilobytes,

@@ -38,6 +38,27 @@ public struct NotificationResult: Sendable {
         public var info: JSONObject?
     }
 
+    /// The path a call offer took (`voip`): PushKit, or the extension's `reportNewIncomingVoIPPushPayload`.
+    public enum VoIPPath: Sendable, Equatable, JSONEncodable {
+        /// A VoIP push: no extension, iOS launched the app.
+        case pushKit(AppLaunch)
+        /// The extension reported a call: CallKit's error (nil when it accepted), and the app's launch when it did.
+        case notificationServiceExtension(error: VoIPReportError?, app: AppLaunch?)
+
+        /// `{"path": "pushkit", "app"}`, or `{"path": "notification-service-extension", "error"}` with `app` when
+        /// the app was launched.
+        public var json: JSON {
+            switch self {
+            case .pushKit(let app):
+                return ["path": "pushkit", "app": app.json]
+            case .notificationServiceExtension(let error, let app):
+                var object: JSONObject = ["path": "notification-service-extension", "error": error.json]
+                if let app { object["app"] = app.json }
+                return .object(object)
+            }
+        }
+    }
+
     public var outcome: Outcome
     public var reason: String
     public var requestID: String
@@ -46,10 +67,10 @@ public struct NotificationResult: Sendable {
     public var notification: JSONObject?
     /// What the user reads, nil when nothing is shown.
     public var display: Display?
-    /// The call the app reported to CallKit (VoIP path), `null` otherwise.
-    public var callReport: JSON = .null
-    /// How the VoIP path went: the extension's report and its error, the app launch, strikes.
-    public var voip: JSON = .null
+    /// The call the app reported to CallKit (VoIP path): `call_report`, `null` when there is none.
+    public var callReport: CallReport?
+    /// How the VoIP path went: `voip`, absent when the push took none.
+    public var voip: VoIPPath?
     public var extensionReport: ExtensionReport?
     public var warnings: [String] = []
     public var timings: [(String, Double)] = []
@@ -85,8 +106,8 @@ public struct NotificationResult: Sendable {
         object["display"] =
             display.map { ["title": .string($0.title), "subtitle": .string($0.subtitle), "body": .string($0.body)] }
             ?? .null
-        object["call_report"] = callReport
-        if voip != .null { object["voip"] = voip }
+        object["call_report"] = callReport.json
+        if let voip { object["voip"] = voip.json }
         if let report = extensionReport {
             var exit: JSONObject = [:]
             if let code = report.exitCode { exit["code"] = .int(Int64(code)) }
@@ -145,10 +166,9 @@ public struct NotificationResult: Sendable {
             lines.append(
                 "extension: \(NotificationResult.rounded(report.wallMilliseconds)) ms, peak RSS \(rss), \(exit)")
         }
-        if let call = callReport.objectValue {
-            let caller =
-                call["localized_caller_name"]?.stringValue ?? call["remote_handle"]?["value"]?.stringValue ?? "?"
-            lines.append("call:     \(safe(caller)) rings (CallKit uuid \(safe(call["uuid"]?.stringValue ?? "?")))")
+        if let call = callReport {
+            let caller = call.localizedCallerName ?? call.handleValue
+            lines.append("call:     \(safe(caller)) rings (CallKit uuid \(safe(call.uuid)))")
         }
         for warning in warnings { lines.append("warning:  \(safe(warning))") }
         return lines.joined(separator: "\n") + "\n"

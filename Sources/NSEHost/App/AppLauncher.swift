@@ -10,43 +10,8 @@ import NSESystem
 struct AppLauncher {
     var device: Device
 
-    /// What happened when the app was (or was not) launched.
-    struct Launch {
-        enum Outcome: String { case reported, terminated, refused }
-        var outcome: Outcome
-        var handler: String
-        var report: CallReport?
-        var failure: String?
-        var wallMilliseconds: Double = 0
-        var strikes: Int
-        var maxStrikes: Int
-        /// Why the App Group store could not keep the strikes or the call log, if it could not.
-        var storeError: String?
-
-        var json: JSON {
-            var object: JSONObject = [
-                "handler": .string(handler), "outcome": .string(outcome.rawValue), "failure": .string(failure),
-                "wall_ms": .double((wallMilliseconds * 1000).rounded() / 1000), "strikes": .int(Int64(strikes)),
-                "max_strikes": .int(Int64(maxStrikes)),
-            ]
-            if let storeError { object["store_error"] = .string(storeError) }
-            return .object(object)
-        }
-
-        /// One sentence for the result's reason.
-        var summary: String {
-            switch outcome {
-            case .reported: "the app reported the call to CallKit"
-            case .terminated:
-                "the app did not report the call (\(failure ?? "no report")): iOS terminated it, strike \(strikes) of \(maxStrikes)"
-            case .refused:
-                "VoIP payloads are no longer delivered to this app after \(strikes) strikes (reset with `nse device reset-voip`)"
-            }
-        }
-    }
-
     /// Delivers a VoIP payload to the app.
-    func launch(_ payload: JSONObject) -> Launch {
+    func launch(_ payload: JSONObject) -> AppLaunch {
         let settings = device.config.voip
         // The App Group store keeps the strikes and the call log. A store that cannot be opened is reported in the
         // launch (`store_error`), and the app is launched as if it had no strikes: the call is not lost for it.
@@ -59,7 +24,7 @@ struct AppLauncher {
         func note(_ failure: DeviceError) { storeError = storeError ?? failure.description }
         var strikes = 0
         do { strikes = try state?.strikes() ?? 0 } catch { note(error) }
-        var launch = Launch(
+        var launch = AppLaunch(
             outcome: .refused, handler: settings.appHandler.name, strikes: strikes, maxStrikes: settings.maxStrikes)
         guard strikes < settings.maxStrikes else {
             do { try state?.record(["outcome": "refused", "strikes": .int(Int64(strikes))]) } catch { note(error) }
@@ -83,15 +48,16 @@ struct AppLauncher {
             do { json = try JSON.parse(bytes, options: JSONParseOptions(maxDepth: 8)) } catch {
                 throw AppFailure("malformed report: \(error.description)")
             }
-            do { launch.report = try CallReport(json: json) } catch {
+            let report: CallReport
+            do { report = try CallReport(json: json) } catch {
                 throw AppFailure("malformed report: \(error.description)")
             }
+            launch.report = report
             launch.outcome = .reported
             do {
                 try state?.record([
-                    "outcome": "reported", "uuid": .string(launch.report!.uuid),
-                    "handle": .string(launch.report!.handleValue),
-                    "caller": .string(launch.report!.localizedCallerName), "video": .bool(launch.report!.hasVideo),
+                    "outcome": "reported", "uuid": .string(report.uuid), "handle": .string(report.handleValue),
+                    "caller": .string(report.localizedCallerName), "video": .bool(report.hasVideo),
                 ])
             } catch { note(error) }
         } catch {

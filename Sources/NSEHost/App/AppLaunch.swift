@@ -1,0 +1,50 @@
+public import NSEJSON
+public import NSEPayload
+
+/// What happened when iOS launched the app for a VoIP payload (or refused to): the result's `voip.app`.
+public struct AppLaunch: Sendable, Equatable, JSONEncodable {
+    public enum Outcome: String, Sendable, JSONEncodable {
+        /// The app reported the call to CallKit before its deadline.
+        case reported
+        /// It did not: iOS terminated it and recorded a strike.
+        case terminated
+        /// It has too many strikes: VoIP payloads are no longer delivered to it.
+        case refused
+    }
+
+    public internal(set) var outcome: Outcome
+    /// The handler's kind: `built-in`, `command` or `url`.
+    public internal(set) var handler: String
+    /// The call the app reported (the result's `call_report`), nil unless `reported`.
+    public internal(set) var report: CallReport?
+    /// Why the app was terminated.
+    public internal(set) var failure: String?
+    public internal(set) var wallMilliseconds: Double = 0
+    /// The strikes after this launch.
+    public internal(set) var strikes: Int
+    public internal(set) var maxStrikes: Int
+    /// Why the App Group store could not keep the strikes or the call log, if it could not.
+    public internal(set) var storeError: String?
+
+    /// `{"handler", "outcome", "failure", "wall_ms", "strikes", "max_strikes"}`, and `store_error` when there is one.
+    public var json: JSON {
+        var object: JSONObject = [
+            "handler": .string(handler), "outcome": outcome.json, "failure": failure.json,
+            "wall_ms": .double(NotificationResult.rounded(wallMilliseconds)), "strikes": strikes.json,
+            "max_strikes": maxStrikes.json,
+        ]
+        if let storeError { object["store_error"] = .string(storeError) }
+        return .object(object)
+    }
+
+    /// One sentence for the result's reason.
+    var summary: String {
+        switch outcome {
+        case .reported: "the app reported the call to CallKit"
+        case .terminated:
+            "the app did not report the call (\(failure ?? "no report")): iOS terminated it, strike \(strikes) of \(maxStrikes)"
+        case .refused:
+            "VoIP payloads are no longer delivered to this app after \(strikes) strikes (reset with `nse device reset-voip`)"
+        }
+    }
+}

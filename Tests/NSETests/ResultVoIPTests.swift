@@ -1,0 +1,66 @@
+import NSEJSON
+import NSEPayload
+import Testing
+
+@testable import NSEHost
+
+/// The result's `call_report` and `voip` as docs/result.md and docs/voip.md show them: the same keys in the same
+/// order, `call_report` always there (`null` without a call), `voip` only when a call offer took a path.
+@Suite struct ResultVoIPTests {
+    static let report = CallReport(
+        uuid: "6F1C0000-0000-4000-8000-00000000000A", handleType: .generic, handleValue: "sip:bob@example.org",
+        localizedCallerName: "Bob", hasVideo: true)
+
+    static func launch(_ outcome: AppLaunch.Outcome, report: CallReport? = nil, storeError: String? = nil) -> AppLaunch
+    {
+        AppLaunch(
+            outcome: outcome, handler: "command", report: report, failure: outcome == .terminated ? "no report" : nil,
+            wallMilliseconds: 1.23456, strikes: outcome == .reported ? 0 : 3, maxStrikes: 3, storeError: storeError)
+    }
+
+    /// The members after `display` up to `extension`, as written.
+    static func voipMembers(_ callReport: CallReport?, _ voip: NotificationResult.VoIPPath?) -> String {
+        var result = NotificationResult(outcome: .suppressed, reason: "r", requestID: "id", pushType: .alert)
+        result.callReport = callReport
+        result.voip = voip
+        let text = result.json.serialized()
+        let start = text.firstRange(of: #""call_report":"#)!.lowerBound
+        let end = text.firstRange(of: #","extension":"#)!.lowerBound
+        return String(text[start..<end])
+    }
+
+    @Test func noCallWritesANullReportAndNoVoIP() {
+        #expect(Self.voipMembers(nil, nil) == #""call_report":null"#)
+    }
+
+    @Test func theExtensionsReportWithTheAppsLaunch() {
+        let launch = Self.launch(.reported, report: Self.report)
+        #expect(
+            Self.voipMembers(launch.report, .notificationServiceExtension(error: nil, app: launch))
+                == #""call_report":{"uuid":"6F1C0000-0000-4000-8000-00000000000A","remote_handle":{"type":"generic","value":"sip:bob@example.org"},"localized_caller_name":"Bob","has_video":true,"supports_holding":true,"supports_dtmf":true,"supports_grouping":false,"supports_ungrouping":false},"voip":{"path":"notification-service-extension","error":null,"app":{"handler":"command","outcome":"reported","failure":null,"wall_ms":1.235,"strikes":0,"max_strikes":3}}"#
+        )
+    }
+
+    @Test func aRefusedReportHasItsErrorAndNoApp() {
+        #expect(
+            Self.voipMembers(
+                nil, .notificationServiceExtension(error: .missingNotificationFilteringEntitlement, app: nil))
+                == #""call_report":null,"voip":{"path":"notification-service-extension","error":{"domain":"CXErrorDomainNotificationServiceExtension","code":2,"name":"missingNotificationFilteringEntitlement"}}"#
+        )
+    }
+
+    @Test func pushKitWithATerminatedApp() {
+        #expect(
+            Self.voipMembers(nil, .pushKit(Self.launch(.terminated, storeError: "store")))
+                == #""call_report":null,"voip":{"path":"pushkit","app":{"handler":"command","outcome":"terminated","failure":"no report","wall_ms":1.235,"strikes":3,"max_strikes":3,"store_error":"store"}}"#
+        )
+    }
+
+    @Test func textNamesTheCaller() {
+        var result = NotificationResult(outcome: .notInvoked, reason: "r", requestID: "id", pushType: .voip)
+        result.callReport = Self.report
+        #expect(result.text.contains("call:     Bob rings (CallKit uuid 6F1C0000-0000-4000-8000-00000000000A)\n"))
+        result.callReport?.localizedCallerName = nil
+        #expect(result.text.contains("call:     sip:bob@example.org rings"))
+    }
+}
