@@ -30,23 +30,33 @@ extension JSONDecodable {
 }
 
 extension JSONObject {
-    /// The member `key` read as `T`: the one field reader. An absent member is `T.whenAbsent` (nil for an optional
-    /// `T`) or an error; an error inside the member gets `key` in front of its path.
+    /// The member at `path` (a key, or the keys down through nested objects) read as `T`: the one field reader.
+    /// An absent member is `T.whenAbsent` (nil for an optional `T`) or an error, and so is an absent or `null`
+    /// object on the way; an error names the member's whole path.
     ///
     /// ```swift
-    /// let uuid: String = try report.field("uuid")               // required
-    /// let name: String? = try report.field("caller")            // absent or null: nil
-    /// let video = try report.field("has_video") ?? false       // with a default
+    /// let uuid: String = try report.field("uuid")                       // required
+    /// let type: HandleType = try report.field("remote_handle", "type")  // nested
+    /// let name: String? = try report.field("localized_caller_name")     // absent or null: nil
+    /// let video = try report.field("has_video") ?? false               // with a default
     /// ```
     @inlinable
-    public func field<T: JSONDecodable>(_ key: String) throws(JSONFieldError) -> T {
-        guard let value = self[key] else {
-            guard let absent = T.whenAbsent else {
-                throw JSONFieldError(path: [key], expected: T.jsonKind, problem: .missing)
+    public func field<T: JSONDecodable>(_ path: String...) throws(JSONFieldError) -> T {
+        var object = self
+        for (depth, key) in path.enumerated() {
+            let value = object[key]
+            let isLast = depth == path.count - 1
+            if value == nil || (!isLast && value == .null), let absent = T.whenAbsent { return absent }
+            guard let value else {
+                throw JSONFieldError(
+                    path: Array(path[...depth]), expected: isLast ? T.jsonKind : JSONObject.jsonKind, problem: .missing)
             }
-            return absent
+            if isLast {
+                do { return try T(json: value) } catch { throw error.inside(path) }
+            }
+            do { object = try JSONObject(json: value) } catch { throw error.inside(Array(path[...depth])) }
         }
-        do { return try T(json: value) } catch { throw error.inside(key) }
+        preconditionFailure("a field is read at a path of at least one key")
     }
 }
 

@@ -30,10 +30,10 @@ public struct JSONFieldError: Error, Sendable, Equatable, CustomStringConvertibl
         self.init(expected: expected, problem: json.map { .found($0.kindWithArticle) } ?? .missing)
     }
 
-    /// The same error one level down: inside the member `key`.
-    public func inside(_ key: String) -> JSONFieldError {
+    /// The same error further down: inside the member at `keys` (outermost first).
+    public func inside(_ keys: [String]) -> JSONFieldError {
         var error = self
-        error.path.insert(key, at: 0)
+        error.path.insert(contentsOf: keys, at: 0)
         return error
     }
 

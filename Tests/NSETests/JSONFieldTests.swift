@@ -65,6 +65,34 @@ import Testing
         #expect(try error(document) == message)
     }
 
+    @Test(arguments: [
+        (#"{"a":{"b":{"c":1}}}"#, "1", "1"),
+        (#"{"a":{}}"#, "nil", #""a.b" must be an object, and is missing"#),
+        (#"{"a":{"b":null}}"#, "nil", #""a.b" must be an object, not null"#),
+        (#"{"a":{"b":{"c":null}}}"#, "nil", #""a.b.c" must be an integer, not null"#),
+        (#"{"a":{"b":[]}}"#, #""a.b" must be an object, not an array"#, #""a.b" must be an object, not an array"#),
+        (#"{"a":"b"}"#, #""a" must be an object, not a string"#, #""a" must be an object, not a string"#),
+        (
+            #"{"a":{"b":{"c":"1"}}}"#, #""a.b.c" must be an integer, not a string"#,
+            #""a.b.c" must be an integer, not a string"#
+        ),
+    ])
+    func nestedPathsReadThroughObjects(document: String, optional: String, required: String) throws {
+        let object = try JSONObject(json: JSON.parse(document))
+        var optionalRead: String
+        do {
+            let value: Int? = try object.field("a", "b", "c")
+            optionalRead = value.map(String.init) ?? "nil"
+        } catch { optionalRead = error.description }
+        var requiredRead: String
+        do {
+            let value: Int = try object.field("a", "b", "c")
+            requiredRead = String(value)
+        } catch { requiredRead = error.description }
+        #expect(optionalRead == optional)
+        #expect(requiredRead == required)
+    }
+
     @Test func errorsNeverQuoteAValue() throws {
         let secret = "Lunch at 1?\nnew line"
         let message = try error(JSON.object(["name": "n", "inner": ["shape": .string(secret)]]).serialized())

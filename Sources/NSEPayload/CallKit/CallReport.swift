@@ -54,13 +54,8 @@ public struct CallReport: Sendable, Equatable, JSONConvertible {
         guard Plaintext.isUUID(uuid) else {
             throw JSONFieldError(path: ["uuid"], expected: "a UUID", problem: .found(nil))
         }
-        let handle: JSONObject = try object.field("remote_handle")
-        let type: HandleType
-        let value: String
-        do {
-            type = try handle.field("type")
-            value = try handle.field("value")
-        } catch { throw error.inside("remote_handle") }
+        let type: HandleType = try object.field("remote_handle", "type")
+        let value: String = try object.field("remote_handle", "value")
         guard !value.isEmpty else {
             throw JSONFieldError(
                 path: ["remote_handle", "value"], expected: "a non-empty string", problem: .found(nil))
