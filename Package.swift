@@ -225,7 +225,8 @@ let package = Package(
         .testTarget(
             name: "NSEServerTests",
             dependencies: [
-                "NSEAPNs", "NSEServer", "NSEDevice", "NSEHost", "NSEHTTP", "NSEJSON", "NSETestSupport", logging,
+                "NSEAPNs", "NSEServer", "NSEDevice", "NSEHost", "NSEHTTP", "NSEJSON", "NSEPayload", "NSETestSupport",
+                logging,
                 // APNs keys for the provider-token tests, made in process.
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -45,6 +45,20 @@ public struct AcceptedPush: Sendable {
     public var expiration: Int64? = nil
     /// `apns-collapse-id`, if given.
     public var collapseID: String? = nil
+
+    public init(
+        apnsID: String, token: String, tokenKind: TokenKind, pushType: PushType, priority: Int, payload: [UInt8],
+        expiration: Int64? = nil, collapseID: String? = nil
+    ) {
+        self.apnsID = apnsID
+        self.token = token
+        self.tokenKind = tokenKind
+        self.pushType = pushType
+        self.priority = priority
+        self.payload = payload
+        self.expiration = expiration
+        self.collapseID = collapseID
+    }
 }
 
 /// The headers of one `POST /3/device/{token}`, lower-cased names, in the order received.

@@ -104,6 +104,8 @@ public enum PushServer {
             responder: responder, server: server,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
             services: h2c.map { [$0] } ?? [], onServerRunning: { report("listening", $0) }, logger: logger)
+        // Pushes a previous run answered 200 and never ran go first into the queue, beside new ones.
+        service.resumeUnfinished()
         do {
             try await app.runService()
         } catch {

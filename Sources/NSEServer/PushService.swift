@@ -103,14 +103,13 @@ public final class PushService: Sendable {
     public func enqueue(
         _ push: AcceptedPush, to device: Device, uniqueID: String, completion: (@Sendable (JSON) -> Void)? = nil
     ) async -> APNsError? {
-        let receivedAt = Clock.unixMilliseconds()
+        let record = AcceptedPushRecord(push: push, uniqueID: uniqueID, receivedAt: Clock.unixMilliseconds())
         let accepted = Clock.monotonicNanoseconds()
         switch queue.reserve() {
         case .accepted: break
         case .full: return .tooManyRequests
         case .closed: return .shutdown
         }
-        let record = AcceptedPushRecord(apnsID: push.apnsID, token: push.token.lowercased(), receivedAt: receivedAt)
         let row: ResultStore.Row
         do {
             row = try await storeThreads.runIfActive { [store] in try store.accept(record, for: device) }
@@ -125,16 +124,78 @@ public final class PushService: Sendable {
             return .internalServerError
         }
         acknowledgements.expect(uniqueID, row: row, device: device)
+        run(record, row: row, on: device, acceptedAt: accepted, completion: completion)
+        return nil
+    }
+
+    /// Runs again, in the background, every push a previous run of the server answered 200 and never finished
+    /// (it crashed, was killed, or lost power in between), oldest first, as APNs delivers what it accepted once
+    /// the device is reachable. Each waits for a free slot of the queue; what the server stops before running
+    /// stays for its next start. Results say `"redelivered": true`; a push whose `apns-expiration` passed in the
+    /// meantime is recorded `expired`. Returns the task, which ends with how many it queued.
+    @discardableResult
+    public func resumeUnfinished() -> Task<Int, Never> {
+        Task { [self] in
+            var resumed = 0
+            for device in devices.all {
+                let unfinished: [(ResultStore.Row, AcceptedPushRecord)]
+                do {
+                    unfinished = try await storeThreads.runIfActive { [store] in try store.unfinished(for: device) }
+                } catch {
+                    logger.error(
+                        "unfinished pushes not readable",
+                        metadata: ["device": .string(device.directory), "store-error": .string("\(error)")])
+                    continue
+                }
+                if !unfinished.isEmpty {
+                    logger.notice(
+                        "running pushes accepted before the server stopped",
+                        metadata: [
+                            "device": .string(device.directory), "pushes": .stringConvertible(unfinished.count),
+                        ])
+                }
+                for (row, record) in unfinished {
+                    guard await reserveWhenFree() else { return resumed }
+                    run(record, row: row, on: device, acceptedAt: Clock.monotonicNanoseconds(), redelivered: true)
+                    resumed += 1
+                }
+            }
+            return resumed
+        }
+    }
+
+    /// A slot of the queue, waiting while it is full; `false` once the server is stopping.
+    private func reserveWhenFree() async -> Bool {
+        while true {
+            switch queue.reserve() {
+            case .accepted: return true
+            case .closed: return false
+            case .full: try? await Task.sleep(nanoseconds: 20_000_000)
+            }
+        }
+    }
+
+    /// Delivers a recorded push in the slot it holds, records its result, and tells the log, the event stream, the
+    /// device's callback and `completion`.
+    private func run(
+        _ record: AcceptedPushRecord, row: ResultStore.Row, on device: Device, acceptedAt accepted: UInt64,
+        redelivered: Bool = false, completion: (@Sendable (JSON) -> Void)? = nil
+    ) {
+        let push = record.push
+        let receivedAt = record.receivedAt
+        let uniqueID = record.uniqueID
         queue.run { [self] in
             let queuedMilliseconds = Clock.millisecondsSince(accepted)
             // APNs drops a push whose expiration date has passed instead of delivering it; 0 means "now or never".
-            let expired = push.expiration.map { $0 != 0 && $0 * 1000 < receivedAt } ?? false
+            // A push run again after a restart is judged now: it may have expired while the server was down.
+            let deliveredAt = redelivered ? Clock.unixMilliseconds() : receivedAt
+            let expired = push.expiration.map { $0 != 0 && $0 * 1000 < deliveredAt } ?? false
             let result: NotificationResult
             if expired {
+                let when = redelivered ? "when the server ran it again after a restart" : "when the push arrived"
                 result = NotificationResult(
                     outcome: .expired,
-                    reason:
-                        "apns-expiration \(push.expiration ?? 0) had passed when the push arrived: APNs discards it undelivered",
+                    reason: "apns-expiration \(push.expiration ?? 0) had passed \(when): APNs discards it undelivered",
                     requestID: push.apnsID, pushType: push.pushType)
             } else {
                 let host = NotificationHost(device: device, limits: limits, extensionCommand: extensionCommand)
@@ -147,6 +208,7 @@ public final class PushService: Sendable {
             object["received_at"] = .int(receivedAt)
             object["queued_ms"] = .double(NotificationResult.rounded(queuedMilliseconds))
             if let collapseID = push.collapseID { object["collapse_id"] = .string(collapseID) }
+            if redelivered { object["redelivered"] = true }
             let latencyMilliseconds = Clock.millisecondsSince(accepted)
             object["latency_ms"] = .double(NotificationResult.rounded(latencyMilliseconds))
             object["recorded_at"] = .int(Clock.unixMilliseconds())
@@ -174,7 +236,6 @@ public final class PushService: Sendable {
             if let url = device.config.callbackURL { callbacks.post(recorded, to: url, apnsID: push.apnsID) }
             completion?(recorded)
         }
-        return nil
     }
 
     /// How long a result waits for the store when the disk is full or the file is locked or unwritable: while the

@@ -306,4 +306,57 @@ func runOffPool(_ executable: String, _ arguments: [String], timeout: TimeInterv
         #expect(server.stop() == 0)
         #expect(try recordedResults(root + "/bob").count == 2)
     }
+
+    /// `nse serve` killed (SIGKILL) after answering 200 and before the push ran: the next start runs it, as APNs
+    /// delivers what it accepted, and judges its expiration at that moment.
+    @Test func aPushAnswered200BeforeACrashRunsWhenTheServerStartsAgain() async throws {
+        let root = try TestSupport.temporaryDirectory("nse-serve-crash")
+        #expect(try TestSupport.nse(["device", "init", root + "/bob"]).status == 0)
+        let token = try Device.open(at: root + "/bob").config.remoteToken
+        // An extension that takes 30 s: the server is killed long before either push has run.
+        let slow = root + "/slow.sh"
+        try TestSupport.write("#!/bin/sh\nread -r request\nexec sleep 30\n", to: slow)
+        chmod(slow, 0o755)
+        let first = try ServeProcess([
+            "--listen", "127.0.0.1:0", "--device", root + "/bob", "--extension", slow, "--concurrency", "1",
+        ])
+        func push(_ base: String, id: String, expiration: Int) async throws -> String {
+            try await runOffPool(
+                "/usr/bin/curl",
+                [
+                    "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--http2-prior-knowledge", "--max-time", "30",
+                    "-H", "apns-topic: org.example.app", "-H", "apns-id: \(id)", "-H", "apns-expiration: \(expiration)",
+                    "--data-binary", #"{"aps":{"alert":"hello","mutable-content":1}}"#, base + "/3/device/" + token,
+                ], timeout: 40
+            ).stdout
+        }
+        let now = Int(Date().timeIntervalSince1970)
+        let kept = "00000000-0000-4000-8000-00000000000a"
+        let expiring = "00000000-0000-4000-8000-00000000000b"
+        #expect(try await push(first.url, id: kept, expiration: now + 3600) == "200")
+        #expect(try await push(first.url, id: expiring, expiration: now + 2) == "200")
+        kill(first.process.processIdentifier, SIGKILL)
+        first.process.waitUntilExit()
+        #expect(try recordedResults(root + "/bob").isEmpty)
+        // Started again (with the reference extension) after the second push's expiration date.
+        try await Task.sleep(nanoseconds: 3_000_000_000)
+        let second = try ServeProcess(["--listen", "127.0.0.1:0", "--device", root + "/bob"])
+        var results: [JSON] = []
+        for _ in 0..<100 where results.count < 2 {
+            try await Task.sleep(nanoseconds: 100_000_000)
+            results = try recordedResults(root + "/bob")
+        }
+        #expect(second.stop() == 0)
+        let byID = Dictionary(results.map { ($0["apns_id"]?.stringValue ?? "", $0) }, uniquingKeysWith: { $1 })
+        #expect(results.count == 2)
+        #expect(byID[kept]?["outcome"]?.stringValue == "rewritten" || byID[kept]?["outcome"]?.stringValue == "fallback")
+        #expect(byID[kept]?["redelivered"]?.boolValue == true)
+        #expect(byID[expiring]?["outcome"]?.stringValue == "expired")
+        #expect(byID[expiring]?["reason"]?.stringValue?.contains("ran it again") == true)
+        // Nothing is run a third time.
+        let third = try ServeProcess(["--listen", "127.0.0.1:0", "--device", root + "/bob"])
+        try await Task.sleep(nanoseconds: 500_000_000)
+        #expect(third.stop() == 0)
+        #expect(try recordedResults(root + "/bob").count == 2)
+    }
 }

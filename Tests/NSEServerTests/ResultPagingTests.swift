@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NSEDevice
 import NSEJSON
+import NSEPayload
 import NSETestSupport
 import Synchronization
 import Testing
@@ -32,7 +33,11 @@ import Testing
     func record(_ count: Int, in store: ResultStore) throws {
         for index in 0..<count {
             let row = try store.accept(
-                AcceptedPushRecord(apnsID: "id-\(index)", token: token, receivedAt: Int64(index)), for: device)
+                AcceptedPushRecord(
+                    push: AcceptedPush(
+                        apnsID: "id-\(index)", token: token, tokenKind: .remote, pushType: .alert, priority: 10,
+                        payload: Array(#"{"aps":{"alert":"x"}}"#.utf8)),
+                    uniqueID: "u-\(index)", receivedAt: Int64(index)), for: device)
             try store.complete(
                 row,
                 result: [

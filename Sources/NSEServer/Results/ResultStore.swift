@@ -2,6 +2,7 @@ public import Logging
 public import NSEDatabase
 public import NSEDevice
 public import NSEJSON
+import NSEPayload
 import NSESystem
 import Synchronization
 
@@ -20,6 +21,7 @@ import Synchronization
 /// the provider never saw the 200 and may send the push again.
 public final class ResultStore: Sendable {
     /// Version 1: one row per accepted push; `result` (the JSON document) is NULL until the push has run.
+    /// Version 2: the push itself is kept until then.
     static let schema = [
         """
         CREATE TABLE results (
@@ -33,7 +35,19 @@ public final class ResultStore: Sendable {
             result TEXT
         );
         CREATE INDEX results_done ON results(id) WHERE result IS NOT NULL;
+        """,
+        // Version 2: the accepted push itself, until it has run, so a server that stops (a crash, SIGKILL, a
+        // power loss) after answering 200 runs it when it starts again, as APNs delivers what it accepted.
         """
+        ALTER TABLE results ADD COLUMN unique_id TEXT;
+        ALTER TABLE results ADD COLUMN token_kind TEXT;
+        ALTER TABLE results ADD COLUMN push_type TEXT;
+        ALTER TABLE results ADD COLUMN priority INTEGER;
+        ALTER TABLE results ADD COLUMN expiration INTEGER;
+        ALTER TABLE results ADD COLUMN collapse_id TEXT;
+        ALTER TABLE results ADD COLUMN payload BLOB;
+        CREATE INDEX results_unfinished ON results(id) WHERE result IS NULL AND payload IS NOT NULL;
+        """,
     ]
 
     private let databases = Mutex<[String: Database]>([:])
@@ -63,12 +77,22 @@ public final class ResultStore: Sendable {
         _ = try database(for: device)
     }
 
-    /// Records an accepted push (before its answer): the row its result will fill.
-    public func accept(_ push: AcceptedPushRecord, for device: Device) throws(DatabaseError) -> Row {
+    /// Records an accepted push (before its answer), the push itself included: the row its result will fill.
+    public func accept(_ record: AcceptedPushRecord, for device: Device) throws(DatabaseError) -> Row {
+        let push = record.push
         let rows = try writing(for: device) { database throws(DatabaseError) in
             try database.execute(
-                "INSERT INTO results (apns_id, token, received_at) VALUES (?, ?, ?) RETURNING id",
-                [.text(push.apnsID), .text(push.token), .integer(push.receivedAt)])
+                """
+                INSERT INTO results (apns_id, token, received_at, unique_id, token_kind, push_type, priority,
+                    expiration, collapse_id, payload)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
+                """,
+                [
+                    .text(push.apnsID), .text(push.token.lowercased()), .integer(record.receivedAt),
+                    .text(record.uniqueID), .text(push.tokenKind.rawValue), .text(push.pushType.rawValue),
+                    .integer(Int64(push.priority)), .integer(push.expiration), .text(push.collapseID),
+                    .blob(push.payload),
+                ])
         }
         guard let id = rows.first?.integer(0) else {
             throw DatabaseError(code: .other, message: "\(Self.path(for: device)): insert returned no row id")
@@ -83,11 +107,34 @@ public final class ResultStore: Sendable {
         }
     }
 
-    /// Fills a push's row with its result.
+    /// Pushes accepted and never run: a previous run of the server stopped between their 200 and their result.
+    /// Oldest first.
+    public func unfinished(for device: Device) throws(DatabaseError) -> [(Row, AcceptedPushRecord)] {
+        let rows = try database(for: device).execute(
+            """
+            SELECT id, apns_id, token, received_at, unique_id, token_kind, push_type, priority, expiration,
+                collapse_id, payload
+            FROM results WHERE result IS NULL AND payload IS NOT NULL ORDER BY id
+            """)
+        return rows.compactMap { row in
+            guard let id = row.integer(0), let apnsID = row.text(1), let token = row.text(2),
+                let pushType = row.text(6).flatMap({ PushType(rawValue: $0) }), let payload = row.blob(10)
+            else { return nil }
+            let push = AcceptedPush(
+                apnsID: apnsID, token: token, tokenKind: row.text(5).flatMap({ TokenKind(rawValue: $0) }) ?? .remote,
+                pushType: pushType, priority: Int(row.integer(7) ?? 10), payload: payload, expiration: row.integer(8),
+                collapseID: row.text(9))
+            let record = AcceptedPushRecord(
+                push: push, uniqueID: row.text(4) ?? "", receivedAt: row.integer(3) ?? 0)
+            return (Row(id: id), record)
+        }
+    }
+
+    /// Fills a push's row with its result (and lets go of the push's payload, which only a rerun needed).
     public func complete(_ row: Row, result: JSON, for device: Device) throws(DatabaseError) {
         try writing(for: device) { database throws(DatabaseError) in
             try database.execute(
-                "UPDATE results SET outcome = ?, recorded_at = ?, result = ? WHERE id = ?",
+                "UPDATE results SET outcome = ?, recorded_at = ?, result = ?, payload = NULL WHERE id = ?",
                 [
                     .text(result["outcome"]?.stringValue), .integer(result["recorded_at"]?.intValue),
                     .text(result.serialized()), .integer(row.id),
@@ -212,15 +259,17 @@ public final class ResultStore: Sendable {
     }
 }
 
-/// What the store keeps of an accepted push before it runs.
+/// What the store keeps of an accepted push until it has run: the push, the `apns-unique-id` of its answer, and
+/// when it arrived.
 public struct AcceptedPushRecord: Sendable {
-    public var apnsID: String
-    public var token: String
+    public var push: AcceptedPush
+    public var uniqueID: String
+    /// Unix milliseconds.
     public var receivedAt: Int64
 
-    public init(apnsID: String, token: String, receivedAt: Int64) {
-        self.apnsID = apnsID
-        self.token = token
+    public init(push: AcceptedPush, uniqueID: String, receivedAt: Int64) {
+        self.push = push
+        self.uniqueID = uniqueID
         self.receivedAt = receivedAt
     }
 }
