@@ -70,7 +70,7 @@ public struct APNsPush: Sendable {
 }
 
 /// APNs's answer to one push: the status, `apns-id`, `apns-unique-id`, and for errors the `reason`.
-public struct APNsAnswer: Sendable, Equatable {
+public struct APNsAnswer: Sendable, Equatable, JSONEncodable {
     public var status: Int
     public var apnsID: String?
     public var uniqueID: String?
@@ -97,8 +97,7 @@ public struct APNsAnswer: Sendable, Equatable {
 
     /// The one line `nse push` prints.
     public var json: JSON {
-        var object: JSONObject = ["status": .int(Int64(status))]
-        object["apns_id"] = apnsID.map(JSON.string) ?? .null
+        var object: JSONObject = ["status": status.json, "apns_id": apnsID.json]
         if let uniqueID { object["apns_unique_id"] = .string(uniqueID) }
         if let reason { object["reason"] = .string(reason) }
         if let timestamp { object["timestamp"] = .int(timestamp) }

@@ -1,9 +1,10 @@
 public import NSEJSON
 
 /// A device's identity and settings, stored as `device.json` in its container.
-public struct DeviceConfig: Sendable, Equatable {
+public struct DeviceConfig: Sendable, Equatable, JSONConvertible {
     /// The layout version of the container.
     public static let formatVersion: Int64 = 1
+    public static var jsonKind: String { "an object" }
 
     public var bundleID: String
     public var teamID: String
@@ -57,48 +58,43 @@ public struct DeviceConfig: Sendable, Equatable {
             "public_key": .string(publicKey),
             "key_id": .string(keyID),
             "created_at": .string(createdAt),
-            "sip": sip?.json ?? .null,
+            "sip": sip.json,
             "voip": voip.json,
-            "apns": [
-                "uninstalled_at": uninstalledAt.map(JSON.int) ?? .null,
-                "callback_url": callbackURL.map(JSON.string) ?? .null,
-            ],
+            "apns": ["uninstalled_at": uninstalledAt.json, "callback_url": callbackURL.json],
         ]
     }
 
-    /// Reads `device.json`.
+    /// Reads `device.json` at `path`; a member that is not what it should be makes the container corrupt, and the
+    /// error names the file and the member.
     public init(json: JSON, path: String) throws(DeviceError) {
-        func field(_ key: String, in object: JSON? = nil) throws(DeviceError) -> String {
-            guard let value = (object ?? json)[key]?.stringValue else {
-                throw DeviceError(.corrupt, "\(path): missing or non-string \"\(key)\"")
-            }
-            return value
-        }
-        guard let format = json["format"]?.intValue else { throw DeviceError(.corrupt, "\(path): missing \"format\"") }
+        do { try self.init(json: json) } catch { throw DeviceError(.corrupt, "\(path): \(error)") }
+    }
+
+    /// Reads the document of `device.json`.
+    public init(json: JSON) throws(JSONFieldError) {
+        let document = try JSONObject(json: json)
+        let format: Int64 = try document.field("format")
         guard format == DeviceConfig.formatVersion else {
-            throw DeviceError(
-                .corrupt,
-                "\(path): container format \(format) is not supported (this build reads \(DeviceConfig.formatVersion))")
-        }
-        guard let tokens = json["tokens"], tokens.objectValue != nil else {
-            throw DeviceError(.corrupt, "\(path): missing \"tokens\"")
+            throw JSONFieldError(
+                path: ["format"], expected: "\(DeviceConfig.formatVersion), the container format this build reads",
+                problem: .found(String(format)))
         }
         self.init(
-            bundleID: try field("bundle_id"), teamID: try field("team_id"), locale: try field("locale"),
-            filtering: json["entitlements"]?["com.apple.developer.usernotifications.filtering"]?.boolValue ?? false,
-            remoteToken: try field("remote", in: tokens), voipToken: try field("voip", in: tokens),
-            publicKey: try field("public_key"), keyID: try field("key_id"), createdAt: try field("created_at"))
-        voip = VoIPSettings(json: json["voip"])
-        uninstalledAt = json["apns"]?["uninstalled_at"]?.intValue
-        callbackURL = json["apns"]?["callback_url"]?.stringValue
-        if let account = json["sip"], !account.isNull {
-            sip = try SIPAccount(json: account, path: path)
-        }
+            bundleID: try document.field("bundle_id"), teamID: try document.field("team_id"),
+            locale: try document.field("locale"),
+            filtering: try document.field("entitlements", "com.apple.developer.usernotifications.filtering") ?? false,
+            remoteToken: try document.field("tokens", "remote"), voipToken: try document.field("tokens", "voip"),
+            publicKey: try document.field("public_key"), keyID: try document.field("key_id"),
+            createdAt: try document.field("created_at"))
+        sip = try document.field("sip")
+        voip = try document.field("voip") ?? VoIPSettings()
+        uninstalledAt = try document.field("apns", "uninstalled_at")
+        callbackURL = try document.field("apns", "callback_url")
     }
 }
 
 /// A device's SIP account: what the app registers with.
-public struct SIPAccount: Sendable, Equatable {
+public struct SIPAccount: Sendable, Equatable, JSONConvertible {
     /// The address of record, e.g. `sip:bob@example.org`.
     public var aor: String
     /// The outbound proxy / registrar with its transport, e.g. `sip:127.0.0.1:5060;transport=tcp`.
@@ -118,7 +114,9 @@ public struct SIPAccount: Sendable, Equatable {
         self.caFile = caFile
     }
 
-    var json: JSON {
+    public static var jsonKind: String { "an object" }
+
+    public var json: JSON {
         var object: JSONObject = [
             "aor": .string(aor), "proxy": .string(proxy), "expires": .int(expires), "instance": .string(instance),
         ]
@@ -126,13 +124,12 @@ public struct SIPAccount: Sendable, Equatable {
         return .object(object)
     }
 
-    init(json: JSON, path: String) throws(DeviceError) {
-        guard let aor = json["aor"]?.stringValue, let proxy = json["proxy"]?.stringValue,
-            let instance = json["instance"]?.stringValue
-        else { throw DeviceError(.corrupt, "\(path): \"sip\" needs aor, proxy and instance") }
+    public init(json: JSON) throws(JSONFieldError) {
+        let account = try JSONObject(json: json)
         self.init(
-            aor: aor, proxy: proxy, expires: json["expires"]?.intValue ?? 3600, instance: instance,
-            caFile: json["ca_file"]?.stringValue)
+            aor: try account.field("aor"), proxy: try account.field("proxy"),
+            expires: try account.field("expires") ?? 3600, instance: try account.field("instance"),
+            caFile: try account.field("ca_file"))
     }
 
     /// Checks the URIs' shape; the SIP layer parses them fully.

@@ -1,10 +1,10 @@
-import NSEJSON
+public import NSEJSON
 import NSESystem
 
 /// How the device's app handles VoIP payloads (the PushKit side of the app).
-public struct VoIPSettings: Sendable, Equatable {
+public struct VoIPSettings: Sendable, Equatable, JSONConvertible {
     /// What runs when iOS launches the app for a VoIP payload.
-    public enum AppHandler: Sendable, Equatable {
+    public enum AppHandler: Sendable, Equatable, JSONConvertible {
         /// nse's own: reports the call correctly from the payload.
         case builtIn
         /// A program run with the VoIP payload as JSON on stdin; it prints the call report.
@@ -19,6 +19,29 @@ public struct VoIPSettings: Sendable, Equatable {
             case .url: "url"
             }
         }
+
+        public static var jsonKind: String { "\"built-in\", or an object with a command or a url" }
+
+        /// `"built-in"`, `{"command": …}` or `{"url": …}`.
+        public var json: JSON {
+            switch self {
+            case .builtIn: "built-in"
+            case .command(let command): ["command": .string(command)]
+            case .url(let url): ["url": .string(url)]
+            }
+        }
+
+        public init(json: JSON) throws(JSONFieldError) {
+            if json == "built-in" {
+                self = .builtIn
+            } else if case .object(let handler) = json, let command: String = try handler.field("command") {
+                self = .command(command)
+            } else if case .object(let handler) = json, let url: String = try handler.field("url") {
+                self = .url(url)
+            } else {
+                throw JSONFieldError(expected: Self.jsonKind, problem: .found(nil))
+            }
+        }
     }
 
     public var appHandler: AppHandler = .builtIn
@@ -31,29 +54,22 @@ public struct VoIPSettings: Sendable, Equatable {
 
     public init() {}
 
-    var json: JSON {
-        var handler: JSON = "built-in"
-        switch appHandler {
-        case .builtIn: break
-        case .command(let command): handler = ["command": .string(command)]
-        case .url(let url): handler = ["url": .string(url)]
-        }
-        return [
-            "app_handler": handler, "app_deadline_s": .double(appDeadline), "max_strikes": .int(Int64(maxStrikes)),
+    public static var jsonKind: String { "an object" }
+
+    public var json: JSON {
+        [
+            "app_handler": appHandler.json, "app_deadline_s": .double(appDeadline), "max_strikes": maxStrikes.json,
             "max_offer_age_s": .double(maxOfferAge),
         ]
     }
 
-    init(json: JSON?) {
-        guard let json else { return }
-        if let command = json["app_handler"]?["command"]?.stringValue {
-            appHandler = .command(command)
-        } else if let url = json["app_handler"]?["url"]?.stringValue {
-            appHandler = .url(url)
-        }
-        appDeadline = json["app_deadline_s"]?.doubleValue ?? appDeadline
-        maxStrikes = json["max_strikes"]?.intValue.map { Int($0) } ?? maxStrikes
-        maxOfferAge = json["max_offer_age_s"]?.doubleValue ?? maxOfferAge
+    /// Reads the settings; each one left out keeps its default.
+    public init(json: JSON) throws(JSONFieldError) {
+        let settings = try JSONObject(json: json)
+        appHandler = try settings.field("app_handler") ?? appHandler
+        appDeadline = try settings.field("app_deadline_s") ?? appDeadline
+        maxStrikes = try settings.field("max_strikes") ?? maxStrikes
+        maxOfferAge = try settings.field("max_offer_age_s") ?? maxOfferAge
     }
 
     /// Parses `--app-handler CMD|URL` (`builtin` for nse's own).

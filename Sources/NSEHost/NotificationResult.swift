@@ -2,7 +2,7 @@ public import NSEJSON
 public import NSEPayload
 
 /// The host's verdict on one notification: the same document whichever entry point was used (docs/result.md).
-public struct NotificationResult: Sendable {
+public struct NotificationResult: Sendable, JSONEncodable {
     /// What the user ends up with.
     public enum Outcome: String, Sendable {
         /// The extension's rewrite is shown.

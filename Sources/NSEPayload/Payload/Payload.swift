@@ -2,7 +2,7 @@ public import NSEJSON
 
 /// A validated push payload: the whole JSON document, with typed views of the keys nse understands.
 /// Unknown keys are kept untouched in ``root``.
-public struct Payload: Sendable, Equatable {
+public struct Payload: Sendable, Equatable, JSONEncodable {
     /// The whole document, in its original key order.
     public var root: JSONObject
     /// The `aps` dictionary as iOS reads it.

@@ -1,0 +1,75 @@
+import NSEDevice
+import NSEJSON
+import Testing
+
+/// `device.json` as written and read: every setting round-trips, the file keeps its layout, and a member that is
+/// not what it should be makes the container corrupt with one line naming the file and the member.
+@Suite struct DeviceConfigJSONTests {
+    static func config() -> DeviceConfig {
+        var config = DeviceConfig(
+            bundleID: "org.example.app", teamID: "ABCDE12345", locale: "fr-FR", filtering: true, remoteToken: "aa",
+            voipToken: "bb", publicKey: "cHVi", keyID: "k1", createdAt: "2026-11-23T10:00:00Z")
+        config.sip = SIPAccount(
+            aor: "sip:bob@example.org", proxy: "sip:127.0.0.1:5060;transport=tcp", expires: 600,
+            instance: "urn:uuid:1", caFile: "/ca.pem")
+        config.voip.appHandler = .url("http://127.0.0.1:9000/voip")
+        config.voip.appDeadline = 0.5
+        config.voip.maxStrikes = 2
+        config.uninstalledAt = 1_795_300_000_000
+        return config
+    }
+
+    @Test func roundTripsWithItsLayout() throws {
+        let config = Self.config()
+        let text = config.json.serialized()
+        #expect(
+            text
+                == #"{"format":1,"bundle_id":"org.example.app","team_id":"ABCDE12345","locale":"fr-FR","entitlements":{"com.apple.developer.usernotifications.filtering":true},"tokens":{"remote":"aa","voip":"bb"},"public_key":"cHVi","key_id":"k1","created_at":"2026-11-23T10:00:00Z","sip":{"aor":"sip:bob@example.org","proxy":"sip:127.0.0.1:5060;transport=tcp","expires":600,"instance":"urn:uuid:1","ca_file":"/ca.pem"},"voip":{"app_handler":{"url":"http://127.0.0.1:9000/voip"},"app_deadline_s":0.5,"max_strikes":2,"max_offer_age_s":30},"apns":{"uninstalled_at":1795300000000,"callback_url":null}}"#
+        )
+        #expect(try DeviceConfig(json: JSON.parse(text), path: "device.json") == config)
+        for handler in [VoIPSettings.AppHandler.builtIn, .command("./app.sh")] {
+            var other = config
+            other.voip.appHandler = handler
+            other.sip = nil
+            #expect(try DeviceConfig(json: JSON.parse(other.json.serialized()), path: "device.json") == other)
+        }
+    }
+
+    @Test func leftOutSettingsKeepTheirDefaults() throws {
+        let config = try DeviceConfig(
+            json: JSON.parse(
+                #"{"format":1,"bundle_id":"b","team_id":"t","locale":"en","tokens":{"remote":"r","voip":"v"},"public_key":"p","key_id":"k","created_at":"c","sip":null,"voip":{"max_strikes":5}}"#
+            ), path: "device.json")
+        #expect(!config.filtering && config.sip == nil && config.uninstalledAt == nil && config.callbackURL == nil)
+        #expect(config.voip.maxStrikes == 5 && config.voip.appHandler == .builtIn && config.voip.appDeadline == 5)
+    }
+
+    @Test(arguments: [
+        (#"{"format":9}"#, #"d/device.json: "format" must be 1, the container format this build reads, not 9"#),
+        (#"{"format":1,"bundle_id":"b"}"#, #"d/device.json: "team_id" must be a string, and is missing"#),
+        (
+            #"{"format":1,"bundle_id":"b","team_id":"t","locale":"en","tokens":{"remote":"r"}}"#,
+            #"d/device.json: "tokens.voip" must be a string, and is missing"#
+        ),
+        (
+            #"{"format":1,"bundle_id":"b","team_id":"t","locale":"en","tokens":"r"}"#,
+            #"d/device.json: "tokens" must be an object, not a string"#
+        ),
+        (
+            #"{"format":1,"bundle_id":"b","team_id":"t","locale":"en","tokens":{"remote":"r","voip":"v"},"public_key":"p","key_id":"k","created_at":"c","voip":{"app_handler":{"cmd":"x"}}}"#,
+            #"d/device.json: "voip.app_handler" must be "built-in", or an object with a command or a url"#
+        ),
+        (
+            #"{"format":1,"bundle_id":"b","team_id":"t","locale":"en","tokens":{"remote":"r","voip":"v"},"public_key":"p","key_id":"k","created_at":"c","sip":{"aor":"a","proxy":"p"}}"#,
+            #"d/device.json: "sip.instance" must be a string, and is missing"#
+        ),
+    ])
+    func corruptMembersAreNamed(document: String, message: String) throws {
+        let json = try JSON.parse(document)
+        #expect(throws: DeviceError.self) { try DeviceConfig(json: json, path: "d/device.json") }
+        do { _ = try DeviceConfig(json: json, path: "d/device.json") } catch {
+            #expect(error.code == .corrupt)
+            #expect(error.description == message)
+        }
+    }
+}
