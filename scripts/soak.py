@@ -7,8 +7,9 @@ servers exit 0 within 5 s of SIGTERM.
 Load: sealed alert pushes over HTTP/1.1 keep-alive to `nse serve`; sealed MESSAGEs through `nse send` to
 `nse sip-server`, which holds them and pushes their Call-ID to `nse serve`, whose extension fetches them over SIP.
 Faults: bursts of TCP probes (connect, close), stalled clients (a partial HTTP/2 preface, or nothing, held open),
-extension processes killed with SIGKILL, `nse sip-server` restarted on the same database, and (as root) the state's
-file system filled to the last byte for a few seconds.
+extension processes killed with SIGKILL, `nse serve` killed with SIGKILL (a crash) and started again on the same
+state (what it answered 200 and had not run, it runs then), `nse sip-server` restarted on the same database, and
+(as root) the state's file system filled to the last byte for a few seconds.
 
 Loopback only; every loop is bounded in time; only processes this script started are signalled.
 """
@@ -126,6 +127,8 @@ class Soak:
         self.faults = {}
         self.report = {}
         self.disk = SmallDisk(os.path.join(work, "state"), 256)
+        self.serve_lock = threading.Lock()     # held while nse serve is killed and started again
+        self.serve_restarted_at = None
         self.state = self.disk.path
 
     # --- set-up ---------------------------------------------------------------------------------------------------
@@ -135,15 +138,7 @@ class Soak:
         self.devices = [os.path.join(self.state, f"bob{index}") for index in range(DEVICES)]
         for index, device in enumerate(self.devices):
             run([NSE, "device", "init", device, "--filtering"], stdout=subprocess.DEVNULL)
-        env = dict(os.environ, NSE_LOG_LEVEL="warning")
-        argv = [NSE, "serve", "--listen", "127.0.0.1:0", "--concurrency", "4", "--queue", "4096"]
-        for device in self.devices:
-            argv += ["--device", device]
-        self.serve_err = open(os.path.join(self.work, "serve.err"), "ab")
-        self.serve = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=self.serve_err, env=env)
-        self.url = listening_line(self.serve, "nse serve")["listening"]
-        self.host, self.port = self.url.split("//")[1].split(":")
-        self.port = int(self.port)
+        self.start_serve(0)
         self.start_sip_server()
         self.tokens = []
         for index, device in enumerate(self.devices):
@@ -162,6 +157,18 @@ class Soak:
                            capture_output=True).stdout.decode().strip()
             self.payloads.append(json.dumps({"aps": {"alert": {"loc-key": "IM_MSG", "loc-args": ["Alice"]},
                                                      "mutable-content": 1}, "enc": envelope}).encode())
+
+    def start_serve(self, port):
+        """nse serve on `port` (0: any), on the soak's devices and state."""
+        env = dict(os.environ, NSE_LOG_LEVEL="warning")
+        argv = [NSE, "serve", "--listen", f"127.0.0.1:{port}", "--concurrency", "4", "--queue", "4096"]
+        for device in self.devices:
+            argv += ["--device", device]
+        self.serve_err = open(os.path.join(self.work, "serve.err"), "ab")
+        self.serve = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=self.serve_err, env=env)
+        self.url = listening_line(self.serve, "nse serve")["listening"]
+        self.host, self.port = self.url.split("//")[1].split(":")
+        self.port = int(self.port)
 
     def start_sip_server(self):
         listen = f"tcp:127.0.0.1:{self.sip_port or 0}"
@@ -286,6 +293,25 @@ class Soak:
         self.start_sip_server()
         self.fault("sip-server restarted")
 
+    def kill_serve(self):
+        """A crash: SIGKILL nse serve, then start it again on the same port and state. What it answered 200 and had
+        not run yet runs then; its memory baseline is taken again once the new process has warmed up."""
+        with self.serve_lock:
+            self.serve.kill()
+            self.serve.wait()
+            self.serve_err.close()
+            # The port is free again at once (the listener sets SO_REUSEADDR); a few tries in case it is not.
+            for attempt in range(20):
+                try:
+                    self.start_serve(self.port)
+                    break
+                except SystemExit:
+                    if attempt == 19:
+                        raise
+                    time.sleep(0.25)
+            self.serve_restarted_at = time.monotonic()
+        self.fault("serve killed (SIGKILL) and restarted")
+
     def full_disk(self):
         if not self.disk.mounted:
             return
@@ -294,7 +320,7 @@ class Soak:
 
     def faults_loop(self):
         kinds = [self.probes, self.stalled, self.kill_extension, self.kill_extension, self.restart_sip_server,
-                 self.full_disk]
+                 self.full_disk, self.kill_serve]
         while not self.stopping.wait(self.random.uniform(5, 12)):
             self.random.choice(kinds)()
 
@@ -313,11 +339,20 @@ class Soak:
         warm = min(60, self.minutes * 60 / 4)
         time.sleep(warm)
         baseline = self.sample()
+        baseline_of = None
         while time.monotonic() < end:
             time.sleep(min(5, max(0, end - time.monotonic())))
-            if self.serve.poll() is not None:
-                self.report.setdefault("failures", []).append(f"nse serve exited during the soak ({self.serve.poll()})")
+            with self.serve_lock:
+                exited = self.serve.poll()
+                restarted = self.serve_restarted_at
+            if exited is not None:
+                self.report.setdefault("failures", []).append(f"nse serve exited during the soak ({exited})")
                 break
+            # A restarted nse serve (the crash fault) is a new process: its baseline is its own, once warmed up.
+            if restarted is not None and restarted != baseline_of and time.monotonic() - restarted >= 30:
+                with self.serve_lock:
+                    baseline["serve"] = self.sample()["serve"]
+                baseline_of = restarted
         self.stopping.set()
         for thread in threads:
             thread.join(timeout=120)

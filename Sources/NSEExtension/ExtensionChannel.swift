@@ -21,8 +21,9 @@ public final class ExtensionChannel: @unchecked Sendable {
         try channel.receive(HostMessage.self, timeoutMilliseconds: timeoutMilliseconds)
     }
 
-    /// Sends one message to the host.
-    public func send(_ message: ExtensionMessage) {
+    /// Sends one message to the host; `false` when the host no longer reads (it died, or closed the pipe).
+    @discardableResult
+    public func send(_ message: ExtensionMessage) -> Bool {
         channel.send(message)
     }
 }

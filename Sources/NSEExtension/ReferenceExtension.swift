@@ -35,10 +35,10 @@ public struct ReferenceExtension: Sendable {
             // From here on one thread reads the host (the fetch hears the expiry notice from it); this one waits.
             let host = HostListener(channel: channel)
             let fetched = BlockingWait.run { await fetch.with(host: host).run(callID: callID, request: request) }
-            host.send(.content(fetched.content))
-            // The host has the content (a write to a pipe stays readable even if this process dies now): only now is
-            // the message shown, so a process killed before this line leaves it in the App Group store.
-            fetched.markShown()
+            // Once the host has the content (a write to a pipe stays readable even if this process dies now), the
+            // message is shown; a process killed before that, or a host gone before it could read (its server
+            // crashed: it runs the push again when it restarts), leaves the message in the App Group store.
+            if host.send(.content(fetched.content)) { fetched.markShown() }
             host.waitUntilClosed()
         }
         return 0

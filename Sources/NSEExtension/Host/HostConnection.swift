@@ -2,7 +2,8 @@ import NSEPayload
 
 /// The extension's link to its host as the content step uses it: send a message, wait for the next one.
 protocol HostConnection: Sendable {
-    func send(_ message: ExtensionMessage)
+    @discardableResult
+    func send(_ message: ExtensionMessage) -> Bool
     /// The next host message, waiting at most `timeoutMilliseconds` (-1 waits forever); nil on timeout or once the
     /// host closed the pipe.
     func next(timeoutMilliseconds: Int32) throws(ProtocolError) -> HostMessage?

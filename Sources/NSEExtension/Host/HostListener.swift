@@ -64,7 +64,8 @@ final class HostListener: HostConnection, @unchecked Sendable {
         pthread_mutex_unlock(&mutex)
     }
 
-    func send(_ message: ExtensionMessage) { channel.send(message) }
+    @discardableResult
+    func send(_ message: ExtensionMessage) -> Bool { channel.send(message) }
 
     func next(timeoutMilliseconds: Int32) throws(ProtocolError) -> HostMessage? {
         var until = timespec()
