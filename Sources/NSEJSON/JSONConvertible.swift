@@ -42,21 +42,24 @@ extension JSONObject {
     /// ```
     @inlinable
     public func field<T: JSONDecodable>(_ path: String...) throws(JSONFieldError) -> T {
+        precondition(!path.isEmpty, "a field is read at a path of at least one key")
         var object = self
-        for (depth, key) in path.enumerated() {
-            let value = object[key]
-            let isLast = depth == path.count - 1
-            if value == nil || (!isLast && value == .null), let absent = T.whenAbsent { return absent }
-            guard let value else {
-                throw JSONFieldError(
-                    path: Array(path[...depth]), expected: isLast ? T.jsonKind : JSONObject.jsonKind, problem: .missing)
+        var depth = 0
+        while depth < path.count - 1 {
+            let value = object[path[depth]]
+            if case .object(let next)? = value {
+                object = next
+                depth += 1
+                continue
             }
-            if isLast {
-                do { return try T(json: value) } catch { throw error.inside(path) }
-            }
-            do { object = try JSONObject(json: value) } catch { throw error.inside(Array(path[...depth])) }
+            if value == nil || value == .null, let absent = T.whenAbsent { return absent }
+            throw JSONFieldError(expected: JSONObject.jsonKind, butGot: value).inside(Array(path[...depth]))
         }
-        preconditionFailure("a field is read at a path of at least one key")
+        guard let value = object[path[depth]] else {
+            if let absent = T.whenAbsent { return absent }
+            throw JSONFieldError(expected: T.jsonKind, butGot: nil).inside(path)
+        }
+        do { return try T(json: value) } catch { throw error.inside(path) }
     }
 }
 
