@@ -15,22 +15,13 @@ import Testing
 /// Results in SQLite (issue #10, defects 5, 6, 7): O(limit) reads, the old JSON lines imported, no 200 for a push
 /// that is not on disk, and HTTP/2 streams over the limit refused one by one.
 @Suite(.serialized) struct DurableResultsTests {
-    let root: String
-    let device: Device
-    var token: String { device.config.remoteToken }
+    let served: ServedDevice
+    var root: String { served.root }
+    var device: Device { served.device }
+    var token: String { served.token }
+    static var quietLogger: Logger { ServedDevice.quietLogger }
 
-    init() throws {
-        root = try TestSupport.temporaryDirectory("nse-serve-durable")
-        var options = Device.Options()
-        options.bundleID = "org.example.app"
-        device = try Device.create(at: root + "/bob", options: options)
-    }
-
-    static var quietLogger: Logger {
-        var logger = Logger(label: "nse.serve.test")
-        logger.logLevel = .critical
-        return logger
-    }
+    init() throws { served = try ServedDevice("nse-serve-durable") }
 
     @Test func fiftyThousandImportedResultsAndTheNewestTenComeBackInOrder() throws {
         // 50,000 lines as nse wrote them before SQLite, and a torn last line (a full disk mid-append).

@@ -12,22 +12,13 @@ import Testing
 /// Memory that stays flat under a long soak (issue #10): a GET of any size is read and sent a page at a time, and a
 /// kept-alive connection carries one close watch however many pushes it brings.
 @Suite(.serialized) struct ResultPagingTests {
-    let root: String
-    let device: Device
-    var token: String { device.config.remoteToken }
+    let served: ServedDevice
+    var root: String { served.root }
+    var device: Device { served.device }
+    var token: String { served.token }
+    static var quietLogger: Logger { ServedDevice.quietLogger }
 
-    init() throws {
-        root = try TestSupport.temporaryDirectory("nse-serve-paging")
-        var options = Device.Options()
-        options.bundleID = "org.example.app"
-        device = try Device.create(at: root + "/bob", options: options)
-    }
-
-    static var quietLogger: Logger {
-        var logger = Logger(label: "nse.serve.test")
-        logger.logLevel = .critical
-        return logger
-    }
+    init() throws { served = try ServedDevice("nse-serve-paging") }
 
     /// `count` results recorded as a server records them: accepted, then completed (with text that needs escaping).
     func record(_ count: Int, in store: ResultStore) throws {
