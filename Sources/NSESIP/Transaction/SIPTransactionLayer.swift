@@ -1,6 +1,9 @@
 public import Logging
 
 /// Non-INVITE client and server transactions (RFC 3261 §17.1.2, §17.2.2) over one transport.
+///
+/// Made inside the connection's `SIPTransport.withConnection` scope, which then runs `receive(_:)` over the
+/// connection's `Inbound`: the layer lives as long as its connection is read.
 public actor SIPTransactionLayer {
     private struct ClientEntry {
         var bytes: [UInt8]
@@ -20,10 +23,9 @@ public actor SIPTransactionLayer {
     private let logger: Logger
     private var clients: [String: ClientEntry] = [:]
     private var servers: SIPServerTransactionTable
-    private var readerTask: Task<Void, Never>?
     private var closed = false
 
-    /// Creates a transaction layer and starts reading from the transport.
+    /// Creates a transaction layer over a connection; `receive(_:)` reads what it receives.
     public init(transport: SIPTransport, timers: SIPTimers = .default, logger: Logger) {
         self.transport = transport
         self.timers = timers
@@ -33,21 +35,14 @@ public actor SIPTransactionLayer {
             bufferingPolicy: .bufferingNewest(256))
     }
 
-    /// Starts the receive loop (idempotent).
-    public func start() {
-        guard readerTask == nil else { return }
-        let stream = transport.incoming
-        readerTask = Task { [weak self] in
-            do {
-                for try await message in stream {
-                    guard let self else { return }
-                    await self.handle(message)
-                }
-                await self?.transportClosed(SIPError(.transport, "connection closed before a final response"))
-            } catch {
-                let failure = error as? SIPError ?? SIPError(.transport, "connection failed: \(error)")
-                await self?.transportClosed(failure)
-            }
+    /// Reads the connection's messages until it ends, then fails every pending transaction with why it ended and
+    /// finishes `requests`. Call it once, with the `Inbound` of this layer's transport.
+    public nonisolated func receive(_ inbound: SIPTransport.Inbound) async {
+        do throws(SIPError) {
+            for try await message in inbound { await handle(message) }
+            await transportClosed(SIPError(.transport, "connection closed before a final response"))
+        } catch {
+            await transportClosed(error)
         }
     }
 
@@ -75,13 +70,10 @@ public actor SIPTransactionLayer {
             var entry = ClientEntry(bytes: bytes, continuation: continuation)
             entry.timerTask = makeTimer(key: key)
             clients[key] = entry
-            let transport = self.transport
-            Task { [weak self] in
-                do {
-                    try await transport.send(bytes: bytes)
-                } catch {
-                    await self?.fail(key: key, error: error)
-                }
+            do {
+                try transport.send(bytes: bytes)
+            } catch {
+                fail(key: key, error: error)
             }
         }
     }
@@ -90,14 +82,13 @@ public actor SIPTransactionLayer {
     public func respond(to incoming: SIPIncomingRequest, with response: SIPResponse) async throws {
         let bytes = response.serialized()
         if response.statusCode >= 200 { servers.store(response: bytes, for: incoming.transactionKey) }
-        try await transport.send(bytes: bytes)
+        try transport.send(bytes: bytes)
     }
 
-    /// Closes the transport and fails pending transactions.
+    /// Closes the transport and fails pending transactions; `receive(_:)` returns.
     public func close() async {
         await transport.close()
         transportClosed(SIPError(.closed, "transaction layer closed"))
-        readerTask?.cancel()
     }
 
     // MARK: - internals
@@ -128,13 +119,13 @@ public actor SIPTransactionLayer {
     }
 
     /// Retransmits a pending request; returns whether it is proceeding, or nil when it is gone.
-    private func retransmit(key: String) async -> Bool? {
+    private func retransmit(key: String) -> Bool? {
         guard var entry = clients[key] else { return nil }
         entry.retransmissions += 1
         clients[key] = entry
         logger.debug(
             "sip retransmit", metadata: ["sip.transaction": "\(key)", "sip.count": "\(entry.retransmissions)"])
-        try? await transport.send(bytes: entry.bytes)
+        try? transport.send(bytes: entry.bytes)
         return clients[key]?.proceeding
     }
 
@@ -155,7 +146,7 @@ public actor SIPTransactionLayer {
         requestsContinuation.finish()
     }
 
-    private func handle(_ message: SIPMessage) async {
+    private func handle(_ message: SIPMessage) {
         switch message {
         case .response(let response):
             guard let branch = response.headers.topVia?.branch, let cseq = response.headers.cseq else {
@@ -186,7 +177,7 @@ public actor SIPTransactionLayer {
                     metadata: [
                         "sip.method": "\(request.method)", "sip.call_id": "\(request.headers.callID ?? "")",
                     ])
-                if let stored { try? await transport.send(bytes: stored) }
+                if let stored { try? transport.send(bytes: stored) }
             }
         }
     }

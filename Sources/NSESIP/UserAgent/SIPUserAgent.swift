@@ -4,9 +4,12 @@ import NIOPosix
 
 /// A minimal SIP user agent: REGISTER, out-of-dialog MESSAGE, and automatic answers to incoming MESSAGE/OPTIONS/NOTIFY.
 public actor SIPUserAgent {
+    /// One open connection: its transaction layer, and the task that runs it. The channel is open exactly while
+    /// the task runs (`SIPTransport.withConnection`), which reads the connection into the layer and answers the
+    /// requests the layer hands on.
     private struct Connection {
         let layer: SIPTransactionLayer
-        let requestTask: Task<Void, Never>
+        let task: Task<Void, Never>
     }
 
     /// The configuration in use.
@@ -18,7 +21,9 @@ public actor SIPUserAgent {
     private let ownsGroup: Bool
     private let logger: Logger
     private var connections: [SIPEndpoint: Connection] = [:]
-    private var connecting: [SIPEndpoint: Task<SIPTransactionLayer, any Error>] = [:]
+    private var connecting: [SIPEndpoint: Task<Connection, any Error>] = [:]
+    /// The tasks of connections replaced after they closed, awaited by `close()`.
+    private var retired: [Task<Void, Never>] = []
     private var registerDialogs: [String: (callID: String, cseq: UInt32)] = [:]
     private var messageCSeqs: [String: UInt32] = [:]
     private var seenMessageKeys: Set<String> = []
@@ -195,19 +200,19 @@ public actor SIPUserAgent {
         guard !closed else { return }
         closed = true
         // Wait for everything that may still touch the event loops before they shut down: a connection attempt
-        // (its resolver and timers schedule on the loop) and each connection's request loop.
+        // (its resolver and timers schedule on the loop) and each connection's task, which returns once its channel
+        // is closed.
         let attempts = connecting
         connecting = [:]
-        for (_, task) in attempts { task.cancel() }
-        for (_, task) in attempts { _ = try? await task.value }
-        let current = connections
+        var current = Array(connections.values)
         connections = [:]
-        for (_, connection) in current {
-            await connection.layer.close()
-            connection.requestTask.cancel()
-        }
-        for (_, connection) in current { await connection.requestTask.value }
-        for (_, attempt) in attempts { if let layer = try? await attempt.value { await layer.close() } }
+        for (_, attempt) in attempts { if let connection = try? await attempt.value { current.append(connection) } }
+        // Closing a layer closes its channel and finishes its requests: the connection's task then returns.
+        for connection in current { await connection.layer.close() }
+        for connection in current { await connection.task.value }
+        let replaced = retired
+        retired = []
+        for task in replaced { await task.value }
         messagesContinuation.finish()
         let pendingWaiters = waiters
         waiters = [:]
@@ -225,36 +230,71 @@ public actor SIPUserAgent {
             if await !existing.layer.isClosed, existing.layer.transport.isActive || endpoint.transport == .udp {
                 return existing.layer
             }
+            // Its channel is closed or closing: the task ends on its own.
             connections[endpoint] = nil
-            existing.requestTask.cancel()
+            retired.append(existing.task)
         }
-        if let pending = connecting[endpoint] { return try await pending.value }
+        if let pending = connecting[endpoint] { return try await pending.value.layer }
+        let task = Task<Connection, any Error> { try await self.open(endpoint) }
+        connecting[endpoint] = task
+        defer { connecting[endpoint] = nil }
+        let connection = try await task.value
+        if closed {
+            await connection.layer.close()
+            await connection.task.value
+            throw SIPError(.closed, "user agent is closed")
+        }
+        connections[endpoint] = connection
+        return connection.layer
+    }
+
+    /// Opens a connection to `endpoint` in a task of its own, and returns once it is open (or could not be).
+    private func open(_ endpoint: SIPEndpoint) async throws -> Connection {
         let configuration = self.configuration
         let group = self.group
         let logger = self.logger
-        let task = Task<SIPTransactionLayer, any Error> {
-            let transport = try await SIPTransport.connect(
-                to: endpoint, tls: configuration.tls, limits: configuration.limits,
-                group: group, connectTimeout: configuration.connectTimeout, logger: logger)
-            let layer = SIPTransactionLayer(transport: transport, timers: configuration.timers, logger: logger)
-            await layer.start()
-            return layer
+        let answer: @Sendable (SIPIncomingRequest, SIPTransactionLayer) async -> Void = { [weak self] in
+            await self?.handleIncoming($0, layer: $1)
         }
-        connecting[endpoint] = task
-        defer { connecting[endpoint] = nil }
-        let layer = try await task.value
-        if closed {
-            await layer.close()
-            throw SIPError(.closed, "user agent is closed")
-        }
-        let requestTask = Task { [weak self] in
-            for await incoming in layer.requests {
-                guard let self else { return }
-                await self.handleIncoming(incoming, layer: layer)
+        var runner: Task<Void, Never>? = nil
+        let layer = try await withCheckedThrowingContinuation {
+            (opened: CheckedContinuation<SIPTransactionLayer, any Error>) in
+            runner = Task {
+                await Self.run(
+                    endpoint, configuration: configuration, group: group, logger: logger, opened: opened,
+                    answer: answer)
             }
         }
-        connections[endpoint] = Connection(layer: layer, requestTask: requestTask)
-        return layer
+        guard let runner else { throw SIPError(.closed, "connection task missing") }
+        return Connection(layer: layer, task: runner)
+    }
+
+    /// Runs one connection: connects, hands its transaction layer to `opened`, then reads the connection into the
+    /// layer and answers the requests it hands on, until the connection ends; its channel is closed on return. A
+    /// connection that cannot be opened fails `opened`.
+    private static func run(
+        _ endpoint: SIPEndpoint, configuration: SIPUserAgentConfiguration, group: any EventLoopGroup,
+        logger: Logger, opened: CheckedContinuation<SIPTransactionLayer, any Error>,
+        answer: @escaping @Sendable (SIPIncomingRequest, SIPTransactionLayer) async -> Void
+    ) async {
+        do {
+            try await SIPTransport.withConnection(
+                to: endpoint, tls: configuration.tls, limits: configuration.limits, group: group,
+                connectTimeout: configuration.connectTimeout, logger: logger
+            ) { transport, inbound in
+                let layer = SIPTransactionLayer(transport: transport, timers: configuration.timers, logger: logger)
+                opened.resume(returning: layer)
+                await withDiscardingTaskGroup { tasks in
+                    tasks.addTask {
+                        for await incoming in layer.requests { await answer(incoming, layer) }
+                    }
+                    await layer.receive(inbound)
+                }
+            }
+        } catch {
+            // Only an unopened connection throws: `opened` has not been resumed.
+            opened.resume(throwing: error)
+        }
     }
 
     private func handleIncoming(_ incoming: SIPIncomingRequest, layer: SIPTransactionLayer) async {
