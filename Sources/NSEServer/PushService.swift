@@ -8,6 +8,7 @@ public import NSEHost
 public import NSEJSON
 import NSEPayload
 import NSESystem
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -30,6 +31,16 @@ public final class PushService: Sendable {
     public let extensionCommand: [String]
     public let limits: ExtensionLimits
     public let logger: Logger
+    /// A push a previous run of the server accepted and never ran.
+    struct Unfinished: Sendable {
+        let device: Device
+        let row: ResultStore.Row
+        let record: AcceptedPushRecord
+    }
+
+    /// The pushes a previous run left unrun, read when this service was made; handed once to ``resumeUnfinished()``.
+    private let unfinishedAtStart: Mutex<[Unfinished]>
+
     /// Threads for the result store's writes that are not part of a delivery (recording an accepted push, marking
     /// an answer lost): SQLite waits for the disk, never on an event loop or a cooperative thread.
     private let storeThreads: NIOThreadPool
@@ -46,15 +57,21 @@ public final class PushService: Sendable {
         self.devices = DeviceRegistry(devices)
         self.queue = DeliveryQueue(concurrency: concurrency, capacity: queueCapacity)
         let store = ResultStore(logger: logger)
+        var unfinished: [Unfinished] = []
         for device in devices {
             // A device whose database cannot be opened now is tried again on its first push (which gets a 500 if
             // it still cannot): say so at start-up.
-            do { try store.prepare(device) } catch {
+            do {
+                try store.prepare(device)
+                // Read now, before any push of this run is accepted: only a previous run's pushes are rerun.
+                unfinished += try store.unfinished(for: device).map { Unfinished(device: device, row: $0, record: $1) }
+            } catch {
                 logger.warning(
                     "results database not ready",
                     metadata: ["device": .string(device.directory), "store-error": .string("\(error)")])
             }
         }
+        self.unfinishedAtStart = Mutex(unfinished)
         let storeThreads = NIOThreadPool(numberOfThreads: 2)
         storeThreads.start()
         self.store = store
@@ -129,36 +146,27 @@ public final class PushService: Sendable {
     }
 
     /// Runs again, in the background, every push a previous run of the server answered 200 and never finished
-    /// (it crashed, was killed, or lost power in between), oldest first, as APNs delivers what it accepted once
-    /// the device is reachable. Each waits for a free slot of the queue; what the server stops before running
-    /// stays for its next start. Results say `"redelivered": true`; a push whose `apns-expiration` passed in the
-    /// meantime is recorded `expired`. Returns the task, which ends with how many it queued.
+    /// (it crashed, was killed, or lost power in between), oldest first per device, as APNs delivers what it
+    /// accepted once the device is reachable. Only what was unfinished when this service was made: never a push of
+    /// this run. Each waits for a free slot of the queue; what the server stops before running stays for its next
+    /// start. Results say `"redelivered": true`; a push whose `apns-expiration` passed in the meantime is recorded
+    /// `expired`. Returns the task, which ends with how many it queued; a second call finds nothing left.
     @discardableResult
     public func resumeUnfinished() -> Task<Int, Never> {
-        Task { [self] in
+        let unfinished = unfinishedAtStart.withLock { pending -> [Unfinished] in
+            defer { pending = [] }
+            return pending
+        }
+        if !unfinished.isEmpty {
+            logger.notice(
+                "running pushes accepted before the server stopped", metadata: ["pushes": "\(unfinished.count)"])
+        }
+        return Task { [self] in
             var resumed = 0
-            for device in devices.all {
-                let unfinished: [(ResultStore.Row, AcceptedPushRecord)]
-                do {
-                    unfinished = try await storeThreads.runIfActive { [store] in try store.unfinished(for: device) }
-                } catch {
-                    logger.error(
-                        "unfinished pushes not readable",
-                        metadata: ["device": .string(device.directory), "store-error": .string("\(error)")])
-                    continue
-                }
-                if !unfinished.isEmpty {
-                    logger.notice(
-                        "running pushes accepted before the server stopped",
-                        metadata: [
-                            "device": .string(device.directory), "pushes": .stringConvertible(unfinished.count),
-                        ])
-                }
-                for (row, record) in unfinished {
-                    guard await reserveWhenFree() else { return resumed }
-                    run(record, row: row, on: device, acceptedAt: Clock.monotonicNanoseconds(), redelivered: true)
-                    resumed += 1
-                }
+            for push in unfinished {
+                guard await reserveWhenFree() else { return resumed }
+                run(push.record, row: push.row, on: push.device, acceptedAt: Clock.monotonicNanoseconds(), redelivered: true)
+                resumed += 1
             }
             return resumed
         }

@@ -9,6 +9,10 @@ import Testing
 
 @testable import NSEServer
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Memory that stays flat under a long soak (issue #10): a GET of any size is read and sent a page at a time, and a
 /// kept-alive connection carries one close watch however many pushes it brings.
 @Suite(.serialized) struct ResultPagingTests {
@@ -71,6 +75,58 @@ import Testing
         #expect(parsed.count == pages + 10)
         #expect(parsed.first == expectedAll.first && parsed.last == expectedAll[pages + 9])
         await server.stop()
+    }
+
+    /// Only pushes a previous run left unrun are run again, once: never a push this run accepted (the resumption
+    /// used to read the store while new pushes were being accepted, and ran some of them twice).
+    @Test func onlyAPreviousRunsUnfinishedPushesRunAgainAndOnce() async throws {
+        let store = ResultStore(logger: Self.quietLogger)
+        _ = try store.accept(
+            AcceptedPushRecord(
+                push: AcceptedPush(
+                    apnsID: "00000000-0000-4000-8000-0000000000aa", token: token, tokenKind: .remote, pushType: .alert,
+                    priority: 10, payload: Array(#"{"aps":{"alert":"before","mutable-content":1}}"#.utf8)),
+                uniqueID: "u-before", receivedAt: 1), for: device)
+        // An extension that counts its runs.
+        let runs = root + "/runs"
+        let counting = root + "/counting-extension.sh"
+        try TestSupport.write(
+            """
+            #!/bin/sh
+            read -r request
+            echo run >> '\(runs)'
+            sleep 1
+            printf '%s\\n' '{"type":"content","content":{"aps":{"alert":{"title":"Counted","body":"run"}}}}'
+            """, to: counting)
+        chmod(counting, 0o755)
+        let server = try await InProcessServer(
+            PushServerConfiguration(host: "127.0.0.1", port: 0), device: device, extensionCommand: [counting])
+        let answer = try await runOffPool(
+            "/usr/bin/curl",
+            [
+                "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--http2-prior-knowledge", "--max-time", "30", "-H",
+                "apns-topic: org.example.app", "-H", "apns-id: 00000000-0000-4000-8000-0000000000bb",
+                "--data-binary", #"{"aps":{"alert":"now","mutable-content":1}}"#, server.url + "/3/device/" + token,
+            ], timeout: 40
+        ).stdout
+        #expect(answer == "200")
+        // Asked again while both pushes run (each takes a second, their rows still without a result): nothing is
+        // left to rerun.
+        #expect(await server.service.resumeUnfinished().value == 0)
+        var recorded: [JSON] = []
+        for _ in 0..<100 where recorded.count < 2 {
+            try await Task.sleep(nanoseconds: 50_000_000)
+            recorded = try store.results(for: device, limit: 10)
+        }
+        try await Task.sleep(nanoseconds: 300_000_000)
+        await server.stop()
+        recorded = try store.results(for: device, limit: 10)
+        let byID = Dictionary(recorded.map { ($0["apns_id"]?.stringValue ?? "", $0) }, uniquingKeysWith: { $1 })
+        #expect(recorded.count == 2)
+        #expect(byID["00000000-0000-4000-8000-0000000000aa"]?["redelivered"]?.boolValue == true)
+        #expect(byID["00000000-0000-4000-8000-0000000000bb"]?["redelivered"] == nil)
+        let ranTimes = (try? String(contentsOfFile: runs, encoding: .utf8))?.split(separator: "\n").count
+        #expect(ranTimes == 2)
     }
 
     @Test func aConnectionCarryingManyPushesIsWatchedOnceAndItsUnansweredPushesMarkedOnClose() throws {
