@@ -165,7 +165,9 @@ public final class PushService: Sendable {
             var resumed = 0
             for push in unfinished {
                 guard await reserveWhenFree() else { return resumed }
-                run(push.record, row: push.row, on: push.device, acceptedAt: Clock.monotonicNanoseconds(), redelivered: true)
+                run(
+                    push.record, row: push.row, on: push.device, acceptedAt: Clock.monotonicNanoseconds(),
+                    redelivered: true)
                 resumed += 1
             }
             return resumed
