@@ -18,6 +18,7 @@ import http.client
 import json
 import os
 import random
+import shutil
 import signal
 import socket
 import sqlite3
@@ -113,8 +114,9 @@ class SmallDisk:
 
 
 class Soak:
-    def __init__(self, work, minutes, seed):
+    def __init__(self, work, minutes, seed, serve_crashes=True):
         self.work = work
+        self.serve_crashes = serve_crashes
         self.minutes = minutes
         self.random = random.Random(seed)
         self.stopping = threading.Event()
@@ -320,7 +322,7 @@ class Soak:
 
     def faults_loop(self):
         kinds = [self.probes, self.stalled, self.kill_extension, self.kill_extension, self.restart_sip_server,
-                 self.full_disk, self.kill_serve]
+                 self.full_disk] + ([self.kill_serve] if self.serve_crashes else [])
         while not self.stopping.wait(self.random.uniform(5, 12)):
             self.random.choice(kinds)()
 
@@ -359,6 +361,39 @@ class Soak:
         self.settle()
         final = self.sample()
         self.check(baseline, final)
+
+    def diagnose(self, call_ids):
+        """Where each lost MESSAGE went: the server's delivery mark, each App Group's row, and the results of the
+        pushes that named it (outcome, whether rerun after a serve crash, the reason's first words). No content."""
+        pushes = {}
+        for token in self.tokens:
+            connection = http.client.HTTPConnection(self.host, self.port, timeout=60)
+            connection.request("GET", f"/v1/devices/{token}/notifications?limit=100000")
+            for record in json.loads(connection.getresponse().read()):
+                call_id = (record.get("notification") or {}).get("call-id")
+                if call_id in call_ids:
+                    pushes.setdefault(call_id, []).append(
+                        {"outcome": record.get("outcome"), "redelivered": record.get("redelivered", False),
+                         "reason": " ".join((record.get("reason") or "").split()[:2])})
+            connection.close()
+        server = sqlite3.connect(f"file:{os.path.join(self.sip_db, 'sip-server.db')}?mode=ro", uri=True, timeout=30)
+        found = []
+        for call_id in call_ids:
+            row = server.execute("SELECT delivered_at IS NOT NULL, attempts FROM held_message WHERE call_id = ?",
+                                 (call_id,)).fetchone()
+            states = []
+            for device in self.devices:
+                path = os.path.join(device, "app-group.db")
+                if os.path.exists(path):
+                    device_db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
+                    states += [r[0] for r in device_db.execute("SELECT state FROM messages WHERE call_id = ?",
+                                                                (call_id,))]
+                    device_db.close()
+            found.append({"call_id": call_id, "delivered_by_server": bool(row and row[0]),
+                          "attempts": row[1] if row else None, "app_group": states,
+                          "pushes": pushes.get(call_id, [])})
+        server.close()
+        return found
 
     def results(self):
         seen = {}
@@ -423,6 +458,7 @@ class Soak:
             failures.append(f"{len(duplicated)} pushes answered 200 were recorded more than once")
         if lost:
             failures.append(f"{len(lost)} MESSAGEs accepted by the SIP server are neither shown nor held (first: {lost[0]})")
+            self.report["lost_messages"] = self.diagnose(lost[:20])
         if shown_twice:
             failures.append(f"{len(shown_twice)} MESSAGEs were shown more than once")
         for server in ("serve", "sip-server"):
@@ -459,11 +495,15 @@ def main():
     parser.add_argument("--minutes", type=float, default=float(os.environ.get("SOAK_MINUTES", "10")))
     parser.add_argument("--seed", type=int, default=int(time.time()))
     parser.add_argument("--keep", action="store_true", help="keep the work folder (logs, databases)")
+    parser.add_argument("--no-serve-crashes", action="store_true",
+                        help="leave out the fault that kills nse serve with SIGKILL (see docs/serve.md: a crash in the "
+                             "moments between an extension handing over a fetched message and its result being "
+                             "recorded still loses that message's notification)")
     args = parser.parse_args()
     if not os.access(NSE, os.X_OK):
         raise SystemExit(f"soak: {NSE} is not built (set NSE_BIN_DIR)")
     work = tempfile.mkdtemp(prefix="nse-soak-")
-    soak = Soak(work, args.minutes, args.seed)
+    soak = Soak(work, args.minutes, args.seed, serve_crashes=not args.no_serve_crashes)
     try:
         soak.go()
     finally:
@@ -471,6 +511,10 @@ def main():
             if process is not None and process.poll() is None:
                 process.kill()
                 process.wait()
+        if soak.report.get("failures") and soak.disk.mounted:
+            # The state is on a tmpfs that is unmounted next: keep a copy to look into.
+            shutil.copytree(soak.state, os.path.join(work, "state-at-end"), dirs_exist_ok=True,
+                            ignore=shutil.ignore_patterns("filler-*"))
         soak.disk.close()
     report = soak.report
     report["seed"] = args.seed
