@@ -437,7 +437,7 @@ class Soak:
                 continue
             connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
             try:
-                held |= {row[0] for row in connection.execute("SELECT call_id FROM messages WHERE state IN ('held', 'claimed')")}
+                held |= {row[0] for row in connection.execute("SELECT call_id FROM messages WHERE state IN ('held', 'claimed', 'unnotified')")}
             finally:
                 connection.close()
         return held

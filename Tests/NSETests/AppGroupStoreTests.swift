@@ -43,14 +43,21 @@ import Testing
         #expect(try store.held(now: 1002).isEmpty)
     }
 
-    @Test func expiresAfterFiveMinutesAndForgetsShownAfterADay() throws {
+    @Test func aMessageNoPushNamedInTimeIsKeptForTheAppThenForgottenAfterADay() throws {
         let store = try store().messages
         try store.keep(message("old@host", at: 0), now: 0)
         #expect(try store.take(callID: "old@host", now: 5 * 60 * 1000 + 1) == nil)
         try store.keep(message("fresh@host", at: 1_000), now: 1_000)
         #expect(try store.take(callID: "fresh@host", now: 5 * 60 * 1000) != nil)
-        #expect(try store.purge(now: 5 * 60 * 1000 + 2) == 1)
-        #expect(try store.purge(now: 24 * 3600 * 1000 + 5 * 60 * 1000 + 1) == 1)
+        try store.markShown(callID: "fresh@host", now: 5 * 60 * 1000)
+        // Not named by a push in time: no longer handed to one, but kept, body and all, for the app.
+        #expect(try store.purge(now: 5 * 60 * 1000 + 2) == 0)
+        #expect(try store.unnotified() == [message("old@host", at: 0)])
+        #expect(try store.take(callID: "old@host", now: 5 * 60 * 1000 + 3) == nil)
+        #expect(try store.keep(message("old@host", at: 0), now: 5 * 60 * 1000 + 3) == .duplicate)
+        // A day on, the unnotified message and the shown one's Call-ID are forgotten.
+        #expect(try store.purge(now: 24 * 3600 * 1000 + 5 * 60 * 1000 + 1) == 2)
+        #expect(try store.unnotified().isEmpty)
         #expect(try store.keep(message("fresh@host", at: 1_000), now: 1_000) == .kept)
     }
 

@@ -16,7 +16,7 @@ public final class AppGroupStore: Sendable {
     public static let fileName = "app-group.db"
 
     /// Version 1: messages (held for a later push, or shown and remembered so a copy is not shown again), strikes,
-    /// calls. Version 2: messages may be claimed.
+    /// calls. Version 2: messages may be claimed. Version 3: expired held messages are kept as unnotified.
     static let schema = [
         """
         CREATE TABLE messages (
@@ -53,6 +53,26 @@ public final class AppGroupStore: Sendable {
             SELECT call_id, sender, recipient, content_type, body, received_at, state, shown_at FROM messages;
         DROP TABLE messages;
         ALTER TABLE messages_v2 RENAME TO messages;
+        CREATE INDEX messages_by_state ON messages (state, received_at);
+        """,
+        // Version 3: a held message that no push named within its lifetime is kept, body and all, as *unnotified*
+        // (the device answered 200 for it: it is the app's to show in its history) instead of being deleted.
+        """
+        CREATE TABLE messages_v3 (
+            call_id TEXT PRIMARY KEY NOT NULL,
+            sender TEXT NOT NULL,
+            recipient TEXT NOT NULL,
+            content_type TEXT NOT NULL,
+            body BLOB NOT NULL,
+            received_at INTEGER NOT NULL,
+            state TEXT NOT NULL CHECK (state IN ('held', 'claimed', 'shown', 'unnotified')),
+            shown_at INTEGER,
+            claimed_at INTEGER,
+            claimed_by INTEGER
+        );
+        INSERT INTO messages_v3 SELECT * FROM messages;
+        DROP TABLE messages;
+        ALTER TABLE messages_v3 RENAME TO messages;
         CREATE INDEX messages_by_state ON messages (state, received_at);
         """,
     ]

@@ -39,7 +39,10 @@ public struct StoredMessage: Sendable, Equatable {
 /// to the host, and marks it *shown* (``markShown(callID:now:)``); a shown message is remembered without its body for a
 /// day, so a copy that another extension process received in the same flush is not kept and shown again. A claim
 /// whose process died before marking it (killed by the host or a signal) goes back to held at the next purge: the
-/// message stays in the store rather than being lost. Held messages expire after 5 minutes, as liblinphone's do.
+/// message stays in the store rather than being lost. A held message that no push names within 5 minutes (as
+/// liblinphone's wait) is no longer handed to a push but kept, body and all, as *unnotified*: the device answered 200
+/// for it, so it is the app's to show in its history (liblinphone keeps it in its chat database). Unnotified and
+/// shown messages are forgotten after a day.
 public struct MessageStore: Sendable {
     /// What ``keep(_:now:)`` did.
     public enum Kept: Sendable, Equatable {
@@ -53,7 +56,7 @@ public struct MessageStore: Sendable {
 
     /// The states a row has (the `state` column).
     enum State: String {
-        case held, claimed, shown
+        case held, claimed, shown, unnotified
     }
 
     let database: Database
@@ -161,6 +164,24 @@ public struct MessageStore: Sendable {
         }
     }
 
+    /// Messages no push named in time, kept for the app, oldest first.
+    public func unnotified() throws(DeviceError) -> [StoredMessage] {
+        do {
+            return try database.execute(
+                """
+                SELECT call_id, sender, recipient, content_type, body, received_at FROM messages
+                WHERE state = 'unnotified' ORDER BY received_at, call_id
+                """
+            ).map { row in
+                StoredMessage(
+                    callID: row.text(0) ?? "", from: row.text(1) ?? "", to: row.text(2) ?? "",
+                    contentType: row.text(3) ?? "", body: row.blob(4) ?? [], receivedAt: row.integer(5) ?? 0)
+            }
+        } catch {
+            throw error.deviceError
+        }
+    }
+
     /// Every fresh held message, oldest first.
     public func held(now: Int64 = Clock.unixMilliseconds()) throws(DeviceError) -> [StoredMessage] {
         do {
@@ -180,8 +201,9 @@ public struct MessageStore: Sendable {
         }
     }
 
-    /// Gives back the claims of processes that died before showing their message, removes expired held messages and
-    /// forgets old shown ones; returns how many rows went. Crash-safe, not synced.
+    /// Gives back the claims of processes that died before showing their message, turns expired held messages into
+    /// unnotified ones, and forgets shown and unnotified ones after a day; returns how many rows went. Crash-safe,
+    /// not synced.
     @discardableResult
     public func purge(now: Int64 = Clock.unixMilliseconds()) throws(DeviceError) -> Int {
         do {
@@ -199,14 +221,15 @@ public struct MessageStore: Sendable {
                         """, [.text(row.text(0))])
                 }
                 try tx.execute(
-                    "DELETE FROM messages WHERE state = 'held' AND received_at < ?",
+                    "UPDATE messages SET state = 'unnotified' WHERE state = 'held' AND received_at < ?",
                     [.integer(now - lifetimeMilliseconds)])
-                var removed = tx.changes
                 try tx.execute(
-                    "DELETE FROM messages WHERE state = 'shown' AND shown_at < ?",
-                    [.integer(now - shownMemoryMilliseconds)])
-                removed += tx.changes
-                return removed
+                    """
+                    DELETE FROM messages WHERE (state = 'shown' AND shown_at < ?)
+                        OR (state = 'unnotified' AND received_at < ?)
+                    """,
+                    [.integer(now - shownMemoryMilliseconds), .integer(now - shownMemoryMilliseconds)])
+                return tx.changes
             }
         } catch {
             throw error.deviceError
