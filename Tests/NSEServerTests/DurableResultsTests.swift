@@ -100,25 +100,10 @@ import Testing
         }
         defer { withExtendedLifetime(small) {} }  // mounted until the end of the test
         // An extension that takes a second, so the disk is full by the time its result is written.
-        let slow = root + "/slow-extension.sh"
-        try TestSupport.write(
-            """
-            #!/bin/sh
-            read -r request
-            sleep 1
-            printf '%s\\n' '{"type":"content","content":{"aps":{"alert":{"title":"Slow","body":"done"}}}}'
-            """, to: slow)
-        chmod(slow, 0o755)
+        let slow = try served.slowExtension("slow-extension.sh", before: "sleep 1")
         let server = try await InProcessServer(
             PushServerConfiguration(host: "127.0.0.1", port: 0), device: device, extensionCommand: [slow])
-        let answer = try await runOffPool(
-            "/usr/bin/curl",
-            [
-                "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--http2-prior-knowledge", "--max-time", "30", "-H",
-                "apns-topic: org.example.app", "-H", "apns-id: 0a1b2c3d-0000-4000-8000-000000000001",
-                "--data-binary", #"{"aps":{"alert":"hello","mutable-content":1}}"#, server.url + "/3/device/" + token,
-            ], timeout: 40
-        ).stdout
+        let answer = try await served.push(to: server.url, apnsID: "0a1b2c3d-0000-4000-8000-000000000001")
         #expect(answer == "200")
         let filler = small.fill()
         // The result is due at about 1 s: the disk stays full until 2.5 s, then the space comes back.

@@ -89,26 +89,10 @@ import Testing
                 uniqueID: "u-before", receivedAt: 1), for: device)
         // An extension that counts its runs.
         let runs = root + "/runs"
-        let counting = root + "/counting-extension.sh"
-        try TestSupport.write(
-            """
-            #!/bin/sh
-            read -r request
-            echo run >> '\(runs)'
-            sleep 1
-            printf '%s\\n' '{"type":"content","content":{"aps":{"alert":{"title":"Counted","body":"run"}}}}'
-            """, to: counting)
-        chmod(counting, 0o755)
+        let counting = try served.slowExtension("counting-extension.sh", before: "echo run >> '\(runs)'\nsleep 1")
         let server = try await InProcessServer(
             PushServerConfiguration(host: "127.0.0.1", port: 0), device: device, extensionCommand: [counting])
-        let answer = try await runOffPool(
-            "/usr/bin/curl",
-            [
-                "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--http2-prior-knowledge", "--max-time", "30", "-H",
-                "apns-topic: org.example.app", "-H", "apns-id: 00000000-0000-4000-8000-0000000000bb",
-                "--data-binary", #"{"aps":{"alert":"now","mutable-content":1}}"#, server.url + "/3/device/" + token,
-            ], timeout: 40
-        ).stdout
+        let answer = try await served.push(to: server.url, apnsID: "00000000-0000-4000-8000-0000000000bb")
         #expect(answer == "200")
         // Asked again while both pushes run (each takes a second, their rows still without a result): nothing is
         // left to rerun.
