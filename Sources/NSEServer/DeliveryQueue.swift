@@ -87,9 +87,20 @@ public final class DeliveryQueue: Sendable {
     /// Takes a slot unless the queue is full or closed; the slot is then given ``run(_:)`` or ``release()``.
     /// Lets a push be recorded between its admission and its start, and refused without a trace if it cannot be.
     public func reserve() -> Admission {
+        admit(pastCapacity: false)
+    }
+
+    /// Takes a slot for a push that was accepted before (a previous run of the server answered it 200): it is not
+    /// refused for want of room, as it was admitted already, so it may go past `capacity`; only a closed queue
+    /// refuses it (`false`). The slot is then given ``run(_:)`` or ``release()``.
+    public func readmit() -> Bool {
+        admit(pastCapacity: true) == .accepted
+    }
+
+    private func admit(pastCapacity: Bool) -> Admission {
         phase.withLock { phase -> Admission in
             guard case .open(let pending) = phase else { return .closed }
-            guard pending < concurrency + capacity else { return .full }
+            guard pastCapacity || pending < concurrency + capacity else { return .full }
             phase = .open(pending: pending + 1)
             return .accepted
         }

@@ -145,14 +145,15 @@ public final class PushService: Sendable {
         return nil
     }
 
-    /// Runs again, in the background, every push a previous run of the server answered 200 and never finished
-    /// (it crashed, was killed, or lost power in between), oldest first per device, as APNs delivers what it
-    /// accepted once the device is reachable. Only what was unfinished when this service was made: never a push of
-    /// this run. Each waits for a free slot of the queue; what the server stops before running stays for its next
-    /// start. Results say `"redelivered": true`; a push whose `apns-expiration` passed in the meantime is recorded
-    /// `expired`. Returns the task, which ends with how many it queued; a second call finds nothing left.
+    /// Queues again every push a previous run of the server answered 200 and never finished (it crashed, was
+    /// killed, or lost power in between), oldest first per device, as APNs delivers what it accepted once the
+    /// device is reachable. Only what was unfinished when this service was made: never a push of this run. They
+    /// were admitted before, so they take their slots even past `--queue` (new pushes meanwhile get 429 until the
+    /// backlog drains); once the server is stopping the rest stay for its next start. Results say
+    /// `"redelivered": true`; a push whose `apns-expiration` passed in the meantime is recorded `expired`. Returns
+    /// how many it queued; a second call finds nothing left.
     @discardableResult
-    public func resumeUnfinished() -> Task<Int, Never> {
+    public func resumeUnfinished() -> Int {
         let unfinished = unfinishedAtStart.withLock { pending -> [Unfinished] in
             defer { pending = [] }
             return pending
@@ -161,28 +162,15 @@ public final class PushService: Sendable {
             logger.notice(
                 "running pushes accepted before the server stopped", metadata: ["pushes": "\(unfinished.count)"])
         }
-        return Task { [self] in
-            var resumed = 0
-            for push in unfinished {
-                guard await reserveWhenFree() else { return resumed }
-                run(
-                    push.record, row: push.row, on: push.device, acceptedAt: Clock.monotonicNanoseconds(),
-                    redelivered: true)
-                resumed += 1
-            }
-            return resumed
+        var resumed = 0
+        for push in unfinished {
+            guard queue.readmit() else { break }
+            run(
+                push.record, row: push.row, on: push.device, acceptedAt: Clock.monotonicNanoseconds(),
+                redelivered: true)
+            resumed += 1
         }
-    }
-
-    /// A slot of the queue, waiting while it is full; `false` once the server is stopping.
-    private func reserveWhenFree() async -> Bool {
-        while true {
-            switch queue.reserve() {
-            case .accepted: return true
-            case .closed: return false
-            case .full: try? await Task.sleep(nanoseconds: 20_000_000)
-            }
-        }
+        return resumed
     }
 
     /// Delivers a recorded push in the slot it holds, records its result, and tells the log, the event stream, the

@@ -16,6 +16,20 @@ import Testing
         #expect(queue.pending == 0)
     }
 
+    @Test func aPushAdmittedBeforeIsReadmittedPastCapacityButNotOnceClosed() async throws {
+        let queue = DeliveryQueue(concurrency: 1, capacity: 1)
+        #expect(queue.reserve() == .accepted)
+        #expect(queue.reserve() == .accepted)
+        #expect(queue.reserve() == .full)
+        #expect(queue.readmit())
+        #expect(queue.pending == 3)
+        for _ in 0..<3 { queue.release() }
+        let drained = Ending.of { await queue.drain() }
+        #expect(try await drained.waitForEnd())
+        #expect(!queue.readmit())
+        #expect(queue.pending == 0)
+    }
+
     @Test func drainWaitsWhileWorkRunsAndReturnsWhenTheLastPushEnds() async throws {
         let queue = DeliveryQueue(concurrency: 2, capacity: 4)
         let gate = ThreadGate()
