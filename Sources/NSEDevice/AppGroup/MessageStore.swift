@@ -166,35 +166,26 @@ public struct MessageStore: Sendable {
 
     /// Messages no push named in time, kept for the app, oldest first.
     public func unnotified() throws(DeviceError) -> [StoredMessage] {
-        do {
-            return try database.execute(
-                """
-                SELECT call_id, sender, recipient, content_type, body, received_at FROM messages
-                WHERE state = 'unnotified' ORDER BY received_at, call_id
-                """
-            ).map { row in
-                StoredMessage(
-                    callID: row.text(0) ?? "", from: row.text(1) ?? "", to: row.text(2) ?? "",
-                    contentType: row.text(3) ?? "", body: row.blob(4) ?? [], receivedAt: row.integer(5) ?? 0)
-            }
-        } catch {
-            throw error.deviceError
-        }
+        try messages(in: .unnotified, receivedSince: .min)
     }
 
     /// Every fresh held message, oldest first.
     public func held(now: Int64 = Clock.unixMilliseconds()) throws(DeviceError) -> [StoredMessage] {
+        try messages(in: .held, receivedSince: now - lifetimeMilliseconds)
+    }
+
+    /// The messages in `state` received at or after `receivedSince`, oldest first, bodies included.
+    private func messages(in state: State, receivedSince: Int64) throws(DeviceError) -> [StoredMessage] {
         do {
             return try database.execute(
                 """
                 SELECT call_id, sender, recipient, content_type, body, received_at FROM messages
-                WHERE state = 'held' AND received_at >= ? ORDER BY received_at, call_id
-                """, [.integer(now - lifetimeMilliseconds)]
+                WHERE state = ? AND received_at >= ? ORDER BY received_at, call_id
+                """, [.text(state.rawValue), .integer(receivedSince)]
             ).map { row in
                 StoredMessage(
                     callID: row.text(0) ?? "", from: row.text(1) ?? "", to: row.text(2) ?? "",
-                    contentType: row.text(3) ?? "",
-                    body: row.blob(4) ?? [], receivedAt: row.integer(5) ?? 0)
+                    contentType: row.text(3) ?? "", body: row.blob(4) ?? [], receivedAt: row.integer(5) ?? 0)
             }
         } catch {
             throw error.deviceError
