@@ -97,21 +97,27 @@ import Testing
         #expect(await iterator.next() == wire)
     }
 
+    /// Connects to `endpoint` and reads the inbound side to its end: how many messages came, and the error it ended
+    /// with, if any.
+    static func countInbound(_ endpoint: SIPEndpoint, _ group: any EventLoopGroup) async throws -> (Int, SIPError?) {
+        try await SIPTransport.withConnection(to: endpoint, group: group, logger: Self.logger) { _, inbound in
+            var messages = 0
+            do throws(SIPError) {
+                for try await _ in inbound { messages += 1 }
+                return (messages, SIPError?.none)
+            } catch {
+                return (messages, error)
+            }
+        }
+    }
+
     @Test func peerClosingInTheMiddleOfAMessageEndsInboundWithATransportError() async throws {
         let outcome = try await Self.withPeer { _, outbound in
             // The head promises 10 body bytes; 3 come, then the peer closes.
             try await outbound.write(
                 ByteBuffer(string: "SIP/2.0 200 OK\r\nCSeq: 1 OPTIONS\r\nContent-Length: 10\r\n\r\nabc"))
         } _: { endpoint, group in
-            try await SIPTransport.withConnection(to: endpoint, group: group, logger: Self.logger) { _, inbound in
-                var messages = 0
-                do throws(SIPError) {
-                    for try await _ in inbound { messages += 1 }
-                    return (messages, SIPError?.none)
-                } catch {
-                    return (messages, error)
-                }
-            }
+            try await Self.countInbound(endpoint, group)
         }
         #expect(outcome.0 == 0)
         #expect(outcome.1?.code == .transport)
@@ -122,15 +128,7 @@ import Testing
         let outcome = try await Self.withPeer { _, outbound in
             try await outbound.write(ByteBuffer(string: Self.ok + "\r\n\r\n"))
         } _: { endpoint, group in
-            try await SIPTransport.withConnection(to: endpoint, group: group, logger: Self.logger) { _, inbound in
-                var messages = 0
-                do throws(SIPError) {
-                    for try await _ in inbound { messages += 1 }
-                    return (messages, SIPError?.none)
-                } catch {
-                    return (messages, error)
-                }
-            }
+            try await Self.countInbound(endpoint, group)
         }
         #expect(outcome.0 == 1)
         #expect(outcome.1 == nil)
