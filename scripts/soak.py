@@ -366,16 +366,12 @@ class Soak:
         """Where each lost MESSAGE went: the server's delivery mark, each App Group's row, and the results of the
         pushes that named it (outcome, whether rerun after a serve crash, the reason's first words). No content."""
         pushes = {}
-        for token in self.tokens:
-            connection = http.client.HTTPConnection(self.host, self.port, timeout=60)
-            connection.request("GET", f"/v1/devices/{token}/notifications?limit=100000")
-            for record in json.loads(connection.getresponse().read()):
-                call_id = (record.get("notification") or {}).get("call-id")
-                if call_id in call_ids:
-                    pushes.setdefault(call_id, []).append(
-                        {"outcome": record.get("outcome"), "redelivered": record.get("redelivered", False),
-                         "reason": " ".join((record.get("reason") or "").split()[:2])})
-            connection.close()
+        for record in self.records():
+            call_id = (record.get("notification") or {}).get("call-id")
+            if call_id in call_ids:
+                pushes.setdefault(call_id, []).append(
+                    {"outcome": record.get("outcome"), "redelivered": record.get("redelivered", False),
+                     "reason": " ".join((record.get("reason") or "").split()[:2])})
         server = sqlite3.connect(f"file:{os.path.join(self.sip_db, 'sip-server.db')}?mode=ro", uri=True, timeout=30)
         found = []
         for call_id in call_ids:
@@ -395,20 +391,24 @@ class Soak:
         server.close()
         return found
 
-    def results(self):
-        seen = {}
-        shown_call_ids = {}
+    def records(self):
+        """Every recorded result of every device, as nse serve's GET returns them."""
         for token in self.tokens:
             connection = http.client.HTTPConnection(self.host, self.port, timeout=60)
             connection.request("GET", f"/v1/devices/{token}/notifications?limit=100000")
             records = json.loads(connection.getresponse().read())
             connection.close()
-            for record in records:
-                apns_id = record.get("apns_id")
-                seen[apns_id] = seen.get(apns_id, 0) + 1
-                info = (record.get("extension") or {}).get("info") or {}
-                if record.get("outcome") == "rewritten" and info.get("source") == "sip" and info.get("call_id"):
-                    shown_call_ids[info["call_id"]] = shown_call_ids.get(info["call_id"], 0) + 1
+            yield from records
+
+    def results(self):
+        seen = {}
+        shown_call_ids = {}
+        for record in self.records():
+            apns_id = record.get("apns_id")
+            seen[apns_id] = seen.get(apns_id, 0) + 1
+            info = (record.get("extension") or {}).get("info") or {}
+            if record.get("outcome") == "rewritten" and info.get("source") == "sip" and info.get("call_id"):
+                shown_call_ids[info["call_id"]] = shown_call_ids.get(info["call_id"], 0) + 1
         return seen, shown_call_ids
 
     def settle(self, timeout=180):
