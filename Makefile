@@ -38,8 +38,7 @@ test: deps ## Build, then run every test: unit tests and end-to-end tests of the
 	# A real APNs client from PyPI (aioapns, in a venv kept in .build) against nse serve.
 	NSE_BIN_DIR="$(DEBUG_BIN)" bash scripts/interop-aioapns.sh
 	# One minute of the soak: both servers under load and faults; nothing lost, nothing leaked, SIGTERM exits 0.
-	# Without the nse serve crash fault, which `make soak` keeps: its one known loss (issue #10) is still open.
-	NSE_BIN_DIR="$(DEBUG_BIN)" python3 scripts/soak.py --minutes 1 --no-serve-crashes
+	NSE_BIN_DIR="$(DEBUG_BIN)" python3 scripts/soak.py --minutes 1
 	# A smoke of the benchmark harness (no timings judged); runs the peer only if linphone-daemon is installed.
 	NSE_BIN_DIR="$(DEBUG_BIN)" python3 bench/bench.py --quick
 

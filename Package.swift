@@ -134,8 +134,8 @@ let package = Package(
         .target(
             name: "NSEServer",
             dependencies: [
-                "NSEAPNs", "NSEHost", "NSEDatabase", "NSEDevice", "NSEHTTP", "NSEJSON", "NSEPayload", "NSECrypto",
-                "NSESystem", logging,
+                "NSEAPNs", "NSEHost", "NSEDatabase", "NSEDevice", "NSEHTTP", "NSEJSON", "NSEPayload", "NSEProtocol",
+                "NSECrypto", "NSESystem", logging,
                 nioCore, nioPosix, nioSSL,
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
@@ -225,8 +225,8 @@ let package = Package(
         .testTarget(
             name: "NSEServerTests",
             dependencies: [
-                "NSEAPNs", "NSEServer", "NSEDevice", "NSEHost", "NSEHTTP", "NSEJSON", "NSEPayload", "NSETestSupport",
-                logging,
+                "NSEAPNs", "NSEServer", "NSEDatabase", "NSEDevice", "NSEHost", "NSEHTTP", "NSEJSON", "NSEPayload",
+                "NSEProtocol", "NSETestSupport", logging,
                 // APNs keys for the provider-token tests, made in process.
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),

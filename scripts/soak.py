@@ -496,9 +496,8 @@ def main():
     parser.add_argument("--seed", type=int, default=int(time.time()))
     parser.add_argument("--keep", action="store_true", help="keep the work folder (logs, databases)")
     parser.add_argument("--no-serve-crashes", action="store_true",
-                        help="leave out the fault that kills nse serve with SIGKILL (see docs/serve.md: a crash in the "
-                             "moments between an extension handing over a fetched message and its result being "
-                             "recorded still loses that message's notification)")
+                        help="leave out the fault that kills nse serve with SIGKILL and starts it again (to tell "
+                             "a loss it causes from one the other faults cause)")
     args = parser.parse_args()
     if not os.access(NSE, os.X_OK):
         raise SystemExit(f"soak: {NSE} is not built (set NSE_BIN_DIR)")

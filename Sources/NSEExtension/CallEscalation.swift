@@ -50,7 +50,7 @@ struct CallEscalation: Sendable {
                 return rewriter.callFallback(call, reason: "voip-report-failed: \(error.name) (\(error.rawValue))")
             case .timeWillExpire?:
                 return rewriter.callFallback(call, reason: "time-will-expire: no answer to the VoIP report")
-            case .request?:
+            case .request?, .contentAccepted?:
                 continue
             case nil:
                 if channel.isClosed {

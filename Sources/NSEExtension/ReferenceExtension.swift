@@ -35,10 +35,11 @@ public struct ReferenceExtension: Sendable {
             // From here on one thread reads the host (the fetch hears the expiry notice from it); this one waits.
             let host = HostListener(channel: channel)
             let fetched = BlockingWait.run { await fetch.with(host: host).run(callID: callID, request: request) }
-            // Once the host has the content (a write to a pipe stays readable even if this process dies now), the
-            // message is shown; a process killed before that, or a host gone before it could read (its server
-            // crashed: it runs the push again when it restarts), leaves the message in the App Group store.
-            if host.send(.content(fetched.content)) { fetched.markShown() }
+            // The message is shown once the host says it keeps the content (`content-accepted`: a recording host
+            // has it on disk). A process killed before that, or a host gone before it could keep it (its server
+            // crashed: it runs the push again when it restarts), leaves the message claimed in the App Group store,
+            // where it is held again once this process is gone.
+            if host.send(.content(fetched.content)), host.waitForAcceptance() { fetched.markShown() }
             host.waitUntilClosed()
         }
         return 0

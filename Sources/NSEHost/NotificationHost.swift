@@ -2,7 +2,7 @@ import NSECrypto
 public import NSEDevice
 import NSEJSON
 public import NSEPayload
-import NSEProtocol
+public import NSEProtocol
 import NSESystem
 
 /// "iOS": decides whether the extension runs, runs one fresh extension process per notification under the
@@ -60,7 +60,15 @@ public struct NotificationHost: Sendable {
     }
 
     /// Takes one push from intake to the host's verdict.
-    public func deliver(_ bytes: [UInt8], pushType: PushType, source: PayloadSource) -> NotificationResult {
+    ///
+    /// A host that records results durably (`nse serve`) passes `keepContent`: the content an extension delivers is
+    /// kept by it (`true` once on disk) before the extension hears `content-accepted` and lets go of the messages it
+    /// took from the App Group store. When such a host stopped after keeping a push's content and before its result,
+    /// it passes that content back as `keptContent`: the push is judged on it and no extension runs again.
+    public func deliver(
+        _ bytes: [UInt8], pushType: PushType, source: PayloadSource, keptContent: DeliveredContent? = nil,
+        keepContent: (@Sendable (DeliveredContent) -> Bool)? = nil
+    ) -> NotificationResult {
         let start = Clock.monotonicNanoseconds()
         let requestID = (try? SecureRandom.uuid()) ?? "00000000-0000-4000-8000-000000000000"
         let payload: Payload
@@ -75,7 +83,9 @@ public struct NotificationHost: Sendable {
         }
         let intakeMilliseconds = Clock.millisecondsSince(start)
         let (strings, stringProblems) = device.strings()
-        var result = decide(payload, pushType: pushType, requestID: requestID, strings: strings)
+        var result = decide(
+            payload, pushType: pushType, requestID: requestID, strings: strings,
+            content: Delivery(kept: keptContent, keep: keepContent))
         result.warnings = payload.warnings + stringProblems + result.warnings
         result.timings.insert(("intake", intakeMilliseconds), at: 0)
         result.timings.append(("total", Clock.millisecondsSince(start)))
@@ -83,9 +93,15 @@ public struct NotificationHost: Sendable {
         return result
     }
 
-    private func decide(_ payload: Payload, pushType: PushType, requestID: String, strings: StringsTable)
-        -> NotificationResult
-    {
+    /// What ``deliver(_:pushType:source:keptContent:keepContent:)`` was given about the extension's content.
+    private struct Delivery {
+        var kept: DeliveredContent?
+        var keep: (@Sendable (DeliveredContent) -> Bool)?
+    }
+
+    private func decide(
+        _ payload: Payload, pushType: PushType, requestID: String, strings: StringsTable, content: Delivery
+    ) -> NotificationResult {
         let original = Display(alert: payload.aps.alert, strings: strings)
         func notInvoked(_ reason: String, shown: Bool) -> NotificationResult {
             NotificationResult(
@@ -118,11 +134,13 @@ public struct NotificationHost: Sendable {
         guard payload.aps.mutableContent else {
             return notInvoked("aps.mutable-content is not 1: iOS shows the alert as sent", shown: true)
         }
-        return runExtension(payload, pushType: pushType, requestID: requestID, strings: strings, original: original)
+        return runExtension(
+            payload, pushType: pushType, requestID: requestID, strings: strings, original: original, content: content)
     }
 
     private func runExtension(
-        _ payload: Payload, pushType: PushType, requestID: String, strings: StringsTable, original: Display
+        _ payload: Payload, pushType: PushType, requestID: String, strings: StringsTable, original: Display,
+        content: Delivery
     ) -> NotificationResult {
         let budgetMilliseconds = Int64(limits.budget * 1000)
         let request = ServiceRequest(
@@ -131,8 +149,11 @@ public struct NotificationHost: Sendable {
             deadlineUnixMilliseconds: Clock.unixMilliseconds() + budgetMilliseconds)
         let filtering = device.config.filtering
         let limits = limitsForThisRun()
-        let run = ExtensionRun.run(
-            command: extensionCommand, request: request, limits: limits, filteringEntitlement: filtering)
+        let run =
+            content.kept.map(ExtensionRun.resumed)
+            ?? ExtensionRun.run(
+                command: extensionCommand, request: request, limits: limits, filteringEntitlement: filtering,
+                keepContent: content.keep)
         var verdict = ContentRules.verdict(
             run.record, exitCode: run.exitCode, exitSignal: run.exitSignal, original: payload,
             originalDisplay: original,

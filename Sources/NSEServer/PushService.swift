@@ -197,7 +197,21 @@ public final class PushService: Sendable {
                     requestID: push.apnsID, pushType: push.pushType)
             } else {
                 let host = NotificationHost(device: device, limits: limits, extensionCommand: extensionCommand)
-                result = host.deliver(push.payload, pushType: push.pushType, source: .webhook)
+                let (store, logger) = (self.store, self.logger)
+                result = host.deliver(
+                    push.payload, pushType: push.pushType, source: .webhook, keptContent: record.delivered,
+                    keepContent: { content in
+                        do {
+                            try store.keep(content, of: row, for: device)
+                            return true
+                        } catch {
+                            // Not acknowledged: the extension keeps its messages and a later push shows them again.
+                            logger.warning(
+                                "delivered content not kept",
+                                metadata: ["apns-id": .string(push.apnsID), "store-error": .string("\(error)")])
+                            return false
+                        }
+                    })
             }
             var object = result.json.objectValue ?? JSONObject()
             object["apns_id"] = .string(push.apnsID)

@@ -109,4 +109,51 @@ import Testing
             #expect(again["display"]?["body"] == .string(text))
         }
     }
+
+    /// The extension lets go of a fetched message only once its host says it keeps the content (`content-accepted`):
+    /// a host that reads the content and dies before keeping it (a server crash) leaves the message to the next push.
+    @Test func aMessageIsLetGoOnlyOnceTheHostKeepsItsContent() throws {
+        let server = try SIPServerProcess(["--listen", "tcp:127.0.0.1:0", "--no-push"])
+        let proxy = try #require(server.uris["tcp"])
+        let bob = root + "/bob-accept"
+        try makeDevice(bob, proxy: proxy)
+        let callID = try send("see you at 8", via: proxy, to: bob)
+
+        // A host that reads the content, then goes away without accepting it.
+        let extensionProcess = Process()
+        extensionProcess.executableURL = URL(fileURLWithPath: TestSupport.referenceExtension)
+        let (input, output) = (Pipe(), Pipe())
+        extensionProcess.standardInput = input
+        extensionProcess.standardOutput = output
+        extensionProcess.standardError = FileHandle.nullDevice
+        try extensionProcess.run()
+        let deadline = Int64(Date().timeIntervalSince1970 * 1000) + 10_000
+        let request =
+            #"{"type":"request","protocol":1,"request_id":"r-1","push_type":"alert","container":"\#(bob)","#
+            + #""budget_ms":10000,"deadline_unix_ms":\#(deadline),"payload":\#(push(callID))}"# + "\n"
+        input.fileHandleForWriting.write(Data(request.utf8))
+        var received = Data()
+        let readUntil = Date().addingTimeInterval(15)
+        while !received.contains(0x0A), Date() < readUntil {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            received.append(chunk)
+        }
+        let content = try JSON.parse(String(decoding: received.prefix { $0 != 0x0A }, as: UTF8.self))
+        #expect(content["type"] == "content")
+        #expect(content["content"]?["aps"]?["alert"]?["body"] == "see you at 8")
+        try input.fileHandleForWriting.close()
+        extensionProcess.waitUntilExit()
+
+        // The next push for it finds the message in the App Group store, and this host keeps the content.
+        let again = try JSON.parse(
+            try TestSupport.nse(["run", "--device", bob, "--budget", "5"], stdin: push(callID)).stdout)
+        #expect(again["outcome"] == "rewritten", "\(again["reason"] ?? .null)")
+        #expect(again["display"]?["body"] == "see you at 8")
+        #expect(again["extension"]?["info"]?["from_store"] == true)
+        // Accepted this time: it is not shown a third time.
+        let third = try JSON.parse(
+            try TestSupport.nse(["run", "--device", bob, "--budget", "1"], stdin: push(callID)).stdout)
+        #expect(third["outcome"] != "rewritten")
+    }
 }

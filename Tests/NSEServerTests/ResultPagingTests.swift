@@ -1,8 +1,10 @@
 import Foundation
 import Logging
+import NSEDatabase
 import NSEDevice
 import NSEJSON
 import NSEPayload
+import NSEProtocol
 import NSETestSupport
 import Synchronization
 import Testing
@@ -111,6 +113,54 @@ import Testing
         #expect(byID["00000000-0000-4000-8000-0000000000bb"]?["redelivered"] == nil)
         let ranTimes = (try? String(contentsOfFile: runs, encoding: .utf8))?.split(separator: "\n").count
         #expect(ranTimes == 2)
+    }
+
+    /// A server that kept an extension's content (and so let the extension give up its messages) and stopped before
+    /// the result judges the push on that content when it starts again, without running an extension that would find
+    /// its messages gone; a push that runs keeps its content until its result is in, then lets it go.
+    @Test func aPushWhoseContentWasKeptIsJudgedOnItAfterARestart() async throws {
+        let store = ResultStore(logger: Self.quietLogger)
+        let apnsID = "00000000-0000-4000-8000-0000000000cc"
+        let row = try store.accept(
+            AcceptedPushRecord(
+                push: AcceptedPush(
+                    apnsID: apnsID, token: token, tokenKind: .remote, pushType: .alert, priority: 10,
+                    payload: Array(#"{"aps":{"alert":"you have a message","mutable-content":1}}"#.utf8)),
+                uniqueID: "u-kept", receivedAt: 1), for: device)
+        let kept = DeliveredContent(
+            content: ["aps": ["alert": ["title": "Alice", "body": "see you at 8"]]], reason: "decrypted: kept",
+            info: ["source": "sip"])
+        try store.keep(kept, of: row, for: device)
+        #expect(try store.unfinished(for: device).first?.1.delivered == kept)
+
+        let runs = root + "/kept-runs"
+        let counting = try served.slowExtension("kept-extension.sh", before: "echo run >> '\(runs)'")
+        let server = try await InProcessServer(
+            PushServerConfiguration(host: "127.0.0.1", port: 0), device: device, extensionCommand: [counting])
+        var recorded: [JSON] = []
+        for _ in 0..<100 where recorded.isEmpty {
+            try await Task.sleep(nanoseconds: 50_000_000)
+            recorded = try store.results(for: device, limit: 10)
+        }
+        let resumed = try #require(recorded.first)
+        #expect(resumed["apns_id"] == .string(apnsID))
+        #expect(resumed["redelivered"] == true)
+        #expect(resumed["outcome"] == "rewritten")
+        #expect(resumed["display"]?["body"] == "see you at 8")
+        #expect(resumed["reason"] == "decrypted: kept")
+        #expect(!FileManager.default.fileExists(atPath: runs), "the extension ran again")
+
+        // A push of this run: its extension runs, its content is kept while it does, and let go with the result.
+        #expect(try await served.push(to: server.url, apnsID: "00000000-0000-4000-8000-0000000000dd") == "200")
+        for _ in 0..<100 where recorded.count < 2 {
+            try await Task.sleep(nanoseconds: 50_000_000)
+            recorded = try store.results(for: device, limit: 10)
+        }
+        await server.stop()
+        #expect(recorded.first?["display"]?["body"] == "done")
+        #expect(try store.unfinished(for: device).isEmpty)
+        let database = try Database(path: ResultStore.path(for: device), schema: ResultStore.schema)
+        #expect(try database.execute("SELECT count(*) FROM results WHERE delivered IS NOT NULL").first?.integer(0) == 0)
     }
 
     @Test func aConnectionCarryingManyPushesIsWatchedOnceAndItsUnansweredPushesMarkedOnClose() throws {

@@ -1,6 +1,7 @@
 import NSEJSON
 import NSEPayload
 import NSEProtocol
+import Synchronization
 import Testing
 
 @testable import NSEHost
@@ -33,7 +34,7 @@ import Testing
 
     @Test func contentBeforeTheBudgetIsTakenAndStdinClosed() {
         var session = started()
-        #expect(session.handle(.contentProposed(content, at: 11 * Self.second)) == [.closeStdin])
+        #expect(session.handle(.contentProposed(content, at: 11 * Self.second)) == [.accept(content), .closeStdin])
         #expect(session.phase == .delivered(endAt: 11 * Self.second + 250_000_000))
         #expect(
             session.record.delivered == content && !session.record.deliveredAfterExpiry && !session.record.expirySent)
@@ -67,7 +68,7 @@ import Testing
     @Test func bestAttemptAfterTheExpiryNoticeIsMarked() {
         var session = started()
         _ = session.handle(.expiryNoticeDue(at: 12 * Self.second))
-        #expect(session.handle(.contentProposed(content, at: 12 * Self.second + 1)) == [.closeStdin])
+        #expect(session.handle(.contentProposed(content, at: 12 * Self.second + 1)) == [.accept(content), .closeStdin])
         #expect(session.record.deliveredAfterExpiry && session.record.termination == .exited)
     }
 
@@ -139,30 +140,61 @@ import Testing
 
     /// Lines as the driver sees them, through the session's reading of the protocol.
     @Test func linesBecomeProtocolEvents() {
-        var session = ExtensionSession(request: request, limits: limits, filteringEntitlement: false)
+        var session = process()
         #expect(session.observe(ProcessObservation.launched(at: 0)) == [.write(HostMessage.request(request).line)])
         #expect(session.observe(ProcessObservation.line(Array("  \r".utf8), at: 1)) == [])
         #expect(
             session.observe(ProcessObservation.line(Array(#"{"type":"report-voip","payload":{}}"#.utf8), at: 1))
                 == [.write(HostMessage.reportVoIPResult(.missingNotificationFilteringEntitlement).line)])
         #expect(session.observe(ProcessObservation.line(Array("not json".utf8), at: 1)) == [.kill, .finish])
-        guard case .protocolViolation(let reason) = session.record.termination else {
+        guard case .protocolViolation(let reason) = session.session.record.termination else {
             Issue.record("not a protocol violation")
             return
         }
         #expect(reason.hasPrefix("the extension sent a line that is not JSON"))
-        var long = ExtensionSession(request: request, limits: limits, filteringEntitlement: false)
+        var long = process()
         _ = long.observe(ProcessObservation.launched(at: 0))
         #expect(long.observe(ProcessObservation.lineTooLong) == [.kill, .finish])
-        #expect(long.record.termination == .protocolViolation("the extension sent a line longer than 65536 bytes"))
-        var content = ExtensionSession(request: request, limits: limits, filteringEntitlement: false)
+        #expect(
+            long.session.record.termination == .protocolViolation("the extension sent a line longer than 65536 bytes"))
+        var content = process()
         _ = content.observe(ProcessObservation.launched(at: 0))
         #expect(
             content.observe(ProcessObservation.line(Array(#"{"type":"content","content":{}}"#.utf8), at: 5)) == [
-                .closeStdin
+                .write(HostMessage.contentAccepted.line), .closeStdin,
             ])
-        #expect(content.phase == .delivered(endAt: 5 + 250_000_000))
+        #expect(content.session.phase == .delivered(endAt: 5 + 250_000_000))
         #expect(content.observe(ProcessObservation.deadline(now: 5 + 250_000_000)) == [.kill, .finish])
+    }
+
+    /// A host that records results keeps the content before it says `content-accepted`, and says nothing when it
+    /// could not keep it (the extension then keeps its App Group messages).
+    @Test func contentIsAcceptedOnlyOnceKept() {
+        let kept = Mutex<[DeliveredContent]>([])
+        let line = Array(#"{"type":"content","content":{"aps":{"alert":"hi"}},"reason":"r"}"#.utf8)
+        var keeping = process { content in
+            kept.withLock { $0.append(content) }
+            return true
+        }
+        _ = keeping.observe(ProcessObservation.launched(at: 0))
+        #expect(
+            keeping.observe(ProcessObservation.line(line, at: 5)) == [
+                .write(HostMessage.contentAccepted.line), .closeStdin,
+            ])
+        #expect(kept.withLock { $0 } == [DeliveredContent(content: ["aps": ["alert": "hi"]], reason: "r")])
+        var failing = process { _ in false }
+        _ = failing.observe(ProcessObservation.launched(at: 0))
+        #expect(failing.observe(ProcessObservation.line(line, at: 5)) == [.closeStdin])
+        #expect(failing.session.record.delivered?.reason == "r")
+        // Only the first content is kept, as only the first counts.
+        #expect(keeping.observe(ProcessObservation.line(line, at: 6)) == [])
+        #expect(kept.withLock { $0.count } == 1)
+    }
+
+    private func process(keep: (@Sendable (DeliveredContent) -> Bool)? = nil) -> ExtensionProcess {
+        ExtensionProcess(
+            session: ExtensionSession(request: request, limits: limits, filteringEntitlement: false),
+            keepContent: keep)
     }
 }
 

@@ -12,7 +12,7 @@ import Testing
         container: "/tmp/device", budgetMilliseconds: 1500, deadlineUnixMilliseconds: 1_795_300_000_000)
 
     static let hostMessages: [HostMessage] = [
-        .request(request), .timeWillExpire, .reportVoIPResult(nil), .reportVoIPResult(.unknown),
+        .request(request), .timeWillExpire, .contentAccepted, .reportVoIPResult(nil), .reportVoIPResult(.unknown),
         .reportVoIPResult(.invalidClientProcess), .reportVoIPResult(.missingNotificationFilteringEntitlement),
     ]
 
@@ -46,6 +46,8 @@ import Testing
             String(decoding: HostMessage.reportVoIPResult(.invalidClientProcess).line, as: UTF8.self)
                 == #"{"type":"report-voip-result","ok":false,"error":{"domain":"CXErrorDomainNotificationServiceExtension","code":1,"name":"invalidClientProcess"}}"#
                 + "\n")
+        #expect(
+            String(decoding: HostMessage.contentAccepted.line, as: UTF8.self) == #"{"type":"content-accepted"}"# + "\n")
         #expect(
             String(decoding: ExtensionMessage.content(DeliveredContent(content: [:], reason: "r")).line, as: UTF8.self)
                 == #"{"type":"content","content":{},"reason":"r"}"# + "\n")

@@ -10,16 +10,30 @@ struct ExtensionRun {
     var wait4MaxRSSKilobytes: Int?
     var stderrTail: String
 
-    /// Runs one extension process for `request` under `limits`.
+    /// Runs one extension process for `request` under `limits`; `keepContent` keeps what it delivers before it is
+    /// told so (``ExtensionProcess/keepContent``).
     static func run(
-        command: [String], request: ServiceRequest, limits: ExtensionLimits, filteringEntitlement: Bool
+        command: [String], request: ServiceRequest, limits: ExtensionLimits, filteringEntitlement: Bool,
+        keepContent: (@Sendable (DeliveredContent) -> Bool)? = nil
     ) -> ExtensionRun {
-        var session = ExtensionSession(request: request, limits: limits, filteringEntitlement: filteringEntitlement)
-        let report = ProcessDriver.run(command, session: &session)
+        var process = ExtensionProcess(
+            session: ExtensionSession(request: request, limits: limits, filteringEntitlement: filteringEntitlement),
+            keepContent: keepContent)
+        let report = ProcessDriver.run(command, session: &process)
         return ExtensionRun(
-            record: session.record, exitCode: report.exit?.exitCode, exitSignal: report.exit?.signal,
+            record: process.session.record, exitCode: report.exit?.exitCode, exitSignal: report.exit?.signal,
             wallMilliseconds: report.wallMilliseconds, wait4MaxRSSKilobytes: report.exit?.peakRSSKilobytes,
             stderrTail: String(decoding: report.stderr.suffix(2048), as: UTF8.self))
+    }
+
+    /// A run that ended before this host started: its extension delivered `content`, which the host then kept, and
+    /// was told so; no process is started again (it would find its messages already let go).
+    static func resumed(_ content: DeliveredContent) -> ExtensionRun {
+        var record = ExtensionSession.Record()
+        record.delivered = content
+        return ExtensionRun(
+            record: record, exitCode: nil, exitSignal: nil, wallMilliseconds: 0, wait4MaxRSSKilobytes: nil,
+            stderrTail: "")
     }
 
     /// The result's `extension.killed`: why the host killed it, nil when it ended on its own (or was ended after

@@ -9,6 +9,9 @@ public enum HostMessage: Sendable, Equatable {
     case timeWillExpire
     /// The completion of `reportNewIncomingVoIPPushPayload`: nil on success, else the error.
     case reportVoIPResult(VoIPReportError?)
+    /// The host has the extension's content and keeps it whatever happens to either process from now on (a host that
+    /// records results has it on disk): what the extension took from its App Group store for it may be let go.
+    case contentAccepted
 
     /// The line sent on the wire (without the newline).
     public var json: JSON {
@@ -26,6 +29,8 @@ public enum HostMessage: Sendable, Equatable {
             return ["type": "time-will-expire"]
         case .reportVoIPResult(let error):
             return ["type": "report-voip-result", "ok": .bool(error == nil), "error": error?.json ?? .null]
+        case .contentAccepted:
+            return ["type": "content-accepted"]
         }
     }
 
@@ -53,8 +58,11 @@ public enum HostMessage: Sendable, Equatable {
             return .timeWillExpire
         case "report-voip-result":
             return .reportVoIPResult(try message.field("ok") ?? false ? nil : try message.field("error") ?? .unknown)
+        case "content-accepted":
+            return .contentAccepted
         case let other:
-            throw ExtensionProtocol.unknownType(other, expected: "request, time-will-expire or report-voip-result")
+            throw ExtensionProtocol.unknownType(
+                other, expected: "request, time-will-expire, report-voip-result or content-accepted")
         }
     }
 }

@@ -3,6 +3,7 @@ public import NSEDatabase
 public import NSEDevice
 public import NSEJSON
 import NSEPayload
+public import NSEProtocol
 import NSESystem
 import Synchronization
 
@@ -21,7 +22,7 @@ import Synchronization
 /// the provider never saw the 200 and may send the push again.
 public final class ResultStore: Sendable {
     /// Version 1: one row per accepted push; `result` (the JSON document) is NULL until the push has run.
-    /// Version 2: the push itself is kept until then.
+    /// Version 2: the push itself is kept until then. Version 3: so is the content its extension delivered.
     static let schema = [
         """
         CREATE TABLE results (
@@ -47,6 +48,12 @@ public final class ResultStore: Sendable {
         ALTER TABLE results ADD COLUMN collapse_id TEXT;
         ALTER TABLE results ADD COLUMN payload BLOB;
         CREATE INDEX results_unfinished ON results(id) WHERE result IS NULL AND payload IS NOT NULL;
+        """,
+        // Version 3: the content the push's extension delivered (its `content` protocol line), kept before the
+        // extension is told so and lets go of its App Group messages: a server that stops between that and the
+        // result judges the push on it when it starts again, without running an extension that would find nothing.
+        """
+        ALTER TABLE results ADD COLUMN delivered TEXT;
         """,
     ]
 
@@ -113,7 +120,7 @@ public final class ResultStore: Sendable {
         let rows = try database(for: device).execute(
             """
             SELECT id, apns_id, token, received_at, unique_id, token_kind, push_type, priority, expiration,
-                collapse_id, payload
+                collapse_id, payload, delivered
             FROM results WHERE result IS NULL AND payload IS NOT NULL ORDER BY id
             """)
         return rows.compactMap { row in
@@ -124,17 +131,37 @@ public final class ResultStore: Sendable {
                 apnsID: apnsID, token: token, tokenKind: row.text(5).flatMap({ TokenKind(rawValue: $0) }) ?? .remote,
                 pushType: pushType, priority: Int(row.integer(7) ?? 10), payload: payload, expiration: row.integer(8),
                 collapseID: row.text(9))
-            let record = AcceptedPushRecord(
+            var record = AcceptedPushRecord(
                 push: push, uniqueID: row.text(4) ?? "", receivedAt: row.integer(3) ?? 0)
+            record.delivered = row.text(11).flatMap(Self.deliveredContent)
             return (Row(id: id), record)
         }
     }
 
-    /// Fills a push's row with its result (and lets go of the push's payload, which only a rerun needed).
+    /// Keeps the content the push's extension delivered, until its result is recorded.
+    public func keep(_ content: DeliveredContent, of row: Row, for device: Device) throws(DatabaseError) {
+        try writing(for: device) { database throws(DatabaseError) in
+            try database.execute(
+                "UPDATE results SET delivered = ? WHERE id = ? AND result IS NULL",
+                [.text(ExtensionMessage.content(content).json.serialized()), .integer(row.id)])
+        }
+    }
+
+    /// A kept `content` line read back; nil when it no longer reads as one (then the push runs its extension again).
+    static func deliveredContent(_ line: String) -> DeliveredContent? {
+        guard case .content(let content)? = try? ExtensionMessage.decode(line: Array(line.utf8)) else { return nil }
+        return content
+    }
+
+    /// Fills a push's row with its result (and lets go of the push's payload and delivered content, which only a
+    /// rerun needed).
     public func complete(_ row: Row, result: JSON, for device: Device) throws(DatabaseError) {
         try writing(for: device) { database throws(DatabaseError) in
             try database.execute(
-                "UPDATE results SET outcome = ?, recorded_at = ?, result = ?, payload = NULL WHERE id = ?",
+                """
+                UPDATE results SET outcome = ?, recorded_at = ?, result = ?, payload = NULL, delivered = NULL
+                WHERE id = ?
+                """,
                 [
                     .text(result["outcome"]?.stringValue), .integer(result["recorded_at"]?.intValue),
                     .text(result.serialized()), .integer(row.id),
@@ -259,13 +286,15 @@ public final class ResultStore: Sendable {
     }
 }
 
-/// What the store keeps of an accepted push until it has run: the push, the `apns-unique-id` of its answer, and
-/// when it arrived.
+/// What the store keeps of an accepted push until it has run: the push, the `apns-unique-id` of its answer, when it
+/// arrived, and the content its extension delivered once it has.
 public struct AcceptedPushRecord: Sendable {
     public var push: AcceptedPush
     public var uniqueID: String
     /// Unix milliseconds.
     public var receivedAt: Int64
+    /// What its extension delivered before the server stopped, if it got that far.
+    public var delivered: DeliveredContent?
 
     public init(push: AcceptedPush, uniqueID: String, receivedAt: Int64) {
         self.push = push
