@@ -96,25 +96,14 @@ public actor SIPTransactionLayer {
     static func clientKey(branch: String, method: String) -> String { branch + "|" + method.uppercased() }
 
     private func makeTimer(key: String) -> Task<Void, Never> {
-        let t1 = timers.t1
-        let t2 = timers.t2
-        let timerF = timers.timerF
-        let reliable = transport.kind.isReliable
+        let (timers, reliable) = (self.timers, transport.kind.isReliable)
         return Task { [weak self] in
-            let clock = ContinuousClock()
-            let deadline = clock.now + timerF
-            var interval = t1
-            while !Task.isCancelled {
-                let wake = reliable ? deadline : min(clock.now + interval, deadline)
-                do { try await clock.sleep(until: wake) } catch { return }
-                guard let self else { return }
-                if clock.now >= deadline {
-                    await self.fail(key: key, error: SIPError(.timeout, "no final response within Timer F (\(timerF))"))
-                    return
-                }
-                guard let proceeding = await self.retransmit(key: key) else { return }
-                interval = proceeding ? t2 : min(interval * 2, t2)
+            let end = await SIPRetransmissions.run(timers: timers, reliable: reliable) { [weak self] in
+                await self?.retransmit(key: key)
             }
+            guard end == .timedOut else { return }
+            await self?.fail(
+                key: key, error: SIPError(.timeout, "no final response within Timer F (\(timers.timerF))"))
         }
     }
 

@@ -11,7 +11,8 @@ import NSESIP
 ///
 /// Not `SIPTransactionLayer`: that layer owns one client connection (`SIPTransport`) and reads it itself, while the
 /// server sends over flows it shares with everything else arriving from a device (a UDP listener, an accepted
-/// TCP/TLS connection), whose responses reach it through its own inbound stream.
+/// TCP/TLS connection), whose responses reach it through its own inbound stream. Both run the same timers
+/// (`SIPRetransmissions`).
 struct Forwarder {
     /// Where the answer to a copy counts.
     struct Carrying {
@@ -38,7 +39,8 @@ struct Forwarder {
         var transmission: Transmission
     }
 
-    /// The retransmissions of one transaction (every T1, doubling up to T2, on UDP; none on TCP/TLS) until Timer F.
+    /// The retransmissions of one transaction (``SIPRetransmissions``: every T1, doubling up to T2, on UDP; none on
+    /// TCP/TLS) until Timer F.
     struct Transmission: Sendable {
         let branch: String
         let bytes: [UInt8]
@@ -51,16 +53,14 @@ struct Forwarder {
         func run() async -> Int? {
             let (bytes, flow, timers) = (self.bytes, self.flow, self.timers)
             return await stop.run {
-                let clock = ContinuousClock()
-                let deadline = clock.now + timers.timerF
-                var interval = timers.t1
-                while true {
-                    let wake = flow.kind != .udp ? deadline : min(clock.now + interval, deadline)
-                    do { try await clock.sleep(until: wake) } catch { return nil }
-                    if clock.now >= deadline { return 408 }
-                    guard flow.isLive else { return 503 }
+                let end = await SIPRetransmissions.run(timers: timers, reliable: flow.kind != .udp) {
+                    guard flow.isLive else { return nil }
                     flow.send(bytes)
-                    interval = min(interval * 2, timers.t2)
+                    return false
+                }
+                switch end {
+                case .timedOut: return 408
+                case .ended: return flow.isLive ? nil : 503
                 }
             }
         }
