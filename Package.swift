@@ -134,8 +134,8 @@ let package = Package(
         .target(
             name: "NSEServer",
             dependencies: [
-                "NSEAPNs", "NSEHost", "NSEDatabase", "NSEDevice", "NSEHTTP", "NSEJSON", "NSEPayload", "NSEProtocol",
-                "NSECrypto", "NSESystem", logging,
+                "NSEAPNs", "NSEHost", "NSEDatabase", "NSEDevice", "NSEHTTP", "NSEJSON", "NSEPayload", "NSECrypto",
+                "NSESystem", logging,
                 nioCore, nioPosix, nioSSL,
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),

@@ -2,7 +2,7 @@ import NSECrypto
 public import NSEDevice
 import NSEJSON
 public import NSEPayload
-public import NSEProtocol
+import NSEProtocol
 import NSESystem
 
 /// "iOS": decides whether the extension runs, runs one fresh extension process per notification under the
@@ -61,13 +61,14 @@ public struct NotificationHost: Sendable {
 
     /// Takes one push from intake to the host's verdict.
     ///
-    /// A host that records results durably (`nse serve`) passes `keepContent`: the content an extension delivers is
-    /// kept by it (`true` once on disk) before the extension hears `content-accepted` and lets go of the messages it
-    /// took from the App Group store. When such a host stopped after keeping a push's content and before its result,
-    /// it passes that content back as `keptContent`: the push is judged on it and no extension runs again.
+    /// A host that records results durably (`nse serve`) passes `keepContent`: what an extension hands over with
+    /// its content is kept by it (`true` once on disk) before the extension hears `content-accepted` and lets go of
+    /// the messages it took from the App Group store. When such a host stopped after keeping a push's handover and
+    /// before its result, it passes that back as `keptContent`: the push is judged on it (the app launched with the
+    /// call offer it carries, if any) and no extension runs again.
     public func deliver(
-        _ bytes: [UInt8], pushType: PushType, source: PayloadSource, keptContent: DeliveredContent? = nil,
-        keepContent: (@Sendable (DeliveredContent) -> Bool)? = nil
+        _ bytes: [UInt8], pushType: PushType, source: PayloadSource, keptContent: ExtensionHandover? = nil,
+        keepContent: (@Sendable (ExtensionHandover) -> Bool)? = nil
     ) -> NotificationResult {
         let start = Clock.monotonicNanoseconds()
         let requestID = (try? SecureRandom.uuid()) ?? "00000000-0000-4000-8000-000000000000"
@@ -95,8 +96,8 @@ public struct NotificationHost: Sendable {
 
     /// What ``deliver(_:pushType:source:keptContent:keepContent:)`` was given about the extension's content.
     private struct Delivery {
-        var kept: DeliveredContent?
-        var keep: (@Sendable (DeliveredContent) -> Bool)?
+        var kept: ExtensionHandover?
+        var keep: (@Sendable (ExtensionHandover) -> Bool)?
     }
 
     private func decide(

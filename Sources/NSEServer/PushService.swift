@@ -199,10 +199,10 @@ public final class PushService: Sendable {
                 let host = NotificationHost(device: device, limits: limits, extensionCommand: extensionCommand)
                 let (store, logger) = (self.store, self.logger)
                 result = host.deliver(
-                    push.payload, pushType: push.pushType, source: .webhook, keptContent: record.delivered,
-                    keepContent: { content in
+                    push.payload, pushType: push.pushType, source: .webhook, keptContent: record.handover,
+                    keepContent: { handover in
                         do {
-                            try store.keep(content, of: row, for: device)
+                            try store.keep(handover, of: row, for: device)
                             return true
                         } catch {
                             // Not acknowledged: the extension keeps its messages and a later push shows them again.

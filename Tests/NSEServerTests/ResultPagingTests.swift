@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NSEDatabase
 import NSEDevice
+import NSEHost
 import NSEJSON
 import NSEPayload
 import NSEProtocol
@@ -127,22 +128,43 @@ import Testing
                     apnsID: apnsID, token: token, tokenKind: .remote, pushType: .alert, priority: 10,
                     payload: Array(#"{"aps":{"alert":"you have a message","mutable-content":1}}"#.utf8)),
                 uniqueID: "u-kept", receivedAt: 1), for: device)
-        let kept = DeliveredContent(
-            content: ["aps": ["alert": ["title": "Alice", "body": "see you at 8"]]], reason: "decrypted: kept",
-            info: ["source": "sip"])
+        let kept = try ExtensionHandover(
+            json: [
+                "content": [
+                    "type": "content", "content": ["aps": ["alert": ["title": "Alice", "body": "see you at 8"]]],
+                    "reason": "decrypted: kept", "info": ["source": "sip"],
+                ]
+            ])
         try store.keep(kept, of: row, for: device)
-        #expect(try store.unfinished(for: device).first?.1.delivered == kept)
+        #expect(try store.unfinished(for: device).first?.1.handover == kept)
+        // And a call offer the host had accepted: the app is launched with it when the push is judged again.
+        let callID = "00000000-0000-4000-8000-0000000000ce"
+        let callRow = try store.accept(
+            AcceptedPushRecord(
+                push: AcceptedPush(
+                    apnsID: callID, token: token, tokenKind: .remote, pushType: .alert, priority: 10,
+                    payload: Array(#"{"aps":{"alert":"incoming call","mutable-content":1}}"#.utf8)),
+                uniqueID: "u-call", receivedAt: 2), for: device)
+        var call = kept
+        call.content = DeliveredContent(content: [:], reason: "voip-escalated: kept")
+        call.voipReported = true
+        call.acceptedVoIPPayload = ["from": "sip:alice@example.org", "display_name": "Alice", "source": "sip"]
+        try store.keep(call, of: callRow, for: device)
 
         let runs = root + "/kept-runs"
         let counting = try served.slowExtension("kept-extension.sh", before: "echo run >> '\(runs)'")
         let server = try await InProcessServer(
             PushServerConfiguration(host: "127.0.0.1", port: 0), device: device, extensionCommand: [counting])
         var recorded: [JSON] = []
-        for _ in 0..<100 where recorded.isEmpty {
+        for _ in 0..<100 where recorded.count < 2 {
             try await Task.sleep(nanoseconds: 50_000_000)
             recorded = try store.results(for: device, limit: 10)
         }
-        let resumed = try #require(recorded.first)
+        let resumedCall = try #require(recorded.first)
+        #expect(resumedCall["apns_id"] == .string(callID))
+        #expect(resumedCall["call_report"]?["remote_handle"]?["value"] == "sip:alice@example.org")
+        #expect(resumedCall["voip"] != nil)
+        let resumed = try #require(recorded.dropFirst().first)
         #expect(resumed["apns_id"] == .string(apnsID))
         #expect(resumed["redelivered"] == true)
         #expect(resumed["outcome"] == "rewritten")
@@ -152,7 +174,7 @@ import Testing
 
         // A push of this run: its extension runs, its content is kept while it does, and let go with the result.
         #expect(try await served.push(to: server.url, apnsID: "00000000-0000-4000-8000-0000000000dd") == "200")
-        for _ in 0..<100 where recorded.count < 2 {
+        for _ in 0..<100 where recorded.count < 3 {
             try await Task.sleep(nanoseconds: 50_000_000)
             recorded = try store.results(for: device, limit: 10)
         }

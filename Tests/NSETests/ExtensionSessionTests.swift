@@ -170,10 +170,10 @@ import Testing
     /// A host that records results keeps the content before it says `content-accepted`, and says nothing when it
     /// could not keep it (the extension then keeps its App Group messages).
     @Test func contentIsAcceptedOnlyOnceKept() {
-        let kept = Mutex<[DeliveredContent]>([])
+        let kept = Mutex<[ExtensionHandover]>([])
         let line = Array(#"{"type":"content","content":{"aps":{"alert":"hi"}},"reason":"r"}"#.utf8)
-        var keeping = process { content in
-            kept.withLock { $0.append(content) }
+        var keeping = process { handover in
+            kept.withLock { $0.append(handover) }
             return true
         }
         _ = keeping.observe(ProcessObservation.launched(at: 0))
@@ -181,7 +181,8 @@ import Testing
             keeping.observe(ProcessObservation.line(line, at: 5)) == [
                 .write(HostMessage.contentAccepted.line), .closeStdin,
             ])
-        #expect(kept.withLock { $0 } == [DeliveredContent(content: ["aps": ["alert": "hi"]], reason: "r")])
+        #expect(
+            kept.withLock { $0.map(\.content) } == [DeliveredContent(content: ["aps": ["alert": "hi"]], reason: "r")])
         var failing = process { _ in false }
         _ = failing.observe(ProcessObservation.launched(at: 0))
         #expect(failing.observe(ProcessObservation.line(line, at: 5)) == [.closeStdin])
@@ -191,7 +192,26 @@ import Testing
         #expect(kept.withLock { $0.count } == 1)
     }
 
-    private func process(keep: (@Sendable (DeliveredContent) -> Bool)? = nil) -> ExtensionProcess {
+    /// What the host keeps with the content is all the verdict needs: the call offer it accepted, the expiry.
+    @Test func aHandoverCarriesWhatTheVerdictNeedsAndReadsBack() throws {
+        var session = ExtensionSession(request: request, limits: limits, filteringEntitlement: true)
+        _ = session.handle(.launched(at: 0))
+        _ = session.handle(.voipReportAsked(["from": "sip:alice@example.org"]))
+        _ = session.handle(.expiryNoticeDue(at: 30 * Self.second))
+        _ = session.handle(.contentProposed(DeliveredContent(content: [:], reason: "voip"), at: 30 * Self.second + 1))
+        let handover = try #require(ExtensionHandover(session.record))
+        #expect(handover.afterExpiry && handover.voipReported && handover.voipError == nil)
+        #expect(handover.acceptedVoIPPayload == ["from": "sip:alice@example.org"])
+        let read = try ExtensionHandover(json: JSON.parse(handover.json.serialized()))
+        #expect(read == handover)
+        #expect(read.record == session.record)
+        #expect(
+            ExtensionHandover(ExtensionSession(request: request, limits: limits, filteringEntitlement: true).record)
+                == nil)
+        #expect(throws: JSONFieldError.self) { try ExtensionHandover(json: ["content": ["type": "report-voip"]]) }
+    }
+
+    private func process(keep: (@Sendable (ExtensionHandover) -> Bool)? = nil) -> ExtensionProcess {
         ExtensionProcess(
             session: ExtensionSession(request: request, limits: limits, filteringEntitlement: false),
             keepContent: keep)

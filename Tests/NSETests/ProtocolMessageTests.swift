@@ -3,6 +3,10 @@ import NSEPayload
 import NSEProtocol
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The host/extension protocol's messages: each one written as one line and read back the same, on the wire as
 /// docs/protocol.md shows it, and a line that is not what the protocol says refused in one line naming the member.
 @Suite struct ProtocolMessageTests {
@@ -35,6 +39,18 @@ import Testing
     @Test(arguments: extensionMessages)
     func extensionMessageRoundTrips(message: ExtensionMessage) throws {
         #expect(try ExtensionMessage.decode(line: message.line.dropLast()) == message)
+    }
+
+    /// A line to a reader that is gone (an extension that exited before `content-accepted`) is `false`: the process
+    /// writing it is not ended by SIGPIPE, though this test process leaves SIGPIPE at its default.
+    @Test func aLineToAReaderThatIsGoneIsRefusedWithoutSIGPIPE() {
+        var descriptors: [Int32] = [-1, -1]
+        #expect(pipe(&descriptors) == 0)
+        close(descriptors[0])
+        let channel = LineChannel(input: -1, output: descriptors[1], maxLineBytes: 64)
+        #expect(!channel.send(HostMessage.contentAccepted))
+        #expect(!channel.send(HostMessage.contentAccepted))
+        channel.closeOutput()
     }
 
     @Test func linesAreWrittenAsDocumented() {

@@ -4,45 +4,50 @@ import NSEProtocol
 /// deadline the timer that is due; what the session decides becomes writes, closes and kills.
 struct ExtensionProcess: ProcessSession {
     var session: ExtensionSession
-    /// Keeps the content the extension delivers, before the extension is told it was accepted; `true` once it is
-    /// kept. Nil: the host's memory is enough (`nse run` and replay print the result, there is nothing to resume).
-    let keepContent: (@Sendable (DeliveredContent) -> Bool)?
+    /// Keeps what the extension handed over with its content, before the extension is told it was accepted; `true`
+    /// once it is kept. Nil: the host's memory is enough (`nse run` and replay print the result, nothing resumes).
+    let keepContent: (@Sendable (ExtensionHandover) -> Bool)?
 
     var deadline: UInt64? { session.deadline }
     var samplesMemory: Bool { true }
 
     mutating func observe(_ observation: ProcessObservation) -> [ProcessAction] {
+        guard let event = event(for: observation) else { return [] }
+        // Handled first, performed after: an accepted content is kept from the record the event completed.
+        let actions = session.handle(event)
+        return perform(actions)
+    }
+
+    /// The session's event for what the driver saw, if it is one.
+    private func event(for observation: ProcessObservation) -> ExtensionSession.Event? {
         switch observation {
         case .launched(let at):
-            return perform(session.handle(.launched(at: at)))
+            return .launched(at: at)
         case .launchFailed(let message):
-            return perform(session.handle(.launchFailed(message)))
+            return .launchFailed(message)
         case .line(let line, let at):
             let message: ExtensionMessage?
             do { message = try ExtensionMessage.decode(line: line) } catch {
-                return perform(session.handle(.protocolViolation(error.description)))
+                return .protocolViolation(error.description)
             }
             switch message {
-            case .content(let content):
-                return perform(session.handle(.contentProposed(content, at: at)))
-            case .reportVoIP(let payload):
-                return perform(session.handle(.voipReportAsked(payload)))
-            case nil:
-                return []
+            case .content(let content): return .contentProposed(content, at: at)
+            case .reportVoIP(let payload): return .voipReportAsked(payload)
+            case nil: return nil
             }
         case .lineTooLong:
-            return perform(session.handle(.protocolViolation(ExtensionMessage.lineTooLong.description)))
+            return .protocolViolation(ExtensionMessage.lineTooLong.description)
         case .stdoutClosed:
             // A last line without its newline is not a message (docs/protocol.md: every line ends with one).
-            return []
+            return nil
         case .pipesClosed:
-            return perform(session.handle(.pipesClosed))
+            return .pipesClosed
         case .memory(let peak):
-            return perform(session.handle(.memorySampled(peakKilobytes: peak)))
+            return .memorySampled(peakKilobytes: peak)
         case .deadline(let now):
-            return session.timerEvent(now: now).map { perform(session.handle($0)) } ?? []
+            return session.timerEvent(now: now)
         case .exited:
-            return perform(session.handle(.exited))
+            return .exited
         }
     }
 
@@ -50,10 +55,12 @@ struct ExtensionProcess: ProcessSession {
         actions.flatMap { action -> [ProcessAction] in
             switch action {
             case .send(let message): return [.write(message.line)]
-            case .accept(let content):
+            case .accept:
                 // A content the host could not keep is not acknowledged: the extension keeps its messages, and a
                 // later push shows them again rather than never.
-                guard keepContent?(content) ?? true else { return [] }
+                if let keepContent {
+                    guard let handover = ExtensionHandover(session.record), keepContent(handover) else { return [] }
+                }
                 return [.write(HostMessage.contentAccepted.line)]
             case .closeStdin: return [.closeStdin]
             case .kill: return [.kill]

@@ -14,7 +14,7 @@ struct ExtensionRun {
     /// told so (``ExtensionProcess/keepContent``).
     static func run(
         command: [String], request: ServiceRequest, limits: ExtensionLimits, filteringEntitlement: Bool,
-        keepContent: (@Sendable (DeliveredContent) -> Bool)? = nil
+        keepContent: (@Sendable (ExtensionHandover) -> Bool)? = nil
     ) -> ExtensionRun {
         var process = ExtensionProcess(
             session: ExtensionSession(request: request, limits: limits, filteringEntitlement: filteringEntitlement),
@@ -26,13 +26,11 @@ struct ExtensionRun {
             stderrTail: String(decoding: report.stderr.suffix(2048), as: UTF8.self))
     }
 
-    /// A run that ended before this host started: its extension delivered `content`, which the host then kept, and
-    /// was told so; no process is started again (it would find its messages already let go).
-    static func resumed(_ content: DeliveredContent) -> ExtensionRun {
-        var record = ExtensionSession.Record()
-        record.delivered = content
-        return ExtensionRun(
-            record: record, exitCode: nil, exitSignal: nil, wallMilliseconds: 0, wait4MaxRSSKilobytes: nil,
+    /// A run that ended before this host started: its extension handed this over, the host kept it, and the
+    /// extension was told so; no process is started again (it would find its messages already let go).
+    static func resumed(_ handover: ExtensionHandover) -> ExtensionRun {
+        ExtensionRun(
+            record: handover.record, exitCode: nil, exitSignal: nil, wallMilliseconds: 0, wait4MaxRSSKilobytes: nil,
             stderrTail: "")
     }
 

@@ -86,9 +86,26 @@ public final class LineChannel: @unchecked Sendable {
 
     /// Writes `bytes` (a line with its newline) in full; `false` when the other side no longer reads.
     @discardableResult
+    ///
+    /// SIGPIPE is blocked on this thread while it writes: a reader gone is `false`, never a signal that ends this
+    /// process, whatever the process does with SIGPIPE (a library cannot count on its embedder ignoring it, and the
+    /// host writes `content-accepted` to an extension that may have exited already).
     public func send(_ bytes: [UInt8]) -> Bool {
         guard output >= 0 else { return false }
-        return FileSystem.writeFully(fd: output, bytes) == nil
+        var pipeSignal = sigset_t()
+        sigemptyset(&pipeSignal)
+        sigaddset(&pipeSignal, SIGPIPE)
+        var previous = sigset_t()
+        pthread_sigmask(SIG_BLOCK, &pipeSignal, &previous)
+        let failed = FileSystem.writeFully(fd: output, bytes) != nil
+        if failed {
+            // The write raised SIGPIPE for this thread: take it before unblocking, so it is never delivered.
+            var pending = sigset_t()
+            var now = timespec()
+            if sigpending(&pending) == 0, sigismember(&pending, SIGPIPE) == 1 { sigtimedwait(&pipeSignal, nil, &now) }
+        }
+        pthread_sigmask(SIG_SETMASK, &previous, nil)
+        return !failed
     }
 
     /// Closes the output: the other side reads end of file.

@@ -1,9 +1,9 @@
 public import Logging
 public import NSEDatabase
 public import NSEDevice
+public import NSEHost
 public import NSEJSON
 import NSEPayload
-public import NSEProtocol
 import NSESystem
 import Synchronization
 
@@ -49,7 +49,7 @@ public final class ResultStore: Sendable {
         ALTER TABLE results ADD COLUMN payload BLOB;
         CREATE INDEX results_unfinished ON results(id) WHERE result IS NULL AND payload IS NOT NULL;
         """,
-        // Version 3: the content the push's extension delivered (its `content` protocol line), kept before the
+        // Version 3: what the push's extension handed over with its content (`ExtensionHandover`), kept before the
         // extension is told so and lets go of its App Group messages: a server that stops between that and the
         // result judges the push on it when it starts again, without running an extension that would find nothing.
         """
@@ -133,24 +133,19 @@ public final class ResultStore: Sendable {
                 collapseID: row.text(9))
             var record = AcceptedPushRecord(
                 push: push, uniqueID: row.text(4) ?? "", receivedAt: row.integer(3) ?? 0)
-            record.delivered = row.text(11).flatMap(Self.deliveredContent)
+            record.handover = row.text(11).flatMap { try? ExtensionHandover(json: JSON.parse($0)) }
             return (Row(id: id), record)
         }
     }
 
-    /// Keeps the content the push's extension delivered, until its result is recorded.
-    public func keep(_ content: DeliveredContent, of row: Row, for device: Device) throws(DatabaseError) {
+    /// Keeps what the push's extension handed over with its content, until its result is recorded (one that no
+    /// longer reads back makes the push run its extension again).
+    public func keep(_ handover: ExtensionHandover, of row: Row, for device: Device) throws(DatabaseError) {
         try writing(for: device) { database throws(DatabaseError) in
             try database.execute(
                 "UPDATE results SET delivered = ? WHERE id = ? AND result IS NULL",
-                [.text(ExtensionMessage.content(content).json.serialized()), .integer(row.id)])
+                [.text(handover.json.serialized()), .integer(row.id)])
         }
-    }
-
-    /// A kept `content` line read back; nil when it no longer reads as one (then the push runs its extension again).
-    static func deliveredContent(_ line: String) -> DeliveredContent? {
-        guard case .content(let content)? = try? ExtensionMessage.decode(line: Array(line.utf8)) else { return nil }
-        return content
     }
 
     /// Fills a push's row with its result (and lets go of the push's payload and delivered content, which only a
@@ -293,8 +288,8 @@ public struct AcceptedPushRecord: Sendable {
     public var uniqueID: String
     /// Unix milliseconds.
     public var receivedAt: Int64
-    /// What its extension delivered before the server stopped, if it got that far.
-    public var delivered: DeliveredContent?
+    /// What its extension handed over with its content before the server stopped, if it got that far.
+    public var handover: ExtensionHandover?
 
     public init(push: AcceptedPush, uniqueID: String, receivedAt: Int64) {
         self.push = push
