@@ -35,7 +35,7 @@ import Testing
     @Test func contentBeforeTheBudgetIsTakenAndStdinClosed() {
         var session = started()
         #expect(session.handle(.contentProposed(content, at: 11 * Self.second)) == [.accept(content), .closeStdin])
-        #expect(session.phase == .delivered(endAt: 11 * Self.second + 250_000_000))
+        #expect(session.phase == .delivered(endAt: 11 * Self.second + 1_000_000_000))
         #expect(
             session.record.delivered == content && !session.record.deliveredAfterExpiry && !session.record.expirySent)
         // Only the first content counts; later lines and reports are ignored, and so is a broken line.
@@ -101,7 +101,7 @@ import Testing
     @Test func aDeliveredExtensionThatLingersIsEndedWithoutBlame() {
         var session = started()
         _ = session.handle(.contentProposed(content, at: 11 * Self.second))
-        #expect(session.timerEvent(now: 11 * Self.second + 250_000_000) == .lingerOver)
+        #expect(session.timerEvent(now: 11 * Self.second + 1_000_000_000) == .lingerOver)
         #expect(session.handle(.lingerOver) == [.kill(.lingered), .finish])
         #expect(session.record.termination == .exited && session.record.delivered == content)
     }
@@ -163,8 +163,8 @@ import Testing
             content.observe(ProcessObservation.line(Array(#"{"type":"content","content":{}}"#.utf8), at: 5)) == [
                 .write(HostMessage.contentAccepted.line), .closeStdin,
             ])
-        #expect(content.session.phase == .delivered(endAt: 5 + 250_000_000))
-        #expect(content.observe(ProcessObservation.deadline(now: 5 + 250_000_000)) == [.kill, .finish])
+        #expect(content.session.phase == .delivered(endAt: 5 + 1_000_000_000))
+        #expect(content.observe(ProcessObservation.deadline(now: 5 + 1_000_000_000)) == [.kill, .finish])
     }
 
     /// A host that records results keeps the content before it says `content-accepted`, and says nothing when it
