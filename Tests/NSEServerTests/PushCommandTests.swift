@@ -175,7 +175,7 @@ import Testing
         #expect(untrusted.status == 74, "\(untrusted.stderr)")
         let refused = try await runOffPool(
             TestSupport.nse, ["push", "--url", "http://127.0.0.1:9", "--device", root + "/bob", alert], timeout: 60)
-        #expect(refused.status == 74 && refused.stderr.split(separator: "\n").count == 1)
+        #expect(refused.status == 74 && refused.stderr.split(separator: "\n").count == 1, "\(refused.stderr)")
         let usage = try await runOffPool(TestSupport.nse, ["push", alert], timeout: 60)
         #expect(usage.status == 64)
         for output in [missing.stderr, malformed.stderr, badKey.stderr, untrusted.stderr, refused.stderr] {
