@@ -75,7 +75,7 @@ public struct SIPURI: Sendable, Hashable, CustomStringConvertible {
         port = hp.port
         parameters = try SIPSyntax.parseParameters(paramPart)
         var hs: [SIPParameter] = []
-        for item in headerPart.split(separator: "&", omittingEmptySubsequences: true) {
+        for item in SIPSyntax.split(headerPart, at: 0x26) {
             if let eq = item.utf8.firstIndex(of: 0x3D) {
                 hs.append(SIPParameter(String(item[item.startIndex..<eq]), String(item[item.utf8.index(after: eq)...])))
             } else {

@@ -27,7 +27,7 @@ public struct SIPVia: Sendable, Hashable, CustomStringConvertible {
             paramPart = t[semi...]
         }
         // sent-protocol: three tokens separated by "/" with optional LWS around the slashes.
-        let slashParts = head.split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false)
+        let slashParts = SIPSyntax.split(head, at: 0x2F, maxSplits: 2, omittingEmptySubsequences: false)
         guard slashParts.count == 3 else { throw .malformed("invalid Via sent-protocol") }
         guard SIPSyntax.equalsIgnoringCase(SIPSyntax.trim(slashParts[0]), "SIP"),
             SIPSyntax.trim(slashParts[1]) == "2.0"

@@ -145,7 +145,7 @@ public enum SIPParser {
             throw .malformed("control character in the start line")
         }
         if line.hasPrefix("SIP/") || line.hasPrefix("sip/") {
-            let parts = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
+            let parts = SIPSyntax.split(line, at: 0x20, maxSplits: 2, omittingEmptySubsequences: false)
             guard parts.count >= 2, SIPSyntax.equalsIgnoringCase(parts[0], "SIP/2.0") else {
                 throw .malformed("invalid status line")
             }
@@ -155,7 +155,7 @@ public enum SIPParser {
             let reason = parts.count == 3 ? String(parts[2]) : ""
             return .response(code: code, reason: reason)
         }
-        let parts = line.split(separator: " ", omittingEmptySubsequences: true)
+        let parts = SIPSyntax.split(line, at: 0x20)
         guard parts.count == 3 else { throw .malformed("invalid request line") }
         guard SIPSyntax.isToken(parts[0]) else { throw .malformed("invalid method") }
         guard SIPSyntax.equalsIgnoringCase(parts[2], "SIP/2.0") else { throw .malformed("unsupported SIP version") }
