@@ -52,6 +52,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        // Already in the graph through hummingbird and swift-nio-extras (at 1.8.0); declared because NSEServer imports
+        // HTTPTypes itself (the `apns-unique-id` field its answer observer reads).
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
         // Already in the graph through jwt-kit: test certificates are made in process with them (NSECertificates).
         .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
@@ -91,6 +94,7 @@ let package = Package(
                 "NSESystem",
                 nioCore, nioPosix, nioSSL, logging,
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
 
@@ -138,6 +142,7 @@ let package = Package(
                 "NSESystem", logging,
                 nioCore, nioPosix, nioSSL,
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
@@ -196,7 +201,7 @@ let package = Package(
             name: "NSETests",
             dependencies: [
                 "NSEChat", "NSECrypto", "NSEDatabase", "NSEDevice", "NSEExtension", "NSEHost", "NSEJSON", "NSEPayload",
-                "NSESystem",
+                "NSEProtocol", "NSESystem",
                 "NSETestSupport",
             ]
         ),
@@ -226,7 +231,7 @@ let package = Package(
             name: "NSEServerTests",
             dependencies: [
                 "NSEAPNs", "NSEServer", "NSEDatabase", "NSEDevice", "NSEHost", "NSEHTTP", "NSEJSON", "NSEPayload",
-                "NSEProtocol", "NSETestSupport", logging,
+                "NSEProtocol", "NSETestSupport", logging, nioCore,
                 // APNs keys for the provider-token tests, made in process.
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -43,7 +43,7 @@ PACKAGE_NAMES = {
     "swift-nio": "NIO", "swift-nio-ssl": "NIOSSL", "swift-nio-http2": "NIOHTTP2", "swift-nio-extras": "NIOExtras",
     "swift-log": "Logging", "swift-service-lifecycle": "ServiceLifecycle", "hummingbird": "Hummingbird",
     "jwt-kit": "JWTKit", "swift-certificates": "X509", "swift-crypto": "Crypto", "swift-asn1": "SwiftASN1",
-    "swift-argument-parser": "ArgumentParser",
+    "swift-argument-parser": "ArgumentParser", "swift-http-types": "HTTPTypes",
 }
 
 
