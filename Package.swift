@@ -220,7 +220,7 @@ let package = Package(
         .testTarget(
             name: "NSESIPTests",
             dependencies: [
-                "NSESIP", nioCore, nioPosix, nioSSL, logging,
+                "NSECertificates", "NSESIP", nioCore, nioPosix, nioSSL, logging,
                 .product(name: "NIOTestUtils", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

@@ -2,6 +2,7 @@ import Glibc
 import Logging
 import NIOCore
 import NIOPosix
+import NSECertificates
 import Synchronization
 import Testing
 
@@ -11,13 +12,17 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(1))) struct LiveUserAgentTests {
     static let aor = SIPURI(user: "bob", host: "example.org")
 
+    /// A user agent that pins `registrar`'s certificate when given (each registrar makes its own), as a device pins
+    /// its server's.
     static func makeUA(
-        t1: Duration = .milliseconds(250), group: any EventLoopGroup,
+        t1: Duration = .milliseconds(250), group: any EventLoopGroup, trusting registrar: TestRegistrar? = nil,
         acceptor: (@Sendable (SIPReceivedMessage) async -> SIPMessageAnswer)? = nil
     ) -> SIPUserAgent {
-        let tls = SIPTLSOptions(
-            trust: .pinnedCertificatePEM(Array(TestCertificates.certificatePEM.utf8)), verifyHostname: false)
-        var configuration = SIPUserAgentConfiguration(timers: SIPTimers(t1: t1), tls: tls)
+        var configuration = SIPUserAgentConfiguration(timers: SIPTimers(t1: t1))
+        if let registrar {
+            configuration.tls = SIPTLSOptions(
+                trust: .pinnedCertificatePEM(Array(registrar.certificate.certificatePEM.utf8)), verifyHostname: false)
+        }
         configuration.messageAcceptor = acceptor
         return SIPUserAgent(configuration: configuration, eventLoopGroup: group, logger: Logger(label: "test.sip"))
     }
@@ -30,7 +35,7 @@ import Testing
     ) async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let registrar = try await TestRegistrar.start(kind, options: options, group: group)
-        let ua = makeUA(t1: t1, group: group, acceptor: acceptor)
+        let ua = makeUA(t1: t1, group: group, trusting: registrar, acceptor: acceptor)
         do {
             try await body(registrar, ua)
         } catch {
@@ -452,7 +457,7 @@ import Testing
         let registrar = try await TestRegistrar.start(.tls, group: group)
         let dir = "/tmp/nsesip-test-\(ProcessInfoLite.pid)"
         let path = dir + "-ca.pem"
-        try TestFiles.write(path, TestCertificates.certificatePEM)
+        try TestFiles.write(path, registrar.certificate.certificatePEM)
         let ok = SIPUserAgent(
             configuration: SIPUserAgentConfiguration(tls: SIPTLSOptions(trust: .caFile(path), verifyHostname: false)),
             eventLoopGroup: group)
@@ -467,11 +472,12 @@ import Testing
         #expect(try await verified.register(Self.registration(registrar)).statusCode == 200)
         await verified.close()
         // An unrelated CA or pinned certificate must be refused (clear transport error, no hang).
+        let other = try SelfSignedCertificate(dnsNames: ["other.invalid"], ipv4Addresses: [])
         let otherPath = dir + "-other.pem"
-        try TestFiles.write(otherPath, TestCertificates.otherCertificatePEM)
+        try TestFiles.write(otherPath, other.certificatePEM)
         for trust in [
             SIPTLSOptions.Trust.caFile(otherPath),
-            .pinnedCertificatePEM(Array(TestCertificates.otherCertificatePEM.utf8)),
+            .pinnedCertificatePEM(Array(other.certificatePEM.utf8)),
         ] {
             let bad = SIPUserAgent(
                 configuration: SIPUserAgentConfiguration(

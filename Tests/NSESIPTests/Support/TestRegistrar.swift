@@ -2,6 +2,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import NIOSSL
+import NSECertificates
 
 @testable import NSESIP
 
@@ -50,6 +51,9 @@ final class TestRegistrar: @unchecked Sendable {
 
     let kind: SIPTransportKind
     let options: Options
+    /// What a TLS registrar presents (localhost, 127.0.0.1), made in process for this registrar alone: a client pins
+    /// it or trusts it as its CA.
+    let certificate: SelfSignedCertificate
     private let lock = NIOLock()
     private var _state = State()
     private var channel: (any Channel)?
@@ -57,9 +61,10 @@ final class TestRegistrar: @unchecked Sendable {
 
     var state: State { lock.withLock { _state } }
 
-    init(kind: SIPTransportKind, options: Options) {
+    init(kind: SIPTransportKind, options: Options, certificate: SelfSignedCertificate) {
         self.kind = kind
         self.options = options
+        self.certificate = certificate
     }
 
     var proxyURI: SIPURI {
@@ -70,7 +75,7 @@ final class TestRegistrar: @unchecked Sendable {
     static func start(_ kind: SIPTransportKind, options: Options = Options(), group: any EventLoopGroup) async throws
         -> TestRegistrar
     {
-        let registrar = TestRegistrar(kind: kind, options: options)
+        let registrar = TestRegistrar(kind: kind, options: options, certificate: try SelfSignedCertificate())
         switch kind {
         case .udp:
             let ch = try await DatagramBootstrap(group: group)
@@ -85,8 +90,8 @@ final class TestRegistrar: @unchecked Sendable {
         case .tcp, .tls:
             var sslContext: NIOSSLContext? = nil
             if kind == .tls {
-                let cert = try NIOSSLCertificate(bytes: Array(TestCertificates.certificatePEM.utf8), format: .pem)
-                let key = try NIOSSLPrivateKey(bytes: Array(TestCertificates.privateKeyPEM.utf8), format: .pem)
+                let cert = try NIOSSLCertificate(bytes: Array(registrar.certificate.certificatePEM.utf8), format: .pem)
+                let key = try NIOSSLPrivateKey(bytes: Array(registrar.certificate.privateKeyPEM.utf8), format: .pem)
                 let config = TLSConfiguration.makeServerConfiguration(
                     certificateChain: [.certificate(cert)], privateKey: .privateKey(key))
                 sslContext = try NIOSSLContext(configuration: config)
