@@ -205,14 +205,14 @@ let package = Package(
                 "NSETestSupport",
             ]
         ),
-        .testTarget(name: "NSEHTTPTests", dependencies: ["NSECertificates", "NSEHTTP"]),
+        .testTarget(name: "NSEHTTPTests", dependencies: ["NSEHTTP", "NSETestSupport"]),
         // The front door's own `nse run` parser (the `nse` executable target, tested in-process).
         .testTarget(name: "FrontDoorTests", dependencies: ["nse", "NSECommandLine", "NSEPayload"]),
         .testTarget(name: "FuzzRegressionTests", dependencies: ["NSEFuzzTargets"]),
         .testTarget(
             name: "NSESIPServerTests",
             dependencies: [
-                "NSECertificates", "NSESIPServer", "NSESIP", "NSEHTTP", logging,
+                "NSESIPServer", "NSESIP", "NSEHTTP", "NSETestSupport", logging,
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]

@@ -113,17 +113,18 @@ final class SIPServerProcess: @unchecked Sendable {
     func fetchesTheHeldMessageByCallID(transport: String) throws {
         var serverArguments = ["--listen", "\(transport):127.0.0.1:0", "--no-push", "--db", root + "/db-\(transport)"]
         var deviceExtra: [String] = []
+        var senderExtra: [String] = []
         if transport == "tls" {
             let files = try TestSupport.selfSignedCertificate(in: root)
             serverArguments += ["--tls-cert", files.certificate, "--tls-key", files.key]
             deviceExtra = ["--sip-ca-file", files.certificate]
+            senderExtra = ["--ca-file", files.certificate]
         }
         let server = try SIPServerProcess(serverArguments)
         let proxy = try #require(server.uris[transport])
         let bob = try makeDevice("bob", proxy: proxy, extra: deviceExtra)
         #expect(try TestSupport.nse(["device", "register", bob]).status == 0)
-        let callID = try send(
-            "Lunch at 1?", via: proxy, to: bob, extra: transport == "tls" ? ["--ca-file", root + "/cert.pem"] : [])
+        let callID = try send("Lunch at 1?", via: proxy, to: bob, extra: senderExtra)
         #expect(server.waitFor("held", ["call_id": callID]) != nil)
         let result = try run(bob, callID)
         #expect(result["outcome"] == "rewritten", "\(result["reason"] ?? .null)")

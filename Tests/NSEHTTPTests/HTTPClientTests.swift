@@ -1,5 +1,6 @@
 import Foundation
 import NSEHTTP
+import NSETestSupport
 import Testing
 
 private func echo(_ response: HTTPResponse) throws -> [String: Any] {
@@ -289,13 +290,14 @@ struct HTTP2Tests {
     @Test func http2OverTLSWithCAFile() async throws {
         let root = try docroot()
         defer { try? FileManager.default.removeItem(at: root) }
-        let certificate = try TestServers.makeCertificate(in: root)
+        let certificate = try TestSupport.selfSignedCertificate(in: root.path)
         try await TestServers.withNghttpd(docroot: root, certificate: certificate) { port in
             let url = "https://127.0.0.1:\(port)/index.txt"
             for version in [HTTPVersionPreference.http2OverTLS, .automatic] {
                 let response = try await client.send(
                     HTTPRequest(
-                        url: url, timeout: 5, version: version, tls: HTTPTLSOptions(caFilePath: certificate.cert)))
+                        url: url, timeout: 5, version: version,
+                        tls: HTTPTLSOptions(caFilePath: certificate.certificate)))
                 #expect(response.status == 200)
                 #expect(response.httpVersion == "2")
                 #expect(response.bodyText == "hello h2\n")
@@ -303,12 +305,13 @@ struct HTTP2Tests {
             let pinned = try await client.send(
                 HTTPRequest(
                     url: url, timeout: 5,
-                    tls: HTTPTLSOptions(caFilePath: certificate.cert, pinnedPublicKey: certificate.publicKey)))
+                    tls: HTTPTLSOptions(caFilePath: certificate.certificate, pinnedPublicKey: certificate.publicKey)))
             #expect(pinned.status == 200)
-            let hashPin = try TestServers.sha256Pin(ofPublicKey: certificate.publicKey)
             let pinnedByHash = try await client.send(
                 HTTPRequest(
-                    url: url, timeout: 5, tls: HTTPTLSOptions(caFilePath: certificate.cert, pinnedPublicKey: hashPin)))
+                    url: url, timeout: 5,
+                    tls: HTTPTLSOptions(
+                        caFilePath: certificate.certificate, pinnedPublicKey: certificate.publicKeyPin)))
             #expect(pinnedByHash.status == 200)
             let insecure = try await client.send(
                 HTTPRequest(url: url, timeout: 5, tls: HTTPTLSOptions(insecureSkipVerify: true)))
@@ -319,19 +322,20 @@ struct HTTP2Tests {
     @Test func tlsFailuresAreClassified() async throws {
         let root = try docroot()
         defer { try? FileManager.default.removeItem(at: root) }
-        let certificate = try TestServers.makeCertificate(in: root)
-        let other = try TestServers.makeCertificate(in: root, name: "other")
+        let certificate = try TestSupport.selfSignedCertificate(in: root.path)
+        let other = try TestSupport.selfSignedCertificate(in: root.path, name: "other")
         try await TestServers.withNghttpd(docroot: root, certificate: certificate) { port in
             let url = "https://127.0.0.1:\(port)/index.txt"
             let untrusted = await expectError {
-                try await client.send(HTTPRequest(url: url, timeout: 5, tls: HTTPTLSOptions(caFilePath: other.cert)))
+                try await client.send(
+                    HTTPRequest(url: url, timeout: 5, tls: HTTPTLSOptions(caFilePath: other.certificate)))
             }
             #expect(untrusted?.code == .tlsCertificateInvalid)
             let pinMismatch = await expectError {
                 try await client.send(
                     HTTPRequest(
                         url: url, timeout: 5,
-                        tls: HTTPTLSOptions(caFilePath: certificate.cert, pinnedPublicKey: other.publicKey)))
+                        tls: HTTPTLSOptions(caFilePath: certificate.certificate, pinnedPublicKey: other.publicKey)))
             }
             #expect(pinMismatch?.code == .tlsPinnedKeyMismatch)
             let missingCA = await expectError {
@@ -351,14 +355,15 @@ struct MutualTLSTests {
     @Test func clientCertificateIsPresented() async throws {
         let directory = try TestServers.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let server = try TestServers.makeCertificate(in: directory)
-        let clientIdentity = try TestServers.makeCertificate(in: directory, name: "client")
+        let server = try TestSupport.selfSignedCertificate(in: directory.path)
+        let clientIdentity = try TestSupport.selfSignedCertificate(in: directory.path, name: "client")
         let client = HTTPClient()
-        try await TestServers.withEchoServer(mutualTLS: (server.cert, server.key, clientIdentity.cert)) { base in
+        let mutualTLS = (cert: server.certificate, key: server.key, clientCA: clientIdentity.certificate)
+        try await TestServers.withEchoServer(mutualTLS: mutualTLS) { base in
             let tls = HTTPTLSOptions(
-                caFilePath: server.cert,
+                caFilePath: server.certificate,
                 clientCertificate: HTTPClientCertificate(
-                    certificatePath: clientIdentity.cert, keyPath: clientIdentity.key)
+                    certificatePath: clientIdentity.certificate, keyPath: clientIdentity.key)
             )
             let response = try await client.send(
                 HTTPRequest(method: "POST", url: base + "/mtls", body: Array("m".utf8), timeout: 5, tls: tls))
@@ -367,7 +372,7 @@ struct MutualTLSTests {
             #expect(try echo(response)["body"] as? String == "m")
             let anonymous = await expectError {
                 try await client.send(
-                    HTTPRequest(url: base + "/mtls", timeout: 5, tls: HTTPTLSOptions(caFilePath: server.cert)))
+                    HTTPRequest(url: base + "/mtls", timeout: 5, tls: HTTPTLSOptions(caFilePath: server.certificate)))
             }
             #expect(anonymous != nil)
         }

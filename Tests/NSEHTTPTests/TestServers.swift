@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import NSECertificates
+import NSETestSupport
 import Testing
 
 /// Helpers that run real servers on loopback for the NSEHTTP tests.
@@ -196,33 +196,15 @@ enum TestServers {
         server.serve_forever()
         """#
 
-    /// A self-signed certificate for localhost/127.0.0.1 plus its public key (the tests' one helper,
-    /// ``SelfSignedCertificate``).
-    struct Certificate {
-        var key: String
-        var cert: String
-        var publicKey: String
-    }
-
-    static func makeCertificate(in directory: URL, name: String = "server") throws -> Certificate {
-        let files = try SelfSignedCertificate.files(in: directory.path, name: name)
-        return Certificate(key: files.key, cert: files.certificate, publicKey: files.publicKey)
-    }
-
-    /// The "sha256//<base64>" pin of a PEM public key file.
-    static func sha256Pin(ofPublicKey path: String) throws -> String {
-        try SelfSignedCertificate.pin(ofPublicKeyPEM: String(contentsOfFile: path, encoding: .utf8))
-    }
-
     /// Runs `body` with nghttpd serving `docroot` (TLS when `certificate` is given).
     static func withNghttpd<T>(
-        docroot: URL, certificate: Certificate?, _ body: (_ port: Int) async throws -> T
+        docroot: URL, certificate: TestSupport.CertificateFiles?, _ body: (_ port: Int) async throws -> T
     ) async throws -> T {
         guard let nghttpd = which("nghttpd") else { throw TestFailure("nghttpd not installed") }
         let port = try freePort()
         var arguments = ["-a", "127.0.0.1", "-d", docroot.path, "--echo-upload"]
         if let certificate {
-            arguments += [String(port), certificate.key, certificate.cert]
+            arguments += [String(port), certificate.key, certificate.certificate]
         } else {
             arguments += ["--no-tls", String(port)]
         }

@@ -1,6 +1,7 @@
 import Foundation
 import NSESIP
 import NSESIPServer
+import NSETestSupport
 import Testing
 
 @Suite("Fork-late store-and-forward", .serialized, .timeLimit(.minutes(2)))
@@ -133,7 +134,8 @@ struct StoreAndForwardTests {
     func tlsHoldAndDeliver() async throws {
         let dir = try TempDir()
         defer { dir.cleanup() }
-        let (cert, key) = try makeTestCertificate(in: dir)
+        let files = try TestSupport.selfSignedCertificate(in: dir.path)
+        let (cert, key) = (files.certificate, files.key)
         var config = serverConfiguration([.tls, .tcp], acceptTimeout: .milliseconds(300))
         config.tls = SIPServerConfiguration.TLSFiles(certificatePath: cert, keyPath: key)
         let sender = fastUA()

@@ -15,7 +15,8 @@ import Testing
         #expect(created.status == 0, "\(created.stderr)")
         let token = try Device.open(at: bob).config.remoteToken
         let key = try TestAPNsKey(in: root)
-        let (certificate, certificateKey) = try TestSupport.selfSignedCertificate(in: root)
+        let files = try TestSupport.selfSignedCertificate(in: root)
+        let (certificate, certificateKey) = (files.certificate, files.key)
 
         let serve = try ServeProcess([
             "--listen", "127.0.0.1:0", "--tls-cert", certificate, "--tls-key", certificateKey, "--device", bob,

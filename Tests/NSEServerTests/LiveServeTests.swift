@@ -179,16 +179,6 @@ func runOffPool(_ executable: String, _ arguments: [String], timeout: TimeInterv
         return results
     }
 
-    /// The tests' one self-signed certificate (``TestSupport/selfSignedCertificate(in:)``), made off the cooperative pool.
-    func makeCertificate() async throws -> (certificate: String, key: String) {
-        let root = root
-        return try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result { try TestSupport.selfSignedCertificate(in: root) })
-            }
-        }
-    }
-
     @Test func sealedPushOverH2cHTTP1AndTLSIsRewrittenAndReadBack() async throws {
         let server = try await InProcessServer(
             PushServerConfiguration(host: "127.0.0.1", port: 0, h2cPort: 0), device: device)
@@ -204,7 +194,8 @@ func runOffPool(_ executable: String, _ arguments: [String], timeout: TimeInterv
         let overMainH2c = try await push(server.url, ["--http2-prior-knowledge"])
         #expect(overMainH2c.status == "200" && overMainH2c.version == "2")
 
-        let (certificate, key) = try await makeCertificate()
+        let files = try TestSupport.selfSignedCertificate(in: root)
+        let (certificate, key) = (files.certificate, files.key)
         let tlsServer = try await InProcessServer(
             PushServerConfiguration(host: "127.0.0.1", port: 0, tlsCertificatePath: certificate, tlsKeyPath: key),
             device: device)
@@ -236,10 +227,10 @@ func runOffPool(_ executable: String, _ arguments: [String], timeout: TimeInterv
         var configuration = PushServerConfiguration(host: "127.0.0.1", port: 0)
         var tlsOptions: [String] = []
         if protocolOption == "--http2" {
-            let (certificate, key) = try await makeCertificate()
-            configuration.tlsCertificatePath = certificate
-            configuration.tlsKeyPath = key
-            tlsOptions = ["--cacert", certificate]
+            let files = try TestSupport.selfSignedCertificate(in: root)
+            configuration.tlsCertificatePath = files.certificate
+            configuration.tlsKeyPath = files.key
+            tlsOptions = ["--cacert", files.certificate]
         }
         let server = try await InProcessServer(configuration, device: device, concurrency: 2, queue: 8)
         let config = root + "/load.curlrc"

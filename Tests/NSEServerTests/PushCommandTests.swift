@@ -20,7 +20,8 @@ import Testing
         #expect(created.status == 0, "\(created.stderr)")
         device = try Device.open(at: root + "/bob")
         key = try TestAPNsKey(in: root)
-        (certificate, certificateKey) = try TestSupport.selfSignedCertificate(in: root)
+        let files = try TestSupport.selfSignedCertificate(in: root)
+        (certificate, certificateKey) = (files.certificate, files.key)
     }
 
     func serve() throws -> ServeProcess {

@@ -108,12 +108,27 @@ public enum TestSupport {
         public var description: String
     }
 
-    /// A self-signed EC P-256 certificate for 127.0.0.1 and localhost (``SelfSignedCertificate``, made in process):
-    /// `DIR/cert.pem`, `DIR/key.pem`.
-    public static func selfSignedCertificate(in directory: String) throws -> (certificate: String, key: String) {
-        let files = (certificate: directory + "/cert.pem", key: directory + "/key.pem")
-        try SelfSignedCertificate().write(certificate: files.certificate, key: files.key)
-        return files
+    /// Where ``selfSignedCertificate(in:name:)`` wrote a certificate, and its pin. A type of this module, so a test
+    /// reads its fields without importing `NSECertificates` itself.
+    public struct CertificateFiles: Sendable {
+        /// The certificate, PEM: it is its own CA, so it is also the file a client trusts.
+        public var certificate: String
+        /// The private key, PKCS #8 PEM (mode 0600).
+        public var key: String
+        /// The public key, SubjectPublicKeyInfo PEM (what libcurl pins by file).
+        public var publicKey: String
+        /// The public key's pin as libcurl takes it: `sha256//` and the base64 SHA-256 of its DER form.
+        public var publicKeyPin: String
+    }
+
+    /// The tests' one certificate helper: a new self-signed EC P-256 certificate for 127.0.0.1 and localhost, made in
+    /// process (``SelfSignedCertificate``), written as `DIR/NAME-cert.pem`, `DIR/NAME-key.pem` and `DIR/NAME-pub.pem`.
+    public static func selfSignedCertificate(in directory: String, name: String = "server") throws -> CertificateFiles {
+        let certificate = try SelfSignedCertificate()
+        let files = try certificate.write(in: directory, name: name)
+        return CertificateFiles(
+            certificate: files.certificate, key: files.key, publicKey: files.publicKey,
+            publicKeyPin: certificate.publicKeyPin)
     }
 }
 

@@ -1,7 +1,6 @@
 import Foundation
 import InMemoryLogging
 import Logging
-import NSECertificates
 import NSESIP
 import NSESIPServer
 import Testing
@@ -226,14 +225,6 @@ final class PushReceiver: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(5)
         while process.isRunning, Date() < deadline { usleep(10_000) }
     }
-}
-
-/// A self-signed EC P-256 certificate for 127.0.0.1 and localhost, made in process (NSECertificates, the one
-/// certificate helper): `DIR/cert.pem`, `DIR/key.pem`.
-func makeTestCertificate(in directory: TempDir) throws -> (cert: String, key: String) {
-    let (cert, key) = (directory.file("cert.pem"), directory.file("key.pem"))
-    try SelfSignedCertificate().write(certificate: cert, key: key)
-    return (cert, key)
 }
 
 /// Starts a server, runs `body` with it and its bound addresses, then closes `agents` and shuts the server down,
