@@ -177,7 +177,7 @@ public enum APNsMessagePush {
             if request.version == .http2PriorKnowledge, response.status == 505 {
                 return await sendHTTP1(request)
             }
-            return (response.status, reason(response))
+            return outcome(APNsAnswer(response))
         } catch {
             if request.version == .http2PriorKnowledge { return await sendHTTP1(request) }
             return (nil, "\(error)")
@@ -189,15 +189,17 @@ public enum APNsMessagePush {
         retry.version = .http11
         do {
             let response = try await HTTPClient().send(retry)
-            return (response.status, reason(response))
+            return outcome(APNsAnswer(response))
         } catch {
             return (nil, "\(error)")
         }
     }
 
-    private static func reason(_ response: HTTPResponse) -> String {
-        if let json = try? JSON.parse(response.body), let r = json["reason"]?.stringValue { return r }
-        return response.status / 100 == 2 ? "ok" : "http \(response.status)"
+    /// The `pushed` event's status and reason: APNs's answer read as `nse push` reads it (its `reason`, or the start
+    /// of a body that is not APNs JSON), and for an answer with neither (a success, an empty error) what the event
+    /// says instead.
+    private static func outcome(_ answer: APNsAnswer) -> (status: Int?, reason: String) {
+        (answer.status, answer.reason ?? (answer.status / 100 == 2 ? "ok" : "http \(answer.status)"))
     }
 
     /// True for IMDNs: `message/imdn+xml`, or CPIM whose inner Content-Type is `message/imdn+xml` (never pushed).
