@@ -1,4 +1,5 @@
-/// Hexadecimal text: the one encoder of the package (SIP nonces and tags, digest responses, tokens, UUIDs).
+/// Hexadecimal text: the one encoder of the package (SIP nonces and tags, digest responses, tokens, UUIDs), and the
+/// one reader of a hex digit (`%XX` escapes).
 public enum Hex {
     private static let digits = Array("0123456789abcdef".utf8)
 
@@ -11,6 +12,16 @@ public enum Hex {
             output.append(digits[Int(byte & 0x0F)])
         }
         return String(decoding: output, as: UTF8.self)
+    }
+
+    /// The value of one hex digit, either case; nil for any other byte.
+    public static func value(ofDigit byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 
     /// `count` random bytes as lowercase hex (2 × `count` digits), from the system's generator (`getrandom`).

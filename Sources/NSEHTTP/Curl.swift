@@ -1,6 +1,7 @@
 // The only file that imports libcurl. Every CURLcode is checked where it is returned and
 // turned into an HTTPClientError; C pointers never escape the closure that produced them.
 import CCurl
+import NSESystem
 import Synchronization
 
 /// curl_global_init runs once, lazily, under a lock; a failure is thrown and retried next time.
@@ -100,7 +101,7 @@ private final class TransferState {
         guard let colon = line.firstIndex(of: 0x3A) else { return true }
         let name = String(decoding: UnsafeRawBufferPointer(rebasing: line[0..<colon]), as: UTF8.self)
         let value = trimmed(UnsafeRawBufferPointer(rebasing: line[(colon + 1)...]))
-        headers.add(name: asciiLowercased(trimmedString(name)), value: value)
+        headers.add(name: ASCII.lowercased(trimmedString(name)), value: value)
         return true
     }
 

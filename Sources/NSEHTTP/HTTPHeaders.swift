@@ -1,3 +1,5 @@
+import NSESystem
+
 /// One HTTP header field: a name and its value.
 public struct HTTPHeader: Sendable, Hashable {
     /// The field name (response headers are always lowercase).
@@ -43,20 +45,20 @@ public struct HTTPHeaders: Sendable, Hashable, RandomAccessCollection, Expressib
 
     /// Removes every field whose name matches `name` case-insensitively.
     public mutating func remove(name: String) {
-        let key = asciiLowercased(name)
-        fields.removeAll { asciiLowercased($0.name) == key }
+        let key = ASCII.lowercased(name)
+        fields.removeAll { ASCII.lowercased($0.name) == key }
     }
 
     /// The first value for `name` (case-insensitive), or nil.
     public subscript(name: String) -> String? {
-        let key = asciiLowercased(name)
-        return fields.first { asciiLowercased($0.name) == key }?.value
+        let key = ASCII.lowercased(name)
+        return fields.first { ASCII.lowercased($0.name) == key }?.value
     }
 
     /// Every value for `name` (case-insensitive), in order.
     public func values(for name: String) -> [String] {
-        let key = asciiLowercased(name)
-        return fields.filter { asciiLowercased($0.name) == key }.map(\.value)
+        let key = ASCII.lowercased(name)
+        return fields.filter { ASCII.lowercased($0.name) == key }.map(\.value)
     }
 
     /// Whether any field is named `name` (case-insensitive).
@@ -69,13 +71,4 @@ public struct HTTPHeaders: Sendable, Hashable, RandomAccessCollection, Expressib
         let last = fields.count - 1
         fields[last].value = fields[last].value.isEmpty ? continuation : fields[last].value + " " + continuation
     }
-}
-
-/// Lowercases ASCII letters only (header names are ASCII tokens).
-func asciiLowercased(_ string: String) -> String {
-    var bytes = Array(string.utf8)
-    for index in bytes.indices where bytes[index] >= 0x41 && bytes[index] <= 0x5A {
-        bytes[index] += 0x20
-    }
-    return String(decoding: bytes, as: UTF8.self)
 }

@@ -33,6 +33,16 @@ struct PushParameterTests {
         #expect(remote.provider == "apns" && remote.remoteToken == "T3" && remote.bundleID == "org.example.app")
     }
 
+    @Test func percentEscapesAreDecodedInEitherCaseAndBadOnesKept() {
+        let p = PushParameters(
+            provider: "APNS%2Edev", prid: "AAA%3avoip%26BBB%3Aremote", param: "TEAM.org.example.app.voip%26remote",
+            messageLocKey: "%zz%4")
+        #expect(p.provider == "apns.dev")
+        #expect(p.tokens == ["voip": "AAA", "remote": "BBB"])
+        #expect(p.services == ["voip", "remote"])
+        #expect(p.messageLocKey == "%zz%4")
+    }
+
     @Test func missingParametersGiveNil() throws {
         #expect(PushParameters(contactURI: try SIPURI(parsing: "sip:bob@h;pn-provider=apns;pn-prid=x")) == nil)
     }

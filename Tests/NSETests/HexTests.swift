@@ -8,6 +8,13 @@ import Testing
         #expect(Hex.encode("abc".utf8) == "616263")
     }
 
+    @Test func readsOneDigitInEitherCaseAndNothingElse() {
+        let digits = Array("0123456789abcdefABCDEF".utf8)
+        #expect(digits.map { Hex.value(ofDigit: $0) } == (Array(0...15) + Array(10...15)).map { UInt8($0) })
+        // The bytes just outside each range: '/' ':' '@' 'G' '`' 'g'.
+        for byte in "/:@G`g".utf8 { #expect(Hex.value(ofDigit: byte) == nil) }
+    }
+
     @Test func randomHexHasTheAskedLengthAndVaries() {
         let one = Hex.random(bytes: 10)
         let two = Hex.random(bytes: 10)

@@ -10,6 +10,15 @@ import Testing
         #expect(Clock.parseTimestamp(Clock.flexisipTime(unixSeconds: 1_795_000_000)) == 1_795_000_000)
     }
 
+    @Test func asciiLowercasingChangesOnlyAToZ() {
+        #expect(ASCII.lowercased("Content-TYPE: Message/CPIM;@[]`{}") == "content-type: message/cpim;@[]`{}")
+        #expect(ASCII.lowercased("SIP:Bob"[...]) == "sip:bob")
+        // Non-ASCII letters stay as they are: KELVIN SIGN must not become the token letter `k`.
+        #expect(ASCII.lowercased("\u{212A}ÉÀ-Ä") == "\u{212A}ÉÀ-Ä")
+        #expect(ASCII.lowercased(UInt8(ascii: "Z")) == UInt8(ascii: "z"))
+        #expect(ASCII.lowercased(UInt8(ascii: "[")) == UInt8(ascii: "["))
+    }
+
     @Test func wallClockSecondsAndNanosecondsAgree() {
         let seconds = Clock.unixSeconds()
         let nanoseconds = Clock.unixNanoseconds()

@@ -1,4 +1,5 @@
 import NSECrypto
+import NSESystem
 
 /// A digest hash algorithm (RFC 2617, RFC 7616, RFC 8760).
 public enum DigestAlgorithm: String, Sendable, Hashable {
@@ -13,7 +14,7 @@ public enum DigestAlgorithm: String, Sendable, Hashable {
 
     /// Parses an algorithm token case-insensitively.
     public init?(token: String) {
-        switch SIPSyntax.lowercased(SIPSyntax.unquote(Substring(token))) {
+        switch ASCII.lowercased(SIPSyntax.unquote(Substring(token))) {
         case "md5": self = .md5
         case "md5-sess": self = .md5Sess
         case "sha-256": self = .sha256

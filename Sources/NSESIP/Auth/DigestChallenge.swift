@@ -1,4 +1,5 @@
 import NSECrypto
+import NSESystem
 
 /// A `WWW-Authenticate` / `Proxy-Authenticate` Digest challenge.
 public struct DigestChallenge: Sendable, Hashable, CustomStringConvertible {
@@ -49,7 +50,7 @@ public struct DigestChallenge: Sendable, Hashable, CustomStringConvertible {
             algorithm = .md5
         }
         qopOptions = (params.value(of: "qop") ?? "").split(separator: ",").map {
-            SIPSyntax.lowercased(SIPSyntax.trim($0))
+            ASCII.lowercased(SIPSyntax.trim($0))
         }.filter { !$0.isEmpty }
         stale = SIPSyntax.equalsIgnoringCase(params.value(of: "stale") ?? "", "true")
     }

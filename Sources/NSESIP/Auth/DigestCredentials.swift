@@ -1,4 +1,5 @@
 import NSECrypto
+import NSESystem
 
 /// The Digest credentials of an `Authorization` / `Proxy-Authorization` header.
 public struct DigestCredentials: Sendable, Hashable, CustomStringConvertible {
@@ -85,7 +86,7 @@ public struct DigestCredentials: Sendable, Hashable, CustomStringConvertible {
         }
         cnonce = p.value(of: "cnonce")
         nonceCount = p.value(of: "nc")
-        qop = p.value(of: "qop").map { SIPSyntax.lowercased($0) }
+        qop = p.value(of: "qop").map { ASCII.lowercased($0) }
         opaque = p.value(of: "opaque")
     }
 
@@ -96,7 +97,7 @@ public struct DigestCredentials: Sendable, Hashable, CustomStringConvertible {
             username: username, realm: realm, password: password, nonce: nonce,
             method: method, uri: uri, qop: qop, cnonce: cnonce, nonceCount: nonceCount)
         let a = Array(expected.utf8)
-        let b = Array(SIPSyntax.lowercased(response).utf8)
+        let b = Array(ASCII.lowercased(response).utf8)
         guard a.count == b.count else { return false }
         var diff: UInt8 = 0
         for i in 0..<a.count { diff |= a[i] ^ b[i] }

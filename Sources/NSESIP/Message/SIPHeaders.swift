@@ -1,3 +1,5 @@
+import NSESystem
+
 /// An ordered list of SIP header fields with case-insensitive names and compact-form expansion.
 public struct SIPHeaders: Sendable, Hashable, Sequence {
     /// One header field as stored.
@@ -109,7 +111,7 @@ public struct SIPHeaders: Sendable, Hashable, Sequence {
             "Unsupported", "User-Agent", "Via", "Warning", "WWW-Authenticate", "Subscription-State",
         ]
         var map: [String: String] = [:]
-        for n in names { map[SIPSyntax.lowercased(n)] = n }
+        for n in names { map[ASCII.lowercased(n)] = n }
         return map
     }()
 
@@ -120,6 +122,6 @@ public struct SIPHeaders: Sendable, Hashable, Sequence {
             let lower = b >= 0x41 && b <= 0x5A ? b + 32 : b
             if let full = compactForms[lower] { return full }
         }
-        return knownNames[SIPSyntax.lowercased(name)] ?? name
+        return knownNames[ASCII.lowercased(name)] ?? name
     }
 }

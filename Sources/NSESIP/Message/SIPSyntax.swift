@@ -1,3 +1,5 @@
+import NSESystem
+
 /// Low-level lexical helpers shared by the SIP parsers.
 enum SIPSyntax {
     static func isWhitespace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0D || b == 0x0A }
@@ -145,20 +147,9 @@ enum SIPSyntax {
         return v <= max ? v : nil
     }
 
-    static func lowercased(_ s: some StringProtocol) -> String {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(s.utf8.count)
-        for b in s.utf8 { bytes.append(b >= 0x41 && b <= 0x5A ? b + 32 : b) }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
     static func equalsIgnoringCase(_ a: some StringProtocol, _ b: some StringProtocol) -> Bool {
         guard a.utf8.count == b.utf8.count else { return false }
-        for (x, y) in zip(a.utf8, b.utf8) {
-            let lx = x >= 0x41 && x <= 0x5A ? x + 32 : x
-            let ly = y >= 0x41 && y <= 0x5A ? y + 32 : y
-            if lx != ly { return false }
-        }
+        for (x, y) in zip(a.utf8, b.utf8) where ASCII.lowercased(x) != ASCII.lowercased(y) { return false }
         return true
     }
 

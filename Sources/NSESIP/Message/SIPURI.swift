@@ -1,3 +1,5 @@
+import NSESystem
+
 /// A `sip:` or `sips:` URI (RFC 3261 §19.1).
 public struct SIPURI: Sendable, Hashable, CustomStringConvertible {
     /// The URI scheme.
@@ -41,7 +43,7 @@ public struct SIPURI: Sendable, Hashable, CustomStringConvertible {
     public init(parsing text: String) throws(SIPError) {
         let t = SIPSyntax.trim(Substring(text))
         guard let colon = t.utf8.firstIndex(of: 0x3A) else { throw .malformed("URI has no scheme") }
-        let schemeText = SIPSyntax.lowercased(t[t.startIndex..<colon])
+        let schemeText = ASCII.lowercased(t[t.startIndex..<colon])
         guard let scheme = Scheme(rawValue: schemeText) else { throw .malformed("unsupported URI scheme") }
         self.scheme = scheme
         var rest = t[t.utf8.index(after: colon)...]
@@ -94,7 +96,7 @@ public struct SIPURI: Sendable, Hashable, CustomStringConvertible {
 
     /// The value of the `transport` URI parameter, lowercased.
     public var transportParameter: String? {
-        parameters.value(of: "transport").map { SIPSyntax.lowercased($0) }
+        parameters.value(of: "transport").map { ASCII.lowercased($0) }
     }
 
     /// The wire form of the URI.

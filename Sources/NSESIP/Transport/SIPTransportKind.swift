@@ -1,3 +1,5 @@
+import NSESystem
+
 /// The transport protocol of a SIP connection.
 public enum SIPTransportKind: String, Sendable, Hashable, CaseIterable {
     /// UDP datagrams (unreliable: requests are retransmitted).
@@ -9,7 +11,7 @@ public enum SIPTransportKind: String, Sendable, Hashable, CaseIterable {
 
     /// Parses `udp`, `tcp` or `tls` case-insensitively.
     public init?(token: String) {
-        self.init(rawValue: SIPSyntax.lowercased(SIPSyntax.trim(token)))
+        self.init(rawValue: ASCII.lowercased(SIPSyntax.trim(token)))
     }
 
     /// The transport for a proxy URI: `sips:` means TLS, otherwise the `transport` parameter, defaulting to UDP.

@@ -1,6 +1,7 @@
 import NSECrypto
 import NSEJSON
 import NSESIP
+import NSESystem
 
 /// A MESSAGE kept for fork-late delivery.
 struct HeldMessage: Sendable {
@@ -55,7 +56,7 @@ extension HeldMessage {
     /// received `now` (Unix seconds) and kept for `lifetime` seconds.
     init(request: SIPRequest, id: String, aor: String, now: Int64, lifetime: Int, order: Int64) {
         var headers: [(String, String)] = []
-        for field in request.headers where !HeldMessage.droppedHeaders.contains(PushParameters.lower(field.name)) {
+        for field in request.headers where !HeldMessage.droppedHeaders.contains(ASCII.lowercased(field.name)) {
             headers.append((field.name, field.value))
         }
         self.init(

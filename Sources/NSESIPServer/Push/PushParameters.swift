@@ -1,9 +1,11 @@
 import NSEAPNs
 import NSEChat
+import NSECrypto
 public import NSEHTTP
 import NSEJSON
 import NSEPayload
 public import NSESIP
+import NSESystem
 
 /// RFC 8599 push parameters of a Contact, parsed the way Flexisip does for Apple devices.
 public struct PushParameters: Sendable, Hashable {
@@ -47,7 +49,7 @@ public struct PushParameters: Sendable, Hashable {
     public init(
         provider: String, prid: String, param: String, messageLocKey: String? = nil, messageSound: String? = nil
     ) {
-        self.provider = PushParameters.lower(PushParameters.percentDecode(provider))
+        self.provider = ASCII.lowercased(PushParameters.percentDecode(provider))
         let prid = PushParameters.percentDecode(prid)
         let param = PushParameters.percentDecode(param)
         self.prid = prid
@@ -88,27 +90,15 @@ public struct PushParameters: Sendable, Hashable {
         self.tokens = tokens
     }
 
-    static func lower(_ s: String) -> String {
-        String(decoding: s.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 32 : $0 }, as: UTF8.self)
-    }
-
     /// Decodes `%XX` escapes (URI parameters may carry escaped `&` or `:`).
     static func percentDecode(_ s: String) -> String {
         guard s.utf8.contains(UInt8(ascii: "%")) else { return s }
         var out: [UInt8] = []
         let bytes = Array(s.utf8)
         var i = 0
-        func hexValue(_ b: UInt8) -> UInt8? {
-            switch b {
-            case 0x30...0x39: return b - 0x30
-            case 0x41...0x46: return b - 0x41 + 10
-            case 0x61...0x66: return b - 0x61 + 10
-            default: return nil
-            }
-        }
         while i < bytes.count {
-            if bytes[i] == UInt8(ascii: "%"), i + 2 < bytes.count, let h = hexValue(bytes[i + 1]),
-                let l = hexValue(bytes[i + 2])
+            if bytes[i] == UInt8(ascii: "%"), i + 2 < bytes.count, let h = Hex.value(ofDigit: bytes[i + 1]),
+                let l = Hex.value(ofDigit: bytes[i + 2])
             {
                 out.append(h << 4 | l)
                 i += 3
@@ -165,7 +155,7 @@ public enum APNsMessagePush {
             tls: settings.tls, timeout: settings.timeout
         ).request
         request.connectTimeout = settings.connectTimeout
-        request.version = PushParameters.lower(baseURL).hasPrefix("https://") ? .http2OverTLS : .http2PriorKnowledge
+        request.version = ASCII.lowercased(baseURL).hasPrefix("https://") ? .http2OverTLS : .http2PriorKnowledge
         return request
     }
 
@@ -205,7 +195,7 @@ public enum APNsMessagePush {
     /// True for IMDNs: `message/imdn+xml`, or CPIM whose inner Content-Type is `message/imdn+xml` (never pushed).
     public static func isIMDN(contentType: String?, body: [UInt8]) -> Bool {
         guard let contentType else { return false }
-        let type = PushParameters.lower(contentType)
+        let type = ASCII.lowercased(contentType)
         if type.hasPrefix("message/imdn+xml") { return true }
         guard type.hasPrefix("message/cpim"), let message = CPIMMessage(bytes: body) else { return false }
         return message.contentType == "message/imdn+xml"

@@ -69,10 +69,10 @@ struct PushSender: Sendable {
         }
         let from = request.headers.from
         let fromURI = from?.uri ?? SIPURI(host: "unknown")
-        let privacyHeader = PushParameters.lower(request.headers["Privacy"] ?? "")
+        let privacyHeader = ASCII.lowercased(request.headers["Privacy"] ?? "")
         let privacy =
             privacyHeader.contains("id") || privacyHeader.contains("user")
-            || PushParameters.lower(fromURI.user ?? "") == "anonymous"
+            || ASCII.lowercased(fromURI.user ?? "") == "anonymous"
         let now = Clock.unixSeconds()
         let payload = APNsMessagePush.payload(
             callID: record.callID, fromURI: fromURI.description,

@@ -56,7 +56,7 @@ extension SIPServer {
 
     /// The normalized AOR key of a URI: `sip:user@host` (scheme sip, host lowercased, no port or parameters).
     public static func aorKey(_ uri: SIPURI) -> String {
-        let host = PushParameters.lower(uri.host)
+        let host = ASCII.lowercased(uri.host)
         if let user = uri.user { return "sip:\(user)@\(host)" }
         return "sip:\(host)"
     }
