@@ -119,8 +119,7 @@ public struct SIPHeaders: Sendable, Hashable, Sequence {
     public static func canonicalName(_ name: String) -> String {
         let utf8 = name.utf8
         if utf8.count == 1, let b = utf8.first {
-            let lower = b >= 0x41 && b <= 0x5A ? b + 32 : b
-            if let full = compactForms[lower] { return full }
+            if let full = compactForms[ASCII.lowercased(b)] { return full }
         }
         return knownNames[ASCII.lowercased(name)] ?? name
     }

@@ -1,3 +1,4 @@
+import NSECrypto
 import NSESystem
 
 /// Low-level lexical helpers shared by the SIP parsers.
@@ -166,10 +167,9 @@ enum SIPSyntax {
             host = t[t.utf8.index(after: t.startIndex)..<close]
             rest = t[t.utf8.index(after: close)...]
             for b in host.utf8 {
-                let ok =
-                    (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x46) || (b >= 0x61 && b <= 0x66) || b == 0x3A
-                    || b == 0x2E
-                guard ok else { throw .malformed("invalid IPv6 reference") }
+                guard Hex.value(ofDigit: b) != nil || b == 0x3A || b == 0x2E else {
+                    throw .malformed("invalid IPv6 reference")
+                }
             }
             guard !host.isEmpty else { throw .malformed("empty IPv6 reference") }
         } else if let colon = t.utf8.firstIndex(of: 0x3A) {
