@@ -16,9 +16,8 @@ public struct ExtensionHandover: Sendable, Equatable, JSONConvertible {
     /// The call offer the host accepted: once the push is judged the app is launched with it, to report the call.
     public var acceptedVoIPPayload: JSONObject?
 
-    /// The handover a session's record holds once its content is in.
-    init?(_ record: ExtensionSession.Record) {
-        guard let content = record.delivered else { return nil }
+    /// The handover of `content`, the rest as the session's record says it.
+    init(_ content: DeliveredContent, record: ExtensionSession.Record) {
         self.content = content
         afterExpiry = record.deliveredAfterExpiry
         voipReported = record.voipReported

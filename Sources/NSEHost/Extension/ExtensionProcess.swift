@@ -13,9 +13,7 @@ struct ExtensionProcess: ProcessSession {
 
     mutating func observe(_ observation: ProcessObservation) -> [ProcessAction] {
         guard let event = event(for: observation) else { return [] }
-        // Handled first, performed after: an accepted content is kept from the record the event completed.
-        let actions = session.handle(event)
-        return perform(actions)
+        return perform(session.handle(event))
     }
 
     /// The session's event for what the driver saw, if it is one.
@@ -55,12 +53,10 @@ struct ExtensionProcess: ProcessSession {
         actions.flatMap { action -> [ProcessAction] in
             switch action {
             case .send(let message): return [.write(message.line)]
-            case .accept:
+            case .accept(let handover):
                 // A content the host could not keep is not acknowledged: the extension keeps its messages, and a
                 // later push shows them again rather than never.
-                if let keepContent {
-                    guard let handover = ExtensionHandover(session.record), keepContent(handover) else { return [] }
-                }
+                guard keepContent?(handover) ?? true else { return [] }
                 return [.write(HostMessage.contentAccepted.line)]
             case .closeStdin: return [.closeStdin]
             case .kill: return [.kill]

@@ -56,9 +56,9 @@ public struct ExtensionSession: Sendable {
     public enum Action: Sendable, Equatable {
         /// Write this message as a line on its stdin (the request, the expiry notice, a VoIP report's answer).
         case send(HostMessage)
-        /// Keep its content (on disk, for a host that records results) and, once it is kept, tell the extension
-        /// with `content-accepted`: only then may it let go of what it took from its App Group store.
-        case accept(DeliveredContent)
+        /// Keep what it handed over (on disk, for a host that records results) and, once it is kept, tell the
+        /// extension with `content-accepted`: only then may it let go of what it took from its App Group store.
+        case accept(ExtensionHandover)
         /// Close its stdin: the content is in, it should exit.
         case closeStdin
         /// SIGKILL its process group.
@@ -158,7 +158,7 @@ public struct ExtensionSession: Sendable {
             record.delivered = content
             record.deliveredAfterExpiry = record.expirySent
             phase = .delivered(endAt: at + ExtensionLimits.nanoseconds(ExtensionLimits.linger))
-            return [.accept(content), .closeStdin]
+            return [.accept(ExtensionHandover(content, record: record)), .closeStdin]
         case (.running, .voipReportAsked(let payload)), (.expiring, .voipReportAsked(let payload)):
             // As CXProvider.reportNewIncomingVoIPPushPayload answers an NSE.
             let error: VoIPReportError? =
