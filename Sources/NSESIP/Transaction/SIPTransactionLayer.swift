@@ -23,7 +23,8 @@ public actor SIPTransactionLayer {
     private let logger: Logger
     private var clients: [String: ClientEntry] = [:]
     private var servers: SIPServerTransactionTable
-    private var closed = false
+    /// Why the transport ended, once it has: the error every later request fails with.
+    private var ended: SIPError?
 
     /// Creates a transaction layer over a connection; `receive(_:)` reads what it receives.
     public init(transport: SIPTransport, timers: SIPTimers = .default, logger: Logger) {
@@ -47,11 +48,11 @@ public actor SIPTransactionLayer {
     }
 
     /// True once the transport has closed.
-    public var isClosed: Bool { closed }
+    public var isClosed: Bool { ended != nil }
 
     /// Runs a non-INVITE client transaction and returns the final response (provisional ones are skipped).
     public func send(_ request: SIPRequest) async throws -> SIPResponse {
-        guard !closed else { throw SIPError(.closed, "transport is closed") }
+        if let ended { throw ended }
         guard let branch = request.headers.topVia?.branch else {
             throw SIPError(.invalidArgument, "request has no Via branch")
         }
@@ -70,8 +71,13 @@ public actor SIPTransactionLayer {
             var entry = ClientEntry(bytes: bytes, continuation: continuation)
             entry.timerTask = makeTimer(key: key)
             clients[key] = entry
-            do {
+            do throws(SIPError) {
                 try transport.send(bytes: bytes)
+            } catch  where error.code == .closed {
+                // The peer closed the connection before the request went out (a TLS server refusing the
+                // handshake, a registrar hanging up): the transaction stays pending until `receive` reads the
+                // connection's end and fails it with why, which says more than "closed".
+                logger.debug("sip request not sent: connection already closed", metadata: ["sip.transaction": "\(key)"])
             } catch {
                 fail(key: key, error: error)
             }
@@ -87,8 +93,9 @@ public actor SIPTransactionLayer {
 
     /// Closes the transport and fails pending transactions; `receive(_:)` returns.
     public func close() async {
-        await transport.close()
+        // Ended first, so that what `receive` reads of the closing connection does not name the end instead.
         transportClosed(SIPError(.closed, "transaction layer closed"))
+        await transport.close()
     }
 
     // MARK: - internals
@@ -125,7 +132,7 @@ public actor SIPTransactionLayer {
     }
 
     private func transportClosed(_ error: SIPError) {
-        closed = true
+        if ended == nil { ended = error }
         let pending = clients
         clients = [:]
         for (_, entry) in pending {

@@ -30,14 +30,13 @@ public final class SIPTransport: Sendable {
     public let limits: SIPParserLimits
     private let channel: any Channel
 
-    private init(kind: SIPTransportKind, channel: any Channel, limits: SIPParserLimits) throws(SIPError) {
-        guard let local = channel.localAddress, let remote = channel.remoteAddress else {
-            throw SIPError(.transport, "connected socket has no address")
-        }
+    private init(
+        kind: SIPTransportKind, channel: any Channel, addresses: SIPConnectionAddresses.Pair, limits: SIPParserLimits
+    ) {
         self.kind = kind
         self.channel = channel
-        self.localAddress = local
-        self.remoteAddress = remote
+        self.localAddress = addresses.local
+        self.remoteAddress = addresses.remote
         self.limits = limits
     }
 
@@ -58,11 +57,17 @@ public final class SIPTransport: Sendable {
         connectTimeout: Duration = .seconds(5), logger: Logger,
         _ body: (SIPTransport, Inbound) async -> Result
     ) async throws(SIPError) -> Result {
-        let connection = try await connect(
+        let (connection, addresses) = try await connect(
             to: endpoint, tls: tls, limits: limits, group: group, connectTimeout: connectTimeout, logger: logger)
         do {
             return try await connection.executeThenClose { inbound, _ in
-                let transport = try SIPTransport(kind: endpoint.transport, channel: connection.channel, limits: limits)
+                // Recorded when the connect completed: the channel itself may have forgotten them by now, if the
+                // peer has already closed it (Inbound then ends with why).
+                guard let pair = addresses.pair else {
+                    throw SIPError(.transport, "connected socket has no address")
+                }
+                let transport = SIPTransport(
+                    kind: endpoint.transport, channel: connection.channel, addresses: pair, limits: limits)
                 logger.debug(
                     "sip transport connected",
                     metadata: [
@@ -113,7 +118,7 @@ public final class SIPTransport: Sendable {
     private static func connect(
         to endpoint: SIPEndpoint, tls: SIPTLSOptions, limits: SIPParserLimits, group: any EventLoopGroup,
         connectTimeout: Duration, logger: Logger
-    ) async throws(SIPError) -> Connection {
+    ) async throws(SIPError) -> (Connection, SIPConnectionAddresses) {
         // An IP literal is connected to directly: no resolver, no Happy Eyeballs timers (a proxy like
         // sip:127.0.0.1:5060 is the common case, and the extension has a budget).
         let literal =
@@ -122,11 +127,13 @@ public final class SIPTransport: Sendable {
             switch endpoint.transport {
             case .udp:
                 let bootstrap = DatagramBootstrap(group: group)
-                let initializer: @Sendable (any Channel) -> EventLoopFuture<Connection> = { channel in
+                let initializer: @Sendable (any Channel) -> EventLoopFuture<(Connection, SIPConnectionAddresses)> = {
+                    channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(
-                            SIPDatagramClientHandler(limits: limits, logger: logger))
-                        return try Connection(wrappingChannelSynchronously: channel)
+                        let addresses = SIPConnectionAddresses()
+                        try channel.pipeline.syncOperations.addHandlers(
+                            addresses, SIPDatagramClientHandler(limits: limits, logger: logger))
+                        return (try Connection(wrappingChannelSynchronously: channel), addresses)
                     }
                 }
                 if let literal { return try await bootstrap.connect(to: literal, channelInitializer: initializer) }
@@ -141,10 +148,12 @@ public final class SIPTransport: Sendable {
                     let name = tls.serverName ?? endpoint.host
                     if !isIPLiteral(name) { serverName = name }
                 }
-                let initializer: @Sendable (any Channel) -> EventLoopFuture<Connection> = {
+                let initializer: @Sendable (any Channel) -> EventLoopFuture<(Connection, SIPConnectionAddresses)> = {
                     [context, pinned, serverName] channel in
                     channel.eventLoop.makeCompletedFuture {
                         let ops = channel.pipeline.syncOperations
+                        let addresses = SIPConnectionAddresses()
+                        try ops.addHandler(addresses)
                         if let context {
                             let handler: NIOSSLClientHandler
                             if let pinned {
@@ -161,7 +170,7 @@ public final class SIPTransport: Sendable {
                         // (each handler type costs the process its first-use conformance lookups, ~0.25 M
                         // instructions in a debug build).
                         try ops.addHandler(ByteToMessageHandler(SIPStreamClientDecoder(limits: limits)))
-                        return try Connection(wrappingChannelSynchronously: channel)
+                        return (try Connection(wrappingChannelSynchronously: channel), addresses)
                     }
                 }
                 let timeoutMs = Int64(
