@@ -15,11 +15,14 @@ struct SIPServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sip-server",
         abstract:
-            "Run the embedded SIP registrar and store-and-forward proxy that holds MESSAGEs and pushes their Call-ID.",
+            "Run the embedded SIP registrar and proxy that holds MESSAGEs and calls and pushes their Call-ID.",
         discussion: """
             Prints one JSON line with the bound addresses (port 0 picks a free one), then runs until SIGINT or SIGTERM. \
             A MESSAGE for an AOR whose binding has RFC 8599 push parameters is held in --db and pushed to \
-            {push-url}/3/device/{token}; the device's next REGISTER gets it with its original Call-ID.
+            {push-url}/3/device/{token}; the device's next REGISTER gets it with its original Call-ID. An INVITE \
+            for such an AOR is held the same way (the caller hears 100 Trying), pushed as PushKit (voip token) or \
+            as the IC_MSG alert, and relayed to the device when it registers; the dialog then runs through the \
+            server (Record-Route). CANCEL answers 487, --call-fork-timeout 408.
             """)
 
     @Option(
@@ -79,7 +82,15 @@ struct SIPServerCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Seconds a held message is kept (Flexisip: 604800).", valueName: "seconds"))
     var messageExpires: Int = 604_800
 
-    @Flag(help: "Print every server event (registered, held, pushed, delivered, expired) as a JSON line on stdout.")
+    @Option(
+        help: ArgumentHelp(
+            "Seconds a call waits for a device's final answer before the caller hears 408 (Flexisip: 90).",
+            valueName: "seconds"))
+    var callForkTimeout: Double = 90
+
+    @Flag(
+        help:
+            "Print every server event (registered, held, pushed, delivered, expired, call) as a JSON line on stdout.")
     var events = false
 
     @OptionGroup(title: "Fault knobs (for testing clients)") var faults: FaultOptions
@@ -115,6 +126,9 @@ struct SIPServerCommand: AsyncParsableCommand {
         }
         guard acceptTimeout > 0 else { throw ValidationError("--accept-timeout must be more than 0") }
         guard messageExpires > 0 else { throw ValidationError("--message-expires must be more than 0") }
+        guard callForkTimeout > 0, callForkTimeout <= 86_400 else {
+            throw ValidationError("--call-fork-timeout must be more than 0 and at most 86400")
+        }
         if !noPush && pushURL == nil { throw ValidationError("give --push-url URL (where pushes go) or --no-push") }
         if pushAuthKeyFile != nil || pushKeyId != nil || pushTeamId != nil,
             pushAuthKeyFile == nil || pushKeyId == nil || pushTeamId == nil
@@ -134,6 +148,7 @@ struct SIPServerCommand: AsyncParsableCommand {
         if let tlsCert, let tlsKey { configuration.tls = .init(certificatePath: tlsCert, keyPath: tlsKey) }
         configuration.messageAcceptTimeout = .milliseconds(Int(acceptTimeout * 1000))
         configuration.heldMessageLifetime = messageExpires
+        configuration.callForkTimeout = .milliseconds(Int(callForkTimeout * 1000))
         configuration.push.enabled = !noPush
         if let pushURL {
             configuration.push.apnsURL = pushURL
@@ -231,6 +246,11 @@ extension SIPServerEvent {
             return [
                 "event": "answered", "method": .string(method), "call_id": .string(callID),
                 "status": .int(Int64(status)),
+            ]
+        case .call(let aor, let callID, let step, let status):
+            return [
+                "event": "call", "aor": .string(aor), "call_id": .string(callID), "step": .string(step.rawValue),
+                "status": JSON.int(status),
             ]
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import NSEHTTP
+import NSEJSON
 import NSESIP
 import Testing
 
@@ -65,22 +66,86 @@ struct PushParameterTests {
                 callID: "c", fromURI: "sip:a@b", displayName: "A", privacy: true,
                 instanceID: "", ttl: 1, sendTime: "t"), as: UTF8.self)
         #expect(privateText.contains("\"loc-args\":[\"\"]"))
-        let request = try #require(
-            APNsMessagePush.request(
-                baseURL: "https://api.push.apple.com/", push: p, payload: payload,
-                ttl: 60, now: 1000, settings: SIPServerConfiguration.Push()))
+        var message = SIPRequest(method: "MESSAGE", uri: try SIPURI(parsing: "sip:bob@example.org"))
+        message.headers.add("From", "\"Alice\" <sip:alice@example.org>;tag=1")
+        message.headers.add("Call-ID", "cid")
+        let record = HeldMessage(
+            request: message, id: "1", aor: "sip:bob@example.org", now: 1000, lifetime: 60, order: 1)
+        var settings = SIPServerConfiguration.Push(apnsURL: "https://api.push.apple.com/", ttl: 60)
+        guard
+            case .send(let job) = PushSender(settings: settings).plan(
+                record: record, request: message, push: p, instance: nil)
+        else {
+            Issue.record("no push planned for a binding with a remote token")
+            return
+        }
+        let request = job.request
         #expect(request.url == "https://api.push.apple.com/3/device/BBB")
         #expect(request.method == "POST")
         #expect(request.version == .http2OverTLS)
         #expect(request.headers["apns-topic"] == "org.example.app")
         #expect(request.headers["apns-push-type"] == "alert")
         #expect(request.headers["apns-priority"] == "10")
-        #expect(request.headers["apns-expiration"] == "1060")
-        let plain = try #require(
-            APNsMessagePush.request(
-                baseURL: "http://127.0.0.1:9", push: p, payload: payload, ttl: 60, now: 0,
-                settings: SIPServerConfiguration.Push()))
-        #expect(plain.version == .http2PriorKnowledge)
+        #expect(Int64(request.headers["apns-expiration"] ?? "") ?? 0 >= 1060)
+        settings.apnsURL = "http://127.0.0.1:9"
+        guard
+            case .send(let plain) = PushSender(settings: settings).plan(
+                record: record, request: message, push: p, instance: nil)
+        else {
+            Issue.record("no push planned for a binding with a remote token")
+            return
+        }
+        #expect(plain.request.version == .http2PriorKnowledge)
+    }
+
+    @Test func callPushesTakeFlexisipsTwoForms() throws {
+        var invite = SIPRequest(method: "INVITE", uri: try SIPURI(parsing: "sip:bob@example.org"))
+        invite.headers.add("From", "\"Alice\" <sip:alice@example.org>;tag=1")
+        invite.headers.add("Call-ID", String(repeating: "c", count: 80))
+        let sender = PushSender(settings: SIPServerConfiguration.Push(apnsURL: "https://push.example"))
+        let voip = PushParameters(
+            provider: "apns", prid: "AAA:voip&BBB:remote", param: "TEAM.org.example.app.voip&remote",
+            callLocKey: "MY_CALL")
+        // A binding with a voip token: PushKit, expiration 0, the Call-ID inside aps; no notice afterwards.
+        guard
+            case .send(let kit) = sender.planCall(
+                .incoming, aor: "sip:bob@example.org", invite: invite, push: voip, instance: "i")
+        else {
+            Issue.record("no PushKit push planned")
+            return
+        }
+        #expect(kit.request.url == "https://push.example/3/device/AAA")
+        #expect(kit.request.headers["apns-push-type"] == "voip")
+        #expect(kit.request.headers["apns-topic"] == "org.example.app.voip")
+        #expect(kit.request.headers["apns-expiration"] == "0")
+        #expect(kit.request.headers["apns-collapse-id"] == nil)
+        let payload = try JSON.parse(kit.request.body)
+        #expect(payload["aps"]?["call-id"] == .string(String(repeating: "c", count: 80)))
+        #expect(payload["aps"]?["loc-key"] == "MY_CALL")
+        #expect(payload["aps"]?["mutable-content"] == nil)
+        #expect(payload["display-name"] == "Alice")
+        #expect(
+            sender.planCall(.missed, aor: "sip:bob@example.org", invite: invite, push: voip, instance: nil).map { _ in
+                true
+            } == nil)
+        // Alerts only: IC_MSG, expiration 0, a collapse id within APNs's 64 bytes; then the missed-call notice.
+        let alert = PushParameters(provider: "apns", prid: "BBB", param: "TEAM.org.example.app")
+        for (notice, locKey) in [(PushSender.CallNotice.incoming, "IC_MSG"), (.missed, "Missing call")] {
+            guard case .send(let job) = sender.planCall(notice, aor: "a", invite: invite, push: alert, instance: nil)
+            else {
+                Issue.record("no alert planned for \(notice)")
+                continue
+            }
+            #expect(job.request.headers["apns-push-type"] == "alert")
+            #expect(job.request.headers["apns-topic"] == "org.example.app")
+            #expect(job.request.headers["apns-expiration"] == "0")
+            #expect(
+                job.request.headers["apns-collapse-id"]
+                    == APNsCallPush.collapseID(callID: String(repeating: "c", count: 80)))
+            #expect(job.request.headers["apns-collapse-id"]?.utf8.count == 64)
+            #expect(try JSON.parse(job.request.body)["aps"]?["alert"]?["loc-key"] == .string(locKey))
+        }
+        #expect(APNsCallPush.collapseID(callID: "short@host") == "short@host")
     }
 
     @Test func imdnDetection() {

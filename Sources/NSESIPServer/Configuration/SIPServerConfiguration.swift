@@ -136,6 +136,8 @@ public struct SIPServerConfiguration: Sendable {
     public var messageAcceptTimeout: Duration
     /// Held messages expire after this many seconds (Flexisip message-delivery-timeout).
     public var heldMessageLifetime: Int
+    /// How long a call waits for a device's final answer before the caller hears 408 (Flexisip call-fork-timeout).
+    public var callForkTimeout: Duration
     /// How often expired held messages and bindings are swept.
     public var expirySweepInterval: Duration
     /// Registration lifetime when the REGISTER gives none.
@@ -158,7 +160,8 @@ public struct SIPServerConfiguration: Sendable {
         usersFile: String? = nil, users: [String: String]? = nil, realm: String? = nil,
         authAlgorithms: [DigestAlgorithm] = [.sha256, .md5], nonceLifetime: Int = 300,
         messageAcceptTimeout: Duration = .seconds(5), heldMessageLifetime: Int = 604_800,
-        expirySweepInterval: Duration = .seconds(30), defaultRegistrationExpires: Int = 3600,
+        callForkTimeout: Duration = .seconds(90), expirySweepInterval: Duration = .seconds(30),
+        defaultRegistrationExpires: Int = 3600,
         maxRegistrationExpires: Int = 86_400, timers: SIPTimers = .default, push: Push = Push(),
         faults: Faults = Faults(), serverHeader: String? = "nse-sipserver"
     ) {
@@ -173,6 +176,7 @@ public struct SIPServerConfiguration: Sendable {
         self.nonceLifetime = nonceLifetime
         self.messageAcceptTimeout = messageAcceptTimeout
         self.heldMessageLifetime = heldMessageLifetime
+        self.callForkTimeout = callForkTimeout
         self.expirySweepInterval = expirySweepInterval
         self.defaultRegistrationExpires = defaultRegistrationExpires
         self.maxRegistrationExpires = maxRegistrationExpires
@@ -248,4 +252,7 @@ public enum SIPServerEvent: Sendable, Hashable {
     case expired(aor: String, callID: String, id: String)
     /// The server sent a final response to a request it received.
     case answered(method: String, callID: String, status: Int)
+    /// A call went a step further (held, forwarded, ringing, answered, …); `status` is the SIP status that took it
+    /// there, when one did.
+    case call(aor: String, callID: String, step: CallStep, status: Int?)
 }

@@ -1,7 +1,7 @@
 import NSEAPNs
 import NSEChat
 import NSECrypto
-public import NSEHTTP
+import NSEHTTP
 import NSEJSON
 import NSEPayload
 public import NSESIP
@@ -27,6 +27,10 @@ public struct PushParameters: Sendable, Hashable {
     public var messageLocKey: String?
     /// Sound override (`pn-msg-snd`), if any.
     public var messageSound: String?
+    /// Loc-key override for calls (`pn-call-str`), if any.
+    public var callLocKey: String?
+    /// Sound override for calls (`pn-call-snd`), if any.
+    public var callSound: String?
 
     /// The token to use for a MESSAGE (the `remote` one), if any.
     public var remoteToken: String? { tokens["remote"] }
@@ -42,12 +46,14 @@ public struct PushParameters: Sendable, Hashable {
         else { return nil }
         self.init(
             provider: provider, prid: prid, param: param,
-            messageLocKey: params.value(of: "pn-msg-str"), messageSound: params.value(of: "pn-msg-snd"))
+            messageLocKey: params.value(of: "pn-msg-str"), messageSound: params.value(of: "pn-msg-snd"),
+            callLocKey: params.value(of: "pn-call-str"), callSound: params.value(of: "pn-call-snd"))
     }
 
     /// Parses raw values.
     public init(
-        provider: String, prid: String, param: String, messageLocKey: String? = nil, messageSound: String? = nil
+        provider: String, prid: String, param: String, messageLocKey: String? = nil, messageSound: String? = nil,
+        callLocKey: String? = nil, callSound: String? = nil
     ) {
         self.provider = ASCII.lowercased(PushParameters.percentDecode(provider))
         let prid = PushParameters.percentDecode(prid)
@@ -56,6 +62,8 @@ public struct PushParameters: Sendable, Hashable {
         self.param = param
         self.messageLocKey = messageLocKey.map(PushParameters.percentDecode)
         self.messageSound = messageSound.map(PushParameters.percentDecode)
+        self.callLocKey = callLocKey.map(PushParameters.percentDecode)
+        self.callSound = callSound.map(PushParameters.percentDecode)
         // pn-param: TEAMID.BUNDLEID.SERVICES, or TEAMID.BUNDLEID (= remote).
         var team = ""
         var rest = Substring(param)
@@ -139,24 +147,6 @@ public enum APNsMessagePush {
             "customPayload": [:],
         ]
         return json.serializedBytes()
-    }
-
-    /// The HTTP request for one MESSAGE push, or nil when the contact has no `remote` token.
-    public static func request(
-        baseURL: String, push: PushParameters, payload: [UInt8], ttl: Int, now: Int64,
-        settings: SIPServerConfiguration.Push, providerToken: String? = nil
-    ) -> HTTPRequest? {
-        guard let token = push.remoteToken, !token.isEmpty else { return nil }
-        // The provider request is NSEAPNs's (the one `nse push` sends); what differs here is only how it travels:
-        // h2 by ALPN for https (Apple), prior knowledge for http, and the configured connect timeout.
-        var request = APNsPush(
-            baseURL: baseURL, deviceToken: token, topic: push.bundleID, pushType: .alert,
-            payload: payload, priority: 10, expiration: now + Int64(ttl), providerToken: providerToken,
-            tls: settings.tls, timeout: settings.timeout
-        ).request
-        request.connectTimeout = settings.connectTimeout
-        request.version = ASCII.lowercased(baseURL).hasPrefix("https://") ? .http2OverTLS : .http2PriorKnowledge
-        return request
     }
 
     /// Sends a push: HTTP/2 over TLS for https, HTTP/2 prior knowledge then HTTP/1.1 for http.

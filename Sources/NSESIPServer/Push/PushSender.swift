@@ -1,8 +1,11 @@
+import NSEAPNs
 import NSEHTTP
+import NSEPayload
 import NSESIP
 import NSESystem
 
-/// Wakes a device for a held MESSAGE the way Flexisip does: one APNs alert push per binding with push parameters.
+/// Wakes a device the way Flexisip does: an APNs alert push per binding with push parameters for a held MESSAGE,
+/// and for a held call a PushKit (`voip`) push when the binding has a voip token, the `IC_MSG` alert otherwise.
 ///
 /// `plan` decides synchronously (on the server actor) whether there is anything to send; the returned `Job` does the
 /// network part and is run as a child task of the server, so shutting the server down cancels it.
@@ -28,27 +31,37 @@ struct PushSender: Sendable {
     struct Job: Sendable {
         var aor: String
         var callID: String
-        var baseURL: String
-        var push: PushParameters
-        var payload: [UInt8]
-        var ttl: Int
-        var now: Int64
+        var push: APNsPush
         var settings: SIPServerConfiguration.Push
 
-        /// Builds the request (with a provider token when configured) and sends it.
+        /// The HTTP request. The provider request is NSEAPNs's (the one `nse push` sends); what differs here is
+        /// only how it travels: h2 by ALPN for https (Apple), prior knowledge for http, the configured connect
+        /// timeout.
+        var request: HTTPRequest {
+            var request = push.request
+            request.connectTimeout = settings.connectTimeout
+            request.version =
+                ASCII.lowercased(push.baseURL).hasPrefix("https://") ? .http2OverTLS : .http2PriorKnowledge
+            return request
+        }
+
+        /// Adds the provider token (when configured) and sends the request.
         func run() async -> Outcome {
-            let token: String?
-            if let providerToken = settings.providerToken { token = await providerToken() } else { token = nil }
-            guard
-                let request = APNsMessagePush.request(
-                    baseURL: baseURL, push: push, payload: payload, ttl: ttl, now: now,
-                    settings: settings, providerToken: token)
-            else {
-                return Outcome(aor: aor, callID: callID, url: baseURL, status: nil, reason: "no remote token")
-            }
+            var job = self
+            if let providerToken = settings.providerToken { job.push.providerToken = await providerToken() }
+            let request = job.request
             let result = await APNsMessagePush.send(request)
             return Outcome(aor: aor, callID: callID, url: request.url, status: result.status, reason: result.reason)
         }
+    }
+
+    /// What a call's push announces.
+    enum CallNotice {
+        /// The call is ringing: wake the device.
+        case incoming
+        /// The call ended before the device took it (the caller cancelled, nobody answered): Flexisip's final
+        /// "Missing call" notice, sent only in the alert form (it replaces the ringing alert: same collapse id).
+        case missed
     }
 
     let settings: SIPServerConfiguration.Push
@@ -56,33 +69,101 @@ struct PushSender: Sendable {
     /// The push for one held message and one binding's push parameters; nil when pushes are turned off.
     func plan(record: HeldMessage, request: SIPRequest, push: PushParameters, instance: String?) -> Plan? {
         guard settings.enabled else { return nil }
-        let url = push.provider == "apns.dev" ? settings.apnsDevelopmentURL : settings.apnsURL
-        guard push.isAPNs else {
-            return .skipped(
-                Outcome(
-                    aor: record.aor, callID: record.callID, url: "", status: nil,
-                    reason: "unsupported provider \(push.provider)"))
-        }
+        let url = baseURL(push)
+        guard push.isAPNs else { return .skipped(unsupported(push, aor: record.aor, callID: record.callID)) }
         guard let token = push.remoteToken, !token.isEmpty else {
             return .skipped(
                 Outcome(aor: record.aor, callID: record.callID, url: url, status: nil, reason: "no remote token"))
         }
-        let from = request.headers.from
-        let fromURI = from?.uri ?? SIPURI(host: "unknown")
-        let privacyHeader = ASCII.lowercased(request.headers["Privacy"] ?? "")
-        let privacy =
-            privacyHeader.contains("id") || privacyHeader.contains("user")
-            || ASCII.lowercased(fromURI.user ?? "") == "anonymous"
+        let caller = Caller(request)
         let now = Clock.unixSeconds()
         let payload = APNsMessagePush.payload(
-            callID: record.callID, fromURI: fromURI.description,
-            displayName: from?.displayName ?? "", privacy: privacy,
-            instanceID: instance ?? "", ttl: settings.ttl,
-            sendTime: Clock.flexisipTime(unixSeconds: now),
+            callID: record.callID, fromURI: caller.uri, displayName: caller.displayName, privacy: caller.private,
+            instanceID: instance ?? "", ttl: settings.ttl, sendTime: Clock.flexisipTime(unixSeconds: now),
             locKey: push.messageLocKey ?? "IM_MSG", sound: push.messageSound ?? "msg.caf")
         return .send(
             Job(
-                aor: record.aor, callID: record.callID, baseURL: url, push: push, payload: payload,
-                ttl: settings.ttl, now: now, settings: settings))
+                aor: record.aor, callID: record.callID,
+                push: APNsPush(
+                    baseURL: url, deviceToken: token, topic: push.bundleID, pushType: .alert, payload: payload,
+                    priority: 10, expiration: now + Int64(settings.ttl), tls: settings.tls,
+                    timeout: settings.timeout),
+                settings: settings))
+    }
+
+    /// The push for a held call (its INVITE) and one binding: PushKit when the binding has a voip token, the alert
+    /// form otherwise (expiration 0, collapse id = Call-ID: a later notice replaces it); nil when pushes are off,
+    /// or for a missed-call notice to a PushKit binding (Flexisip sends those only in the alert form).
+    func planCall(
+        _ notice: CallNotice, aor: String, invite: SIPRequest, push: PushParameters, instance: String?
+    ) -> Plan? {
+        guard settings.enabled else { return nil }
+        let callID = invite.headers.callID ?? ""
+        guard push.isAPNs else { return .skipped(unsupported(push, aor: aor, callID: callID)) }
+        let url = baseURL(push)
+        let caller = Caller(invite)
+        let now = Clock.unixSeconds()
+        let sendTime = Clock.flexisipTime(unixSeconds: now)
+        let voipToken = push.services.contains("voip") ? push.tokens["voip"].flatMap { $0.isEmpty ? nil : $0 } : nil
+        if let token = voipToken {
+            // Flexisip's notices go only to devices woken by alerts: a PushKit app ends its CallKit call itself
+            // when the INVITE never comes.
+            guard notice == .incoming else { return nil }
+            let payload = APNsCallPush.voipPayload(
+                callID: callID, fromURI: caller.uri, displayName: caller.displayName, privacy: caller.private,
+                instanceID: instance ?? "", ttl: settings.ttl, sendTime: sendTime,
+                locKey: push.callLocKey ?? "IC_MSG")
+            return .send(
+                Job(
+                    aor: aor, callID: callID,
+                    push: APNsPush(
+                        baseURL: url, deviceToken: token, topic: push.bundleID + ".voip", pushType: .voip,
+                        payload: payload, priority: 10, expiration: 0, tls: settings.tls, timeout: settings.timeout),
+                    settings: settings))
+        }
+        guard let token = push.remoteToken, !token.isEmpty else {
+            if notice == .missed { return nil }
+            return .skipped(Outcome(aor: aor, callID: callID, url: url, status: nil, reason: "no remote token"))
+        }
+        let locKey = notice == .missed ? "Missing call" : push.callLocKey ?? "IC_MSG"
+        let payload = APNsMessagePush.payload(
+            callID: callID, fromURI: caller.uri, displayName: caller.displayName, privacy: caller.private,
+            instanceID: instance ?? "", ttl: settings.ttl, sendTime: sendTime, locKey: locKey,
+            sound: notice == .missed ? "empty" : push.callSound ?? "empty")
+        return .send(
+            Job(
+                aor: aor, callID: callID,
+                push: APNsPush(
+                    baseURL: url, deviceToken: token, topic: push.bundleID, pushType: .alert, payload: payload,
+                    priority: 10, expiration: 0, collapseID: APNsCallPush.collapseID(callID: callID),
+                    tls: settings.tls, timeout: settings.timeout),
+                settings: settings))
+    }
+
+    private func baseURL(_ push: PushParameters) -> String {
+        push.provider == "apns.dev" ? settings.apnsDevelopmentURL : settings.apnsURL
+    }
+
+    private func unsupported(_ push: PushParameters, aor: String, callID: String) -> Outcome {
+        Outcome(aor: aor, callID: callID, url: "", status: nil, reason: "unsupported provider \(push.provider)")
+    }
+
+    /// Who a request is from, as a push shows it: hidden when the request asks for privacy (RFC 3323) or comes
+    /// from `anonymous`.
+    private struct Caller {
+        var uri: String
+        var displayName: String
+        var `private`: Bool
+
+        init(_ request: SIPRequest) {
+            let from = request.headers.from
+            let fromURI = from?.uri ?? SIPURI(host: "unknown")
+            let privacyHeader = ASCII.lowercased(request.headers["Privacy"] ?? "")
+            uri = fromURI.description
+            displayName = from?.displayName ?? ""
+            `private` =
+                privacyHeader.contains("id") || privacyHeader.contains("user")
+                || ASCII.lowercased(fromURI.user ?? "") == "anonymous"
+        }
     }
 }

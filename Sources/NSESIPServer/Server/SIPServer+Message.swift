@@ -144,6 +144,11 @@ extension SIPServer {
         guard let push = binding.push,
             let plan = pushSender.plan(record: record, request: request, push: push, instance: binding.instance)
         else { return }
+        sendPush(plan)
+    }
+
+    /// Reports a push that cannot go, or sends it as a child task and reports how it went.
+    func sendPush(_ plan: PushSender.Plan) {
         switch plan {
         case .skipped(let outcome):
             emit(

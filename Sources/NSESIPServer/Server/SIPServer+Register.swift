@@ -34,6 +34,7 @@ extension SIPServer {
             for change in changes { emit(change) }
             respond(request, flow: flow, transactionKey: transactionKey, status: 200, contacts: contacts)
             guard let deliveryContact else { return }
+            deliverHeldCalls(aor: aor, flow: flow, contact: deliveryContact)
             let sent = forwarder.deliverHeld(
                 aor: aor, flow: flow, contactURI: deliveryContact, faults: faults,
                 now: Clock.unixSeconds())

@@ -27,9 +27,15 @@ extension SIPServer {
     private func dispatch(_ message: SIPMessage, flow: ServerFlow) {
         switch message {
         case .response(let response):
+            if handleCallResponse(response) { return }
             if let outcome = forwarder.answer(response) { record(outcome) }
         case .request(let request):
-            if request.method.uppercased() == "ACK" { return }
+            if request.method.uppercased() == "ACK" {
+                // Not a transaction of its own: it ends the server's answer to an INVITE, or goes on in a dialog.
+                // One with a control character in a header is dropped (it cannot be answered).
+                if request.headers.firstInvalidField == nil { handleAck(request, flow: flow) }
+                return
+            }
             var log = logger
             // A Call-ID with control characters is refused below; it is never logged.
             if request.headers.firstInvalidField == nil {
@@ -92,19 +98,29 @@ extension SIPServer {
                 extraHeaders: registrar.challengeHeaders(realm: realm, stale: false))
             return
         }
+        if method != "CANCEL", isInDialog(request) {
+            handleInDialog(request, flow: flow, transactionKey: transactionKey)
+            return
+        }
         switch method {
         case "REGISTER": handleRegister(request, flow: flow, transactionKey: transactionKey)
         case "MESSAGE": handleMessage(request, flow: flow, transactionKey: transactionKey)
+        case "INVITE": handleInvite(request, flow: flow, transactionKey: transactionKey)
+        case "CANCEL": handleCancel(request, flow: flow, transactionKey: transactionKey)
+        case "BYE": respond(request, flow: flow, transactionKey: transactionKey, status: 481)
         case "OPTIONS":
             respond(
                 request, flow: flow, transactionKey: transactionKey, status: 200,
-                extraHeaders: [("Allow", "REGISTER, MESSAGE, OPTIONS")])
+                extraHeaders: [("Allow", Self.allowedMethods)])
         default:
             respond(
                 request, flow: flow, transactionKey: transactionKey, status: 501,
-                extraHeaders: [("Allow", "REGISTER, MESSAGE, OPTIONS")])
+                extraHeaders: [("Allow", Self.allowedMethods)])
         }
     }
+
+    /// The methods the server takes outside a dialog (`Allow`).
+    static let allowedMethods = "REGISTER, MESSAGE, OPTIONS, INVITE, ACK, CANCEL, BYE"
 
     /// Sends a final (or provisional) response on the request's flow and remembers it for retransmissions.
     func respond(

@@ -4,13 +4,14 @@ import NIOPosix
 import NSESIP
 import NSESystem
 
-/// A registrar + fork-late MESSAGE store-and-forward server with APNs pushes (Flexisip-like), for tests and the CLI.
+/// A registrar + fork-late MESSAGE store-and-forward server + call-holding proxy with APNs pushes (Flexisip-like),
+/// for tests and the CLI.
 ///
 /// The wiring of its parts: `Listeners` bring requests and responses in; the actor checks them (`FaultPlan`,
 /// `ServerResponse`) and hands REGISTER to the `Registrar`, MESSAGE to the `Forwarder` (with `PendingSenders` for
-/// the senders' answers and `PushSender` for the pushes), and reports everything as `SIPServerEvent`s. This file
-/// holds its state, life cycle and task tree; the paths are `SIPServer+Request` (inbound checks and answers),
-/// `SIPServer+Register` and `SIPServer+Message`.
+/// the senders' answers and `PushSender` for the pushes), INVITE and its dialog to the `CallTable`, and reports
+/// everything as `SIPServerEvent`s. This file holds its state, life cycle and task tree; the paths are
+/// `SIPServer+Request` (inbound checks and answers), `SIPServer+Register`, `SIPServer+Message` and `SIPServer+Call`.
 public actor SIPServer {
     /// The configuration in use.
     public nonisolated let configuration: SIPServerConfiguration
@@ -54,6 +55,8 @@ public actor SIPServer {
     var forwarder: Forwarder
     var senders = PendingSenders()
     var serverTransactions: SIPServerTransactionTable
+    /// The calls going through (`SIPServer+Call`).
+    var calls: CallTable
     private var log: EventLog
 
     /// Creates a server; without a group it owns a one-thread event loop group, released by `shutdown()`.
@@ -68,6 +71,7 @@ public actor SIPServer {
         events = log.stream
         (inbound, inboundContinuation) = AsyncStream<InboundEvent>.makeStream(bufferingPolicy: .unbounded)
         serverTransactions = SIPServerTransactionTable(lifetime: configuration.timers.timerF)
+        calls = CallTable(linger: configuration.timers.timerF)
         faults = FaultPlan(configuration.faults)
         registrar = Registrar(configuration: configuration)
         forwarder = Forwarder(
@@ -186,5 +190,6 @@ public actor SIPServer {
                 ])
         }
         for event in registrar.sweep() { emit(event) }
+        calls.sweep()
     }
 }

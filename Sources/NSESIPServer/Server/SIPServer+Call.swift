@@ -1,0 +1,392 @@
+import Logging
+import NSESIP
+
+/// The call path (Flexisip's call fork, one device leg): an INVITE for a device that sleeps is held and pushed
+/// for, and goes to the device when it registers; its answers go back to the caller; CANCEL, the call fork
+/// timeout, ACK and the dialog's requests (BYE, re-INVITE) are handled here. `HeldCall` is a call's state,
+/// `CallTable` the calls, `CallMessages` what is sent.
+extension SIPServer {
+    /// The step of each call the server knows, by Call-ID (ended calls stay a while).
+    public func callSteps() -> [String: CallStep] { calls.steps }
+
+    // MARK: - the caller's INVITE
+
+    func handleInvite(_ request: SIPRequest, flow: ServerFlow, transactionKey: String) {
+        guard let callID = request.headers.callID, let from = request.headers.from,
+            let branch = request.headers.topVia?.branch
+        else {
+            respond(request, flow: flow, transactionKey: transactionKey, status: 400)
+            return
+        }
+        if let existing = calls[callID] {
+            // The same INVITE over a new transaction key (its retransmission after the table forgot it) is
+            // absorbed; another INVITE with this Call-ID is a loop or a clash.
+            if existing.callerBranch != branch {
+                respond(request, flow: flow, transactionKey: transactionKey, status: 482)
+            }
+            return
+        }
+        if let hops = CallMessages.maxForwards(request), hops <= 0 {
+            respond(request, flow: flow, transactionKey: transactionKey, status: 483)
+            return
+        }
+        let aor = SIPServer.aorKey(request.uri)
+        var log = logger
+        log[metadataKey: "sip.call_id"] = "\(callID)"
+        log[metadataKey: "sip.method"] = "INVITE"
+        log[metadataKey: "sip.aor"] = "\(aor)"
+        let active = registrar.activeBindings(aor: aor)
+        let pushable = active.filter { $0.push != nil }
+        let live = active.first { $0.push == nil && $0.isLive }
+        guard !pushable.isEmpty || live != nil else {
+            let known = registrar.isKnown(aor: aor, user: request.uri.user)
+            log.debug("sip server call for unreachable aor", metadata: ["sip.known": "\(known)"])
+            respond(request, flow: flow, transactionKey: transactionKey, status: known ? 480 : 404)
+            return
+        }
+        respond(request, flow: flow, transactionKey: transactionKey, status: 100)
+        let call = HeldCall(
+            callID: callID, aor: aor, invite: request, callerFlow: flow, transactionKey: transactionKey,
+            callerBranch: branch, callerTag: from.tag ?? "", forkTimer: StopSignal())
+        calls[callID] = call
+        startForkTimer(call)
+        if let live, let liveFlow = live.flow {
+            forward(callID, to: live.contact.uri, over: liveFlow)
+            return
+        }
+        note(call, .held)
+        log.info("sip server call held")
+        for binding in pushable { pushCall(.incoming, invite: request, aor: aor, binding: binding) }
+    }
+
+    /// Sends every call held for `aor` to the device that just registered over `flow`.
+    func deliverHeldCalls(aor: String, flow: ServerFlow, contact: SIPURI) {
+        for callID in calls.held(aor: aor) { forward(callID, to: contact, over: flow) }
+    }
+
+    /// Sends a held call's INVITE to a device as an INVITE client transaction (Timer A retransmissions over UDP,
+    /// Timer B: the leg fails and the call is held again for the next REGISTER).
+    private func forward(_ callID: String, to contact: SIPURI, over flow: ServerFlow) {
+        guard var call = calls[callID], case .held = call.phase else { return }
+        let branch = SIPIdentifiers.branch()
+        let invite = CallMessages.forwardedInvite(
+            call.invite, to: contact, over: flow, from: call.callerFlow, branch: branch)
+        let bytes = invite.serialized()
+        let stop = StopSignal()
+        call.phase = .calling(HeldCall.DeviceLeg(branch: branch, flow: flow, invite: invite, retransmission: stop))
+        calls[callID] = call
+        flow.send(bytes)
+        note(call, .forwarded)
+        logger.info(
+            "sip server call sent to device",
+            metadata: [
+                "sip.call_id": "\(callID)", "sip.aor": "\(call.aor)", "sip.transport": "\(flow.kind.rawValue)",
+            ])
+        let timers = configuration.timers
+        spawn { [weak self] in
+            let end = await stop.run { () async -> SIPRetransmissions.End? in
+                await SIPRetransmissions.run(timers: timers, reliable: flow.kind != .udp) {
+                    guard flow.isLive else { return nil }
+                    flow.send(bytes)
+                    return false
+                }
+            }
+            guard let end else { return }
+            if end == .timedOut || !flow.isLive { await self?.legFailed(callID: callID, branch: branch) }
+        }
+    }
+
+    /// The device never answered the INVITE (Timer B), or its connection closed first: the call waits for the
+    /// next REGISTER, until the call fork timeout.
+    private func legFailed(callID: String, branch: String) {
+        guard var call = calls[callID], case .calling(let leg) = call.phase, leg.branch == branch else { return }
+        call.phase = .held
+        calls[callID] = call
+        logger.info("sip server call not taken by the device, held again", metadata: ["sip.call_id": "\(callID)"])
+    }
+
+    private func startForkTimer(_ call: HeldCall) {
+        let (timer, timeout, callID) = (call.forkTimer, configuration.callForkTimeout, call.callID)
+        spawn { [weak self] in
+            let fired = await timer.run { () async -> Bool? in
+                do { try await Task.sleep(for: timeout) } catch { return nil }
+                return true
+            }
+            if fired != nil { await self?.end(callID, status: 408, step: .timedOut) }
+        }
+    }
+
+    // MARK: - CANCEL and ACK from the caller
+
+    func handleCancel(_ request: SIPRequest, flow: ServerFlow, transactionKey: String) {
+        guard let callID = request.headers.callID, let call = calls[callID],
+            call.callerBranch == request.headers.topVia?.branch
+        else {
+            respond(request, flow: flow, transactionKey: transactionKey, status: 481)
+            return
+        }
+        respond(request, flow: flow, transactionKey: transactionKey, status: 200)
+        end(callID, status: 487, step: .cancelled)
+    }
+
+    /// Ends a call still waiting for its final answer: the caller hears `status` from the server; a device leg
+    /// is cancelled (once the device has answered provisionally, RFC 3261 §9.1); a held call's devices get
+    /// Flexisip's missed-call notice.
+    private func end(_ callID: String, status: Int, step: CallStep) {
+        guard var call = calls[callID], call.isPending else { return }
+        call.forkTimer.stop()
+        let leg = call.leg
+        switch call.phase {
+        case .ringing(let leg):
+            leg.flow.send(CallMessages.cancel(of: leg.invite).serialized())
+            call.phase = .cancelling(leg)
+        case .calling(let leg):
+            // No provisional answer yet: the CANCEL goes when one comes (or the final answer is acknowledged).
+            call.phase = .cancelling(leg)
+        default:
+            call.finish()
+        }
+        calls[callID] = call
+        answerCaller(callID, with: call.invite.makeResponse(statusCode: status, toTag: SIPIdentifiers.tag()))
+        note(call, step, status: status)
+        logger.info(
+            "sip server call ended before an answer",
+            metadata: ["sip.call_id": "\(callID)", "sip.status": "\(status)", "sip.device_leg": "\(leg != nil)"])
+        guard leg == nil else {
+            // A device that never answers the CANCEL finally is given up on after Timer F.
+            let wait = configuration.timers.timerF
+            spawn { [weak self] in
+                do { try await Task.sleep(for: wait) } catch { return }
+                await self?.giveUpCancelling(callID)
+            }
+            return
+        }
+        for binding in registrar.activeBindings(aor: call.aor) {
+            pushCall(.missed, invite: call.invite, aor: call.aor, binding: binding)
+        }
+    }
+
+    private func giveUpCancelling(_ callID: String) {
+        guard var call = calls[callID], case .cancelling = call.phase else { return }
+        call.finish()
+        calls[callID] = call
+    }
+
+    /// Routes an ACK: one for the server's own non-2xx answer ends its retransmissions; one for a 2xx goes on to
+    /// the device like any request of the dialog.
+    func handleAck(_ request: SIPRequest, flow: ServerFlow) {
+        guard let callID = request.headers.callID, let call = calls[callID] else { return }
+        if request.headers.topVia?.branch == call.callerBranch {
+            call.finalRetransmission?.stop()
+            return
+        }
+        relay(request, from: flow, call: call, transactionKey: nil)
+    }
+
+    // MARK: - the dialog
+
+    /// True when `request` belongs to a call's dialog the server relays (it carries a To tag and a known Call-ID).
+    func isInDialog(_ request: SIPRequest) -> Bool {
+        guard request.headers.to?.tag != nil, let callID = request.headers.callID else { return false }
+        return calls[callID] != nil
+    }
+
+    /// Relays a request of an answered call's dialog (BYE, re-INVITE, INFO, UPDATE…) to the other side.
+    func handleInDialog(_ request: SIPRequest, flow: ServerFlow, transactionKey: String) {
+        guard let callID = request.headers.callID, let call = calls[callID] else {
+            respond(request, flow: flow, transactionKey: transactionKey, status: 481)
+            return
+        }
+        relay(request, from: flow, call: call, transactionKey: transactionKey)
+    }
+
+    /// Passes a dialog request to the other side over its flow; a request other than ACK is awaited as a client
+    /// transaction (retransmitted over UDP; 408 to its sender at Timer F).
+    private func relay(_ request: SIPRequest, from flow: ServerFlow, call: HeldCall, transactionKey: String?) {
+        let method = request.method.uppercased()
+        guard case .answered(let leg) = call.phase else {
+            if let transactionKey { respond(request, flow: flow, transactionKey: transactionKey, status: 481) }
+            return
+        }
+        let fromCaller = request.headers.from?.tag == call.callerTag
+        let target = fromCaller ? leg.flow : call.callerFlow
+        guard target.isLive else {
+            if let transactionKey { respond(request, flow: flow, transactionKey: transactionKey, status: 480) }
+            return
+        }
+        let branch = SIPIdentifiers.branch()
+        let addresses = listeners.addresses
+        let relayed = CallMessages.relayed(request, over: target, branch: branch) { uri in
+            let port = uri.port ?? 5060
+            return addresses.contains { $0.port == port && $0.host == uri.host }
+        }
+        let bytes = relayed.serialized()
+        target.send(bytes)
+        logger.debug(
+            "sip server relayed a dialog request",
+            metadata: ["sip.call_id": "\(call.callID)", "sip.method": "\(method)", "sip.from_caller": "\(fromCaller)"])
+        guard let transactionKey, method != "ACK" else { return }
+        let stop = StopSignal()
+        calls.addRelay(
+            branch: branch,
+            CallTable.Relay(
+                callID: call.callID, method: method, returnFlow: flow, transactionKey: transactionKey,
+                retransmission: stop))
+        let timers = configuration.timers
+        spawn { [weak self] in
+            let end = await stop.run { () async -> SIPRetransmissions.End? in
+                await SIPRetransmissions.run(timers: timers, reliable: target.kind != .udp) {
+                    guard target.isLive else { return nil }
+                    target.send(bytes)
+                    return false
+                }
+            }
+            guard end != nil else { return }
+            await self?.relayFailed(branch: branch, request: request)
+        }
+    }
+
+    /// A relayed request got no answer (Timer F) or its target went away: its sender hears 408.
+    private func relayFailed(branch: String, request: SIPRequest) {
+        guard let relay = calls.removeRelay(branch: branch) else { return }
+        respond(request, flow: relay.returnFlow, transactionKey: relay.transactionKey, status: 408)
+    }
+
+    // MARK: - answers from devices
+
+    /// Takes a response that belongs to the call path (a device leg's INVITE or CANCEL, a relayed request);
+    /// false when it is someone else's (the MESSAGE forwarder's).
+    func handleCallResponse(_ response: SIPResponse) -> Bool {
+        guard let branch = response.headers.topVia?.branch else { return false }
+        if let relay = calls.relay(branch: branch) {
+            relayResponse(response, branch: branch, relay: relay)
+            return true
+        }
+        guard let callID = calls.callID(forLeg: branch) else { return false }
+        let method = response.headers.cseq?.method.uppercased() ?? "INVITE"
+        guard method == "INVITE" else { return true }  // a CANCEL's 200, a late BYE's answer: nothing to do
+        guard var call = calls[callID], let leg = call.leg else { return true }
+        leg.retransmission.stop()
+        let status = response.statusCode
+        switch call.phase {
+        case .calling, .ringing:
+            if status == 100 {
+                if case .calling = call.phase { call.phase = .ringing(leg) }
+                calls[callID] = call
+                return true
+            }
+            let passed = CallMessages.withoutTopVia(response)
+            if status < 200 {
+                call.phase = .ringing(leg)
+                calls[callID] = call
+                call.callerFlow.send(passed.serialized())
+                if status == 180 || status == 183, call.step != .ringing { note(call, .ringing, status: status) }
+            } else if status < 300 {
+                call.forkTimer.stop()
+                call.phase = .answered(leg)
+                calls[callID] = call
+                call.callerFlow.send(passed.serialized())
+                note(call, .answered, status: status)
+                logger.info("sip server call answered", metadata: ["sip.call_id": "\(callID)"])
+            } else {
+                leg.flow.send(CallMessages.ack(of: leg.invite, answer: response).serialized())
+                call.forkTimer.stop()
+                call.finish()
+                calls[callID] = call
+                answerCaller(callID, with: passed)
+                note(call, .declined, status: status)
+                logger.info(
+                    "sip server call declined by the device",
+                    metadata: ["sip.call_id": "\(callID)", "sip.status": "\(status)"])
+            }
+        case .cancelling:
+            if status < 200 {
+                // The provisional answer a CANCEL waits for (RFC 3261 §9.1).
+                leg.flow.send(CallMessages.cancel(of: leg.invite).serialized())
+            } else {
+                settleAbandoned(leg, answer: response, call: &call)
+            }
+        case .answered:
+            // The device retransmits its 2xx until the caller's ACK arrives: pass each on.
+            if (200..<300).contains(status) { call.callerFlow.send(CallMessages.withoutTopVia(response).serialized()) }
+        case .ended:
+            if status >= 200 { settleAbandoned(leg, answer: response, call: &call) }
+        case .held:
+            break
+        }
+        return true
+    }
+
+    /// The device answered finally a leg the caller no longer waits for: a non-2xx is acknowledged; a 2xx sets up
+    /// a dialog nobody wants, so it is acknowledged and hung up at once.
+    private func settleAbandoned(_ leg: HeldCall.DeviceLeg, answer: SIPResponse, call: inout HeldCall) {
+        if (200..<300).contains(answer.statusCode) {
+            let sequence = leg.invite.headers.cseq?.sequence ?? 1
+            leg.flow.send(
+                CallMessages.dialogRequest("ACK", of: leg.invite, answer: answer, over: leg.flow, sequence: sequence)
+                    .serialized())
+            leg.flow.send(
+                CallMessages.dialogRequest(
+                    "BYE", of: leg.invite, answer: answer, over: leg.flow, sequence: sequence &+ 1
+                ).serialized())
+        } else {
+            leg.flow.send(CallMessages.ack(of: leg.invite, answer: answer).serialized())
+        }
+        if case .cancelling = call.phase { call.finish() }
+        calls[call.callID] = call
+    }
+
+    private func relayResponse(_ response: SIPResponse, branch: String, relay: CallTable.Relay) {
+        let bytes = CallMessages.withoutTopVia(response).serialized()
+        relay.returnFlow.send(bytes)
+        guard response.statusCode >= 200 else { return }
+        relay.retransmission.stop()
+        _ = calls.removeRelay(branch: branch)
+        serverTransactions.store(response: bytes, for: relay.transactionKey)
+        guard relay.method == "BYE", var call = calls[relay.callID], case .answered = call.phase else { return }
+        call.finish()
+        calls[relay.callID] = call
+        note(call, .hungUp, status: response.statusCode)
+        logger.info("sip server call hung up", metadata: ["sip.call_id": "\(relay.callID)"])
+    }
+
+    // MARK: - helpers
+
+    /// Sends a final answer to the caller's INVITE, stores it for retransmitted INVITEs, and for a non-2xx over
+    /// UDP retransmits it until the caller's ACK (Timers G and H, RFC 3261 §17.2.1).
+    private func answerCaller(_ callID: String, with response: SIPResponse) {
+        guard var call = calls[callID] else { return }
+        let bytes = response.serialized()
+        serverTransactions.store(response: bytes, for: call.transactionKey)
+        call.callerFlow.send(bytes)
+        emit(.answered(method: "INVITE", callID: callID, status: response.statusCode))
+        guard call.callerFlow.kind == .udp, response.statusCode >= 300 else { return }
+        let (stop, flow, timers) = (StopSignal(), call.callerFlow, configuration.timers)
+        call.finalRetransmission = stop
+        calls[callID] = call
+        spawn {
+            _ = await stop.run { () async -> SIPRetransmissions.End? in
+                await SIPRetransmissions.run(timers: timers, reliable: false) {
+                    guard flow.isLive else { return nil }
+                    flow.send(bytes)
+                    return false
+                }
+            }
+        }
+    }
+
+    private func pushCall(
+        _ notice: PushSender.CallNotice, invite: SIPRequest, aor: String, binding: Registrar.Binding
+    ) {
+        guard let push = binding.push,
+            let plan = pushSender.planCall(notice, aor: aor, invite: invite, push: push, instance: binding.instance)
+        else { return }
+        sendPush(plan)
+    }
+
+    /// Records a call's step and reports it.
+    private func note(_ call: HeldCall, _ step: CallStep, status: Int? = nil) {
+        calls[call.callID]?.step = step
+        emit(.call(aor: call.aor, callID: call.callID, step: step, status: status))
+    }
+}
