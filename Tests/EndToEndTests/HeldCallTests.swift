@@ -109,6 +109,14 @@ struct HeldCallTests {
         #expect(push["payload"]?["aps"]?["mutable-content"] == nil)
     }
 
+    @Test func aDeviceOnlineWithoutPushParametersGetsTheCallAtOnce() throws {
+        let call = try call(transport: "tcp", device: "device-online.xml", caller: nil, push: "ob", last: "hung-up")
+        #expect(call.caller.status == 0, "the caller (sipp uac) failed: \(call.caller.stderr.suffix(400))")
+        #expect(call.deviceStatus == 0, "the phone's scenario failed")
+        #expect(call.stepNames == ["forwarded", "ringing", "answered", "hung-up"])
+        #expect(call.pushes.isEmpty)
+    }
+
     @Test func aDeviceThatDeclinesBusyIsHeardByTheCaller() throws {
         let call = try call(
             transport: "udp", device: "device-declines.xml", caller: "caller-expects-486.xml", last: "declined")
