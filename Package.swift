@@ -212,7 +212,8 @@ let package = Package(
         .testTarget(
             name: "NSESIPServerTests",
             dependencies: [
-                "NSESIPServer", "NSESIP", "NSEHTTP", "NSETestSupport", logging,
+                "NSESIPServer", "NSESIP", "NSEHTTP", "NSETestSupport", logging, nioCore,
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
