@@ -159,6 +159,9 @@ public enum SIPParser {
         guard parts.count == 3 else { throw .malformed("invalid request line") }
         guard SIPSyntax.isToken(parts[0]) else { throw .malformed("invalid method") }
         guard SIPSyntax.equalsIgnoringCase(parts[2], "SIP/2.0") else { throw .malformed("unsupported SIP version") }
+        // A reason phrase may hold a tab; a Request-URI may not (RFC 3261 §25.1: it would have to be escaped). One
+        // at its end would be trimmed once written again, and the message would not read back the same.
+        guard !parts[1].utf8.contains(0x09) else { throw .malformed("tab in the Request-URI") }
         let uri = try SIPURI(parsing: String(parts[1]))
         return .request(method: String(parts[0]), uri: uri)
     }
