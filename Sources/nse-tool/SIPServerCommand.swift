@@ -90,6 +90,12 @@ struct SIPServerCommand: AsyncParsableCommand {
 
     @Flag(
         help:
+            "Push a call whose INVITE carries a sealed offer (application/vnd.nse.envelope) as an alert with the offer as enc, for the extension to escalate (Apple's end-to-end-encrypted VoIP route), instead of PushKit."
+    )
+    var e2eeCalls = false
+
+    @Flag(
+        help:
             "Print every server event (registered, held, pushed, delivered, expired, call) as a JSON line on stdout.")
     var events = false
 
@@ -149,6 +155,7 @@ struct SIPServerCommand: AsyncParsableCommand {
         configuration.messageAcceptTimeout = .milliseconds(Int(acceptTimeout * 1000))
         configuration.heldMessageLifetime = messageExpires
         configuration.callForkTimeout = .milliseconds(Int(callForkTimeout * 1000))
+        configuration.e2eeCalls = e2eeCalls
         configuration.push.enabled = !noPush
         if let pushURL {
             configuration.push.apnsURL = pushURL

@@ -42,7 +42,7 @@ struct HeldCallTests {
     /// (`caller`: a scenario there, or nil for SIPp's built-in `uac`), and waits for the call's `last` step.
     func call(
         transport: String, device: String, caller: String?, push: String = pushKit, last: String,
-        serverArguments: [String] = []
+        serverArguments: [String] = [], callerKeys: [String: String] = [:]
     ) throws -> Call {
         let sipp = try #require(Self.sipp)
         let recorder = try Recorder()
@@ -74,8 +74,9 @@ struct HeldCallTests {
             phone.waitUntilExit()
         }
         #expect(server.waitFor("registered", ["aor": "sip:bob@127.0.0.1"], timeout: 10) != nil)
+        let keys = callerKeys.sorted { $0.key < $1.key }.flatMap { ["-key", $0.key, $0.value] }
         let callerOutput = try TestSupport.run(
-            sipp, arguments(caller, localPort: try Self.freePort(transport), pause: 300), timeout: 30)
+            sipp, arguments(caller, localPort: try Self.freePort(transport), pause: 300) + keys, timeout: 30)
         let end = Date().addingTimeInterval(20)
         while phone.isRunning, Date() < end { usleep(20_000) }
         var steps: [JSON] = []
@@ -153,6 +154,39 @@ struct HeldCallTests {
         }
         #expect(call.pushes.first?["payload"]?["aps"]?["alert"]?["loc-key"] == "IC_MSG")
         #expect(call.pushes.last?["payload"]?["aps"]?["alert"]?["loc-key"] == "Missing call")
+    }
+
+    /// Apple's end-to-end-encrypted route: the server cannot read the offer, so it pushes it as an alert for the
+    /// extension, which opens it and escalates the call to the app (`reportNewIncomingVoIPPushPayload`).
+    @Test func aSealedCallOfferIsPushedForTheExtensionToEscalate() throws {
+        let bob = NSTemporaryDirectory() + "nse-held-bob-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: bob) }
+        #expect(try TestSupport.nse(["device", "init", bob, "--filtering"]).status == 0)
+        let uuid = "0C7D5E9A-8D7B-4E0E-A3B8-2B9B2A1D4C11"
+        let sealed = try TestSupport.nse(
+            ["seal", "--device", bob],
+            stdin: #"{"type":"call","call_uuid":"\#(uuid)","from":"sip:alice@example.org","display_name":"Alice"}"#)
+        #expect(sealed.status == 0, "\(sealed.stderr)")
+        let envelope = sealed.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let call = try call(
+            transport: "udp", device: "device-registers.xml", caller: "caller-sealed-cancels-held.xml",
+            push: Self.pushKit, last: "cancelled", serverArguments: ["--e2ee-calls"], callerKeys: ["env": envelope])
+        #expect(call.caller.status == 0, "the caller did not get 200 and 487: \(call.caller.stderr.suffix(400))")
+        // The sealed offer goes as an alert to the remote token, not PushKit, even though the phone has a voip one.
+        let push = try #require(call.pushes.first)
+        #expect(push["token"] == "ALERTTOKEN")
+        #expect(push["headers"]?["apns-push-type"] == "alert")
+        #expect(push["payload"]?["enc"] == .string(envelope))
+        #expect(push["payload"]?["aps"]?["mutable-content"] == 1)
+        #expect(push["payload"]?["aps"]?["alert"]?["loc-key"] == "IC_MSG")
+        // On the phone, the extension opens it and the built-in app reports the call.
+        let payload = try #require(push["payload"]).serialized()
+        let ran = try TestSupport.nse(["run", "--device", bob], stdin: payload)
+        #expect(ran.status == 0, "\(ran.stderr)")
+        let result = try JSON.parse(ran.stdout)
+        #expect(result["outcome"] == "suppressed", "\(result["reason"] ?? .null)")
+        #expect(result["call_report"]?["uuid"] == .string(uuid))
+        #expect(result["call_report"]?["localized_caller_name"] == "Alice")
     }
 
     @Test func noAnswerWithinTheCallForkTimeoutIs408() throws {

@@ -94,4 +94,25 @@ import Testing
         #expect(relayed.headers["Max-Forwards"] == "69")
         #expect(relayed.uri == bye.uri)
     }
+
+    @Test func aSealedOfferIsFoundAsTheBodyOrAsItsPartAndOnlyWhenItIsOneLineOfText() throws {
+        var invite = try Self.invite()
+        invite.headers.add("Content-Type", "application/vnd.nse.envelope")
+        invite.body = Array("nse1.sealed-offer\r\n".utf8)
+        #expect(SealedCallOffer.find(in: invite) == "nse1.sealed-offer")
+        let multipart = SIPMultipart(parts: [
+            .init(contentType: "application/sdp", body: Array("v=0\r\n".utf8)),
+            .init(contentType: "application/vnd.nse.envelope", body: Array("nse1.in-a-part".utf8)),
+        ]).serialized(boundary: "offer")
+        invite.headers.set("Content-Type", multipart.contentType)
+        invite.body = multipart.body
+        #expect(SealedCallOffer.find(in: invite) == "nse1.in-a-part")
+        invite.headers.set("Content-Type", "application/sdp")
+        #expect(SealedCallOffer.find(in: invite) == nil)
+        invite.headers.set("Content-Type", "application/vnd.nse.envelope")
+        invite.body = Array("nse1.two\nlines".utf8)
+        #expect(SealedCallOffer.find(in: invite) == nil)
+        invite.body = Array(repeating: 0x61, count: SealedCallOffer.maxLength + 1)
+        #expect(SealedCallOffer.find(in: invite) == nil)
+    }
 }

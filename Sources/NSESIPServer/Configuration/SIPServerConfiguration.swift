@@ -138,6 +138,9 @@ public struct SIPServerConfiguration: Sendable {
     public var heldMessageLifetime: Int
     /// How long a call waits for a device's final answer before the caller hears 408 (Flexisip call-fork-timeout).
     public var callForkTimeout: Duration
+    /// The end-to-end-encrypted call route: an INVITE carrying a sealed call offer (`application/vnd.nse.envelope`)
+    /// is pushed as an alert with the offer as `enc`, for the extension to open and escalate, instead of PushKit.
+    public var e2eeCalls: Bool = false
     /// How often expired held messages and bindings are swept.
     public var expirySweepInterval: Duration
     /// Registration lifetime when the REGISTER gives none.

@@ -94,8 +94,12 @@ struct PushSender: Sendable {
     /// The push for a held call (its INVITE) and one binding: PushKit when the binding has a voip token, the alert
     /// form otherwise (expiration 0, collapse id = Call-ID: a later notice replaces it); nil when pushes are off,
     /// or for a missed-call notice to a PushKit binding (Flexisip sends those only in the alert form).
+    ///
+    /// With `sealedOffer` (the end-to-end-encrypted route, `--e2ee-calls`) the ringing push is an alert carrying
+    /// the offer for the extension to open, whenever the binding has a remote token.
     func planCall(
-        _ notice: CallNotice, aor: String, invite: SIPRequest, push: PushParameters, instance: String?
+        _ notice: CallNotice, aor: String, invite: SIPRequest, push: PushParameters, instance: String?,
+        sealedOffer: String? = nil
     ) -> Plan? {
         guard settings.enabled else { return nil }
         let callID = invite.headers.callID ?? ""
@@ -105,6 +109,20 @@ struct PushSender: Sendable {
         let now = Clock.unixSeconds()
         let sendTime = Clock.flexisipTime(unixSeconds: now)
         let voipToken = push.services.contains("voip") ? push.tokens["voip"].flatMap { $0.isEmpty ? nil : $0 } : nil
+        if notice == .incoming, let sealedOffer, let token = push.remoteToken, !token.isEmpty {
+            let payload = APNsCallPush.sealedPayload(
+                callID: callID, sealedOffer: sealedOffer, fromURI: caller.uri, displayName: caller.displayName,
+                privacy: caller.private, instanceID: instance ?? "", ttl: settings.ttl, sendTime: sendTime,
+                locKey: push.callLocKey ?? "IC_MSG", sound: push.callSound ?? "empty")
+            return .send(
+                Job(
+                    aor: aor, callID: callID,
+                    push: APNsPush(
+                        baseURL: url, deviceToken: token, topic: push.bundleID, pushType: .alert, payload: payload,
+                        priority: 10, expiration: 0, collapseID: APNsCallPush.collapseID(callID: callID),
+                        tls: settings.tls, timeout: settings.timeout),
+                    settings: settings))
+        }
         if let token = voipToken {
             // Flexisip's notices go only to devices woken by alerts: a PushKit app ends its CallKit call itself
             // when the INVITE never comes.

@@ -55,8 +55,11 @@ extension SIPServer {
             return
         }
         note(call, .held)
-        log.info("sip server call held")
-        for binding in pushable { pushCall(.incoming, invite: request, aor: aor, binding: binding) }
+        let sealedOffer = configuration.e2eeCalls ? SealedCallOffer.find(in: request) : nil
+        log.info("sip server call held", metadata: ["sip.sealed_offer": "\(sealedOffer != nil)"])
+        for binding in pushable {
+            pushCall(.incoming, invite: request, aor: aor, binding: binding, sealedOffer: sealedOffer)
+        }
     }
 
     /// Sends every call held for `aor` to the device that just registered over `flow`.
@@ -376,10 +379,12 @@ extension SIPServer {
     }
 
     private func pushCall(
-        _ notice: PushSender.CallNotice, invite: SIPRequest, aor: String, binding: Registrar.Binding
+        _ notice: PushSender.CallNotice, invite: SIPRequest, aor: String, binding: Registrar.Binding,
+        sealedOffer: String? = nil
     ) {
         guard let push = binding.push,
-            let plan = pushSender.planCall(notice, aor: aor, invite: invite, push: push, instance: binding.instance)
+            let plan = pushSender.planCall(
+                notice, aor: aor, invite: invite, push: push, instance: binding.instance, sealedOffer: sealedOffer)
         else { return }
         sendPush(plan)
     }
