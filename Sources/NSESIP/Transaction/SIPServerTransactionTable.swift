@@ -4,7 +4,7 @@ public struct SIPServerTransactionTable: Sendable {
     public enum Disposition: Sendable, Equatable {
         /// A new transaction: handle the request and call `store(response:for:)` with the final response.
         case new(key: String)
-        /// A retransmission: re-send these bytes (the stored final response), or nothing when still pending (nil).
+        /// A retransmission: re-send these bytes (the latest response stored), or nothing when none was (nil).
         case retransmission(response: [UInt8]?)
     }
 
@@ -40,7 +40,7 @@ public struct SIPServerTransactionTable: Sendable {
         return .new(key: key)
     }
 
-    /// Stores the final response bytes of a transaction so retransmissions get the same answer.
+    /// Stores the latest response bytes of a transaction (provisional or final) so that retransmissions get it again.
     public mutating func store(response: [UInt8], for key: String) {
         if entries[key] != nil { entries[key]?.response = response }
     }

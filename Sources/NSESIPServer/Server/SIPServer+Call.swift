@@ -282,7 +282,9 @@ extension SIPServer {
             if status < 200 {
                 call.phase = .ringing(leg)
                 calls[callID] = call
-                call.callerFlow.send(passed.serialized())
+                let bytes = passed.serialized()
+                serverTransactions.store(response: bytes, for: call.transactionKey)
+                call.callerFlow.send(bytes)
                 if status == 180 || status == 183, call.step != .ringing { note(call, .ringing, status: status) }
             } else if status < 300 {
                 call.forkTimer.stop()

@@ -131,7 +131,9 @@ extension SIPServer {
             to: request, over: flow, status: status, reason: reason, extraHeaders: extraHeaders,
             contacts: contacts, serverHeader: configuration.serverHeader
         ).serialized()
-        if status >= 200 { serverTransactions.store(response: bytes, for: transactionKey) }
+        // The latest answer, provisional ones too: a retransmitted request gets it again (RFC 3261 §17.2.1, §17.2.2;
+        // a caller whose 100 Trying was lost retransmits its INVITE until it hears one).
+        serverTransactions.store(response: bytes, for: transactionKey)
         flow.send(bytes)
         if status >= 200 {
             // A refused Call-ID with control characters is not repeated in events either.
