@@ -150,7 +150,11 @@ extension SIPServer {
             call.finish()
         }
         calls[callID] = call
-        answerCaller(callID, with: call.invite.makeResponse(statusCode: status, toTag: SIPIdentifiers.tag()))
+        answerCaller(
+            callID,
+            with: ServerResponse.make(
+                to: call.invite, over: call.callerFlow, status: status, reason: nil, extraHeaders: [], contacts: [],
+                serverHeader: configuration.serverHeader))
         note(call, step, status: status)
         logger.info(
             "sip server call ended before an answer",
@@ -268,7 +272,8 @@ extension SIPServer {
         guard let callID = calls.callID(forLeg: branch) else { return false }
         let method = response.headers.cseq?.method.uppercased() ?? "INVITE"
         guard method == "INVITE" else { return true }  // a CANCEL's 200, a late BYE's answer: nothing to do
-        guard var call = calls[callID], let leg = call.leg else { return true }
+        // An answer on an earlier leg of a call held again since (its device never answered in time) is stale.
+        guard var call = calls[callID], let leg = call.leg, leg.branch == branch else { return true }
         leg.retransmission.stop()
         let status = response.statusCode
         switch call.phase {
