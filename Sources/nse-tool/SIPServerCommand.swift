@@ -88,6 +88,12 @@ struct SIPServerCommand: AsyncParsableCommand {
             valueName: "seconds"))
     var callForkTimeout: Double = 90
 
+    @Option(
+        help: ArgumentHelp(
+            "Seconds between repeats of a held call's alert push (Flexisip's call-remote-push-interval, 0 to 30); 0 sends it once. PushKit pushes are not repeated.",
+            valueName: "seconds"))
+    var callRemotePushInterval: Double = 0
+
     @Flag(
         help:
             "Push a call whose INVITE carries a sealed offer (application/vnd.nse.envelope) as an alert with the offer as enc, for the extension to escalate (Apple's end-to-end-encrypted VoIP route), instead of PushKit."
@@ -135,6 +141,9 @@ struct SIPServerCommand: AsyncParsableCommand {
         guard callForkTimeout > 0, callForkTimeout <= 86_400 else {
             throw ValidationError("--call-fork-timeout must be more than 0 and at most 86400")
         }
+        guard callRemotePushInterval >= 0, callRemotePushInterval <= 30 else {
+            throw ValidationError("--call-remote-push-interval must be from 0 to 30")
+        }
         if !noPush && pushURL == nil { throw ValidationError("give --push-url URL (where pushes go) or --no-push") }
         if pushAuthKeyFile != nil || pushKeyId != nil || pushTeamId != nil,
             pushAuthKeyFile == nil || pushKeyId == nil || pushTeamId == nil
@@ -156,6 +165,7 @@ struct SIPServerCommand: AsyncParsableCommand {
         configuration.heldMessageLifetime = messageExpires
         configuration.callForkTimeout = .milliseconds(Int(callForkTimeout * 1000))
         configuration.e2eeCalls = e2eeCalls
+        configuration.callRemotePushInterval = .milliseconds(Int(callRemotePushInterval * 1000))
         configuration.push.enabled = !noPush
         if let pushURL {
             configuration.push.apnsURL = pushURL

@@ -189,6 +189,22 @@ struct HeldCallTests {
         #expect(result["call_report"]?["localized_caller_name"] == "Alice")
     }
 
+    /// Flexisip's call-remote-push-interval: a phone woken by alerts gets the ringing alert again while the call
+    /// waits for it, then the missed-call notice; each under the call's collapse id.
+    @Test func theAlertIsRepeatedWhileTheCallIsHeld() throws {
+        let call = try call(
+            transport: "udp", device: "device-registers.xml", caller: "caller-expects-408.xml", push: Self.alertOnly,
+            last: "timed-out", serverArguments: ["--call-fork-timeout", "1.6", "--call-remote-push-interval", "0.5"])
+        #expect(call.caller.status == 0, "the caller did not get 408: \(call.caller.stderr.suffix(400))")
+        let keys = call.pushes.map { $0["payload"]?["aps"]?["alert"]?["loc-key"]?.stringValue ?? "" }
+        // At 0, 0.5, 1.0 and 1.5 s: four rings, then the notice once the call is over; never a ring after it.
+        #expect(keys.count >= 4 && keys.count <= 5, "\(keys)")
+        #expect(keys.last == "Missing call")
+        #expect(keys.dropLast().allSatisfy { $0 == "IC_MSG" })
+        let callID = try #require(call.steps.first?["call_id"]?.stringValue)
+        #expect(call.pushes.allSatisfy { $0["headers"]?["apns-collapse-id"] == .string(callID) })
+    }
+
     @Test func noAnswerWithinTheCallForkTimeoutIs408() throws {
         let call = try call(
             transport: "udp", device: "device-registers.xml", caller: "caller-expects-408.xml", last: "timed-out",

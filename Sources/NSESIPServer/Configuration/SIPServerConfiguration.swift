@@ -138,6 +138,9 @@ public struct SIPServerConfiguration: Sendable {
     public var heldMessageLifetime: Int
     /// How long a call waits for a device's final answer before the caller hears 408 (Flexisip call-fork-timeout).
     public var callForkTimeout: Duration
+    /// How often a held call's alert-form push is sent again while the call waits for the device (Flexisip's
+    /// call-remote-push-interval); zero sends it once. PushKit pushes are never repeated.
+    public var callRemotePushInterval: Duration = .zero
     /// The end-to-end-encrypted call route: an INVITE carrying a sealed call offer (`application/vnd.nse.envelope`)
     /// is pushed as an alert with the offer as `enc`, for the extension to open and escalate, instead of PushKit.
     public var e2eeCalls: Bool = false

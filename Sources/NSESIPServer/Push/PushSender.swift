@@ -158,6 +158,13 @@ struct PushSender: Sendable {
                 settings: settings))
     }
 
+    /// True when a binding is woken for calls by the alert form (it has a remote token and no voip one): the form
+    /// Flexisip repeats every `call-remote-push-interval` while the call waits for the device.
+    func ringsByAlert(_ push: PushParameters) -> Bool {
+        guard settings.enabled, push.isAPNs, let token = push.remoteToken, !token.isEmpty else { return false }
+        return !(push.services.contains("voip") && !(push.tokens["voip"] ?? "").isEmpty)
+    }
+
     private func baseURL(_ push: PushParameters) -> String {
         push.provider == "apns.dev" ? settings.apnsDevelopmentURL : settings.apnsURL
     }

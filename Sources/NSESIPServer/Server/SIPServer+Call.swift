@@ -60,6 +60,29 @@ extension SIPServer {
         for binding in pushable {
             pushCall(.incoming, invite: request, aor: aor, binding: binding, sealedOffer: sealedOffer)
         }
+        let alerted = pushable.filter { $0.push.map(pushSender.ringsByAlert) ?? false }
+        if sealedOffer == nil, !alerted.isEmpty, configuration.callRemotePushInterval > .zero {
+            repeatAlerts(callID, to: alerted)
+        }
+    }
+
+    /// Pushes the ringing alert again every `callRemotePushInterval` while the call is held (Flexisip's
+    /// call-remote-push-interval: an alert, unlike PushKit, may go unnoticed; the same collapse id replaces it).
+    private func repeatAlerts(_ callID: String, to bindings: [Registrar.Binding]) {
+        let interval = configuration.callRemotePushInterval
+        spawn { [weak self] in
+            while true {
+                do { try await Task.sleep(for: interval) } catch { return }
+                guard let self, await self.pushAgainIfHeld(callID, to: bindings) else { return }
+            }
+        }
+    }
+
+    /// Pushes a held call's ringing alert again; false once the call is no longer held.
+    private func pushAgainIfHeld(_ callID: String, to bindings: [Registrar.Binding]) -> Bool {
+        guard let call = calls[callID], case .held = call.phase, call.isPending else { return false }
+        for binding in bindings { pushCall(.incoming, invite: call.invite, aor: call.aor, binding: binding) }
+        return true
     }
 
     /// Sends every call held for `aor` to the device that just registered over `flow`.
