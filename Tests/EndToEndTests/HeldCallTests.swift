@@ -30,6 +30,8 @@ struct HeldCallTests {
     struct Call {
         var caller: TestSupport.Output
         var deviceStatus: Int32
+        /// The exit status of each other phone's scenario.
+        var otherStatuses: [Int32] = []
         /// The server's `call` events for the call, in order.
         var steps: [JSON]
         /// The pushes the recorder received, in order.
@@ -42,7 +44,8 @@ struct HeldCallTests {
     /// (`caller`: a scenario there, or nil for SIPp's built-in `uac`), and waits for the call's `last` step.
     func call(
         transport: String, device: String, caller: String?, push: String = pushKit, last: String,
-        serverArguments: [String] = [], callerKeys: [String: String] = [:]
+        serverArguments: [String] = [], callerKeys: [String: String] = [:], wake: Int = 1500,
+        otherPhones: [(scenario: String, push: String, wake: Int)] = []
     ) throws -> Call {
         let sipp = try #require(Self.sipp)
         let recorder = try Recorder()
@@ -56,29 +59,37 @@ struct HeldCallTests {
         // share one, and the server keeps REGISTER and INVITE apart by method.
         let callID = "nse-held-\(UUID().uuidString.prefix(8))"
         let mode = transport == "tcp" ? "t1" : "u1"
-        func arguments(_ scenario: String?, localPort: Int, pause: Int) -> [String] {
+        func arguments(_ scenario: String?, localPort: Int, pause: Int, push: String = push) -> [String] {
             let script = scenario.map { ["-sf", TestSupport.fixtures + "/sipp/" + $0] } ?? ["-sn", "uac"]
             return ["127.0.0.1:\(port)"] + script + [
                 "-s", "bob", "-key", "pn", push, "-cid_str", callID, "-d", String(pause), "-m", "1",
                 "-p", String(localPort), "-t", mode, "-nostdin", "-timeout", "20s", "-timeout_error",
             ]
         }
-        let phone = Process()
-        phone.executableURL = URL(fileURLWithPath: sipp)
-        phone.arguments = arguments(device, localPort: try Self.freePort(transport), pause: 1500)
-        phone.standardOutput = FileHandle.nullDevice
-        phone.standardError = FileHandle.nullDevice
-        try phone.run()
+        var phones: [Process] = []
         defer {
-            if phone.isRunning { kill(phone.processIdentifier, SIGKILL) }
-            phone.waitUntilExit()
+            for phone in phones {
+                if phone.isRunning { kill(phone.processIdentifier, SIGKILL) }
+                phone.waitUntilExit()
+            }
         }
-        #expect(server.waitFor("registered", ["aor": "sip:bob@127.0.0.1"], timeout: 10) != nil)
+        for (scenario, phonePush, phoneWake) in [(device, push, wake)] + otherPhones {
+            let phone = Process()
+            phone.executableURL = URL(fileURLWithPath: sipp)
+            phone.arguments = arguments(
+                scenario, localPort: try Self.freePort(transport), pause: phoneWake, push: phonePush)
+            phone.standardOutput = FileHandle.nullDevice
+            phone.standardError = FileHandle.nullDevice
+            try phone.run()
+            phones.append(phone)
+            #expect(server.waitFor("registered", ["aor": "sip:bob@127.0.0.1"], timeout: 10) != nil)
+        }
+        let phone = phones[0]
         let keys = callerKeys.sorted { $0.key < $1.key }.flatMap { ["-key", $0.key, $0.value] }
         let callerOutput = try TestSupport.run(
             sipp, arguments(caller, localPort: try Self.freePort(transport), pause: 300) + keys, timeout: 30)
         let end = Date().addingTimeInterval(20)
-        while phone.isRunning, Date() < end { usleep(20_000) }
+        while phones.contains(where: \.isRunning), Date() < end { usleep(20_000) }
         var steps: [JSON] = []
         while let event = server.waitFor("call", ["call_id": callID], timeout: 10) {
             steps.append(event)
@@ -87,7 +98,8 @@ struct HeldCallTests {
         // A notice follows the last step: give it the time a push takes on loopback.
         let pushes = recorder.records(settle: 0.5)
         return Call(
-            caller: callerOutput, deviceStatus: phone.isRunning ? -1 : phone.terminationStatus, steps: steps,
+            caller: callerOutput, deviceStatus: phone.isRunning ? -1 : phone.terminationStatus,
+            otherStatuses: phones.dropFirst().map { $0.isRunning ? -1 : $0.terminationStatus }, steps: steps,
             pushes: pushes)
     }
 
@@ -108,6 +120,23 @@ struct HeldCallTests {
         #expect(push["payload"]?["aps"]?["call-id"] == call.steps.first?["call_id"])
         #expect(push["payload"]?["aps"]?["loc-key"] == "IC_MSG")
         #expect(push["payload"]?["aps"]?["mutable-content"] == nil)
+    }
+
+    /// Flexisip's call fork over two phones of one AOR: both are pushed, both get the INVITE when they register,
+    /// the first 2xx wins, and the other phone, still ringing, is sent a CANCEL.
+    @Test func twoPhonesRingAndTheOtherIsCancelledWhenOneAnswers() throws {
+        let second =
+            "pn-provider=apns.dev;pn-prid=VOIPTOKEN2:voip&ALERTTOKEN2:remote;pn-param=ABCDE12345.org.example.app.voip&remote"
+        let call = try call(
+            transport: "udp", device: "device-answers.xml", caller: nil, last: "hung-up", wake: 2200,
+            otherPhones: [("device-rings.xml", second, 1200)])
+        #expect(call.caller.status == 0, "the caller (sipp uac) failed: \(call.caller.stderr.suffix(400))")
+        #expect(call.deviceStatus == 0, "the answering phone's scenario failed")
+        #expect(call.otherStatuses == [0], "the other phone never got the CANCEL")
+        #expect(call.stepNames.first == "held")
+        #expect(call.stepNames.filter { $0 == "forwarded" }.count == 2)
+        #expect(call.stepNames.suffix(2) == ["answered", "hung-up"])
+        #expect(Set(call.pushes.compactMap { $0["token"]?.stringValue }) == ["VOIPTOKEN", "VOIPTOKEN2"])
     }
 
     @Test func aDeviceOnlineWithoutPushParametersGetsTheCallAtOnce() throws {

@@ -38,27 +38,24 @@ struct CallTable {
         set {
             calls[callID] = newValue
             if newValue == nil { forget(callID) } else if arrivals[callID] == nil { arrivals[callID] = .now }
-            if let leg = newValue?.leg { legs[leg.branch] = callID }
+            for leg in newValue?.legs ?? [] { legs[leg.branch] = callID }
         }
     }
 
     /// The number of calls kept (ended ones included).
     var count: Int { calls.count }
 
-    /// The call whose device leg's INVITE has this branch.
+    /// The call one of whose device legs' INVITE has this branch.
     func callID(forLeg branch: String) -> String? { legs[branch] }
 
     /// The step of every call kept, by Call-ID.
     var steps: [String: CallStep] { calls.mapValues(\.step) }
 
-    /// The Call-IDs of the calls held for an AOR, oldest first.
-    func held(aor: String) -> [String] {
-        calls.values.filter {
-            guard $0.aor == aor, case .held = $0.phase else { return false }
-            return true
-        }
-        .sorted { (arrivals[$0.callID] ?? .now) < (arrivals[$1.callID] ?? .now) }
-        .map(\.callID)
+    /// The Call-IDs of the calls of an AOR still waiting for a device (held, or forking to others), oldest first.
+    func waiting(aor: String) -> [String] {
+        calls.values.filter { $0.aor == aor && $0.isPending }
+            .sorted { (arrivals[$0.callID] ?? .now) < (arrivals[$1.callID] ?? .now) }
+            .map(\.callID)
     }
 
     mutating func addRelay(branch: String, _ relay: Relay) { relays[branch] = relay }
@@ -71,7 +68,7 @@ struct CallTable {
     mutating func sweep(now: ContinuousClock.Instant = .now) {
         for (callID, call) in calls {
             switch call.phase {
-            case .ended(let since, _) where now - since > linger:
+            case .ended(let since) where now - since > linger:
                 self[callID] = nil
             case .answered where now - (arrivals[callID] ?? now) > Self.longestDialog:
                 self[callID] = nil

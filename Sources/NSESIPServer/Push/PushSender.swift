@@ -62,6 +62,20 @@ struct PushSender: Sendable {
         /// The call ended before the device took it (the caller cancelled, nobody answered): Flexisip's final
         /// "Missing call" notice, sent only in the alert form (it replaces the ringing alert: same collapse id).
         case missed
+        /// Another device answered: "Accepted elsewhere" (alert form only, like every notice).
+        case answeredElsewhere
+        /// Another device declined the call with a 6xx: "Declined elsewhere".
+        case declinedElsewhere
+
+        /// The loc-key of a notice.
+        var locKey: String? {
+            switch self {
+            case .incoming: return nil
+            case .missed: return "Missing call"
+            case .answeredElsewhere: return "Accepted elsewhere"
+            case .declinedElsewhere: return "Declined elsewhere"
+            }
+        }
     }
 
     let settings: SIPServerConfiguration.Push
@@ -140,14 +154,14 @@ struct PushSender: Sendable {
                     settings: settings))
         }
         guard let token = push.remoteToken, !token.isEmpty else {
-            if notice == .missed { return nil }
+            if notice != .incoming { return nil }
             return .skipped(Outcome(aor: aor, callID: callID, url: url, status: nil, reason: "no remote token"))
         }
-        let locKey = notice == .missed ? "Missing call" : push.callLocKey ?? "IC_MSG"
+        let locKey = notice.locKey ?? push.callLocKey ?? "IC_MSG"
         let payload = APNsMessagePush.payload(
             callID: callID, fromURI: caller.uri, displayName: caller.displayName, privacy: caller.private,
             instanceID: instance ?? "", ttl: settings.ttl, sendTime: sendTime, locKey: locKey,
-            sound: notice == .missed ? "empty" : push.callSound ?? "empty")
+            sound: notice == .incoming ? push.callSound ?? "empty" : "empty")
         return .send(
             Job(
                 aor: aor, callID: callID,

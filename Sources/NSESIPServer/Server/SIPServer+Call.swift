@@ -1,9 +1,9 @@
 import Logging
 import NSESIP
 
-/// The call path (Flexisip's call fork, one device leg): an INVITE for a device that sleeps is held and pushed
-/// for, and goes to the device when it registers; its answers go back to the caller; CANCEL, the call fork
-/// timeout, ACK and the dialog's requests (BYE, re-INVITE) are handled here. `HeldCall` is a call's state,
+/// The call path (Flexisip's call fork): an INVITE for a device that sleeps is held and pushed for, and goes to
+/// each device that registers while the call waits (online devices without push parameters get it at once); the
+/// first 2xx wins; CANCEL, the call fork timeout, ACK and the dialog's requests (BYE, re-INVITE) are handled here. `HeldCall` is a call's state,
 /// `CallTable` the calls, `CallMessages` what is sent.
 extension SIPServer {
     /// The step of each call the server knows, by Call-ID (ended calls stay a while).
@@ -37,8 +37,8 @@ extension SIPServer {
         log[metadataKey: "sip.aor"] = "\(aor)"
         let active = registrar.activeBindings(aor: aor)
         let pushable = active.filter { $0.push != nil }
-        let live = active.first { $0.push == nil && $0.isLive }
-        guard !pushable.isEmpty || live != nil else {
+        let live = active.filter { $0.push == nil && $0.isLive }
+        guard !pushable.isEmpty || !live.isEmpty else {
             let known = registrar.isKnown(aor: aor, user: request.uri.user)
             log.debug("sip server call for unreachable aor", metadata: ["sip.known": "\(known)"])
             respond(request, flow: flow, transactionKey: transactionKey, status: known ? 480 : 404)
@@ -50,11 +50,13 @@ extension SIPServer {
             callerBranch: branch, callerTag: from.tag ?? "", forkTimer: StopSignal())
         calls[callID] = call
         startForkTimer(call)
-        if let live, let liveFlow = live.flow {
-            forward(callID, to: live.contact.uri, over: liveFlow)
-            return
+        // Devices online without push parameters ring at once; the sleeping ones are pushed and get the INVITE
+        // when they register.
+        for binding in live {
+            if let liveFlow = binding.flow { forward(callID, to: binding.contact.uri, over: liveFlow) }
         }
-        note(call, .held)
+        guard !pushable.isEmpty else { return }
+        if case .held = calls[callID]?.phase { note(call, .held) }
         let sealedOffer = configuration.e2eeCalls ? SealedCallOffer.find(in: request) : nil
         log.info("sip server call held", metadata: ["sip.sealed_offer": "\(sealedOffer != nil)"])
         for binding in pushable {
@@ -80,26 +82,32 @@ extension SIPServer {
 
     /// Pushes a held call's ringing alert again; false once the call is no longer held.
     private func pushAgainIfHeld(_ callID: String, to bindings: [Registrar.Binding]) -> Bool {
-        guard let call = calls[callID], case .held = call.phase, call.isPending else { return false }
+        guard let call = calls[callID], case .held = call.phase else { return false }
         for binding in bindings { pushCall(.incoming, invite: call.invite, aor: call.aor, binding: binding) }
         return true
     }
 
-    /// Sends every call held for `aor` to the device that just registered over `flow`.
+    /// Sends every call of `aor` still waiting for a device to the device that just registered over `flow` (a
+    /// new leg, unless one is already open over that flow).
     func deliverHeldCalls(aor: String, flow: ServerFlow, contact: SIPURI) {
-        for callID in calls.held(aor: aor) { forward(callID, to: contact, over: flow) }
+        for callID in calls.waiting(aor: aor) {
+            guard let call = calls[callID], !call.legs.contains(where: { $0.isOpen && $0.flow.key == flow.key })
+            else { continue }
+            forward(callID, to: contact, over: flow)
+        }
     }
 
-    /// Sends a held call's INVITE to a device as an INVITE client transaction (Timer A retransmissions over UDP,
-    /// Timer B: the leg fails and the call is held again for the next REGISTER).
+    /// Sends the caller's INVITE to one device as an INVITE client transaction (a new leg; Timer A
+    /// retransmissions over UDP; at Timer B the leg is given up, and the call is held again if it has no other).
     private func forward(_ callID: String, to contact: SIPURI, over flow: ServerFlow) {
-        guard var call = calls[callID], case .held = call.phase else { return }
+        guard var call = calls[callID], call.isPending else { return }
         let branch = SIPIdentifiers.branch()
         let invite = CallMessages.forwardedInvite(
             call.invite, to: contact, over: flow, from: call.callerFlow, branch: branch)
         let bytes = invite.serialized()
         let stop = StopSignal()
-        call.phase = .calling(HeldCall.DeviceLeg(branch: branch, flow: flow, invite: invite, retransmission: stop))
+        call.legs.append(HeldCall.DeviceLeg(branch: branch, flow: flow, invite: invite, retransmission: stop))
+        call.phase = .forking
         calls[callID] = call
         flow.send(bytes)
         note(call, .forwarded)
@@ -107,6 +115,7 @@ extension SIPServer {
             "sip server call sent to device",
             metadata: [
                 "sip.call_id": "\(callID)", "sip.aor": "\(call.aor)", "sip.transport": "\(flow.kind.rawValue)",
+                "sip.legs": "\(call.legs.count)",
             ])
         let timers = configuration.timers
         spawn { [weak self] in
@@ -122,13 +131,21 @@ extension SIPServer {
         }
     }
 
-    /// The device never answered the INVITE (Timer B), or its connection closed first: the call waits for the
-    /// next REGISTER, until the call fork timeout.
+    /// The device never answered the INVITE (Timer B), or its connection closed first: the leg is given up, and
+    /// a call left with no open leg waits for the next REGISTER, until the call fork timeout.
     private func legFailed(callID: String, branch: String) {
-        guard var call = calls[callID], case .calling(let leg) = call.phase, leg.branch == branch else { return }
-        call.phase = .held
+        guard var call = calls[callID], let index = call.legIndex(branch), call.legs[index].isOpen else { return }
+        call.legs[index].final = 408
+        switch call.phase {
+        case .forking where !call.hasOpenLeg:
+            call.phase = .held
+            logger.info("sip server call not taken by the device, held again", metadata: ["sip.call_id": "\(callID)"])
+        case .cancelling where !call.hasOpenLeg:
+            call.finish()
+        default:
+            break
+        }
         calls[callID] = call
-        logger.info("sip server call not taken by the device, held again", metadata: ["sip.call_id": "\(callID)"])
     }
 
     private func startForkTimer(_ call: HeldCall) {
@@ -155,23 +172,14 @@ extension SIPServer {
         end(callID, status: 487, step: .cancelled)
     }
 
-    /// Ends a call still waiting for its final answer: the caller hears `status` from the server; a device leg
-    /// is cancelled (once the device has answered provisionally, RFC 3261 §9.1); a held call's devices get
-    /// Flexisip's missed-call notice.
+    /// Ends a call still waiting for its final answer: the caller hears `status` from the server, its open legs
+    /// are cancelled (each once its device has answered provisionally, RFC 3261 §9.1), and the devices woken by
+    /// alerts that never got the INVITE get Flexisip's missed-call notice.
     private func end(_ callID: String, status: Int, step: CallStep) {
         guard var call = calls[callID], call.isPending else { return }
         call.forkTimer.stop()
-        let leg = call.leg
-        switch call.phase {
-        case .ringing(let leg):
-            leg.flow.send(CallMessages.cancel(of: leg.invite).serialized())
-            call.phase = .cancelling(leg)
-        case .calling(let leg):
-            // No provisional answer yet: the CANCEL goes when one comes (or the final answer is acknowledged).
-            call.phase = .cancelling(leg)
-        default:
-            call.finish()
-        }
+        cancelOpenLegs(of: &call, except: nil)
+        if call.hasOpenLeg { call.phase = .cancelling } else { call.finish() }
         calls[callID] = call
         answerCaller(
             callID,
@@ -181,18 +189,28 @@ extension SIPServer {
         note(call, step, status: status)
         logger.info(
             "sip server call ended before an answer",
-            metadata: ["sip.call_id": "\(callID)", "sip.status": "\(status)", "sip.device_leg": "\(leg != nil)"])
-        guard leg == nil else {
-            // A device that never answers the CANCEL finally is given up on after Timer F.
-            let wait = configuration.timers.timerF
-            spawn { [weak self] in
-                do { try await Task.sleep(for: wait) } catch { return }
-                await self?.giveUpCancelling(callID)
+            metadata: ["sip.call_id": "\(callID)", "sip.status": "\(status)", "sip.legs": "\(call.legs.count)"])
+        if call.hasOpenLeg { giveUpCancellingLater(callID) }
+        notify(.missed, call: call, sparing: call.legs.map(\.flow.key))
+    }
+
+    /// Cancels every open leg but `except`: at once when its device answered provisionally, else when it does.
+    private func cancelOpenLegs(of call: inout HeldCall, except branch: String?) {
+        for index in call.legs.indices where call.legs[index].isOpen && call.legs[index].branch != branch {
+            if call.legs[index].proceeding {
+                call.legs[index].flow.send(CallMessages.cancel(of: call.legs[index].invite).serialized())
+            } else {
+                call.legs[index].cancelOwed = true
             }
-            return
         }
-        for binding in registrar.activeBindings(aor: call.aor) {
-            pushCall(.missed, invite: call.invite, aor: call.aor, binding: binding)
+    }
+
+    /// Devices that never answer a CANCEL finally are given up on after Timer F.
+    private func giveUpCancellingLater(_ callID: String) {
+        let wait = configuration.timers.timerF
+        spawn { [weak self] in
+            do { try await Task.sleep(for: wait) } catch { return }
+            await self?.giveUpCancelling(callID)
         }
     }
 
@@ -200,6 +218,14 @@ extension SIPServer {
         guard var call = calls[callID], case .cancelling = call.phase else { return }
         call.finish()
         calls[callID] = call
+    }
+
+    /// Sends Flexisip's final notice to the AOR's devices woken by alerts, but those whose flow is in `sparing`
+    /// (they had a leg: the CANCEL told them).
+    private func notify(_ notice: PushSender.CallNotice, call: HeldCall, sparing: [String]) {
+        for binding in registrar.activeBindings(aor: call.aor) where !sparing.contains(binding.flow?.key ?? "") {
+            pushCall(notice, invite: call.invite, aor: call.aor, binding: binding)
+        }
     }
 
     /// Routes an ACK: one for the server's own non-2xx answer ends its retransmissions; one for a 2xx goes on to
@@ -234,7 +260,7 @@ extension SIPServer {
     /// transaction (retransmitted over UDP; 408 to its sender at Timer F).
     private func relay(_ request: SIPRequest, from flow: ServerFlow, call: HeldCall, transactionKey: String?) {
         let method = request.method.uppercased()
-        guard case .answered(let leg) = call.phase else {
+        guard let leg = call.answeredLeg else {
             if let transactionKey { respond(request, flow: flow, transactionKey: transactionKey, status: 481) }
             return
         }
@@ -295,78 +321,98 @@ extension SIPServer {
         guard let callID = calls.callID(forLeg: branch) else { return false }
         let method = response.headers.cseq?.method.uppercased() ?? "INVITE"
         guard method == "INVITE" else { return true }  // a CANCEL's 200, a late BYE's answer: nothing to do
-        // An answer on an earlier leg of a call held again since (its device never answered in time) is stale.
-        guard var call = calls[callID], let leg = call.leg, leg.branch == branch else { return true }
+        guard var call = calls[callID], let index = call.legIndex(branch) else { return true }
+        var leg = call.legs[index]
         leg.retransmission.stop()
         let status = response.statusCode
-        switch call.phase {
-        case .calling, .ringing:
-            if status == 100 {
-                if case .calling = call.phase { call.phase = .ringing(leg) }
-                calls[callID] = call
-                return true
-            }
-            let passed = CallMessages.withoutTopVia(response)
-            if status < 200 {
-                call.phase = .ringing(leg)
-                calls[callID] = call
-                let bytes = passed.serialized()
-                serverTransactions.store(response: bytes, for: call.transactionKey)
-                call.callerFlow.send(bytes)
-                if status == 180 || status == 183, call.step != .ringing { note(call, .ringing, status: status) }
-            } else if status < 300 {
-                call.forkTimer.stop()
-                call.phase = .answered(leg)
-                calls[callID] = call
-                call.callerFlow.send(passed.serialized())
-                note(call, .answered, status: status)
-                logger.info("sip server call answered", metadata: ["sip.call_id": "\(callID)"])
-            } else {
-                leg.flow.send(CallMessages.ack(of: leg.invite, answer: response).serialized())
-                call.forkTimer.stop()
-                call.finish()
-                calls[callID] = call
-                answerCaller(callID, with: passed)
-                note(call, .declined, status: status)
-                logger.info(
-                    "sip server call declined by the device",
-                    metadata: ["sip.call_id": "\(callID)", "sip.status": "\(status)"])
-            }
-        case .cancelling:
-            if status < 200 {
+        if status < 200 {
+            leg.proceeding = true
+            if leg.cancelOwed {
                 // The provisional answer a CANCEL waits for (RFC 3261 §9.1).
                 leg.flow.send(CallMessages.cancel(of: leg.invite).serialized())
-            } else {
-                settleAbandoned(leg, answer: response, call: &call)
+                leg.cancelOwed = false
             }
-        case .answered:
-            // The device retransmits its 2xx until the caller's ACK arrives: pass each on.
-            if (200..<300).contains(status) { call.callerFlow.send(CallMessages.withoutTopVia(response).serialized()) }
-        case .ended:
-            if status >= 200 { settleAbandoned(leg, answer: response, call: &call) }
-        case .held:
-            break
+            call.legs[index] = leg
+            calls[callID] = call
+            guard status != 100, case .forking = call.phase, leg.isOpen else { return true }
+            let bytes = CallMessages.withoutTopVia(response).serialized()
+            serverTransactions.store(response: bytes, for: call.transactionKey)
+            call.callerFlow.send(bytes)
+            if status == 180 || status == 183, call.step != .ringing { note(call, .ringing, status: status) }
+            return true
         }
+        let firstFinal = leg.isOpen
+        leg.final = status
+        call.legs[index] = leg
+        if (200..<300).contains(status) {
+            answered(&call, leg: leg, response: response, firstFinal: firstFinal)
+        } else {
+            // Every final non-2xx is acknowledged hop by hop, a retransmitted one too.
+            leg.flow.send(CallMessages.ack(of: leg.invite, answer: response).serialized())
+            if firstFinal { declined(&call, leg: leg, response: response) }
+        }
+        if case .cancelling = call.phase, !call.hasOpenLeg { call.finish() }
+        // What `note` and `answerCaller` recorded in the table meanwhile stays.
+        if let recorded = calls[callID] {
+            call.step = recorded.step
+            call.finalRetransmission = recorded.finalRetransmission
+        }
+        calls[callID] = call
         return true
     }
 
-    /// The device answered finally a leg the caller no longer waits for: a non-2xx is acknowledged; a 2xx sets up
-    /// a dialog nobody wants, so it is acknowledged and hung up at once.
-    private func settleAbandoned(_ leg: HeldCall.DeviceLeg, answer: SIPResponse, call: inout HeldCall) {
-        if (200..<300).contains(answer.statusCode) {
+    /// A device answered 2xx: the first one while the caller waits wins (the other legs are cancelled, the other
+    /// devices woken by alerts get "Accepted elsewhere"); the winner's retransmissions are passed on; any other 2xx
+    /// sets up a dialog nobody wants, which is acknowledged and hung up at once.
+    private func answered(_ call: inout HeldCall, leg: HeldCall.DeviceLeg, response: SIPResponse, firstFinal: Bool) {
+        switch call.phase {
+        case .forking:
+            call.forkTimer.stop()
+            call.phase = .answered(branch: leg.branch)
+            cancelOpenLegs(of: &call, except: leg.branch)
+            calls[call.callID] = call
+            call.callerFlow.send(CallMessages.withoutTopVia(response).serialized())
+            note(call, .answered, status: response.statusCode)
+            logger.info(
+                "sip server call answered",
+                metadata: ["sip.call_id": "\(call.callID)", "sip.legs": "\(call.legs.count)"])
+            notify(.answeredElsewhere, call: call, sparing: [leg.flow.key])
+        case .answered(let branch) where branch == leg.branch:
+            // The device retransmits its 2xx until the caller's ACK arrives: pass each on.
+            call.callerFlow.send(CallMessages.withoutTopVia(response).serialized())
+        default:
             let sequence = leg.invite.headers.cseq?.sequence ?? 1
             leg.flow.send(
-                CallMessages.dialogRequest("ACK", of: leg.invite, answer: answer, over: leg.flow, sequence: sequence)
+                CallMessages.dialogRequest("ACK", of: leg.invite, answer: response, over: leg.flow, sequence: sequence)
                     .serialized())
-            leg.flow.send(
-                CallMessages.dialogRequest(
-                    "BYE", of: leg.invite, answer: answer, over: leg.flow, sequence: sequence &+ 1
-                ).serialized())
-        } else {
-            leg.flow.send(CallMessages.ack(of: leg.invite, answer: answer).serialized())
+            if firstFinal {
+                leg.flow.send(
+                    CallMessages.dialogRequest(
+                        "BYE", of: leg.invite, answer: response, over: leg.flow, sequence: sequence &+ 1
+                    ).serialized())
+            }
         }
-        if case .cancelling = call.phase { call.finish() }
+    }
+
+    /// A device answered non-2xx (first time): while the caller waits, a 6xx ends the call everywhere (the other
+    /// devices woken by alerts get "Declined elsewhere"); any other answer waits for the open legs, and once none
+    /// is left the caller hears the best answer (RFC 3261 §16.7 step 6).
+    private func declined(_ call: inout HeldCall, leg: HeldCall.DeviceLeg, response: SIPResponse) {
+        guard case .forking = call.phase else { return }
+        if HeldCall.isBetter(response, than: call.best) { call.best = response }
+        let status = response.statusCode
+        guard status >= 600 || !call.hasOpenLeg, let best = call.best else { return }
+        call.forkTimer.stop()
+        cancelOpenLegs(of: &call, except: nil)
+        if call.hasOpenLeg { call.phase = .cancelling } else { call.finish() }
         calls[call.callID] = call
+        answerCaller(call.callID, with: CallMessages.withoutTopVia(best))
+        note(call, .declined, status: best.statusCode)
+        logger.info(
+            "sip server call declined by the devices",
+            metadata: ["sip.call_id": "\(call.callID)", "sip.status": "\(best.statusCode)"])
+        if call.hasOpenLeg { giveUpCancellingLater(call.callID) }
+        if status >= 600 { notify(.declinedElsewhere, call: call, sparing: [leg.flow.key]) }
     }
 
     private func relayResponse(_ response: SIPResponse, branch: String, relay: CallTable.Relay) {
