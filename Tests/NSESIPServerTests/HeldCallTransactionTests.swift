@@ -1,6 +1,7 @@
 import Foundation
 import NSESIP
 import NSESIPServer
+import NSETestSupport
 import Testing
 
 /// The caller's side of a held call as a UDP INVITE server transaction (RFC 3261 §17.2.1): a retransmitted INVITE
@@ -93,6 +94,35 @@ struct HeldCallTransactionTests {
             while caller.status(within: 300) != nil {}
             #expect(caller.status(within: 600) == nil)
             #expect(await server.callSteps()["held-udp-1"] == .cancelled)
+        }
+    }
+
+    /// A caller over UDP and a phone over TLS, online without push parameters: the INVITE goes to the phone at
+    /// once over its TLS connection with one Record-Route per side, and the phone's final answer (nse's user agent
+    /// answers an INVITE 501) is acknowledged by the server and passed to the caller.
+    @Test func aPhoneOverTLSGetsTheInviteAtOnceAndItsAnswerReachesTheCaller() async throws {
+        let dir = try TempDir()
+        defer { dir.cleanup() }
+        let files = try TestSupport.selfSignedCertificate(in: dir.path)
+        var config = serverConfiguration([.udp, .tls], push: nil)
+        config.tls = SIPServerConfiguration.TLSFiles(certificatePath: files.certificate, keyPath: files.key)
+        let phone = tlsUA(cert: files.certificate)
+        try await withSIPServer(config, closing: [phone]) { server, addresses in
+            let registered = try await registerDevice(phone, proxy: addresses.proxy(.tls), push: false)
+            #expect(registered.statusCode == 200)
+            let port = try #require(addresses.first { $0.transport == .udp }).port
+            let caller = try Caller(serverPort: port)
+            caller.send(request("INVITE", cseq: "1 INVITE", port: caller.port))
+            var heard: [Int] = []
+            while heard.last.map({ $0 < 200 }) ?? true, let status = caller.status() { heard.append(status) }
+            #expect(heard == [100, 501])
+            caller.send(request("ACK", cseq: "1 ACK", port: caller.port, toTag: ";tag=x"))
+            #expect(await server.callSteps()["held-udp-1"] == .declined)
+            let steps = await server.eventLog().compactMap { event -> String? in
+                guard case .call(_, "held-udp-1", let step, let status) = event else { return nil }
+                return "\(step.rawValue) \(status.map(String.init) ?? "-")"
+            }
+            #expect(steps == ["forwarded -", "declined 501"])
         }
     }
 }
