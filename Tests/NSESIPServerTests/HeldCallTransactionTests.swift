@@ -52,12 +52,18 @@ struct HeldCallTransactionTests {
 
         /// The next datagram's status code, or nil when none comes within `ms`.
         func status(within ms: Int32 = 3000) -> Int? {
+            guard let text = datagram(within: ms), text.hasPrefix("SIP/2.0 ") else { return nil }
+            return Int(text.dropFirst(8).prefix(3))
+        }
+
+        /// The next datagram as text, or nil when none comes within `ms`.
+        func datagram(within ms: Int32 = 3000) -> String? {
             var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             guard poll(&descriptor, 1, ms) > 0 else { return nil }
             var buffer = [UInt8](repeating: 0, count: 65536)
             let n = recv(fd, &buffer, buffer.count, 0)
-            guard n > 12 else { return nil }
-            return Int(String(decoding: buffer[8..<12], as: UTF8.self).trimmingCharacters(in: .whitespaces))
+            guard n > 0 else { return nil }
+            return String(decoding: buffer[0..<n], as: UTF8.self)
         }
     }
 
@@ -123,6 +129,43 @@ struct HeldCallTransactionTests {
                 return "\(step.rawValue) \(status.map(String.init) ?? "-")"
             }
             #expect(steps == ["forwarded -", "declined 501"])
+        }
+    }
+
+    /// The fork's best answer (RFC 3261 §16.7): one phone declines 486, the other never answers (Timer B); once no
+    /// leg is left open the caller hears the 486, not the 408 of the call fork timeout much later.
+    @Test func aDeclineIsHeardOnceTheOtherPhoneNeverAnswers() async throws {
+        var config = serverConfiguration([.udp], push: nil)
+        config.timers = SIPTimers(t1: .milliseconds(30), t2: .milliseconds(200))
+        config.callForkTimeout = .seconds(30)
+        try await withSIPServer(config) { server, addresses in
+            let port = try #require(addresses.first { $0.transport == .udp }).port
+            let busy = try Caller(serverPort: port)
+            let silent = try Caller(serverPort: port)
+            for (index, phone) in [busy, silent].enumerated() {
+                phone.send(
+                    "REGISTER sip:example.org SIP/2.0\r\nVia: SIP/2.0/UDP 127.0.0.1:\(phone.port);branch=z9hG4bKreg\(index)\r\n"
+                        + "From: <sip:bob@example.org>;tag=r\(index)\r\nTo: <sip:bob@example.org>\r\n"
+                        + "Call-ID: reg-\(index)\r\nCSeq: 1 REGISTER\r\n"
+                        + "Contact: <sip:bob@127.0.0.1:\(phone.port)>\r\nExpires: 600\r\nContent-Length: 0\r\n\r\n")
+                #expect(phone.status() == 200)
+            }
+            let caller = try Caller(serverPort: port)
+            caller.send(request("INVITE", cseq: "1 INVITE", port: caller.port))
+            #expect(caller.status() == 100)
+            // The busy phone answers 486 with the INVITE's own Via, From, To, Call-ID and CSeq.
+            let invite = try #require(busy.datagram())
+            #expect(invite.hasPrefix("INVITE "))
+            let copied = invite.split(separator: "\r\n").filter { line in
+                ["Via:", "From:", "To:", "Call-ID:", "CSeq:"].contains { line.hasPrefix($0) }
+            }.map { $0.hasPrefix("To:") ? $0 + ";tag=busy" : String($0) }
+            busy.send("SIP/2.0 486 Busy Here\r\n" + copied.joined(separator: "\r\n") + "\r\nContent-Length: 0\r\n\r\n")
+            let started = ContinuousClock.now
+            #expect(caller.status(within: 8000) == 486)
+            // Timer B of the silent phone's leg (64 x 30 ms), not the 30 s call fork timeout.
+            #expect(ContinuousClock.now - started < .seconds(6))
+            #expect(await server.callSteps()["held-udp-1"] == .declined)
+            caller.send(request("ACK", cseq: "1 ACK", port: caller.port, toTag: ";tag=busy"))
         }
     }
 }

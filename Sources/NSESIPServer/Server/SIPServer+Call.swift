@@ -137,6 +137,9 @@ extension SIPServer {
         guard var call = calls[callID], let index = call.legIndex(branch), call.legs[index].isOpen else { return }
         call.legs[index].final = 408
         switch call.phase {
+        case .forking where !call.hasOpenLeg && call.best != nil:
+            // Another device declined: with no leg left, the caller hears that answer now.
+            settleWithBest(&call)
         case .forking where !call.hasOpenLeg:
             call.phase = .held
             logger.info("sip server call not taken by the device, held again", metadata: ["sip.call_id": "\(callID)"])
@@ -401,7 +404,14 @@ extension SIPServer {
         guard case .forking = call.phase else { return }
         if HeldCall.isBetter(response, than: call.best) { call.best = response }
         let status = response.statusCode
-        guard status >= 600 || !call.hasOpenLeg, let best = call.best else { return }
+        guard status >= 600 || !call.hasOpenLeg else { return }
+        settleWithBest(&call)
+        if status >= 600 { notify(.declinedElsewhere, call: call, sparing: [leg.flow.key]) }
+    }
+
+    /// Ends a forking call with the best non-2xx answer its devices gave: open legs cancelled, the caller told.
+    private func settleWithBest(_ call: inout HeldCall) {
+        guard let best = call.best else { return }
         call.forkTimer.stop()
         cancelOpenLegs(of: &call, except: nil)
         if call.hasOpenLeg { call.phase = .cancelling } else { call.finish() }
@@ -412,7 +422,11 @@ extension SIPServer {
             "sip server call declined by the devices",
             metadata: ["sip.call_id": "\(call.callID)", "sip.status": "\(best.statusCode)"])
         if call.hasOpenLeg { giveUpCancellingLater(call.callID) }
-        if status >= 600 { notify(.declinedElsewhere, call: call, sparing: [leg.flow.key]) }
+        // What `note` and `answerCaller` recorded in the table stays in the copy the caller writes back.
+        if let recorded = calls[call.callID] {
+            call.step = recorded.step
+            call.finalRetransmission = recorded.finalRetransmission
+        }
     }
 
     private func relayResponse(_ response: SIPResponse, branch: String, relay: CallTable.Relay) {
