@@ -46,14 +46,16 @@ public struct SIPServerTransactionTable: Sendable {
     }
 
     /// The transaction key of a request: top Via branch + sent-by + method, or RFC 2543 fields without a magic cookie.
-    public static func key(for request: SIPRequest) -> String {
+    /// With `method`, the key of the transaction with that method the request belongs with: a CANCEL's INVITE
+    /// (§9.2: the same branch, sent-by and CSeq number).
+    public static func key(for request: SIPRequest, method: String? = nil) -> String {
+        let method = (method ?? request.method).uppercased()
         let via = request.headers.topVia
         if let branch = via?.branch, branch.hasPrefix(SIPIdentifiers.magicCookie) {
-            return "\(branch)|\(via?.host ?? ""):\(via?.port ?? 0)|\(request.method.uppercased())"
+            return "\(branch)|\(via?.host ?? ""):\(via?.port ?? 0)|\(method)"
         }
         let cseq = request.headers.cseq
-        return
-            "\(request.headers.callID ?? "")|\(request.headers.from?.tag ?? "")|\(cseq?.sequence ?? 0)|\(request.method.uppercased())"
+        return "\(request.headers.callID ?? "")|\(request.headers.from?.tag ?? "")|\(cseq?.sequence ?? 0)|\(method)"
     }
 
     private mutating func prune(now: ContinuousClock.Instant) {

@@ -1,6 +1,9 @@
 public import Logging
 
-/// Non-INVITE client and server transactions (RFC 3261 §17.1.2, §17.2.2) over one transport.
+/// Client and server transactions (RFC 3261 §17) over one transport: non-INVITE ones (§17.1.2, §17.2.2), and
+/// INVITE ones (§17.1.1, §17.2.1) with the parts of the UA core that belong with them: the ACK of a 2xx sent again
+/// for each retransmitted 2xx (§13.2.2.4), and a final answer to an INVITE sent again over UDP until its ACK
+/// comes (Timer G; for a 2xx, §13.3.1.4).
 ///
 /// Made inside the connection's `SIPTransport.withConnection` scope, which then runs `receive(_:)` over the
 /// connection's `Inbound`: the layer lives as long as its connection is read.
@@ -11,6 +14,24 @@ public actor SIPTransactionLayer {
         var proceeding = false
         var timerTask: Task<Void, Never>?
         var retransmissions = 0
+        /// The INVITE of an INVITE transaction (nil for a non-INVITE one): its ACK is built from it.
+        var invite: SIPRequest?
+        /// Where an INVITE transaction's provisional responses go.
+        var provisional: (@Sendable (SIPResponse) -> Void)?
+    }
+
+    /// The ACK sent for an INVITE's final answer, sent again when the answer is: a retransmitted final answer
+    /// means the ACK was lost (§17.1.1.2 Timer D for a non-2xx, §13.2.2.4 for a 2xx).
+    private struct SentAck {
+        var bytes: [UInt8]
+        var until: ContinuousClock.Instant
+    }
+
+    /// A final answer to an incoming INVITE, waiting for its ACK.
+    private struct AnswerAwaitingAck {
+        var bytes: [UInt8]
+        var isSuccess: Bool
+        var timerTask: Task<Void, Never>?
     }
 
     /// The transport carrying the transactions.
@@ -23,6 +44,10 @@ public actor SIPTransactionLayer {
     private let logger: Logger
     private var clients: [String: ClientEntry] = [:]
     private var servers: SIPServerTransactionTable
+    /// ACKs sent, by the INVITE transaction's client key.
+    private var sentAcks: [String: SentAck] = [:]
+    /// Final answers to INVITEs not yet acknowledged, by Call-ID and CSeq number.
+    private var awaitingAck: [String: AnswerAwaitingAck] = [:]
     /// Why the transport ended, once it has: the error every later request fails with.
     private var ended: SIPError?
 
@@ -66,10 +91,46 @@ public actor SIPTransactionLayer {
         }
     }
 
-    private func startClientTransaction(key: String, bytes: [UInt8]) async throws -> SIPResponse {
+    /// Runs an INVITE client transaction and returns its final response; each provisional response goes to
+    /// `provisional` as it comes. A non-2xx final answer is acknowledged here (the ACK is the transaction's); a 2xx
+    /// is the caller's to acknowledge, with ``acknowledge(_:of:)``. Over UDP the INVITE is sent again from T1 at
+    /// doubling intervals until a response comes (Timer A); without any response within 64·T1 (Timer B) it fails
+    /// with `.timeout`. Once a provisional response has come, it waits for the final one as long as it takes: the
+    /// caller ends a call that rings too long with a CANCEL.
+    public func invite(
+        _ request: SIPRequest, provisional: @escaping @Sendable (SIPResponse) -> Void
+    ) async throws -> SIPResponse {
+        if let ended { throw ended }
+        guard request.method == "INVITE" else { throw SIPError(.invalidArgument, "not an INVITE") }
+        guard let branch = request.headers.topVia?.branch else {
+            throw SIPError(.invalidArgument, "request has no Via branch")
+        }
+        let key = SIPTransactionLayer.clientKey(branch: branch, method: "INVITE")
+        guard clients[key] == nil else { throw SIPError(.invalidArgument, "duplicate client transaction branch") }
+        let bytes = request.serialized()
+        return try await withTaskCancellationHandler {
+            try await startClientTransaction(key: key, bytes: bytes, invite: request, provisional: provisional)
+        } onCancel: {
+            Task { await self.fail(key: key, error: CancellationError()) }
+        }
+    }
+
+    /// Sends the ACK of a 2xx answer to the INVITE whose top Via branch is `branch`, and sends it again for each
+    /// retransmission of that 2xx for the next 64·T1.
+    public func acknowledge(_ ack: SIPRequest, of branch: String) throws(SIPError) {
+        if let ended { throw ended }
+        let bytes = ack.serialized()
+        remember(ack: bytes, for: SIPTransactionLayer.clientKey(branch: branch, method: "INVITE"))
+        try transport.send(bytes: bytes)
+    }
+
+    private func startClientTransaction(
+        key: String, bytes: [UInt8], invite: SIPRequest? = nil,
+        provisional: (@Sendable (SIPResponse) -> Void)? = nil
+    ) async throws -> SIPResponse {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<SIPResponse, any Error>) in
-            var entry = ClientEntry(bytes: bytes, continuation: continuation)
-            entry.timerTask = makeTimer(key: key)
+            var entry = ClientEntry(bytes: bytes, continuation: continuation, invite: invite, provisional: provisional)
+            entry.timerTask = invite == nil ? makeTimer(key: key) : makeInviteTimer(key: key)
             clients[key] = entry
             do throws(SIPError) {
                 try transport.send(bytes: bytes)
@@ -84,10 +145,21 @@ public actor SIPTransactionLayer {
         }
     }
 
-    /// Sends the final response for an incoming request and remembers it for retransmissions.
+    /// Sends a response to an incoming request and remembers it, so that a retransmitted request gets the latest
+    /// response again. A final answer to an INVITE is also sent again over UDP, from T1 at intervals doubling up
+    /// to T2, until its ACK comes or for 64·T1; the ACK of a 2xx is then handed on (``requests``) as the dialog's
+    /// confirmation, the ACK of any other answer is the transaction's and absorbed.
     public func respond(to incoming: SIPIncomingRequest, with response: SIPResponse) async throws {
         let bytes = response.serialized()
-        if response.statusCode >= 200 { servers.store(response: bytes, for: incoming.transactionKey) }
+        servers.store(response: bytes, for: incoming.transactionKey)
+        if incoming.request.method == "INVITE", response.statusCode >= 200,
+            let key = SIPTransactionLayer.ackKey(incoming.request)
+        {
+            awaitingAck[key]?.timerTask?.cancel()
+            awaitingAck[key] = AnswerAwaitingAck(
+                bytes: bytes, isSuccess: response.statusCode < 300,
+                timerTask: transport.kind.isReliable ? nil : makeAnswerTimer(ackKey: key))
+        }
         try transport.send(bytes: bytes)
     }
 
@@ -101,6 +173,83 @@ public actor SIPTransactionLayer {
     // MARK: - internals
 
     static func clientKey(branch: String, method: String) -> String { branch + "|" + method.uppercased() }
+
+    /// What an INVITE's answer and its ACK share: Call-ID and CSeq number (the ACK of a 2xx has a new branch).
+    static func ackKey(_ request: SIPRequest) -> String? {
+        guard let callID = request.headers.callID, let cseq = request.headers.cseq else { return nil }
+        return "\(callID)|\(cseq.sequence)"
+    }
+
+    /// Timers A and B of an INVITE client transaction.
+    private func makeInviteTimer(key: String) -> Task<Void, Never> {
+        let (timers, reliable) = (self.timers, transport.kind.isReliable)
+        return Task { [weak self] in
+            let clock = ContinuousClock()
+            let timerB = clock.now + timers.timerF
+            var interval = timers.t1
+            while true {
+                do { try await clock.sleep(until: reliable ? timerB : min(clock.now + interval, timerB)) } catch {
+                    return
+                }
+                if clock.now >= timerB {
+                    await self?.inviteTimedOut(key: key)
+                    return
+                }
+                // Sent again until any response comes: after a provisional one, the final one takes its time.
+                guard let proceeding = await self?.retransmit(key: key), !proceeding else { return }
+                interval = interval * 2
+            }
+        }
+    }
+
+    private func inviteTimedOut(key: String) {
+        guard let entry = clients[key], !entry.proceeding else { return }
+        fail(key: key, error: SIPError(.timeout, "no response to the INVITE within Timer B (\(timers.timerF))"))
+    }
+
+    /// Timer G: sends a final answer to an INVITE again until its ACK comes, or gives up at 64·T1 (Timer H).
+    private func makeAnswerTimer(ackKey: String) -> Task<Void, Never> {
+        let timers = self.timers
+        return Task { [weak self] in
+            let end = await SIPRetransmissions.run(timers: timers, reliable: false) { [weak self] in
+                await self?.resendAnswer(ackKey: ackKey)
+            }
+            if end == .timedOut { await self?.answerUnacknowledged(ackKey: ackKey) }
+        }
+    }
+
+    /// Sends an unacknowledged answer again; nil once it is acknowledged. (Not "proceeding": the interval keeps
+    /// doubling up to T2.)
+    private func resendAnswer(ackKey: String) -> Bool? {
+        guard let answer = awaitingAck[ackKey] else { return nil }
+        try? transport.send(bytes: answer.bytes)
+        return false
+    }
+
+    private func answerUnacknowledged(ackKey: String) {
+        guard awaitingAck.removeValue(forKey: ackKey) != nil else { return }
+        logger.debug("sip answer to an INVITE never acknowledged", metadata: ["sip.transaction": "\(ackKey)"])
+    }
+
+    private func remember(ack bytes: [UInt8], for key: String) {
+        let now = ContinuousClock.now
+        if sentAcks.count >= 64 { sentAcks = sentAcks.filter { $0.value.until > now } }
+        sentAcks[key] = SentAck(bytes: bytes, until: now + timers.timerF)
+    }
+
+    /// The ACK of a non-2xx final answer to `invite`: the same branch, Request-URI, From, Call-ID and Route, the
+    /// answer's To (with its tag), and the INVITE's CSeq number (§17.1.1.3).
+    static func ack(of invite: SIPRequest, answer: SIPResponse) -> SIPRequest {
+        var ack = SIPRequest(method: "ACK", uri: invite.uri)
+        if let top = invite.headers.splitValues("Via").first { ack.headers.add("Via", top) }
+        ack.headers.add("Max-Forwards", "70")
+        if let from = invite.headers["From"] { ack.headers.add("From", from) }
+        if let to = answer.headers["To"] ?? invite.headers["To"] { ack.headers.add("To", to) }
+        if let callID = invite.headers["Call-ID"] { ack.headers.add("Call-ID", callID) }
+        ack.headers.add("CSeq", SIPCSeq(sequence: invite.headers.cseq?.sequence ?? 1, method: "ACK").description)
+        for route in invite.headers.values("Route") { ack.headers.add("Route", route) }
+        return ack
+    }
 
     private func makeTimer(key: String) -> Task<Void, Never> {
         let (timers, reliable) = (self.timers, transport.kind.isReliable)
@@ -139,6 +288,8 @@ public actor SIPTransactionLayer {
             entry.timerTask?.cancel()
             entry.continuation.resume(throwing: error)
         }
+        for (_, answer) in awaitingAck { answer.timerTask?.cancel() }
+        awaitingAck = [:]
         requestsContinuation.finish()
     }
 
@@ -151,6 +302,11 @@ public actor SIPTransactionLayer {
             }
             let key = SIPTransactionLayer.clientKey(branch: branch, method: cseq.method)
             guard var entry = clients[key] else {
+                if !response.isProvisional, let ack = sentAcks[key], ack.until > .now {
+                    // The final answer again: the ACK was lost.
+                    try? transport.send(bytes: ack.bytes)
+                    return
+                }
                 logger.debug(
                     "dropping response matching no transaction", metadata: ["sip.status": "\(response.statusCode)"])
                 return
@@ -158,11 +314,28 @@ public actor SIPTransactionLayer {
             if response.isProvisional {
                 entry.proceeding = true
                 clients[key] = entry
+                entry.provisional?(response)
                 return
             }
             clients[key] = nil
             entry.timerTask?.cancel()
+            if let invite = entry.invite, response.statusCode >= 300 {
+                let ack = SIPTransactionLayer.ack(of: invite, answer: response).serialized()
+                remember(ack: ack, for: key)
+                try? transport.send(bytes: ack)
+            }
             entry.continuation.resume(returning: response)
+        case .request(let request) where request.method == "ACK":
+            guard let key = SIPTransactionLayer.ackKey(request), let answer = awaitingAck.removeValue(forKey: key)
+            else {
+                logger.debug(
+                    "absorbed ACK matching no answer", metadata: ["sip.call_id": "\(request.headers.callID ?? "")"])
+                return
+            }
+            answer.timerTask?.cancel()
+            if answer.isSuccess {
+                requestsContinuation.yield(SIPIncomingRequest(request: request, transactionKey: ""))
+            }
         case .request(let request):
             switch servers.receive(request) {
             case .new(let key):

@@ -2,7 +2,8 @@ public import Logging
 public import NIOCore
 import NIOPosix
 
-/// A minimal SIP user agent: REGISTER, out-of-dialog MESSAGE, and automatic answers to incoming MESSAGE/OPTIONS/NOTIFY.
+/// A SIP user agent: REGISTER, out-of-dialog MESSAGE, automatic answers to incoming MESSAGE/OPTIONS/NOTIFY, and
+/// calls, placed (``call(_:)``) and received (``incomingCalls``, with `acceptsCalls`), in `SIPUserAgent+Calls`.
 public actor SIPUserAgent {
     /// One open connection: its transaction layer, and the task that runs it. The channel is open exactly while
     /// the task runs (`SIPTransport.withConnection`), which reads the connection into the layer and answers the
@@ -17,9 +18,14 @@ public actor SIPUserAgent {
     /// MESSAGE requests received on any connection, each delivered once (by transaction and by Call-ID/CSeq/From-tag); cancelling an iterating task ends the stream.
     public nonisolated let messages: AsyncStream<SIPReceivedMessage>
     private let messagesContinuation: AsyncStream<SIPReceivedMessage>.Continuation
+    /// Calls received (with `acceptsCalls`), each to be answered, rejected or left to ring until cancelled.
+    public nonisolated let incomingCalls: AsyncStream<SIPCall>
+    let incomingCallsContinuation: AsyncStream<SIPCall>.Continuation
+    /// The calls under way, by key (`caller|Call-ID`, `callee|` and the INVITE's server transaction).
+    var calls: [String: SIPCallState] = [:]
     private let group: any EventLoopGroup
     private let ownsGroup: Bool
-    private let logger: Logger
+    let logger: Logger
     private var connections: [SIPEndpoint: Connection] = [:]
     private var connecting: [SIPEndpoint: Task<Connection, any Error>] = [:]
     /// The tasks of connections replaced after they closed, awaited by `close()`.
@@ -52,6 +58,8 @@ public actor SIPUserAgent {
         self.logger = logger
         (messages, messagesContinuation) = AsyncStream<SIPReceivedMessage>.makeStream(
             bufferingPolicy: .bufferingNewest(256))
+        (incomingCalls, incomingCallsContinuation) = AsyncStream<SIPCall>.makeStream(
+            bufferingPolicy: .bufferingNewest(16))
     }
 
     /// Waits up to `timeout` for the next received MESSAGE (queued separately from `messages`; use one of the two).
@@ -214,6 +222,9 @@ public actor SIPUserAgent {
         retired = []
         for task in replaced { await task.value }
         messagesContinuation.finish()
+        incomingCallsContinuation.finish()
+        for key in calls.keys { calls[key]?.end(with: .failed(SIPError(.closed, "user agent is closed"))) }
+        calls = [:]
         let pendingWaiters = waiters
         waiters = [:]
         for (_, waiter) in pendingWaiters { waiter.resume(returning: nil) }
@@ -224,7 +235,7 @@ public actor SIPUserAgent {
 
     // MARK: - internals
 
-    private func layer(for endpoint: SIPEndpoint) async throws -> SIPTransactionLayer {
+    func layer(for endpoint: SIPEndpoint) async throws -> SIPTransactionLayer {
         guard !closed else { throw SIPError(.closed, "user agent is closed") }
         if let existing = connections[endpoint] {
             if await !existing.layer.isClosed, existing.layer.transport.isActive || endpoint.transport == .udp {
@@ -256,13 +267,16 @@ public actor SIPUserAgent {
         let answer: @Sendable (SIPIncomingRequest, SIPTransactionLayer) async -> Void = { [weak self] in
             await self?.handleIncoming($0, layer: $1)
         }
+        let ended: @Sendable (SIPTransactionLayer) async -> Void = { [weak self] layer in
+            await self?.connectionEnded(layer, error: SIPError(.closed, "connection closed"))
+        }
         var runner: Task<Void, Never>? = nil
         let layer = try await withCheckedThrowingContinuation {
             (opened: CheckedContinuation<SIPTransactionLayer, any Error>) in
             runner = Task {
                 await Self.run(
                     endpoint, configuration: configuration, group: group, logger: logger, opened: opened,
-                    answer: answer)
+                    answer: answer, ended: ended)
             }
         }
         guard let runner else { throw SIPError(.closed, "connection task missing") }
@@ -275,7 +289,8 @@ public actor SIPUserAgent {
     private static func run(
         _ endpoint: SIPEndpoint, configuration: SIPUserAgentConfiguration, group: any EventLoopGroup,
         logger: Logger, opened: CheckedContinuation<SIPTransactionLayer, any Error>,
-        answer: @escaping @Sendable (SIPIncomingRequest, SIPTransactionLayer) async -> Void
+        answer: @escaping @Sendable (SIPIncomingRequest, SIPTransactionLayer) async -> Void,
+        ended: @escaping @Sendable (SIPTransactionLayer) async -> Void
     ) async {
         do {
             try await SIPTransport.withConnection(
@@ -290,6 +305,7 @@ public actor SIPUserAgent {
                     }
                     await layer.receive(inbound)
                 }
+                await ended(layer)
             }
         } catch {
             // Only an unopened connection throws: `opened` has not been resumed.
@@ -357,6 +373,9 @@ public actor SIPUserAgent {
             messagesContinuation.yield(received)
             deliverToWaiter(received)
             return
+        case "INVITE", "ACK", "CANCEL", "BYE":
+            await handleCallRequest(incoming, layer: layer)
+            return
         case "OPTIONS", "NOTIFY":
             status = configuration.autoAnswerStatus
         default:
@@ -382,9 +401,12 @@ public actor SIPUserAgent {
         waiters.removeValue(forKey: id)?.resume(returning: nil)
     }
 
-    private func runWithAuth(
+    /// Sends `base` (a new Via branch and CSeq each time) until it gets an answer other than a digest challenge,
+    /// answering each challenge; `exchange` runs one attempt's transaction (a non-INVITE one by default).
+    func runWithAuth(
         layer: SIPTransactionLayer, base: SIPRequest, cseq startCSeq: UInt32, endpoint: SIPEndpoint,
-        username: String, password: String?, logger log: Logger
+        username: String, password: String?, logger log: Logger,
+        exchange: ((SIPRequest) async throws -> SIPResponse)? = nil
     )
         async throws -> (response: SIPResponse, count: Int, elapsed: Duration, cseq: UInt32)
     {
@@ -410,7 +432,8 @@ public actor SIPUserAgent {
             request.headers.set("CSeq", SIPCSeq(sequence: cseq, method: base.method).description)
             if let authorization { request.headers.set(authorization.name, authorization.value) }
             count += 1
-            let response = try await layer.send(request)
+            let response: SIPResponse
+            if let exchange { response = try await exchange(request) } else { response = try await layer.send(request) }
             guard response.statusCode == 401 || response.statusCode == 407 else {
                 return (response, count, clock.now - start, cseq)
             }

@@ -19,6 +19,9 @@ public struct SIPUserAgentConfiguration: Sendable {
     /// `messages` and remembered as seen, so one refused can be accepted on a retransmission. Without an acceptor
     /// every MESSAGE is answered `autoAnswerStatus` at once.
     public var messageAcceptor: (@Sendable (SIPReceivedMessage) async -> SIPMessageAnswer)?
+    /// Whether incoming INVITEs are offered on ``SIPUserAgent/incomingCalls`` (100 Trying sent at once); without
+    /// it they are answered 501 Not Implemented.
+    public var acceptsCalls: Bool = false
 
     /// Creates a configuration with sensible defaults.
     public init(
