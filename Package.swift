@@ -114,6 +114,14 @@ let package = Package(
                 "NSESIP", "NSESystem", logging,
             ]
         ),
+        // The two ends of a call as their users drive them: the caller (`nse call`) and the app that takes the
+        // call after its VoIP push (`nse-app`): re-REGISTER, the INVITE by Call-ID, ring, answer or decline, BYE.
+        .target(
+            name: "NSECall",
+            dependencies: [
+                "NSEAppRegistration", "NSECrypto", "NSEDevice", "NSEJSON", "NSEPayload", "NSESIP", "NSESystem", logging,
+            ]
+        ),
         .target(
             name: "NSEReplay",
             dependencies: [
@@ -212,7 +220,7 @@ let package = Package(
         .testTarget(
             name: "NSESIPServerTests",
             dependencies: [
-                "NSESIPServer", "NSESIP", "NSEHTTP", "NSETestSupport", logging, nioCore,
+                "NSECall", "NSESIPServer", "NSESIP", "NSEHTTP", "NSETestSupport", logging, nioCore,
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

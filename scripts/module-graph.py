@@ -33,7 +33,7 @@ LAYERS = [
         "NSESystem", "NSEJSON", "NSECrypto", "NSEHTTP", "NSEDatabase", "NSEChat", "NSECertificates", "NSESIP",
     ]),
     ("domain", "Domain", ["NSEPayload", "NSEProtocol", "NSEDevice", "NSEAppRegistration", "NSEAPNs"]),
-    ("hostext", "Host and extension", ["NSEHost", "NSEExtension"]),
+    ("hostext", "Host and extension", ["NSEHost", "NSEExtension", "NSECall"]),
     ("servers", "Servers and replay", ["NSESIPServer", "NSEServer", "NSEReplay"]),
     ("executables", "Executables and entry points", ["NSECommandLine", "nse", "nse-tool", "nse-extension", "NSEFuzzTargets"]),
 ]

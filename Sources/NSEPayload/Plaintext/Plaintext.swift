@@ -28,6 +28,9 @@ public enum Plaintext: Sendable, Equatable {
         public var handleType: HandleType
         public var video: Bool
         public var sentAt: Int64?
+        /// The SIP Call-ID of the INVITE the offer stands for (`sip_call_id`): the app fetches that INVITE once it
+        /// has reported the call. Nil for an offer that comes with no SIP call.
+        public var sipCallID: String? = nil
     }
 
     /// The `type` value, for results.
@@ -105,7 +108,7 @@ public enum Plaintext: Sendable, Equatable {
                 Call(
                     callUUID: uuid, from: try string("from", required: true)!,
                     displayName: try string("display_name", required: false), handleType: handleType, video: video,
-                    sentAt: sentAt))
+                    sentAt: sentAt, sipCallID: try string("sip_call_id", required: false)))
         case let other?:
             throw PlaintextError(.schema, "content type \"\(other.prefix(32))\" is not message or call")
         case nil:
