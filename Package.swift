@@ -191,6 +191,8 @@ let package = Package(
             name: "nse-extension", dependencies: ["NSEExtension"], exclude: ["hot-functions.order"],
             linkerSettings: perNotificationLinking("nse-extension")
         ),
+        // The app's process for one call (`nse-app`), started by the host after the app reported the call.
+        .executableTarget(name: "nse-app", dependencies: ["NSECall", "NSESystem", logging]),
 
         // MARK: - Fuzzing
         // The parsers' fuzz entry points: driven by libFuzzer from Fuzz/, replayed by FuzzRegressionTests.

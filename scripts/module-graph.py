@@ -35,7 +35,7 @@ LAYERS = [
     ("domain", "Domain", ["NSEPayload", "NSEProtocol", "NSEDevice", "NSEAppRegistration", "NSEAPNs"]),
     ("hostext", "Host and extension", ["NSEHost", "NSEExtension", "NSECall"]),
     ("servers", "Servers and replay", ["NSESIPServer", "NSEServer", "NSEReplay"]),
-    ("executables", "Executables and entry points", ["NSECommandLine", "nse", "nse-tool", "nse-extension", "NSEFuzzTargets"]),
+    ("executables", "Executables and entry points", ["NSECommandLine", "nse", "nse-tool", "nse-extension", "nse-app", "NSEFuzzTargets"]),
 ]
 
 # How a package is named in a node's second line.

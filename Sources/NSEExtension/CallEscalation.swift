@@ -32,6 +32,11 @@ struct CallEscalation: Sendable {
             "video": .bool(call.video), "source": .string(source),
         ]
         if let name = call.displayName { payload["display_name"] = .string(name) }
+        // The SIP call the offer stands for, which the app takes once it has reported it: the sealed offer's own
+        // Call-ID, else the one the push names (Flexisip's `call-id`).
+        if let callID = call.sipCallID ?? request.payload["call-id"]?.stringValue {
+            payload["call-id"] = .string(callID)
+        }
         if let sentAt = call.sentAt { payload["sent_at"] = .string(Clock.rfc3339(unixSeconds: sentAt)) }
         channel.send(.reportVoIP(payload))
         let waitUntil = request.deadlineUnixMilliseconds + 1000

@@ -86,7 +86,7 @@ public struct NotificationHost: Sendable {
         let (strings, stringProblems) = device.strings()
         var result = decide(
             payload, pushType: pushType, requestID: requestID, strings: strings,
-            content: Delivery(kept: keptContent, keep: keepContent))
+            content: Delivery(kept: keptContent, keep: keepContent), pushStart: start)
         result.warnings = payload.warnings + stringProblems + result.warnings
         result.timings.insert(("intake", intakeMilliseconds), at: 0)
         result.timings.append(("total", Clock.millisecondsSince(start)))
@@ -101,7 +101,8 @@ public struct NotificationHost: Sendable {
     }
 
     private func decide(
-        _ payload: Payload, pushType: PushType, requestID: String, strings: StringsTable, content: Delivery
+        _ payload: Payload, pushType: PushType, requestID: String, strings: StringsTable, content: Delivery,
+        pushStart: UInt64
     ) -> NotificationResult {
         let original = Display(alert: payload.aps.alert, strings: strings)
         func notInvoked(_ reason: String, shown: Bool) -> NotificationResult {
@@ -113,11 +114,13 @@ public struct NotificationHost: Sendable {
         case .background:
             return notInvoked("background push: delivered to the app, no alert, the extension is not run", shown: false)
         case .voip:
-            // PushKit: no extension; iOS launches the app, which must report the call.
+            // PushKit: no extension; iOS launches the app, which must report the call, then takes it.
+            let launchedAt = Clock.monotonicNanoseconds()
             let launch = AppLauncher(device: device).launch(payload.root)
             var result = notInvoked("voip push: delivered to the app through PushKit; \(launch.summary)", shown: false)
             result.callReport = launch.report
             result.voip = .pushKit(launch)
+            result.call = followCall(launch, payload: payload.root, route: .pushKit, at: launchedAt, since: pushStart)
             return result
         case .alert:
             break
@@ -136,12 +139,23 @@ public struct NotificationHost: Sendable {
             return notInvoked("aps.mutable-content is not 1: iOS shows the alert as sent", shown: true)
         }
         return runExtension(
-            payload, pushType: pushType, requestID: requestID, strings: strings, original: original, content: content)
+            payload, pushType: pushType, requestID: requestID, strings: strings, original: original, content: content,
+            pushStart: pushStart)
+    }
+
+    /// The app takes the call it reported, when the push named its SIP Call-ID and the device has an account.
+    private func followCall(
+        _ launch: AppLaunch, payload: JSONObject, route: CallRecord.Route, at launchedAt: UInt64,
+        since pushStart: UInt64
+    ) -> CallRecord? {
+        let app = AppCall(device: device)
+        guard let callID = app.follows(launch, payload: payload) else { return nil }
+        return app.follow(callID: callID, route: route, launch: launch, launchedAt: launchedAt, pushStart: pushStart)
     }
 
     private func runExtension(
         _ payload: Payload, pushType: PushType, requestID: String, strings: StringsTable, original: Display,
-        content: Delivery
+        content: Delivery, pushStart: UInt64
     ) -> NotificationResult {
         let budgetMilliseconds = Int64(limits.budget * 1000)
         let request = ServiceRequest(
@@ -159,7 +173,8 @@ public struct NotificationHost: Sendable {
             run.record, exitCode: run.exitCode, exitSignal: run.exitSignal, original: payload,
             originalDisplay: original,
             strings: strings, filtering: filtering, limits: limits)
-        // A call offer the host accepted launches the app, which must report the call.
+        // A call offer the host accepted launches the app, which must report the call, then takes it.
+        let launchedAt = Clock.monotonicNanoseconds()
         let launch = run.record.acceptedVoIPPayload.map { AppLauncher(device: device).launch($0) }
         if let launch, verdict.outcome == .suppressed {
             verdict.reason = "voip-escalated: the call offer went to the call-report path; \(launch.summary)"
@@ -168,6 +183,10 @@ public struct NotificationHost: Sendable {
             outcome: verdict.outcome, reason: verdict.reason, requestID: requestID, pushType: pushType,
             notification: verdict.notification, display: verdict.display, warnings: verdict.warnings)
         result.callReport = launch?.report
+        if let launch, let offer = run.record.acceptedVoIPPayload {
+            result.call = followCall(
+                launch, payload: offer, route: .notificationServiceExtension, at: launchedAt, since: pushStart)
+        }
         if run.record.voipReported {
             result.voip = .notificationServiceExtension(error: run.record.voipError, app: launch)
         }

@@ -71,6 +71,8 @@ public struct NotificationResult: Sendable, JSONEncodable {
     public var callReport: CallReport?
     /// How the VoIP path went: `voip`, absent when the push took none.
     public var voip: VoIPPath?
+    /// The call the app took after reporting it (`call`), absent when it took none.
+    public var call: CallRecord?
     public var extensionReport: ExtensionReport?
     public var warnings: [String] = []
     public var timings: [(String, Double)] = []
@@ -108,6 +110,7 @@ public struct NotificationResult: Sendable, JSONEncodable {
             ?? .null
         object["call_report"] = callReport.json
         if let voip { object["voip"] = voip.json }
+        if let call { object["call"] = call.json }
         if let report = extensionReport {
             var exit: JSONObject = [:]
             if let code = report.exitCode { exit["code"] = .int(Int64(code)) }

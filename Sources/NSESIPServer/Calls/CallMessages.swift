@@ -45,9 +45,12 @@ enum CallMessages {
         return ack
     }
 
-    /// The CANCEL of the server's INVITE to a device: the same branch, Request-URI, From, To and CSeq number.
-    static func cancel(of invite: SIPRequest) -> SIPRequest {
-        hopRequest("CANCEL", of: invite)
+    /// The CANCEL of the server's INVITE to a device: the same branch, Request-URI, From, To and CSeq number, and
+    /// a `Reason` header (RFC 3326) when there is one to give.
+    static func cancel(of invite: SIPRequest, reason: String? = nil) -> SIPRequest {
+        var cancel = hopRequest("CANCEL", of: invite)
+        if let reason { cancel.headers.add("Reason", reason) }
+        return cancel
     }
 
     /// A request of the dialog a device's late 2xx set up after the server had given up on it (ACK, then BYE):

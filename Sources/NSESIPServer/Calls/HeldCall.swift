@@ -22,6 +22,8 @@ struct HeldCall {
         var proceeding = false
         /// The leg is to be cancelled as soon as the device answers provisionally.
         var cancelOwed = false
+        /// The `Reason` header of the leg's CANCEL (RFC 3326), if it has one.
+        var cancelReason: String? = nil
         /// The device's final status, once it gave one.
         var final: Int? = nil
 

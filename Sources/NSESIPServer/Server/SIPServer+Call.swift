@@ -198,10 +198,14 @@ extension SIPServer {
     }
 
     /// Cancels every open leg but `except`: at once when its device answered provisionally, else when it does.
-    private func cancelOpenLegs(of call: inout HeldCall, except branch: String?) {
+    /// `reason` (RFC 3326) tells the devices why, as Flexisip does: a call answered or declined on another device
+    /// (`cause=200`, `cause=600`/`603`) is not a missed call.
+    private func cancelOpenLegs(of call: inout HeldCall, except branch: String?, reason: String? = nil) {
         for index in call.legs.indices where call.legs[index].isOpen && call.legs[index].branch != branch {
+            call.legs[index].cancelReason = reason
             if call.legs[index].proceeding {
-                call.legs[index].flow.send(CallMessages.cancel(of: call.legs[index].invite).serialized())
+                call.legs[index].flow.send(
+                    CallMessages.cancel(of: call.legs[index].invite, reason: reason).serialized())
             } else {
                 call.legs[index].cancelOwed = true
             }
@@ -332,7 +336,7 @@ extension SIPServer {
             leg.proceeding = true
             if leg.cancelOwed {
                 // The provisional answer a CANCEL waits for (RFC 3261 §9.1).
-                leg.flow.send(CallMessages.cancel(of: leg.invite).serialized())
+                leg.flow.send(CallMessages.cancel(of: leg.invite, reason: leg.cancelReason).serialized())
                 leg.cancelOwed = false
             }
             call.legs[index] = leg
@@ -372,7 +376,7 @@ extension SIPServer {
         case .forking:
             call.forkTimer.stop()
             call.phase = .answered(branch: leg.branch)
-            cancelOpenLegs(of: &call, except: leg.branch)
+            cancelOpenLegs(of: &call, except: leg.branch, reason: "SIP;cause=200;text=\"Call completed elsewhere\"")
             calls[call.callID] = call
             call.callerFlow.send(CallMessages.withoutTopVia(response).serialized())
             note(call, .answered, status: response.statusCode)
@@ -413,7 +417,11 @@ extension SIPServer {
     private func settleWithBest(_ call: inout HeldCall) {
         guard let best = call.best else { return }
         call.forkTimer.stop()
-        cancelOpenLegs(of: &call, except: nil)
+        let declinedEverywhere = best.statusCode >= 600
+        cancelOpenLegs(
+            of: &call, except: nil,
+            reason: declinedEverywhere
+                ? "SIP;cause=\(best.statusCode);text=\"\(SIPResponse.defaultReason(best.statusCode))\"" : nil)
         if call.hasOpenLeg { call.phase = .cancelling } else { call.finish() }
         calls[call.callID] = call
         answerCaller(call.callID, with: CallMessages.withoutTopVia(best))
