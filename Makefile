@@ -22,7 +22,7 @@ deps: ## Install the Debian packages the build needs (only the missing ones).
 
 build: deps ## Build the release binaries (static Swift runtime) into .build/release.
 	$(SWIFT) build $(RELEASE_FLAGS)
-	@echo "binaries: $(RELEASE_BIN)/nse $(RELEASE_BIN)/nse-tool $(RELEASE_BIN)/nse-extension (keep them together)"
+	@echo "binaries: $(RELEASE_BIN)/nse $(RELEASE_BIN)/nse-tool $(RELEASE_BIN)/nse-extension $(RELEASE_BIN)/nse-app (keep them together)"
 
 debug: deps
 	$(SWIFT) build
