@@ -222,7 +222,7 @@ let package = Package(
         .testTarget(
             name: "NSESIPServerTests",
             dependencies: [
-                "NSECall", "NSESIPServer", "NSESIP", "NSEHTTP", "NSETestSupport", logging, nioCore,
+                "NSECall", "NSEDevice", "NSESIPServer", "NSESIP", "NSEHTTP", "NSETestSupport", logging, nioCore,
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

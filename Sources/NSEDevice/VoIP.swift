@@ -51,6 +51,8 @@ public struct VoIPSettings: Sendable, Equatable, JSONConvertible {
     public var maxStrikes: Int = 3
     /// A call offer older than this (seconds) is not rung: it becomes a missed-call notification.
     public var maxOfferAge: Double = 30
+    /// What the user and the app do with a call once it is reported (the whole call, docs/voip.md).
+    public var call = CallSettings()
 
     public init() {}
 
@@ -59,7 +61,7 @@ public struct VoIPSettings: Sendable, Equatable, JSONConvertible {
     public var json: JSON {
         [
             "app_handler": appHandler.json, "app_deadline_s": .double(appDeadline), "max_strikes": maxStrikes.json,
-            "max_offer_age_s": .double(maxOfferAge),
+            "max_offer_age_s": .double(maxOfferAge), "call": call.json,
         ]
     }
 
@@ -70,6 +72,7 @@ public struct VoIPSettings: Sendable, Equatable, JSONConvertible {
         appDeadline = try settings.field("app_deadline_s") ?? appDeadline
         maxStrikes = try settings.field("max_strikes") ?? maxStrikes
         maxOfferAge = try settings.field("max_offer_age_s") ?? maxOfferAge
+        call = try settings.field("call") ?? call
     }
 
     /// Parses `--app-handler CMD|URL` (`builtin` for nse's own).

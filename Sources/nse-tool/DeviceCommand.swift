@@ -186,7 +186,33 @@ struct VoIPOptions: ParsableArguments {
             valueName: "seconds"))
     var maxOfferAge: Double?
 
-    var isSet: Bool { appHandler != nil || appDeadline != nil || maxStrikes != nil || maxOfferAge != nil }
+    @Option(
+        help: ArgumentHelp(
+            "What the user does when the phone rings: answer, decline (603), busy (486), ignore, or answer-before-invite (accepts in CallKit before the INVITE comes).",
+            valueName: "action"))
+    var callAction: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Seconds from the first ring to the user's answer or decline (default 1).", valueName: "seconds"))
+    var answerAfter: Double?
+
+    @Option(
+        help: ArgumentHelp(
+            "Seconds the app waits for the INVITE after reporting the call; then it ends the call as failed (default 10).",
+            valueName: "seconds"))
+    var inviteTimeout: Double?
+
+    @Option(
+        help: ArgumentHelp(
+            "Seconds the user stays in an answered call before hanging up, if the caller has not (default 5).",
+            valueName: "seconds"))
+    var hangupAfter: Double?
+
+    var isSet: Bool {
+        appHandler != nil || appDeadline != nil || maxStrikes != nil || maxOfferAge != nil || callAction != nil
+            || answerAfter != nil || inviteTimeout != nil || hangupAfter != nil
+    }
 
     func validate() throws {
         if let appDeadline, !(appDeadline > 0 && appDeadline <= 600) {
@@ -199,6 +225,20 @@ struct VoIPOptions: ParsableArguments {
         if let appHandler, appHandler.allSatisfy({ $0 == " " }) {
             throw ValidationError("--app-handler needs a command or a URL")
         }
+        if let callAction, CallSettings.Action(rawValue: callAction) == nil {
+            throw ValidationError("--call-action must be one of \(CallSettings.Action.jsonKind)")
+        }
+        func seconds(_ value: Double) -> String { value == value.rounded() ? String(Int(value)) : String(value) }
+        for (option, value, range) in [
+            ("--answer-after", answerAfter, CallSettings.answerAfterRange),
+            ("--invite-timeout", inviteTimeout, CallSettings.inviteTimeoutRange),
+            ("--hangup-after", hangupAfter, CallSettings.hangupAfterRange),
+        ] {
+            if let value, !range.contains(value) {
+                throw ValidationError(
+                    "\(option) must be between \(seconds(range.lowerBound)) and \(seconds(range.upperBound)) seconds")
+            }
+        }
     }
 
     func apply(to settings: inout VoIPSettings) {
@@ -206,6 +246,10 @@ struct VoIPOptions: ParsableArguments {
         if let appDeadline { settings.appDeadline = appDeadline }
         if let maxStrikes { settings.maxStrikes = maxStrikes }
         if let maxOfferAge { settings.maxOfferAge = maxOfferAge }
+        if let action = callAction.flatMap(CallSettings.Action.init(rawValue:)) { settings.call.action = action }
+        if let answerAfter { settings.call.answerAfter = answerAfter }
+        if let inviteTimeout { settings.call.inviteTimeout = inviteTimeout }
+        if let hangupAfter { settings.call.hangupAfter = hangupAfter }
     }
 }
 

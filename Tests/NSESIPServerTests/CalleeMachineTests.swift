@@ -1,4 +1,5 @@
 import NSECall
+import NSEDevice
 import NSESIP
 import Testing
 
@@ -6,8 +7,8 @@ import Testing
 struct CalleeMachineTests {
     typealias Machine = CalleeMachine
 
-    func machine(_ action: UserAction, configure: (inout CalleePlan) -> Void = { _ in }) -> Machine {
-        var plan = CalleePlan()
+    func machine(_ action: CallSettings.Action, configure: (inout CallSettings) -> Void = { _ in }) -> Machine {
+        var plan = CallSettings()
         plan.action = action
         configure(&plan)
         return Machine(plan: plan)
@@ -51,8 +52,8 @@ struct CalleeMachineTests {
         #expect(finish(end) == .finish(.hungUp, sipStatus: 200))
     }
 
-    @Test(arguments: [(UserAction.decline, 603), (.busy, 486)])
-    func theUserDeclines(action: UserAction, status: Int) {
+    @Test(arguments: [(CallSettings.Action.decline, 603), (.busy, 486)])
+    func theUserDeclines(action: CallSettings.Action, status: Int) {
         var m = machine(action)
         let actions = run(&m, [.registered(statusCode: 200), .offered, .timer(.decide)])
         #expect(actions.contains(.reject(statusCode: status)))

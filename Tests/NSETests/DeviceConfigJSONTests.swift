@@ -15,6 +15,8 @@ import Testing
         config.voip.appHandler = .url("http://127.0.0.1:9000/voip")
         config.voip.appDeadline = 0.5
         config.voip.maxStrikes = 2
+        config.voip.call.action = .decline
+        config.voip.call.answerAfter = 0.5
         config.uninstalledAt = 1_795_300_000_000
         return config
     }
@@ -24,7 +26,7 @@ import Testing
         let text = config.json.serialized()
         #expect(
             text
-                == #"{"format":1,"bundle_id":"org.example.app","team_id":"ABCDE12345","locale":"fr-FR","entitlements":{"com.apple.developer.usernotifications.filtering":true},"tokens":{"remote":"aa","voip":"bb"},"public_key":"cHVi","key_id":"k1","created_at":"2026-11-23T10:00:00Z","sip":{"aor":"sip:bob@example.org","proxy":"sip:127.0.0.1:5060;transport=tcp","expires":600,"instance":"urn:uuid:1","ca_file":"/ca.pem"},"voip":{"app_handler":{"url":"http://127.0.0.1:9000/voip"},"app_deadline_s":0.5,"max_strikes":2,"max_offer_age_s":30},"apns":{"uninstalled_at":1795300000000,"callback_url":null}}"#
+                == #"{"format":1,"bundle_id":"org.example.app","team_id":"ABCDE12345","locale":"fr-FR","entitlements":{"com.apple.developer.usernotifications.filtering":true},"tokens":{"remote":"aa","voip":"bb"},"public_key":"cHVi","key_id":"k1","created_at":"2026-11-23T10:00:00Z","sip":{"aor":"sip:bob@example.org","proxy":"sip:127.0.0.1:5060;transport=tcp","expires":600,"instance":"urn:uuid:1","ca_file":"/ca.pem"},"voip":{"app_handler":{"url":"http://127.0.0.1:9000/voip"},"app_deadline_s":0.5,"max_strikes":2,"max_offer_age_s":30,"call":{"action":"decline","answer_after_s":0.5,"invite_timeout_s":10,"hangup_after_s":5,"ring_timeout_s":120,"ack_timeout_s":32}},"apns":{"uninstalled_at":1795300000000,"callback_url":null}}"#
         )
         #expect(try DeviceConfig(json: JSON.parse(text), path: "device.json") == config)
         for handler in [VoIPSettings.AppHandler.builtIn, .command("./app.sh")] {
@@ -62,6 +64,14 @@ import Testing
         (
             #"{"format":1,"bundle_id":"b","team_id":"t","locale":"en","tokens":{"remote":"r","voip":"v"},"public_key":"p","key_id":"k","created_at":"c","sip":{"aor":"a","proxy":"p"}}"#,
             #"d/device.json: "sip.instance" must be a string, and is missing"#
+        ),
+        (
+            #"{"format":1,"bundle_id":"b","team_id":"t","locale":"en","tokens":{"remote":"r","voip":"v"},"public_key":"p","key_id":"k","created_at":"c","voip":{"call":{"answer_after_s":99}}}"#,
+            #"d/device.json: "voip.call.answer_after_s" must be a number of seconds from 0 to 60, not 99"#
+        ),
+        (
+            #"{"format":1,"bundle_id":"b","team_id":"t","locale":"en","tokens":{"remote":"r","voip":"v"},"public_key":"p","key_id":"k","created_at":"c","voip":{"call":{"action":"maybe"}}}"#,
+            #"d/device.json: "voip.call.action" must be one of answer, decline, busy, ignore, answer-before-invite, not a string"#
         ),
     ])
     func corruptMembersAreNamed(document: String, message: String) throws {

@@ -1,3 +1,4 @@
+public import NSEDevice
 public import NSEJSON
 
 /// What the host hands the app's process for a call it reported (one JSON line on its stdin): the device, the
@@ -7,9 +8,9 @@ public struct AppCallRequest: Sendable, Equatable, JSONConvertible {
     public var device: String
     /// The SIP Call-ID the push announced.
     public var callID: String
-    public var plan: CalleePlan
+    public var plan: CallSettings
 
-    public init(device: String, callID: String, plan: CalleePlan) {
+    public init(device: String, callID: String, plan: CallSettings) {
         self.device = device
         self.callID = callID
         self.plan = plan
@@ -25,6 +26,6 @@ public struct AppCallRequest: Sendable, Equatable, JSONConvertible {
         let object = try JSONObject(json: json)
         device = try object.field("device")
         callID = try object.field("call_id")
-        plan = try object.field("plan") ?? CalleePlan()
+        plan = try object.field("plan") ?? CallSettings()
     }
 }

@@ -30,11 +30,11 @@ public struct CalleeDriver: Sendable {
     public let password: String?
     /// The Call-ID of the INVITE the push announced.
     public let callID: String
-    public let plan: CalleePlan
+    public let plan: CallSettings
     public let logger: Logger
 
     public init(
-        device: Device, account: SIPAccount, password: String?, callID: String, plan: CalleePlan, logger: Logger
+        device: Device, account: SIPAccount, password: String?, callID: String, plan: CallSettings, logger: Logger
     ) {
         self.device = device
         self.account = account

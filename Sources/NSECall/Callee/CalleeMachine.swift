@@ -1,3 +1,4 @@
+public import NSEDevice
 public import NSESIP
 
 /// The app's side of a call after it reported it to CallKit, as a state machine: re-REGISTER, wait for the INVITE
@@ -81,10 +82,10 @@ public struct CalleeMachine: Sendable {
         case finish(CallEndReason, sipStatus: Int?)
     }
 
-    public let plan: CalleePlan
+    public let plan: CallSettings
     public private(set) var phase: Phase = .registering
 
-    public init(plan: CalleePlan) {
+    public init(plan: CallSettings) {
         self.plan = plan
     }
 

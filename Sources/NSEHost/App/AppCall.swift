@@ -32,8 +32,8 @@ struct AppCall {
         func milliseconds(_ at: UInt64) -> Double { Double(at &- pushStart) / 1_000_000 }
         record.timeline.append(("reported", milliseconds(launchedAt) + launch.wallMilliseconds))
         // The device's call settings (`nse device set --call-action …`), as the app reads them.
-        let plan = device.config.voip.json.objectValue?["call"] ?? [:]
-        let request: JSON = ["device": .string(device.directory), "call_id": .string(callID), "plan": plan]
+        let plan = device.config.voip.call
+        let request: JSON = ["device": .string(device.directory), "call_id": .string(callID), "plan": plan.json]
         var session = AppCallSession(request: request, bound: AppCall.bound(of: plan))
         _ = ProcessDriver.run(AppCall.command(), session: &session)
         record.timeline += session.steps.map { ($0.step, milliseconds($0.at)) }
@@ -48,10 +48,7 @@ struct AppCall {
     }
 
     /// How long the app's process may take: the INVITE's wait, the ring, the ACK's wait, the call, and a margin.
-    static func bound(of plan: JSON) -> Double {
-        let object = plan.objectValue ?? [:]
-        func seconds(_ key: String, _ otherwise: Double) -> Double { object[key]?.doubleValue ?? otherwise }
-        return seconds("invite_timeout_s", 10) + max(seconds("answer_after_s", 1), seconds("ring_timeout_s", 120))
-            + seconds("ack_timeout_s", 32) + seconds("hangup_after_s", 5) + 10
+    static func bound(of plan: CallSettings) -> Double {
+        plan.inviteTimeout + max(plan.answerAfter, plan.ringTimeout) + plan.ackTimeout + plan.hangupAfter + 10
     }
 }
