@@ -125,7 +125,8 @@ let package = Package(
         .target(
             name: "NSEReplay",
             dependencies: [
-                "NSEAppRegistration", "NSECertificates", "NSEChat", "NSECrypto", "NSEDevice", "NSEHost", "NSEJSON",
+                "NSEAppRegistration", "NSECall", "NSECertificates", "NSEChat", "NSECrypto", "NSEDevice", "NSEHost",
+                "NSEJSON",
                 "NSEPayload", "NSESIP", "NSESIPServer", "NSESystem", logging,
             ]
         ),
@@ -179,7 +180,8 @@ let package = Package(
         .executableTarget(
             name: "nse-tool",
             dependencies: [
-                argumentParser, logging, "NSEAPNs", "NSEAppRegistration", "NSEChat", "NSECommandLine", "NSECrypto",
+                argumentParser, logging, "NSEAPNs", "NSEAppRegistration", "NSECall", "NSEChat", "NSECommandLine",
+                "NSECrypto",
                 "NSEDevice", "NSEHTTP",
                 "NSEHost", "NSEJSON", "NSEPayload", "NSEReplay", "NSESIP", "NSESIPServer", "NSESystem", "NSEServer",
             ]

@@ -187,6 +187,61 @@ def bench_sip(work, floors, payload, rounds, warmups, linphone):
             server.wait()
 
 
+def bench_call(work, floors, payload, rounds, warmups):
+    """Rounds of the whole incoming call on one `nse sip-server` over TCP (no pushes sent: the bench is the push):
+    `nse call` places a call the server holds for an nse device; `nse run --push-type voip` on the push that names
+    it; the app re-REGISTERs, takes the INVITE, and the user answers at once and hangs up at once. The figures are
+    the phone's timeline from the push (the host's clock), and the whole `nse run`."""
+    server = subprocess.Popen([NSE, "sip-server", "--listen", "tcp:127.0.0.1:0", "--no-push", "--events"],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        proxy = json.loads(server.stdout.readline())["listening"][0]["uri"]
+        device = os.path.join(work, "callbob")
+        subprocess.run([NSE, "device", "init", device, "--sip-account", "sip:bob@example.org", "--sip-proxy", proxy],
+                       check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([NSE, "device", "set", device, "--answer-after", "0", "--hangup-after", "0"], check=True,
+                       stdout=subprocess.DEVNULL)
+        subprocess.run([NSE, "device", "register", device], check=True, stdout=subprocess.DEVNULL)
+        figures = {"runs": [], "invite": [], "answered": [], "ended": []}
+
+        def wait_held(call_id):
+            for line in server.stdout:
+                event = json.loads(line)
+                if event.get("event") == "call" and event.get("call_id") == call_id and event.get("step") == "held":
+                    return
+            raise SystemExit("the SIP server ended before it held the call")
+
+        for index in range(rounds + warmups):
+            call_id = f"call-{index}@example.org"
+            caller = subprocess.Popen([NSE, "call", "--proxy", proxy, "--from", "sip:alice@example.org", "--to",
+                                       "sip:bob@example.org", "--call-id", call_id, "--hangup-after", "30",
+                                       "--timeout", "10"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            wait_held(call_id)
+            push = json.dumps({"aps": {"sound": "", "loc-key": "IC_MSG", "loc-args": ["Alice"], "call-id": call_id},
+                               "from-uri": "sip:alice@example.org", "display-name": "Alice"}).encode()
+            floors.measure(payload, index >= warmups)
+            wall, _, out = spawn_wait([NSE, "run", "--push-type", "voip", "--device", device], push)
+            caller_line, _ = caller.communicate(timeout=30)
+            call = json.loads(out).get("call") or {}
+            if call.get("end_reason") != "hungUp" or json.loads(caller_line or b"{}").get("final_status") != 200:
+                raise SystemExit(f"call round {index}: {call.get('end_reason')}, {call.get('failure')}")
+            if index < warmups:
+                continue
+            timeline = call["timeline_ms"]
+            figures["runs"].append(wall)
+            figures["invite"].append(timeline["invite_received"])
+            figures["answered"].append(timeline["answered"])
+            figures["ended"].append(timeline["ended"])
+        return figures
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smoke of the harness: two rounds, no targets judged")
@@ -212,6 +267,11 @@ def report(work, quick, rounds, sip_rounds, missing):
     floors.singles, floors.pairs = [], []
     sip = bench_sip(work, floors, payload, sip_rounds, 1 if quick else 5, linphone=not missing)
 
+    sip_floor, sip_pair = floors.singles, floors.pairs
+    floors.singles, floors.pairs = [], []
+    call_rounds = 2 if quick else max(sip_rounds // 2, 10)
+    call = bench_call(work, floors, payload, call_rounds, 1 if quick else 3)
+
     mode = "quick smoke, figures meaningless" if quick else "medians of interleaved rounds"
     print(f"nse bench ({mode}): {rounds} enc rounds, {sip_rounds} SIP rounds, binaries in {BIN}")
     # The best round too: on a loaded machine the medians of the short runs (the floors above all: two processes
@@ -230,8 +290,8 @@ def report(work, quick, rounds, sip_rounds, missing):
     print(f"{'  x the C pair floor (medians; best rounds)':48} {enc / pair:9.2f} {'':9} {min(runs) / min(enc_pair):9.2f}")
     row("  of which the extension process (ms)", extension_walls, single)
     row("  extension peak RSS (KB, VmHWM)", peaks, unit_format="9.0f")
-    sip_single = row("C fork+exec+wait4 floor, SIP rounds (ms)", floors.singles)
-    row("C fork+exec pair floor, SIP rounds (ms)", floors.pairs, sip_single)
+    sip_single = row("C fork+exec+wait4 floor, SIP rounds (ms)", sip_floor)
+    row("C fork+exec pair floor, SIP rounds (ms)", sip_pair, sip_single)
     sip_median = row("nse run, SIP fetch over TCP, end to end (ms)", sip["runs"], sip_single)
     row("  of which the REGISTER round trip (ms)", sip["registers"])
     sip_rss = row("  nse run peak RSS (KB, GNU time %M, warm-ups)", sip["maxrss"], unit_format="9.0f") if sip["maxrss"] else None
@@ -243,6 +303,11 @@ def report(work, quick, rounds, sip_rounds, missing):
               f"memory {peer_kb / sip_peak:.1f}x (/ extension VmHWM), {peer_kb / sip_rss:.1f}x (/ nse run %M)")
     else:
         print(f"peer: skipped, {' and '.join(missing)} not installed (make bench installs it)")
+    call_single = row(f"C fork+exec+wait4 floor, call rounds (ms, {call_rounds})", floors.singles)
+    row("nse run --push-type voip, the whole call (ms)", call["runs"], call_single)
+    row("  push -> INVITE received by the app (ms)", call["invite"], call_single)
+    row("  push -> answered (200 OK sent) (ms)", call["answered"], call_single)
+    row("  push -> call ended (BYE answered) (ms)", call["ended"], call_single)
     if quick:
         print("quick smoke: harness ran end to end; no targets judged")
         return

@@ -84,3 +84,34 @@ call=$(printf '%s' '{"type":"call","call_uuid":"6F1C6D3A-3F0B-4C59-9E55-0B7D4E0E
   | "$nse" seal --device "$work/bob")
 printf '{"aps":{"alert":{"loc-key":"IC_MSG","loc-args":["Alice"]},"mutable-content":1},"enc":"%s"}' "$call" \
   | "$nse" run --device "$work/bob" --format text
+
+step "9. The whole call: Alice calls Bob; the server holds the INVITE and pushes the sealed offer; the phone rings"
+NSE_LOG_LEVEL=warning "$nse" serve --listen 127.0.0.1:0 --device "$work/bob" >"$work/serve2.out" 2>"$work/serve2.err" &
+pids+=($!)
+wait_line "$work/serve2.out"
+push_url=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["listening"])' <"$work/serve2.out")
+"$nse" sip-server --listen tcp:127.0.0.1:0 --db "$work/sip-db2" --push-url "$push_url" --e2ee-calls \
+  --events >"$work/sip2.log" 2>"$work/sip2.err" &
+pids+=($!)
+wait_line "$work/sip2.log"
+proxy=$(python3 -c 'import json,sys; print([l["uri"] for l in json.loads(sys.stdin.readline())["listening"]][0])' <"$work/sip2.log")
+"$nse" device set "$work/bob" --sip-proxy "$proxy" --call-action answer --answer-after 1 --hangup-after 2 >/dev/null
+"$nse" device register "$work/bob" >/dev/null
+echo "Bob's user answers after 1 s and hangs up 2 s later; Alice's phone waits up to 10 s in the call"
+"$nse" call --proxy "$proxy" --from sip:alice@example.org --to sip:bob@example.org --display-name Alice \
+  --seal-to "$work/bob" --hangup-after 10 | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+print("Alice: final status", r["final_status"], "| answered:", r["answered"], "| ended by:", r["ended_by"])
+print("       timeline (ms from the INVITE):", ", ".join("%s %.0f" % kv for kv in r["timeline_ms"].items()))'
+results="[]"
+for _ in $(seq 100); do
+  results=$(curl -s "$push_url/v1/devices/$token/notifications?limit=1" || echo "[]")
+  case "$results" in *'"call"'*'"end_reason"'*) break ;; esac
+  sleep 0.1
+done
+printf '%s' "$results" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)[0]; c = r.get("call") or {}
+print("Bob:   ", r["outcome"], "(the extension escalated the call) | route:", c.get("route"), "| end:", c.get("end_reason"))
+print("       timeline (ms from the push):", ", ".join("%s %.0f" % kv for kv in (c.get("timeline_ms") or {}).items()))'

@@ -33,8 +33,10 @@ struct CallEscalation: Sendable {
         ]
         if let name = call.displayName { payload["display_name"] = .string(name) }
         // The SIP call the offer stands for, which the app takes once it has reported it: the sealed offer's own
-        // Call-ID, else the one the push names (Flexisip's `call-id`).
-        if let callID = call.sipCallID ?? request.payload["call-id"]?.stringValue {
+        // Call-ID, else the one the push names (Flexisip's `call-id`), unless the offer came in a fetched MESSAGE,
+        // whose Call-ID that is.
+        let pushCallID = source == "sip" ? nil : request.payload["call-id"]?.stringValue
+        if let callID = call.sipCallID ?? pushCallID {
             payload["call-id"] = .string(callID)
         }
         if let sentAt = call.sentAt { payload["sent_at"] = .string(Clock.rfc3339(unixSeconds: sentAt)) }

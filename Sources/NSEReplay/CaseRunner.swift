@@ -1,5 +1,6 @@
 import Logging
 import NSEAppRegistration
+import NSECall
 import NSECertificates
 import NSEChat
 import NSECrypto
@@ -61,9 +62,13 @@ struct CaseRunner {
             let other = try Device.create(at: Path.join(workDirectory, "other"))
             var server: SIPServer?
             defer { if let server { Task { await server.shutdown() } } }
+            var caller: Task<CallerReport, Never>?
             if let sip = replayCase.sip {
                 let started = try await startServer(sip, device: &device, log: &log)
                 server = started
+                if let call = sip.call {
+                    caller = try await placeCall(call, server: started, device: device, log: &log)
+                }
                 if sip.stopBeforePush {
                     await started.shutdown()
                     server = nil
@@ -82,7 +87,13 @@ struct CaseRunner {
             let pushType = PushType(rawValue: replayCase.pushType) ?? .alert
             let source: PayloadSource = replayCase.payloadFile.map { .file($0) } ?? .stdin
             let result = await Threads.run { host.deliver(bytes, pushType: pushType, source: source) }
-            return finish(result.json, error: nil)
+            var actual = result.json
+            if let caller, case .object(var object) = actual {
+                // The caller's side of the call, as `nse call` prints it.
+                object["caller"] = await caller.value.json
+                actual = .object(object)
+            }
+            return finish(actual, error: nil)
         } catch let error as ReplayError {
             return finish(nil, error: error.description)
         } catch {
@@ -116,6 +127,7 @@ struct CaseRunner {
         if let deadline = replayCase.device.appDeadline { voip.appDeadline = deadline }
         if let strikes = replayCase.device.maxStrikes { voip.maxStrikes = strikes }
         if let age = replayCase.device.maxOfferAge { voip.maxOfferAge = age }
+        if let call = replayCase.device.call { voip.call = call }
         device.config.voip = voip
         try device.save()
         let voipState = try device.appGroup().voip
@@ -188,6 +200,51 @@ struct CaseRunner {
                     body: body, receivedAt: Clock.unixMilliseconds()))
         }
         return server
+    }
+
+    /// Places the case's call through the embedded server (as `nse call` does) and returns once the server has
+    /// reached the step the push waits for: the INVITE held, or the held call cancelled by its caller.
+    private func placeCall(_ spec: ReplayCase.CallSpec, server: SIPServer, device: Device, log: inout [String])
+        async throws -> Task<CallerReport, Never>
+    {
+        guard let address = await server.addresses.first, let account = device.config.sip else {
+            throw ReplayError(file: replayCase.file, field: "sip.call", message: "the SIP server bound nothing")
+        }
+        let sdp = SessionDescription(offerFrom: "127.0.0.1", video: spec.video).bytes
+        let call = SIPOutgoingCall(
+            to: try SIPURI(parsing: account.aor), from: try SIPURI(parsing: spec.from), proxy: address.proxyURI,
+            body: sdp, callID: spec.callID, displayName: spec.displayName)
+        var configuration = SIPUserAgentConfiguration()
+        configuration.userAgent = "nse-replay-caller/1"
+        if let caFile = account.caFile {
+            configuration.tls = SIPTLSOptions(trust: .caFile(caFile), verifyHostname: false)
+        }
+        let driver = CallerDriver(
+            call: call,
+            plan: CallerMachine.Plan(
+                cancelAfter: spec.cancelAfter, hangupAfter: spec.hangupAfter, timeout: spec.timeout),
+            configuration: configuration, logger: Logger(label: "nse.replay.caller"))
+        let caller = Task { await driver.report(sealed: false) }
+        let wanted: CallStep = spec.pushWhen == .held ? .held : .cancelled
+        let events = server.events
+        let bound = spec.timeout + (spec.cancelAfter ?? 0) + 2
+        let reached = await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                for await event in events {
+                    if case .call(_, spec.callID, wanted, _) = event { return true }
+                }
+                return false
+            }
+            group.addTask {
+                try? await Task.sleep(for: .milliseconds(Int64(bound * 1000)))
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+        log.append("call \(spec.callID): \(reached ? "" : "not ")\(wanted.rawValue) before the push")
+        return caller
     }
 
     /// A held message's Content-Type and body, as Linphone would send it.

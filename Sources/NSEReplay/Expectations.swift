@@ -38,7 +38,18 @@ public enum Expectations {
                             "call_report.\(field): expected \(show(value)), got \(show(actual["call_report"]?[field]))")
                     }
                 }
-            case "notification", "info", "voip", "extension":
+            case "call_timeline", "caller_timeline":
+                // The steps named must all be in the timeline, at times in the order given.
+                let timeline = actual[key == "call_timeline" ? "call" : "caller"]?["timeline_ms"]
+                let steps = want.arrayValue?.compactMap(\.stringValue) ?? []
+                let times = steps.map { timeline?[$0]?.doubleValue }
+                if times.contains(where: { $0 == nil }) {
+                    let missing = steps.filter { timeline?[$0] == nil }
+                    differences.append("\(key): expected \(show(want)), missing \(missing.joined(separator: ", "))")
+                } else if times.map({ $0 ?? 0 }) != times.map({ $0 ?? 0 }).sorted() {
+                    differences.append("\(key): expected the steps in the order \(show(want)), got \(show(timeline))")
+                }
+            case "notification", "info", "voip", "extension", "call", "caller":
                 let base: JSON? = key == "info" ? actual["extension"]?["info"] : actual[key]
                 for (path, value) in want.objectValue ?? [:] {
                     let got = lookup(base, path)

@@ -1,4 +1,5 @@
 import NSECrypto
+public import NSEDevice
 public import NSEJSON
 import NSESystem
 
@@ -22,6 +23,29 @@ public struct ReplayCase: Sendable {
         public var maxOfferAge: Double?
         public var strikes = 0
         public var keyMode: Int?
+        /// What the device's user and app do with a call (`device.call`, as `voip.call` in device.json).
+        public var call: CallSettings?
+    }
+
+    /// A call the case's caller places through the embedded SIP server before the push (`sip.call`): the server
+    /// holds it for the device, and the push wakes the app that takes it.
+    public struct CallSpec: Sendable {
+        /// When the push is delivered.
+        public enum PushWhen: String, Sendable {
+            /// Once the server holds the INVITE.
+            case held
+            /// Once the caller has given up and the server has ended the held call (487).
+            case cancelled
+        }
+
+        public var callID: String
+        public var from = "sip:alice@example.org"
+        public var displayName: String?
+        public var video = false
+        public var cancelAfter: Double?
+        public var hangupAfter: Double = 1
+        public var timeout: Double = 10
+        public var pushWhen = PushWhen.held
     }
 
     /// A message the embedded SIP server holds before the push.
@@ -44,6 +68,7 @@ public struct ReplayCase: Sendable {
         public var faults: JSONObject = [:]
         public var stopBeforePush = false
         public var storePrefill: [HeldMessage] = []
+        public var call: CallSpec?
     }
 
     public var device = DeviceSpec()
@@ -117,7 +142,7 @@ public struct ReplayCase: Sendable {
             let allowed: Set<String> = [
                 "bundle_id", "team_id", "filtering", "locale", "strings", "locale_strings", "app_handler",
                 "app_deadline",
-                "max_strikes", "max_offer_age", "strikes", "key_mode",
+                "max_strikes", "max_offer_age", "strikes", "key_mode", "call",
             ]
             for key in spec.keys where !allowed.contains(key) { throw fail("device.\(key)", "is not a device field") }
             device.bundleID = try string(spec["bundle_id"], "device.bundle_id") ?? device.bundleID
@@ -132,6 +157,11 @@ public struct ReplayCase: Sendable {
             device.maxOfferAge = try number(spec["max_offer_age"], "device.max_offer_age")
             device.strikes = Int(try number(spec["strikes"], "device.strikes") ?? 0)
             device.keyMode = try string(spec["key_mode"], "device.key_mode").flatMap { Int($0, radix: 8) }
+            if let call = spec["call"] {
+                do { device.call = try CallSettings(json: call) } catch {
+                    throw ReplayError(file: file, field: nil, message: error.inside(["device", "call"]).description)
+                }
+            }
         }
         pushType = try string(object["push_type"], "push_type") ?? "alert"
         guard ["alert", "background", "voip"].contains(pushType) else {
@@ -196,6 +226,40 @@ public struct ReplayCase: Sendable {
             }
             sip.held = try messages("held")
             sip.storePrefill = try messages("store")
+            if let callValue = spec["call"] {
+                guard let call = callValue.objectValue else { throw fail("sip.call", "must be an object") }
+                let allowed: Set<String> = [
+                    "call_id", "from", "display_name", "video", "cancel_after", "hangup_after", "timeout", "push_when",
+                ]
+                for key in call.keys where !allowed.contains(key) {
+                    throw fail("sip.call.\(key)", "is not a call field")
+                }
+                guard let callID = try string(call["call_id"], "sip.call.call_id") else {
+                    throw fail("sip.call.call_id", "is required (the INVITE's Call-ID, which the push names)")
+                }
+                var spec = CallSpec(callID: callID)
+                spec.from = try string(call["from"], "sip.call.from") ?? spec.from
+                spec.displayName = try string(call["display_name"], "sip.call.display_name")
+                spec.video = try bool(call["video"], "sip.call.video") ?? false
+                spec.cancelAfter = try number(call["cancel_after"], "sip.call.cancel_after")
+                spec.hangupAfter = try number(call["hangup_after"], "sip.call.hangup_after") ?? spec.hangupAfter
+                spec.timeout = try number(call["timeout"], "sip.call.timeout") ?? spec.timeout
+                if let when = try string(call["push_when"], "sip.call.push_when") {
+                    guard let moment = CallSpec.PushWhen(rawValue: when) else {
+                        throw fail("sip.call.push_when", "must be held or cancelled")
+                    }
+                    spec.pushWhen = moment
+                }
+                for (field, value) in [("cancel_after", spec.cancelAfter), ("hangup_after", spec.hangupAfter)] {
+                    if let value, !(0...60).contains(value) {
+                        throw fail("sip.call.\(field)", "must be from 0 to 60 seconds")
+                    }
+                }
+                guard (0.1...60).contains(spec.timeout) else {
+                    throw fail("sip.call.timeout", "must be from 0.1 to 60 seconds")
+                }
+                sip.call = spec
+            }
             self.sip = sip
         }
         budget = try number(object["budget"], "budget") ?? 5

@@ -18,7 +18,8 @@ struct NSE: AsyncParsableCommand {
         discussion:
             "Exit status: 0 any outcome a device could show, 64 usage, 65 payload rejected, 66 input missing, 74 I/O error, 78 device or configuration problem.",
         subcommands: [
-            RunCommand.self, SealCommand.self, DeviceCommand.self, SendCommand.self, SIPServerCommand.self,
+            RunCommand.self, SealCommand.self, DeviceCommand.self, SendCommand.self, CallCommand.self,
+            SIPServerCommand.self,
             ReplayCommand.self, ServeCommand.self, PushCommand.self,
         ]
     )

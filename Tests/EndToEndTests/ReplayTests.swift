@@ -48,6 +48,23 @@ import Testing
         let notJSON = try write("notjson.json", "{")
         #expect(try TestSupport.nse(["replay", notJSON]).stdout.contains("notjson.json: "))
         #expect(try TestSupport.nse(["replay", root + "/missing"]).status == 66)
+        // A call the case places, and what the device's user does with it.
+        for (fields, message) in [
+            (#""sip":{"call":{"from":"sip:a@b"}}"#, "sip.call.call_id: is required"),
+            (#""sip":{"call":{"call_id":"c","push_when":"later"}}"#, "sip.call.push_when: must be held or cancelled"),
+            (#""sip":{"call":{"call_id":"c","ring":1}}"#, "sip.call.ring: is not a call field"),
+            (#""sip":{"call":{"call_id":"c","timeout":0}}"#, "sip.call.timeout: must be from 0.1 to 60 seconds"),
+            (
+                #""device":{"call":{"action":"maybe"}}"#,
+                #""device.call.action" must be one of answer, decline, busy, ignore, answer-before-invite"#
+            ),
+        ] {
+            let text = "{" + fields + #","payload":{"aps":{}},"expect":{"outcome":"not-invoked"}}"#
+            let file = try write("call-\(UUID().uuidString.prefix(6)).json", text)
+            let output = try TestSupport.nse(["replay", file])
+            #expect(output.status == 65)
+            #expect(output.stdout.contains(message), "\(output.stdout)")
+        }
     }
 
     @Test func updateReRecordsExpectations() throws {

@@ -105,6 +105,9 @@ public struct CalleeMachine: Sendable {
             return [.record(.registered)]
         case (.registering, .registered(let status)):
             return end(.failed, sipStatus: status)
+        case (_, .registered(let status)) where (200..<300).contains(status):
+            // The 200 read after the INVITE it released: the timeline still shows when it came.
+            return [.record(.registered)]
         case (.registering, .registrationFailed):
             return end(.failed, sipStatus: nil)
         case (.registering, .offered), (.waitingForInvite, .offered):

@@ -1,3 +1,4 @@
+public import NSECrypto
 public import NSEJSON
 import NSESIP
 
@@ -19,6 +20,11 @@ public enum CallOffer {
         ]
         if let displayName { object["display_name"] = .string(displayName) }
         return .object(object)
+    }
+
+    /// Seals a call offer's plaintext to the callee device's public key; returns the envelope's text.
+    public static func seal(_ plaintext: JSON, to recipient: PublicKey) throws(CryptoError) -> String {
+        try Envelope.seal(plaintext.serializedBytes(), to: recipient).text
     }
 
     /// The INVITE's body: the SDP alone, or with a sealed envelope a `multipart/mixed` of the SDP and the envelope.

@@ -4,6 +4,8 @@ public struct SIPOutgoingCall: Sendable {
     public var to: SIPURI
     /// The caller (From).
     public var from: SIPURI
+    /// The caller's display name in From (what the callee's phone shows).
+    public var displayName: String?
     /// The outbound proxy URI with transport.
     public var proxy: SIPURI
     /// The Content-Type of the body (`application/sdp`, or `multipart/mixed` carrying a sealed offer beside it).
@@ -22,7 +24,9 @@ public struct SIPOutgoingCall: Sendable {
     /// Creates a call description.
     public init(
         to: SIPURI, from: SIPURI, proxy: SIPURI, contentType: String = "application/sdp", body: [UInt8],
-        extraHeaders: SIPHeaders = SIPHeaders(), callID: String? = nil, username: String? = nil, password: String? = nil
+        extraHeaders: SIPHeaders = SIPHeaders(), callID: String? = nil, username: String? = nil,
+        password: String? = nil,
+        displayName: String? = nil
     ) {
         self.to = to
         self.from = from
@@ -33,5 +37,6 @@ public struct SIPOutgoingCall: Sendable {
         self.callID = callID
         self.username = username
         self.password = password
+        self.displayName = displayName
     }
 }

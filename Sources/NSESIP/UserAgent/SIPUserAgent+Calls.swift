@@ -16,7 +16,9 @@ extension SIPUserAgent {
         var invite = SIPRequest(method: "INVITE", uri: call.to, body: call.body)
         invite.headers.add("Max-Forwards", "70")
         invite.headers.add(
-            "From", SIPNameAddress(uri: call.from, parameters: [SIPParameter("tag", localTag)]).description)
+            "From",
+            SIPNameAddress(displayName: call.displayName, uri: call.from, parameters: [SIPParameter("tag", localTag)])
+                .description)
         invite.headers.add("To", SIPNameAddress(uri: call.to).description)
         invite.headers.add("Call-ID", callID)
         invite.headers.add("Contact", contact(on: layer, user: call.from.user).description)

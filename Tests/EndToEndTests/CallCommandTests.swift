@@ -1,0 +1,248 @@
+import Foundation
+import NSEJSON
+import NSETestSupport
+import Testing
+
+/// `nse call`, the caller's phone, end to end with the built binaries: against SIPp's built-in callee, and through
+/// `nse sip-server` to an nse device woken by its push (PushKit, and the end-to-end-encrypted alert the extension
+/// escalates). Loopback only; every wait is bounded.
+@Suite(
+    .serialized, .timeLimit(.minutes(5)),
+    .enabled(if: HeldCallTests.sipp != nil, "sipp is not installed (make test installs sip-tester)"))
+struct CallCommandTests {
+    /// A command running in the background, its output in files (no pipe to fill up).
+    final class Background {
+        let process = Process()
+        let stdout: String
+        let stderr: String
+
+        init(_ executable: String, _ arguments: [String], in directory: String, name: String) throws {
+            stdout = directory + "/\(name).out"
+            stderr = directory + "/\(name).err"
+            _ = FileManager.default.createFile(atPath: stdout, contents: nil)
+            _ = FileManager.default.createFile(atPath: stderr, contents: nil)
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = arguments
+            process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: stdout))
+            process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: stderr))
+            try process.run()
+        }
+
+        /// Waits up to `timeout` seconds for the exit; its status, or nil (then it is killed).
+        func wait(timeout: TimeInterval) -> Int32? {
+            let end = Date().addingTimeInterval(timeout)
+            while process.isRunning, Date() < end { usleep(20_000) }
+            guard !process.isRunning else {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+                return nil
+            }
+            return process.terminationStatus
+        }
+
+        var output: String { (try? String(contentsOfFile: stdout, encoding: .utf8)) ?? "" }
+        var errors: String { (try? String(contentsOfFile: stderr, encoding: .utf8)) ?? "" }
+    }
+
+    let root: String
+    init() throws { root = try TestSupport.temporaryDirectory("nse-call") }
+
+    func nseCall(_ arguments: [String], name: String = "call") throws -> Background {
+        try Background(TestSupport.nse, ["call"] + arguments, in: root, name: name)
+    }
+
+    /// SIPp's built-in `uas` answers at once and waits for the BYE: nse hangs up after `--hangup-after`.
+    @Test(arguments: ["udp", "tcp"])
+    func sippAnswersAndTheCallerHangsUp(transport: String) throws {
+        let sipp = try #require(HeldCallTests.sipp)
+        let port = try HeldCallTests.freePort(transport)
+        let callee = try Background(
+            sipp,
+            [
+                "-sn", "uas", "-i", "127.0.0.1", "-p", String(port), "-t", transport == "tcp" ? "t1" : "u1", "-m", "1",
+                "-nostdin", "-timeout", "30s", "-timeout_error", "-trace_msg", "-message_file",
+                root + "/sipp-\(transport).log",
+            ], in: root, name: "sipp")
+        defer { _ = callee.wait(timeout: 0) }
+        usleep(300_000)
+        let call = try nseCall([
+            "--proxy", "sip:127.0.0.1:\(port);transport=\(transport)", "--from", "sip:alice@127.0.0.1",
+            "--to", "sip:service@127.0.0.1:\(port)", "--display-name", "Alice", "--hangup-after", "0.2",
+        ])
+        #expect(call.wait(timeout: 30) == 0, "\(call.errors)")
+        let report = try JSON.parse(call.output)
+        #expect(report["answered"] == true)
+        #expect(report["final_status"] == 200)
+        #expect(report["ended_by"] == "caller")
+        #expect(report["sealed"] == false)
+        #expect(report["failure"] == .null)
+        let timeline = try #require(report["timeline_ms"]?.objectValue)
+        let order = ["invited", "ringing", "answered", "ended"]
+        let times = order.compactMap { timeline[$0]?.doubleValue }
+        #expect(times.count == order.count && times == times.sorted(), "\(timeline)")
+        if let answered = timeline["answered"]?.doubleValue, let ended = timeline["ended"]?.doubleValue {
+            #expect(ended - answered >= 190)
+        }
+        // SIPp saw the whole call, and answered the BYE. (Over TCP it counts the call failed all the same: nse's
+        // connection closes during the 4 s SIPp's `uas` lingers after the BYE, and SIPp aborts calls on a closed
+        // socket.)
+        let status = callee.wait(timeout: 10)
+        if transport == "udp" { #expect(status == 0, "\(callee.errors.suffix(400))") }
+        let messages = (try? String(contentsOfFile: root + "/sipp-\(transport).log", encoding: .utf8)) ?? ""
+        let bye = try #require(messages.range(of: "\nBYE sip:"), "SIPp never got the BYE")
+        #expect(messages[bye.upperBound...].contains("SIP/2.0 200 OK"), "SIPp did not answer the BYE")
+    }
+
+    /// A callee device through nse sip-server: the call is held and pushed, and nobody wakes the phone; the caller
+    /// cancels (its own choice, or its timeout) and hears 487.
+    @Test(arguments: [(["--cancel-after", "0.5"], "caller"), (["--timeout", "0.5"], "timeout")])
+    func aCallNobodyAnswersIsCancelled(options: [String], endedBy: String) throws {
+        let recorder = try HeldCallTests.Recorder()
+        defer { recorder.stop() }
+        let server = try SIPServerProcess(
+            ["--listen", "udp:127.0.0.1:0", "--push-url", "http://127.0.0.1:\(recorder.port)"])
+        defer { server.stop() }
+        let bob = try device("bob", proxy: try #require(server.uris["udp"]))
+        _ = bob
+        let call = try nseCall(
+            ["--proxy", try #require(server.uris["udp"]), "--from", "sip:alice@127.0.0.1", "--to", "sip:bob@127.0.0.1"]
+                + options)
+        #expect(call.wait(timeout: 30) == 1, "\(call.errors)")
+        let report = try JSON.parse(call.output)
+        #expect(report["answered"] == false)
+        #expect(report["final_status"] == 487)
+        #expect(report["ended_by"] == .string(endedBy))
+        #expect(report["timeline_ms"]?["cancelled"] != nil && report["timeline_ms"]?["trying"] != nil)
+        let callID = try #require(report["call_id"]?.stringValue)
+        #expect(server.waitFor("call", ["call_id": callID, "step": "cancelled"], timeout: 5) != nil)
+        #expect(recorder.records(settle: 0.2).contains { $0["headers"]?["apns-push-type"] == "voip" })
+    }
+
+    /// The whole call with nse at both ends: `nse call` → `nse sip-server` holds it and pushes → `nse run` on the
+    /// push → the app re-REGISTERs, takes the INVITE, and the user answers or declines.
+    @Test(arguments: [("answer", 0, 200, "callee"), ("decline", 1, 603, "callee")])
+    func nseCallsAnNseDevice(action: String, exit: Int32, status: Int, endedBy: String) throws {
+        let recorder = try HeldCallTests.Recorder()
+        defer { recorder.stop() }
+        let server = try SIPServerProcess(
+            ["--listen", "tcp:127.0.0.1:0", "--push-url", "http://127.0.0.1:\(recorder.port)"])
+        defer { server.stop() }
+        let proxy = try #require(server.uris["tcp"])
+        let bob = try device(
+            "bob", proxy: proxy, settings: ["--call-action", action, "--answer-after", "0.2", "--hangup-after", "0.3"])
+        let call = try nseCall([
+            "--proxy", proxy, "--from", "sip:alice@127.0.0.1", "--to", "sip:bob@127.0.0.1", "--display-name", "Alice",
+            "--hangup-after", "20",
+        ])
+        let push = try #require(waitForPush(recorder), "no push for the held call")
+        #expect(push["headers"]?["apns-push-type"] == "voip")
+        #expect(push["payload"]?["display-name"] == "Alice")
+        let ran = try phoneRuns(push, device: bob)
+        #expect(call.wait(timeout: 30) == exit, "\(call.errors)")
+        let report = try JSON.parse(call.output)
+        #expect(report["final_status"] == .int(Int64(status)))
+        #expect(report["ended_by"] == .string(endedBy))
+        let record = try #require(ran["call"])
+        #expect(record["call_id"] == report["call_id"])
+        #expect(record["route"] == "pushkit")
+        #expect(record["end_reason"] == (action == "answer" ? "hungUp" : "declined"))
+    }
+
+    /// Apple's end-to-end-encrypted route: `nse call --seal-to` puts a sealed offer beside the SDP; the server,
+    /// which cannot read it, pushes it as an alert; the phone's extension opens it and escalates the call to the
+    /// app, which takes the INVITE named in the offer and answers.
+    @Test func aSealedCallGoesThroughTheExtensionToTheApp() throws {
+        let recorder = try HeldCallTests.Recorder()
+        defer { recorder.stop() }
+        let server = try SIPServerProcess(
+            ["--listen", "tcp:127.0.0.1:0", "--push-url", "http://127.0.0.1:\(recorder.port)", "--e2ee-calls"])
+        defer { server.stop() }
+        let proxy = try #require(server.uris["tcp"])
+        let bob = try device("bob", proxy: proxy, settings: ["--answer-after", "0.1", "--hangup-after", "5"])
+        let call = try nseCall([
+            "--proxy", proxy, "--from", "sip:alice@127.0.0.1", "--to", "sip:bob@127.0.0.1", "--display-name", "Alice",
+            "--seal-to", bob, "--hangup-after", "0.3", "--video",
+        ])
+        let push = try #require(waitForPush(recorder), "no push for the held call")
+        #expect(push["headers"]?["apns-push-type"] == "alert")
+        #expect(push["payload"]?["aps"]?["mutable-content"] == 1)
+        let ran = try phoneRuns(push, device: bob)
+        #expect(call.wait(timeout: 30) == 0, "\(call.errors)")
+        let report = try JSON.parse(call.output)
+        #expect(report["sealed"] == true && report["answered"] == true && report["ended_by"] == "caller")
+        #expect(ran["outcome"] == "suppressed", "\(ran["reason"] ?? .null)")
+        #expect(ran["call_report"]?["localized_caller_name"] == "Alice")
+        #expect(ran["call_report"]?["has_video"] == true)
+        let record = try #require(ran["call"], "no call in \(ran.serialized())")
+        #expect(record["route"] == "nse-escalation")
+        #expect(record["call_id"] == report["call_id"])
+        #expect(record["end_reason"] == "remoteEnded")
+        #expect(record["video"] == true)
+    }
+
+    @Test func noServerIsAnIOErrorOnOneLine() throws {
+        let port = try HeldCallTests.freePort("tcp")
+        let call = try nseCall([
+            "--proxy", "sip:127.0.0.1:\(port);transport=tcp", "--from", "sip:alice@127.0.0.1", "--to",
+            "sip:bob@127.0.0.1",
+        ])
+        #expect(call.wait(timeout: 30) == 74)
+        let lines = call.errors.split(separator: "\n")
+        #expect(lines.count == 1 && lines.first?.hasPrefix("nse: call failed: ") == true, "\(call.errors)")
+        #expect(try JSON.parse(call.output)["ended_by"] == "failure")
+    }
+
+    @Test(arguments: [
+        (["--timeout", "0"], "--timeout must be from 0.1 to 3600 seconds, not 0.0"),
+        (["--hangup-after=-1"], "--hangup-after must be from 0 to 3600 seconds, not -1.0"),
+        (["--to", "bob"], nil),
+    ])
+    func badOptionsAreUsageErrors(options: [String], message: String?) throws {
+        let result = try TestSupport.nse(
+            [
+                "call", "--proxy", "sip:127.0.0.1:9;transport=tcp", "--from", "sip:a@127.0.0.1", "--to",
+                "sip:b@127.0.0.1",
+            ]
+                + options)
+        #expect(result.status == 64)
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 1 && lines.first?.hasPrefix("nse: ") == true, "\(result.stderr)")
+        if let message { #expect(result.stderr.contains(message), "\(result.stderr)") }
+        #expect(result.stdout.isEmpty)
+    }
+
+    // MARK: - helpers
+
+    /// An nse device for `name`@127.0.0.1 registered at `proxy` with its push parameters.
+    func device(_ name: String, proxy: String, settings: [String] = []) throws -> String {
+        let path = root + "/" + name
+        let created = try TestSupport.nse(
+            ["device", "init", path, "--filtering", "--sip-account", "sip:\(name)@127.0.0.1", "--sip-proxy", proxy])
+        #expect(created.status == 0, "\(created.stderr)")
+        if !settings.isEmpty {
+            let set = try TestSupport.nse(["device", "set", path] + settings)
+            #expect(set.status == 0, "\(set.stderr)")
+        }
+        let registered = try TestSupport.nse(["device", "register", path])
+        #expect(registered.status == 0, "\(registered.stderr)")
+        return path
+    }
+
+    func waitForPush(_ recorder: HeldCallTests.Recorder) -> JSON? {
+        var pushes: [JSON] = []
+        let end = Date().addingTimeInterval(10)
+        while pushes.isEmpty, Date() < end { pushes = recorder.records(settle: 0.1) }
+        return pushes.first
+    }
+
+    /// The phone gets the push: `nse run` with its payload and push type; returns the result.
+    func phoneRuns(_ push: JSON, device: String) throws -> JSON {
+        let payload = root + "/push-\(UUID().uuidString.prefix(6)).json"
+        try TestSupport.write(try #require(push["payload"]).serialized(), to: payload)
+        let type = push["headers"]?["apns-push-type"]?.stringValue ?? "alert"
+        let run = try TestSupport.run(
+            TestSupport.nse, ["run", "--push-type", type, "--device", device, payload], timeout: 90)
+        #expect(run.status == 0, "\(run.stderr)")
+        return try JSON.parse(run.stdout)
+    }
+}
