@@ -1,5 +1,5 @@
 import NSECrypto
-import NSEDevice
+public import NSEDevice
 import NSEHost
 import NSEJSON
 public import NSEPayload
@@ -27,6 +27,8 @@ public struct RunOptions: Sendable, Equatable {
     public var memoryLimitMegabytes: Double = RunLimits.memoryLimit.defaultValue
     public var extensionCommand: String?
     public var format: Format = .json
+    /// For this run, what the user does with a call the push brings (`--call-action`), instead of the device's.
+    public var callAction: CallSettings.Action?
 
     public init() {}
 
@@ -41,7 +43,7 @@ public struct RunOptions: Sendable, Equatable {
             StandardStreams.writeError("nse: \(NotificationResult.terminalSafe(message))\n")
             return status
         }
-        let device: Device
+        var device: Device
         do throws(DeviceError) {
             if let path = self.device {
                 device = try Device.open(at: path)
@@ -52,6 +54,7 @@ public struct RunOptions: Sendable, Equatable {
         } catch {
             return fail(error.code == .io ? .ioError : .config, error.description)
         }
+        if let callAction { device.config.voip.call.action = callAction }
         let source: PayloadSource = (payload == nil || payload == "-") ? .stdin : .file(payload!)
         let start = Clock.monotonicNanoseconds()
         let bytes: [UInt8]?

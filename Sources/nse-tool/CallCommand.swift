@@ -18,8 +18,9 @@ struct CallCommand: AsyncParsableCommand {
             The caller hangs up --hangup-after seconds after the answer unless the callee does first; it cancels at \
             --cancel-after, or when no final answer came within --timeout. With --seal-to DEVICE_DIR a call offer \
             sealed to that device goes beside the SDP (the end-to-end-encrypted route: the server pushes it, the \
-            callee's extension opens it). Exit status: 0 answered, 1 a final answer that is not 2xx (refused, \
-            cancelled), 74 no final answer (connection, timeout), 64 usage, 66 or 78 the --seal-to device.
+            callee's extension opens it). Exit status: 0 answered, or cancelled as --cancel-after asked; 1 refused by \
+            the callee, or cancelled at --timeout; 74 no final answer (connection, the 487 never came); 64 usage; \
+            66 or 78 the --seal-to device.
             """
     )
 
@@ -122,7 +123,8 @@ struct CallCommand: AsyncParsableCommand {
             if end.endedBy == .failure && !end.answered {
                 throw Failure(.ioError, "call failed: \(report.outcome.failure ?? "no final answer")")
             }
-            if !end.answered { throw ExitCode(1) }
+            // Set up, or ended as the caller asked (its own CANCEL): 0; refused, or given up on: 1.
+            if !end.answered && end.endedBy != .caller { throw ExitCode(1) }
         } catch let failure as Failure {
             throw failure.exit()
         }

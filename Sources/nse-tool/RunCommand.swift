@@ -1,5 +1,6 @@
 import ArgumentParser
 import NSECommandLine
+import NSEDevice
 import NSEHost
 import NSEJSON
 import NSEPayload
@@ -43,6 +44,12 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Output format: json or text.")
     var format: String = "json"
 
+    @Option(
+        help: ArgumentHelp(
+            "For this run, what the user does with a call the push brings, instead of the device's setting: "
+                + CallSettings.Action.allCases.map(\.rawValue).joined(separator: ", ") + ".", valueName: "action"))
+    var callAction: String?
+
     func validate() throws {
         guard PushType(rawValue: pushType) != nil else {
             throw ValidationError("--push-type must be alert, background or voip")
@@ -53,6 +60,9 @@ struct RunCommand: ParsableCommand {
             guard limit.accepts(value) else { throw ValidationError(limit.requirement) }
         }
         guard ["json", "text"].contains(format) else { throw ValidationError("--format must be json or text") }
+        if let callAction, CallSettings.Action(rawValue: callAction) == nil {
+            throw ValidationError("--call-action must be \(CallSettings.Action.jsonKind)")
+        }
         if let extensionCommand, extensionCommand.allSatisfy({ $0 == " " }) {
             throw ValidationError("--extension needs a command")
         }
@@ -68,6 +78,7 @@ struct RunCommand: ParsableCommand {
         options.memoryLimitMegabytes = memoryLimit
         options.extensionCommand = extensionCommand
         options.format = RunOptions.Format(rawValue: format)!
+        options.callAction = callAction.flatMap(CallSettings.Action.init(rawValue:))
         let status = options.execute()
         if status != .ok { throw ExitCode(status.rawValue) }
     }

@@ -1,4 +1,5 @@
 import NSECommandLine
+import NSEDevice
 import NSEPayload
 
 /// `nse run`'s arguments as the front door reads them by hand.
@@ -41,6 +42,9 @@ enum RunArguments {
             case "--extension":
                 guard let command = value(name), !command.allSatisfy({ $0 == " " }) else { return nil }
                 options.extensionCommand = command
+            case "--call-action":
+                guard let action = value(name).flatMap(CallSettings.Action.init(rawValue:)) else { return nil }
+                options.callAction = action
             case "--format":
                 guard let format = value(name).flatMap(RunOptions.Format.init(rawValue:)) else { return nil }
                 options.format = format

@@ -25,7 +25,7 @@ struct PhoneCallTests {
     /// With `placeCall: false` nobody calls: the push names a call the server never held.
     func call(
         transport: String = "tcp", caller: String? = nil, pause: Int = 300, deviceSettings: [String] = [],
-        last: String, placeCall: Bool = true
+        runOptions: [String] = [], last: String, placeCall: Bool = true
     ) throws -> Call {
         let sipp = try #require(HeldCallTests.sipp)
         let root = try TestSupport.temporaryDirectory("nse-phone-call")
@@ -95,7 +95,7 @@ struct PhoneCallTests {
         let payloadFile = root + "/push.json"
         try TestSupport.write(payload.serialized(), to: payloadFile)
         let run = try TestSupport.run(
-            TestSupport.nse, ["run", "--push-type", "voip", "--device", bob, payloadFile], timeout: 90)
+            TestSupport.nse, ["run", "--push-type", "voip", "--device", bob] + runOptions + [payloadFile], timeout: 90)
         #expect(run.status == 0, "\(run.stderr)")
         let result = try JSON.parse(run.stdout)
 
@@ -152,6 +152,18 @@ struct PhoneCallTests {
         #expect(record["sip_status"] == .int(Int64(status)))
         #expect(record["timeline_ms"]?["answered"] == nil)
         #expect(call.steps == ["held", "forwarded", "ringing", "declined"])
+    }
+
+    /// `nse run --call-action` decides for one run, over the device's setting (here: answer).
+    @Test func oneRunCanSayWhatTheUserDoes() throws {
+        let call = try call(
+            caller: "caller-expects-486.xml", deviceSettings: ["--answer-after", "0.2"],
+            runOptions: ["--call-action", "busy"], last: "declined")
+        #expect(call.caller.status == 0, "the caller did not hear 486: \(call.caller.stderr)")
+        #expect(call.call?["sip_status"] == 486)
+        let unknown = try TestSupport.nse(["run", "--push-type", "voip", "--call-action", "maybe", "-"], stdin: "{}")
+        #expect(unknown.status == 64)
+        #expect(unknown.stderr.hasPrefix("nse: --call-action must be one of answer, decline"), "\(unknown.stderr)")
     }
 
     @Test func theCallerCancelsWhileThePhoneRings() throws {
