@@ -29,6 +29,8 @@ public struct RunOptions: Sendable, Equatable {
     public var format: Format = .json
     /// For this run, what the user does with a call the push brings (`--call-action`), instead of the device's.
     public var callAction: CallSettings.Action?
+    /// What iOS 26.4 tells the app with a PushKit push (`PKVoIPPushMetadata.mustReport`; `--must-report`).
+    public var mustReport = true
 
     public init() {}
 
@@ -63,12 +65,13 @@ public struct RunOptions: Sendable, Equatable {
         }
         let result: NotificationResult
         if let bytes {
-            let host = NotificationHost(
+            var host = NotificationHost(
                 device: device,
                 limits: ExtensionLimits(
                     budget: budget, grace: grace, memoryLimitKilobytes: Int(memoryLimitMegabytes * 1024)),
                 extensionCommand: extensionCommand.map(NotificationHost.shellCommand)
                     ?? NotificationHost.referenceExtensionCommand())
+            host.voipMustReport = mustReport
             result = host.deliver(bytes, pushType: pushType, source: source)
         } else {
             // Not read in full: refused as APNs refuses any payload over its limit, with the same result document.

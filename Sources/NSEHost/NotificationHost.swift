@@ -12,6 +12,9 @@ public struct NotificationHost: Sendable {
     public var limits: ExtensionLimits
     /// The extension program and its arguments.
     public var extensionCommand: [String]
+    /// What iOS 26.4 tells the app with a PushKit push (`PKVoIPPushMetadata.mustReport`): false lets the app
+    /// decline to report this push without a strike (`nse run --must-report false`).
+    public var voipMustReport = true
 
     public init(device: Device, limits: ExtensionLimits = ExtensionLimits(), extensionCommand: [String]) {
         self.device = device
@@ -116,7 +119,7 @@ public struct NotificationHost: Sendable {
         case .voip:
             // PushKit: no extension; iOS launches the app, which must report the call, then takes it.
             let launchedAt = Clock.monotonicNanoseconds()
-            let launch = AppLauncher(device: device).launch(payload.root)
+            let launch = AppLauncher(device: device).launch(payload.root, mustReport: voipMustReport)
             var result = notInvoked("voip push: delivered to the app through PushKit; \(launch.summary)", shown: false)
             result.callReport = launch.report
             result.voip = .pushKit(launch)

@@ -50,6 +50,12 @@ struct RunCommand: ParsableCommand {
                 + CallSettings.Action.allCases.map(\.rawValue).joined(separator: ", ") + ".", valueName: "action"))
     var callAction: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "What iOS 26.4 tells the app with a voip push (PKVoIPPushMetadata.mustReport): false lets it decline to report without a strike.",
+            valueName: "bool"))
+    var mustReport: String = "true"
+
     func validate() throws {
         guard PushType(rawValue: pushType) != nil else {
             throw ValidationError("--push-type must be alert, background or voip")
@@ -60,6 +66,9 @@ struct RunCommand: ParsableCommand {
             guard limit.accepts(value) else { throw ValidationError(limit.requirement) }
         }
         guard ["json", "text"].contains(format) else { throw ValidationError("--format must be json or text") }
+        guard ["true", "false"].contains(mustReport) else {
+            throw ValidationError("--must-report must be true or false")
+        }
         if let callAction, CallSettings.Action(rawValue: callAction) == nil {
             throw ValidationError("--call-action must be \(CallSettings.Action.jsonKind)")
         }
@@ -79,6 +88,7 @@ struct RunCommand: ParsableCommand {
         options.extensionCommand = extensionCommand
         options.format = RunOptions.Format(rawValue: format)!
         options.callAction = callAction.flatMap(CallSettings.Action.init(rawValue:))
+        options.mustReport = mustReport == "true"
         let status = options.execute()
         if status != .ok { throw ExitCode(status.rawValue) }
     }

@@ -45,6 +45,12 @@ enum RunArguments {
             case "--call-action":
                 guard let action = value(name).flatMap(CallSettings.Action.init(rawValue:)) else { return nil }
                 options.callAction = action
+            case "--must-report":
+                switch value(name) {
+                case "true": options.mustReport = true
+                case "false": options.mustReport = false
+                default: return nil
+                }
             case "--format":
                 guard let format = value(name).flatMap(RunOptions.Format.init(rawValue:)) else { return nil }
                 options.format = format

@@ -128,6 +128,34 @@ import Testing
         #expect(try run(bob, push)["voip"]?["app"]?["outcome"] == "reported")
     }
 
+    /// iOS 26.4's `PKVoIPPushMetadata.mustReport`: told a push need not be reported, the app may let it go without
+    /// a strike; told it must, the same app not reporting is terminated with a strike, as before.
+    @Test func mustReportFalseLetsTheAppDeclineWithoutAStrike() throws {
+        let bob = try device("must-report", ["--app-handler", app("report-when-required.sh")])
+        let voip =
+            #"{"aps":{"sound":"","loc-key":"IC_MSG","loc-args":["Alice"],"call-id":"m1@example.org"},"from-uri":"sip:alice@example.org","display-name":"Alice"}"#
+        let declined = try run(bob, voip, ["--push-type", "voip", "--must-report", "false"])
+        #expect(declined["outcome"] == "not-invoked")
+        #expect(declined["call_report"] == .null)
+        #expect(declined["voip"]?["app"]?["outcome"] == "not-reported")
+        #expect(declined["voip"]?["app"]?["must_report"] == false)
+        #expect(declined["voip"]?["app"]?["strikes"] == 0)
+        #expect(declined["reason"]?.stringValue?.contains("no strike") == true)
+        let reported = try run(bob, voip, ["--push-type", "voip"])
+        #expect(reported["voip"]?["app"]?["outcome"] == "reported")
+        #expect(reported["voip"]?["app"]?["must_report"] == true)
+        // An app that never reports gets its strike whenever it had to report, and none when it did not.
+        let silent = try device("must-report-silent", ["--app-handler", app("exit-silently.sh")])
+        #expect(
+            try run(silent, voip, ["--push-type", "voip", "--must-report", "false"])["voip"]?["app"]?["strikes"] == 0)
+        #expect(try run(silent, voip, ["--push-type", "voip"])["voip"]?["app"]?["strikes"] == 1)
+        let shown = try JSON.parse(try TestSupport.nse(["device", "show", silent]).stdout)
+        #expect(shown["voip_state"]?["strikes"] == 1)
+        let bad = try TestSupport.nse(
+            ["run", "--device", bob, "--push-type", "voip", "--must-report", "maybe"], stdin: voip)
+        #expect(bad.status == 64 && bad.stderr == "nse: --must-report must be true or false\n")
+    }
+
     @Test func httpHandler() throws {
         let server = Process()
         server.executableURL = URL(fileURLWithPath: app("http-app.py"))

@@ -37,7 +37,7 @@ import Testing
         let launch = Self.launch(.reported, report: Self.report)
         #expect(
             Self.voipMembers(launch.report, .notificationServiceExtension(error: nil, app: launch))
-                == #""call_report":{"uuid":"6F1C0000-0000-4000-8000-00000000000A","remote_handle":{"type":"generic","value":"sip:bob@example.org"},"localized_caller_name":"Bob","has_video":true,"supports_holding":true,"supports_dtmf":true,"supports_grouping":false,"supports_ungrouping":false},"voip":{"path":"notification-service-extension","error":null,"app":{"handler":"command","outcome":"reported","failure":null,"wall_ms":1.235,"strikes":0,"max_strikes":3}}"#
+                == #""call_report":{"uuid":"6F1C0000-0000-4000-8000-00000000000A","remote_handle":{"type":"generic","value":"sip:bob@example.org"},"localized_caller_name":"Bob","has_video":true,"supports_holding":true,"supports_dtmf":true,"supports_grouping":false,"supports_ungrouping":false},"voip":{"path":"notification-service-extension","error":null,"app":{"handler":"command","outcome":"reported","failure":null,"wall_ms":1.235,"strikes":0,"max_strikes":3,"must_report":true}}"#
         )
     }
 
@@ -52,7 +52,7 @@ import Testing
     @Test func pushKitWithATerminatedApp() {
         #expect(
             Self.voipMembers(nil, .pushKit(Self.launch(.terminated, storeError: "store")))
-                == #""call_report":null,"voip":{"path":"pushkit","app":{"handler":"command","outcome":"terminated","failure":"no report","wall_ms":1.235,"strikes":3,"max_strikes":3,"store_error":"store"}}"#
+                == #""call_report":null,"voip":{"path":"pushkit","app":{"handler":"command","outcome":"terminated","failure":"no report","wall_ms":1.235,"strikes":3,"max_strikes":3,"must_report":true,"store_error":"store"}}"#
         )
     }
 

@@ -10,6 +10,9 @@ public struct AppLaunch: Sendable, Equatable, JSONEncodable {
         case terminated
         /// It has too many strikes: VoIP payloads are no longer delivered to it.
         case refused
+        /// It did not report, and did not have to: iOS said this push need not be reported
+        /// (`PKVoIPPushMetadata.mustReport` false, iOS 26.4), so no strike.
+        case notReported = "not-reported"
     }
 
     public internal(set) var outcome: Outcome
@@ -25,13 +28,16 @@ public struct AppLaunch: Sendable, Equatable, JSONEncodable {
     public internal(set) var maxStrikes: Int
     /// Why the App Group store could not keep the strikes or the call log, if it could not.
     public internal(set) var storeError: String?
+    /// What iOS told the app with the push (`PKVoIPPushMetadata.mustReport`): whether it must report a call.
+    public internal(set) var mustReport = true
 
-    /// `{"handler", "outcome", "failure", "wall_ms", "strikes", "max_strikes"}`, and `store_error` when there is one.
+    /// `{"handler", "outcome", "failure", "wall_ms", "strikes", "max_strikes", "must_report"}`, and `store_error` when
+    /// there is one.
     public var json: JSON {
         var object: JSONObject = [
             "handler": .string(handler), "outcome": outcome.json, "failure": failure.json,
             "wall_ms": .double(NotificationResult.rounded(wallMilliseconds)), "strikes": strikes.json,
-            "max_strikes": maxStrikes.json,
+            "max_strikes": maxStrikes.json, "must_report": .bool(mustReport),
         ]
         if let storeError { object["store_error"] = .string(storeError) }
         return .object(object)
@@ -43,6 +49,8 @@ public struct AppLaunch: Sendable, Equatable, JSONEncodable {
         case .reported: "the app reported the call to CallKit"
         case .terminated:
             "the app did not report the call (\(failure ?? "no report")): iOS terminated it, strike \(strikes) of \(maxStrikes)"
+        case .notReported:
+            "the app did not report the call (\(failure ?? "no report")), which this push allowed (mustReport false): no strike"
         case .refused:
             "VoIP payloads are no longer delivered to this app after \(strikes) strikes (reset with `nse device reset-voip`)"
         }

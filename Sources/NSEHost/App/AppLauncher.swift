@@ -10,8 +10,10 @@ import NSESystem
 struct AppLauncher {
     var device: Device
 
-    /// Delivers a VoIP payload to the app.
-    func launch(_ payload: JSONObject) -> AppLaunch {
+    /// Delivers a VoIP payload to the app, with what iOS 26.4 tells it beside the payload (`mustReport`: whether
+    /// this push must be reported; a command handler finds it in `NSE_VOIP_MUST_REPORT`, a URL handler in the
+    /// `nse-voip-must-report` header, both `true` or `false`).
+    func launch(_ payload: JSONObject, mustReport: Bool = true) -> AppLaunch {
         let settings = device.config.voip
         // The App Group store keeps the strikes and the call log. A store that cannot be opened is reported in the
         // launch (`store_error`), and the app is launched as if it had no strikes: the call is not lost for it.
@@ -26,6 +28,7 @@ struct AppLauncher {
         do { strikes = try state?.strikes() ?? 0 } catch { note(error) }
         var launch = AppLaunch(
             outcome: .refused, handler: settings.appHandler.name, strikes: strikes, maxStrikes: settings.maxStrikes)
+        launch.mustReport = mustReport
         guard strikes < settings.maxStrikes else {
             do { try state?.record(["outcome": "refused", "strikes": .int(Int64(strikes))]) } catch { note(error) }
             launch.storeError = storeError
@@ -37,9 +40,9 @@ struct AppLauncher {
         case .builtIn:
             answer = .success(BuiltInApp.report(for: payload).json.serializedBytes())
         case .command(let command):
-            answer = runCommand(command, payload: payload, deadline: settings.appDeadline)
+            answer = runCommand(command, payload: payload, deadline: settings.appDeadline, mustReport: mustReport)
         case .url(let url):
-            answer = post(url, payload: payload, deadline: settings.appDeadline)
+            answer = post(url, payload: payload, deadline: settings.appDeadline, mustReport: mustReport)
         }
         launch.wallMilliseconds = Clock.millisecondsSince(start)
         do throws(AppFailure) {
@@ -60,6 +63,13 @@ struct AppLauncher {
                     "caller": .string(report.localizedCallerName), "video": .bool(report.hasVideo),
                 ])
             } catch { note(error) }
+        } catch  where !mustReport {
+            // iOS 26.4: an app told this push need not be reported may let it go without a strike.
+            launch.outcome = .notReported
+            launch.failure = error.description
+            do { try state?.record(["outcome": "not-reported", "failure": .string(error.description)]) } catch {
+                note(error)
+            }
         } catch {
             launch.outcome = .terminated
             launch.failure = error.description
@@ -84,9 +94,14 @@ struct AppLauncher {
     }
 
     /// Runs the handler with the payload on stdin; its stdout (until it exits) is the report.
-    private func runCommand(_ command: String, payload: JSONObject, deadline: Double) -> Result<[UInt8], AppFailure> {
+    private func runCommand(_ command: String, payload: JSONObject, deadline: Double, mustReport: Bool) -> Result<
+        [UInt8], AppFailure
+    > {
         var session = AppHandlerSession(payload: payload, deadline: deadline)
-        let report = ProcessDriver.run(ChildProcess.shellCommand(command), session: &session)
+        let report = ProcessDriver.run(
+            ChildProcess.shellCommand(
+                "\(command)", environment: ["NSE_VOIP_MUST_REPORT": mustReport ? "true" : "false"]),
+            session: &session)
         switch session.phase {
         case .failed(let failure):
             return .failure(failure)
@@ -101,8 +116,11 @@ struct AppLauncher {
     }
 
     /// POSTs the payload; the answer's body is the report.
-    private func post(_ url: String, payload: JSONObject, deadline: Double) -> Result<[UInt8], AppFailure> {
+    private func post(_ url: String, payload: JSONObject, deadline: Double, mustReport: Bool) -> Result<
+        [UInt8], AppFailure
+    > {
         var request = HTTPRequest.post(url: url, json: JSON.object(payload).serializedBytes())
+        request.headers.add(name: "nse-voip-must-report", value: mustReport ? "true" : "false")
         request.timeout = max(deadline, 0.001)
         request.connectTimeout = max(min(deadline, 5), 0.001)
         do {
