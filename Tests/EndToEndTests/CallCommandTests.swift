@@ -181,6 +181,78 @@ struct CallCommandTests {
         #expect(record["video"] == true)
     }
 
+    /// TLS on both legs, and the app's re-REGISTER answering the server's digest challenge with the device's
+    /// password; with a wrong password the app cannot register, the INVITE stays held, and the phone ends the call
+    /// it reported as failed while the caller gives up.
+    @Test(arguments: [("s3cret", true), ("wrong", false)])
+    func overTLSWithDigestOnTheReRegister(password: String, registers: Bool) throws {
+        let recorder = try HeldCallTests.Recorder()
+        defer { recorder.stop() }
+        let files = try TestSupport.selfSignedCertificate(in: root)
+        try TestSupport.write("bob s3cret\n", to: root + "/users")
+        let server = try SIPServerProcess([
+            "--listen", "tls:127.0.0.1:0", "--tls-cert", files.certificate, "--tls-key", files.key,
+            "--users", root + "/users", "--push-url", "http://127.0.0.1:\(recorder.port)",
+        ])
+        defer { server.stop() }
+        let proxy = try #require(server.uris["tls"])
+        let path = root + "/bob"
+        let created = try TestSupport.nse([
+            "device", "init", path, "--sip-account", "sip:bob@127.0.0.1", "--sip-proxy", proxy, "--sip-ca-file",
+            files.certificate, "--sip-password", "s3cret",
+        ])
+        #expect(created.status == 0, "\(created.stderr)")
+        #expect(try TestSupport.nse(["device", "register", path]).status == 0)
+        let set = try TestSupport.nse([
+            "device", "set", path, "--sip-password", password, "--answer-after", "0.1", "--invite-timeout", "1.5",
+        ])
+        #expect(set.status == 0, "\(set.stderr)")
+        let call = try nseCall([
+            "--proxy", proxy, "--ca-file", files.certificate, "--from", "sip:alice@127.0.0.1", "--to",
+            "sip:bob@127.0.0.1", "--hangup-after", "0.2", "--timeout", "4",
+        ])
+        let push = try #require(waitForPush(recorder), "no push for the held call")
+        let ran = try phoneRuns(push, device: path)
+        let record = try #require(ran["call"], "no call in \(ran.serialized())")
+        #expect(call.wait(timeout: 30) == (registers ? 0 : 1), "\(call.errors)")
+        let report = try JSON.parse(call.output)
+        if registers {
+            #expect(record["registration_status"] == 200)
+            #expect(record["end_reason"] == "remoteEnded")
+            #expect(report["answered"] == true && report["ended_by"] == "caller")
+        } else {
+            let status = record["registration_status"]?.intValue ?? 0
+            #expect(status == 401 || status == 403, "\(record.serialized())")
+            #expect(record["end_reason"] == "failed")
+            #expect(report["final_status"] == 487 && report["ended_by"] == "timeout")
+        }
+    }
+
+    /// The 3-strike rule still holds on the call path: an app that does not report is terminated, takes no call,
+    /// and after its strikes gets no more VoIP pushes, the calls held for it go unanswered.
+    @Test func anAppThatDoesNotReportTakesNoCall() throws {
+        let recorder = try HeldCallTests.Recorder()
+        defer { recorder.stop() }
+        let server = try SIPServerProcess(
+            ["--listen", "tcp:127.0.0.1:0", "--push-url", "http://127.0.0.1:\(recorder.port)"])
+        defer { server.stop() }
+        let proxy = try #require(server.uris["tcp"])
+        let bob = try device(
+            "bob", proxy: proxy,
+            settings: ["--app-handler", TestSupport.fixtures + "/apps/exit-silently.sh", "--max-strikes", "1"])
+        for attempt in 1...2 {
+            let call = try nseCall(
+                ["--proxy", proxy, "--from", "sip:alice@127.0.0.1", "--to", "sip:bob@127.0.0.1", "--timeout", "1"],
+                name: "call-\(attempt)")
+            let push = try #require(waitForPush(recorder), "no push for call \(attempt)")
+            let ran = try phoneRuns(push, device: bob)
+            #expect(ran["voip"]?["app"]?["outcome"] == (attempt == 1 ? "terminated" : "refused"))
+            #expect(ran["call"] == nil || ran["call"] == .null)
+            #expect(call.wait(timeout: 30) == 1, "\(call.errors)")
+            #expect(try JSON.parse(call.output)["ended_by"] == "timeout")
+        }
+    }
+
     @Test func noServerIsAnIOErrorOnOneLine() throws {
         let port = try HeldCallTests.freePort("tcp")
         let call = try nseCall([
