@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 SWIFT ?= swift
 # Debian packages the build and the tests need.
-APT_PACKAGES := libsodium-dev libjansson-dev libcurl4-openssl-dev libsqlite3-dev zlib1g-dev pkg-config python3 python3-venv curl openssl nghttp2-server nghttp2-client sip-tester
+APT_PACKAGES := libsodium-dev libjansson-dev libcurl4-openssl-dev libsqlite3-dev zlib1g-dev pkg-config python3 python3-venv curl openssl nghttp2-server nghttp2-client sip-tester linphone-cli time
 RELEASE_FLAGS := -c release --static-swift-stdlib
 RELEASE_BIN = $(shell $(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)
 DEBUG_BIN = $(shell $(SWIFT) build --show-bin-path)
