@@ -253,6 +253,30 @@ struct CallCommandTests {
         }
     }
 
+    /// The app-handler protocol's version 2: beside the report, the handler says what its user does with this
+    /// call (here: decline), over the device's setting (answer). A version-1 handler's answer is the report alone.
+    @Test func aVersion2HandlerSaysWhatTheUserDoes() throws {
+        let recorder = try HeldCallTests.Recorder()
+        defer { recorder.stop() }
+        let server = try SIPServerProcess(
+            ["--listen", "tcp:127.0.0.1:0", "--push-url", "http://127.0.0.1:\(recorder.port)"])
+        defer { server.stop() }
+        let proxy = try #require(server.uris["tcp"])
+        let bob = try device(
+            "bob", proxy: proxy,
+            settings: [
+                "--app-handler", TestSupport.fixtures + "/apps/report-and-decline.py", "--call-action", "answer",
+            ])
+        let call = try nseCall(["--proxy", proxy, "--from", "sip:alice@127.0.0.1", "--to", "sip:bob@127.0.0.1"])
+        let push = try #require(waitForPush(recorder), "no push for the held call")
+        let ran = try phoneRuns(push, device: bob)
+        #expect(ran["voip"]?["app"]?["handler_version"] == 2)
+        #expect(ran["call"]?["end_reason"] == "declined")
+        #expect(ran["call"]?["sip_status"] == 603)
+        #expect(call.wait(timeout: 30) == 1, "\(call.errors)")
+        #expect(try JSON.parse(call.output)["final_status"] == 603)
+    }
+
     @Test func noServerIsAnIOErrorOnOneLine() throws {
         let port = try HeldCallTests.freePort("tcp")
         let call = try nseCall([

@@ -31,8 +31,9 @@ struct AppCall {
         var record = CallRecord(callID: callID, route: route, report: launch.report)
         func milliseconds(_ at: UInt64) -> Double { Double(at &- pushStart) / 1_000_000 }
         record.timeline.append(("reported", milliseconds(launchedAt) + launch.wallMilliseconds))
-        // The device's call settings (`nse device set --call-action …`), as the app reads them.
-        let plan = device.config.voip.call
+        // What the user does: as the app's handler said for this call (version 2), else the device's settings
+        // (`nse device set --call-action …`).
+        let plan = launch.callSettings ?? device.config.voip.call
         let request: JSON = ["device": .string(device.directory), "call_id": .string(callID), "plan": plan.json]
         var session = AppCallSession(request: request, bound: AppCall.bound(of: plan))
         _ = ProcessDriver.run(AppCall.command(), session: &session)

@@ -1,3 +1,4 @@
+public import NSEDevice
 public import NSEJSON
 public import NSEPayload
 
@@ -30,6 +31,11 @@ public struct AppLaunch: Sendable, Equatable, JSONEncodable {
     public internal(set) var storeError: String?
     /// What iOS told the app with the push (`PKVoIPPushMetadata.mustReport`): whether it must report a call.
     public internal(set) var mustReport = true
+    /// The handler's protocol version, as its answer shows it: 1 (the report alone), 2 (`{"version": 2, "report",
+    /// "call"}`: the report and what the user does with this call).
+    public internal(set) var handlerVersion = 1
+    /// What a version-2 handler said the user does with this call, over the device's settings.
+    public internal(set) var callSettings: CallSettings?
 
     /// `{"handler", "outcome", "failure", "wall_ms", "strikes", "max_strikes", "must_report"}`, and `store_error` when
     /// there is one.
@@ -39,6 +45,7 @@ public struct AppLaunch: Sendable, Equatable, JSONEncodable {
             "wall_ms": .double(NotificationResult.rounded(wallMilliseconds)), "strikes": strikes.json,
             "max_strikes": maxStrikes.json, "must_report": .bool(mustReport),
         ]
+        if handlerVersion != 1 { object["handler_version"] = .int(Int64(handlerVersion)) }
         if let storeError { object["store_error"] = .string(storeError) }
         return .object(object)
     }

@@ -52,9 +52,20 @@ struct AppLauncher {
                 throw AppFailure("malformed report: \(error.description)")
             }
             let report: CallReport
-            do { report = try CallReport(json: json) } catch {
-                throw AppFailure("malformed report: \(error.description)")
-            }
+            do {
+                if json["version"] == 2 {
+                    // Version 2: the report, and what the user does with this call (docs/voip.md).
+                    report = try CallReport(json: json["report"] ?? .null)
+                    launch.handlerVersion = 2
+                    if let call = json["call"] {
+                        do { launch.callSettings = try CallSettings(json: call) } catch {
+                            throw error.inside(["call"])
+                        }
+                    }
+                } else {
+                    report = try CallReport(json: json)
+                }
+            } catch { throw AppFailure("malformed report: \(error)") }
             launch.report = report
             launch.outcome = .reported
             do {
