@@ -59,6 +59,16 @@ def spawn_wait(argv, stdin_bytes):
     return wall, usage.ru_maxrss, b"".join(chunks)
 
 
+def stop(server):
+    """Ends a server this script started: SIGTERM, then SIGKILL if it is still there after 10 s."""
+    server.terminate()
+    try:
+        server.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait()
+
+
 def q(values, fraction):
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
@@ -179,12 +189,7 @@ def bench_sip(work, floors, payload, rounds, warmups, linphone):
                 figures["peer_kb"].append(peer_kb)
         return figures
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop(server)
 
 
 def bench_call(work, floors, payload, rounds, warmups):
@@ -234,12 +239,7 @@ def bench_call(work, floors, payload, rounds, warmups):
             figures["ended"].append(timeline["ended"])
         return figures
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop(server)
 
 
 def main():

@@ -24,17 +24,7 @@ struct CallCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(
-        help: ArgumentHelp(
-            "The proxy to call through, with its transport, e.g. 'sip:127.0.0.1:5060;transport=tcp'.", valueName: "uri")
-    )
-    var proxy: String
-
-    @Option(help: ArgumentHelp("The caller's address of record.", valueName: "uri"))
-    var from: String
-
-    @Option(help: ArgumentHelp("The callee's address of record.", valueName: "uri"))
-    var to: String
+    @OptionGroup var party: SIPPartyOptions
 
     @Option(help: "The caller's display name (From; and in the sealed offer).")
     var displayName: String?
@@ -57,17 +47,8 @@ struct CallCommand: AsyncParsableCommand {
             valueName: "s"))
     var timeout: Double = 30
 
-    @Option(help: "The caller's SIP password, for digest challenges.")
-    var password: String?
-
     @Option(help: "The digest user name (default: the From user).")
     var username: String?
-
-    @Option(help: ArgumentHelp("Use this Call-ID instead of a random one.", valueName: "id"))
-    var callID: String?
-
-    @Option(help: ArgumentHelp("For TLS: trust the CA certificates in this PEM file.", valueName: "file"))
-    var caFile: String?
 
     func validate() throws {
         if let cancelAfter, !(0...3600).contains(cancelAfter) {
@@ -83,15 +64,8 @@ struct CallCommand: AsyncParsableCommand {
 
     func run() async throws {
         do {
-            let toURI: SIPURI
-            let fromURI: SIPURI
-            let proxyURI: SIPURI
-            do {
-                toURI = try SIPURI(parsing: to)
-                fromURI = try SIPURI(parsing: from)
-                proxyURI = try SIPURI(parsing: proxy)
-            } catch { throw Failure(.usage, "\(error)") }
-            let id = callID ?? SIPIdentifiers.callID()
+            let (toURI, fromURI, proxyURI) = try party.uris()
+            let id = party.callID ?? SIPIdentifiers.callID()
             let sdp = SessionDescription(offerFrom: fromURI.host, video: video).bytes
             var envelope: String? = nil
             if let sealTo {
@@ -100,7 +74,7 @@ struct CallCommand: AsyncParsableCommand {
                 let callUUID: String
                 do { callUUID = try SecureRandom.uuid() } catch { throw Failure(.software, "\(error)") }
                 let plaintext = CallOffer.plaintext(
-                    callUUID: callUUID, from: from, displayName: displayName, video: video, sipCallID: id,
+                    callUUID: callUUID, from: party.from, displayName: displayName, video: video, sipCallID: id,
                     sentAt: Clock.rfc3339(unixSeconds: Clock.unixSeconds()))
                 do { envelope = try CallOffer.seal(plaintext, to: device.publicKey()) } catch let error as DeviceError {
                     throw Failure(error)
@@ -109,14 +83,11 @@ struct CallCommand: AsyncParsableCommand {
             let (contentType, body) = CallOffer.body(sdp: sdp, envelope: envelope)
             let call = SIPOutgoingCall(
                 to: toURI, from: fromURI, proxy: proxyURI, contentType: contentType, body: body, callID: id,
-                username: username, password: password, displayName: displayName)
-            var configuration = SIPUserAgentConfiguration()
-            configuration.userAgent = "nse-call/1"
-            if let caFile { configuration.tls = SIPTLSOptions(trust: .caFile(caFile), verifyHostname: false) }
+                username: username, password: party.password, displayName: displayName)
             let driver = CallerDriver(
                 call: call,
                 plan: CallerMachine.Plan(cancelAfter: cancelAfter, hangupAfter: hangupAfter, timeout: timeout),
-                configuration: configuration, logger: Logger(label: "nse.call"))
+                configuration: party.agentConfiguration(userAgent: "nse-call/1"), logger: Logger(label: "nse.call"))
             let report = await driver.report(sealed: envelope != nil)
             StandardStreams.writeOut(report.json.serialized() + "\n")
             let end = report.outcome.end

@@ -20,17 +20,7 @@ struct SendCommand: AsyncParsableCommand {
             "With --seal-to DEVICE_DIR the text is sealed to that device (a message plaintext, docs/envelope.md) and the envelope is the content."
     )
 
-    @Option(
-        help: ArgumentHelp(
-            "The proxy to send through, with its transport, e.g. 'sip:127.0.0.1:5060;transport=tcp'.", valueName: "uri")
-    )
-    var proxy: String
-
-    @Option(help: ArgumentHelp("The sender's address of record.", valueName: "uri"))
-    var from: String
-
-    @Option(help: ArgumentHelp("The recipient's address of record.", valueName: "uri"))
-    var to: String
+    @OptionGroup var party: SIPPartyOptions
 
     @Option(help: "The message text.")
     var text: String
@@ -41,31 +31,16 @@ struct SendCommand: AsyncParsableCommand {
     @Option(help: "The sender's display name (goes into the sealed plaintext and the From header).")
     var displayName: String?
 
-    @Option(help: "The sender's SIP password, for digest challenges.")
-    var password: String?
-
-    @Option(help: ArgumentHelp("Use this Call-ID instead of a random one.", valueName: "id"))
-    var callID: String?
-
     @Flag(help: "Send the content bare instead of wrapped in CPIM with an IMDN delivery request.")
     var noCpim = false
-
-    @Option(help: ArgumentHelp("For TLS: trust the CA certificates in this PEM file.", valueName: "file"))
-    var caFile: String?
 
     @Option(help: "Seconds to wait for the final response.")
     var timeout: Double = 32
 
     func run() async throws {
         do {
-            let toURI: SIPURI
-            let fromURI: SIPURI
-            let proxyURI: SIPURI
-            do {
-                toURI = try SIPURI(parsing: to)
-                fromURI = try SIPURI(parsing: from)
-                proxyURI = try SIPURI(parsing: proxy)
-            } catch { throw Failure(.usage, "\(error)") }
+            let (toURI, fromURI, proxyURI) = try party.uris()
+            let (from, to) = (party.from, party.to)
             var contentType = "text/plain;charset=UTF-8"
             var content = Array(text.utf8)
             if let sealTo {
@@ -99,13 +74,11 @@ struct SendCommand: AsyncParsableCommand {
                 bodyType = "message/cpim"
                 body = cpim.bytes
             }
-            var configuration = SIPUserAgentConfiguration()
-            configuration.userAgent = "nse-send/1"
-            if let caFile { configuration.tls = SIPTLSOptions(trust: .caFile(caFile), verifyHostname: false) }
-            let agent = SIPUserAgent(configuration: configuration, logger: Logger(label: "nse.send"))
+            let agent = SIPUserAgent(
+                configuration: party.agentConfiguration(userAgent: "nse-send/1"), logger: Logger(label: "nse.send"))
             var message = SIPOutgoingMessage(
-                to: toURI, from: fromURI, proxy: proxyURI, contentType: bodyType, body: body, password: password)
-            message.callID = callID
+                to: toURI, from: fromURI, proxy: proxyURI, contentType: bodyType, body: body, password: party.password)
+            message.callID = party.callID
             let outgoing = message
             let outcome = await withTimeout(timeout) { try await agent.sendMessage(outgoing) }
             await agent.close()

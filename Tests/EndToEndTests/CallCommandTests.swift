@@ -97,11 +97,9 @@ struct CallCommandTests {
     /// cancels (its own choice, or its timeout) and hears 487.
     @Test(arguments: [(["--cancel-after", "0.5"], "caller", 0), (["--timeout", "0.5"], "timeout", 1)])
     func aCallNobodyAnswersIsCancelled(options: [String], endedBy: String, exit: Int32) throws {
-        let recorder = try HeldCallTests.Recorder()
-        defer { recorder.stop() }
-        let server = try SIPServerProcess(
-            ["--listen", "udp:127.0.0.1:0", "--push-url", "http://127.0.0.1:\(recorder.port)"])
-        defer { server.stop() }
+        let calls = try HeldCalls("udp")
+        defer { calls.stop() }
+        let (recorder, server) = (calls.recorder, calls.server)
         let bob = try device("bob", proxy: try #require(server.uris["udp"]))
         _ = bob
         let call = try nseCall(
@@ -123,11 +121,9 @@ struct CallCommandTests {
     /// push → the app re-REGISTERs, takes the INVITE, and the user answers or declines.
     @Test(arguments: [("answer", 0, 200, "callee"), ("decline", 1, 603, "callee")])
     func nseCallsAnNseDevice(action: String, exit: Int32, status: Int, endedBy: String) throws {
-        let recorder = try HeldCallTests.Recorder()
-        defer { recorder.stop() }
-        let server = try SIPServerProcess(
-            ["--listen", "tcp:127.0.0.1:0", "--push-url", "http://127.0.0.1:\(recorder.port)"])
-        defer { server.stop() }
+        let calls = try HeldCalls("tcp")
+        defer { calls.stop() }
+        let (recorder, server) = (calls.recorder, calls.server)
         let proxy = try #require(server.uris["tcp"])
         let bob = try device(
             "bob", proxy: proxy, settings: ["--call-action", action, "--answer-after", "0.2", "--hangup-after", "0.3"])
@@ -153,11 +149,9 @@ struct CallCommandTests {
     /// which cannot read it, pushes it as an alert; the phone's extension opens it and escalates the call to the
     /// app, which takes the INVITE named in the offer and answers.
     @Test func aSealedCallGoesThroughTheExtensionToTheApp() throws {
-        let recorder = try HeldCallTests.Recorder()
-        defer { recorder.stop() }
-        let server = try SIPServerProcess(
-            ["--listen", "tcp:127.0.0.1:0", "--push-url", "http://127.0.0.1:\(recorder.port)", "--e2ee-calls"])
-        defer { server.stop() }
+        let calls = try HeldCalls("tcp", ["--e2ee-calls"])
+        defer { calls.stop() }
+        let (recorder, server) = (calls.recorder, calls.server)
         let proxy = try #require(server.uris["tcp"])
         let bob = try device("bob", proxy: proxy, settings: ["--answer-after", "0.1", "--hangup-after", "5"])
         let call = try nseCall([
@@ -186,15 +180,12 @@ struct CallCommandTests {
     /// it reported as failed while the caller gives up.
     @Test(arguments: [("s3cret", true), ("wrong", false)])
     func overTLSWithDigestOnTheReRegister(password: String, registers: Bool) throws {
-        let recorder = try HeldCallTests.Recorder()
-        defer { recorder.stop() }
         let files = try TestSupport.selfSignedCertificate(in: root)
         try TestSupport.write("bob s3cret\n", to: root + "/users")
-        let server = try SIPServerProcess([
-            "--listen", "tls:127.0.0.1:0", "--tls-cert", files.certificate, "--tls-key", files.key,
-            "--users", root + "/users", "--push-url", "http://127.0.0.1:\(recorder.port)",
-        ])
-        defer { server.stop() }
+        let calls = try HeldCalls(
+            "tls", ["--tls-cert", files.certificate, "--tls-key", files.key, "--users", root + "/users"])
+        defer { calls.stop() }
+        let (recorder, server) = (calls.recorder, calls.server)
         let proxy = try #require(server.uris["tls"])
         let path = root + "/bob"
         let created = try TestSupport.nse([
@@ -231,11 +222,9 @@ struct CallCommandTests {
     /// The 3-strike rule still holds on the call path: an app that does not report is terminated, takes no call,
     /// and after its strikes gets no more VoIP pushes, the calls held for it go unanswered.
     @Test func anAppThatDoesNotReportTakesNoCall() throws {
-        let recorder = try HeldCallTests.Recorder()
-        defer { recorder.stop() }
-        let server = try SIPServerProcess(
-            ["--listen", "tcp:127.0.0.1:0", "--push-url", "http://127.0.0.1:\(recorder.port)"])
-        defer { server.stop() }
+        let calls = try HeldCalls("tcp")
+        defer { calls.stop() }
+        let (recorder, server) = (calls.recorder, calls.server)
         let proxy = try #require(server.uris["tcp"])
         let bob = try device(
             "bob", proxy: proxy,
@@ -256,11 +245,9 @@ struct CallCommandTests {
     /// The app-handler protocol's version 2: beside the report, the handler says what its user does with this
     /// call (here: decline), over the device's setting (answer). A version-1 handler's answer is the report alone.
     @Test func aVersion2HandlerSaysWhatTheUserDoes() throws {
-        let recorder = try HeldCallTests.Recorder()
-        defer { recorder.stop() }
-        let server = try SIPServerProcess(
-            ["--listen", "tcp:127.0.0.1:0", "--push-url", "http://127.0.0.1:\(recorder.port)"])
-        defer { server.stop() }
+        let calls = try HeldCalls("tcp")
+        defer { calls.stop() }
+        let (recorder, server) = (calls.recorder, calls.server)
         let proxy = try #require(server.uris["tcp"])
         let bob = try device(
             "bob", proxy: proxy,
@@ -309,6 +296,28 @@ struct CallCommandTests {
     }
 
     // MARK: - helpers
+
+    /// `nse sip-server` listening on `transport` and pushing to scripts/push-recorder.py.
+    final class HeldCalls {
+        let recorder: HeldCallTests.Recorder
+        let server: SIPServerProcess
+
+        init(_ transport: String, _ extra: [String] = []) throws {
+            recorder = try HeldCallTests.Recorder()
+            do {
+                server = try SIPServerProcess(
+                    ["--listen", "\(transport):127.0.0.1:0", "--push-url", "http://127.0.0.1:\(recorder.port)"] + extra)
+            } catch {
+                recorder.stop()
+                throw error
+            }
+        }
+
+        func stop() {
+            server.stop()
+            recorder.stop()
+        }
+    }
 
     /// An nse device for `name`@127.0.0.1 registered at `proxy` with its push parameters.
     func device(_ name: String, proxy: String, settings: [String] = []) throws -> String {
