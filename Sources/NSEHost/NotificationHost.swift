@@ -124,6 +124,7 @@ public struct NotificationHost: Sendable {
             result.callReport = launch.report
             result.voip = .pushKit(launch)
             result.call = followCall(launch, payload: payload.root, route: .pushKit, at: launchedAt, since: pushStart)
+            if let failure = result.call?.callKit?.failure { result.warnings.append(failure) }
             return result
         case .alert:
             break
@@ -153,7 +154,13 @@ public struct NotificationHost: Sendable {
     ) -> CallRecord? {
         let app = AppCall(device: device)
         guard let callID = app.follows(launch, payload: payload) else { return nil }
-        return app.follow(callID: callID, route: route, launch: launch, launchedAt: launchedAt, pushStart: pushStart)
+        var record = app.follow(
+            callID: callID, route: route, launch: launch, launchedAt: launchedAt, pushStart: pushStart)
+        if launch.handlerVersion == 2, let uuid = launch.report?.uuid {
+            // Version 2: the app is told how the call ended and must end the CallKit call it reported.
+            record.callKit = AppLauncher(device: device).endCall(record, uuid: uuid)
+        }
+        return record
     }
 
     private func runExtension(
@@ -189,6 +196,7 @@ public struct NotificationHost: Sendable {
         if let launch, let offer = run.record.acceptedVoIPPayload {
             result.call = followCall(
                 launch, payload: offer, route: .notificationServiceExtension, at: launchedAt, since: pushStart)
+            if let failure = result.call?.callKit?.failure { result.warnings.append(failure) }
         }
         if run.record.voipReported {
             result.voip = .notificationServiceExtension(error: run.record.voipError, app: launch)

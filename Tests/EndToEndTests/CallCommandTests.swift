@@ -252,16 +252,37 @@ struct CallCommandTests {
         let bob = try device(
             "bob", proxy: proxy,
             settings: [
-                "--app-handler", TestSupport.fixtures + "/apps/report-and-decline.py", "--call-action", "answer",
+                "--app-handler", TestSupport.fixtures + "/apps/report-v2.py --decline", "--call-action", "answer",
             ])
         let call = try nseCall(["--proxy", proxy, "--from", "sip:alice@127.0.0.1", "--to", "sip:bob@127.0.0.1"])
         let push = try #require(waitForPush(recorder), "no push for the held call")
         let ran = try phoneRuns(push, device: bob)
-        #expect(ran["voip"]?["app"]?["handler_version"] == 2)
+        #expect(ran["voip"]?["app"]?["handler_version"] == 2, "\(ran.serialized())")
         #expect(ran["call"]?["end_reason"] == "declined")
         #expect(ran["call"]?["sip_status"] == 603)
         #expect(call.wait(timeout: 30) == 1, "\(call.errors)")
         #expect(try JSON.parse(call.output)["final_status"] == 603)
+        // Told the call ended, the app ended its CallKit call.
+        #expect(ran["call"]?["callkit"] == ["ended": true, "reason": "declined", "failure": .null])
+    }
+
+    /// The app must end the CallKit call it reported when the INVITE never comes; a version-2 handler that
+    /// forgets to is flagged (`call.callkit.ended` false, and a warning).
+    @Test(arguments: [false, true])
+    func anAppThatForgetsToEndTheCallIsFlagged(forgets: Bool) throws {
+        let calls = try HeldCalls("tcp")
+        defer { calls.stop() }
+        let handler = TestSupport.fixtures + "/apps/report-v2.py" + (forgets ? " --forget-to-end" : "")
+        let bob = try device(
+            "bob-\(forgets)", proxy: calls.proxy, settings: ["--app-handler", handler, "--invite-timeout", "0.5"])
+        let voip =
+            #"{"aps":{"sound":"","loc-key":"IC_MSG","loc-args":["Alice"],"call-id":"never@example.org"},"from-uri":"sip:alice@127.0.0.1","display-name":"Alice"}"#
+        let ran = try phoneRuns(["payload": try JSON.parse(voip), "headers": ["apns-push-type": "voip"]], device: bob)
+        let record = try #require(ran["call"], "no call in \(ran.serialized())")
+        #expect(record["end_reason"] == "failed")
+        #expect(record["callkit"]?["ended"] == .bool(!forgets))
+        let warnings = ran["warnings"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        #expect(warnings.contains { $0.hasPrefix("the app did not end the CallKit call") } == forgets, "\(warnings)")
     }
 
     @Test func noServerIsAnIOErrorOnOneLine() throws {
@@ -312,6 +333,9 @@ struct CallCommandTests {
                 throw error
             }
         }
+
+        /// The proxy URI of its one listener.
+        var proxy: String { server.uris.values.first ?? "" }
 
         func stop() {
             server.stop()

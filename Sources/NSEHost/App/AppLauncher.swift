@@ -99,6 +99,45 @@ struct AppLauncher {
         return launch
     }
 
+    /// Tells a version-2 handler how the call it reported ended (`{"version": 2, "event": "call-ended", "uuid",
+    /// "call_id", "end_reason"}`, on stdin or POSTed as the launch was) and reads whether it ended its CallKit call:
+    /// `{"version": 2, "ended": {"uuid", "reason"}}` within the app's deadline. An app that does not leaves a call
+    /// on the screen that is no longer there: flagged.
+    func endCall(_ record: CallRecord, uuid: String) -> CallRecord.CallKitEnd {
+        let settings = device.config.voip
+        let event: JSONObject = [
+            "version": 2, "event": "call-ended", "uuid": .string(uuid), "call_id": .string(record.callID),
+            "end_reason": record.endReason.json,
+        ]
+        let answer: Result<[UInt8], AppFailure>
+        switch settings.appHandler {
+        case .builtIn:
+            return CallRecord.CallKitEnd(ended: true, reason: record.endReason)
+        case .command(let command):
+            answer = runCommand(command, payload: event, deadline: settings.appDeadline, mustReport: true)
+        case .url(let url):
+            answer = post(url, payload: event, deadline: settings.appDeadline, mustReport: true)
+        }
+        let bytes: [UInt8]
+        switch answer {
+        case .success(let output): bytes = output
+        case .failure(let failure):
+            return CallRecord.CallKitEnd(ended: false, failure: "the app did not end the CallKit call: \(failure)")
+        }
+        guard let json = try? JSON.parse(bytes, options: JSONParseOptions(maxDepth: 8)),
+            let ended = json["ended"]?.objectValue
+        else {
+            return CallRecord.CallKitEnd(
+                ended: false, failure: "the app did not end the CallKit call: its answer has no \"ended\"")
+        }
+        guard ended["uuid"]?.stringValue?.uppercased() == uuid.uppercased() else {
+            return CallRecord.CallKitEnd(
+                ended: false, reason: ended["reason"]?.stringValue,
+                failure: "the app ended another CallKit call than the one it reported")
+        }
+        return CallRecord.CallKitEnd(ended: true, reason: ended["reason"]?.stringValue)
+    }
+
     struct AppFailure: Error, Equatable, CustomStringConvertible {
         var description: String
         init(_ description: String) { self.description = description }

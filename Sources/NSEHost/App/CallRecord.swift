@@ -30,6 +30,22 @@ public struct CallRecord: Sendable, Equatable, JSONEncodable {
     public var report: CallReport?
     /// Why the app's process could not follow the call (it could not start, never ended the call…).
     public var failure: String?
+    /// For a version-2 handler: whether the app ended the CallKit call it reported once the call was over.
+    public var callKit: CallKitEnd?
+
+    /// How the app ended its CallKit call (the result's `call.callkit`): told how the call ended, a version-2
+    /// handler must answer `{"version": 2, "ended": {"uuid", "reason"}}`, as the app calls
+    /// `reportCall(with:endedAt:reason:)` (or requests a `CXEndCallAction` for its own user's end).
+    public struct CallKitEnd: Sendable, Equatable, JSONEncodable {
+        /// Whether it ended the call it reported (the same UUID).
+        public var ended: Bool
+        /// The reason it gave.
+        public var reason: String?
+        /// Why the end does not count, when it does not.
+        public var failure: String?
+
+        public var json: JSON { ["ended": .bool(ended), "reason": reason.json, "failure": failure.json] }
+    }
 
     public static func == (a: CallRecord, b: CallRecord) -> Bool {
         a.json == b.json
@@ -48,6 +64,7 @@ public struct CallRecord: Sendable, Equatable, JSONEncodable {
             "registration_status": registrationStatus.json, "report": report.json,
         ]
         if let failure { object["failure"] = .string(failure) }
+        if let callKit { object["callkit"] = callKit.json }
         return .object(object)
     }
 
