@@ -103,7 +103,8 @@ public enum PushServer {
         let app = Application(
             responder: responder, server: server,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
-            services: h2c.map { [$0] } ?? [], onServerRunning: { report("listening", $0) }, logger: logger)
+            services: (h2c.map { [$0] } ?? []) + [HostShutdownService()], onServerRunning: { report("listening", $0) },
+            logger: logger)
         // Pushes a previous run answered 200 and never ran go first into the queue, beside new ones.
         service.resumeUnfinished()
         do {

@@ -285,6 +285,57 @@ struct CallCommandTests {
         #expect(warnings.contains { $0.hasPrefix("the app did not end the CallKit call") } == forgets, "\(warnings)")
     }
 
+    /// `nse serve` running a push whose call is still ringing stops within 5 s of SIGTERM: the app is told to end
+    /// the call (480 to the caller), and the result is recorded before the exit, so a restarted server shows it.
+    @Test func serveStopsWithinFiveSecondsDuringACall() throws {
+        let bob = root + "/bob"
+        #expect(try TestSupport.nse(["device", "init", bob]).status == 0)
+        func startServe(_ name: String) throws -> (Background, String) {
+            let serve = try Background(
+                TestSupport.nse, ["serve", "--listen", "127.0.0.1:0", "--device", bob], in: root, name: name)
+            var url: String?
+            let until = Date().addingTimeInterval(15)
+            while url == nil, Date() < until {
+                url = (try? JSON.parse(serve.output))?["listening"]?.stringValue
+                if url == nil { usleep(50_000) }
+            }
+            return (serve, try #require(url, "serve did not start: \(serve.errors)"))
+        }
+        let (serve, url) = try startServe("serve")
+        defer { _ = serve.wait(timeout: 0) }
+        let server = try SIPServerProcess(["--listen", "tcp:127.0.0.1:0", "--push-url", url])
+        defer { server.stop() }
+        let proxy = try #require(server.uris["tcp"])
+        let set = try TestSupport.nse([
+            "device", "set", bob, "--sip-account", "sip:bob@127.0.0.1", "--sip-proxy", proxy, "--call-action", "ignore",
+        ])
+        #expect(set.status == 0, "\(set.stderr)")
+        #expect(try TestSupport.nse(["device", "register", bob]).status == 0)
+        let call = try nseCall(["--proxy", proxy, "--from", "sip:alice@127.0.0.1", "--to", "sip:bob@127.0.0.1"])
+        #expect(server.waitFor("call", ["step": "ringing"], timeout: 15) != nil, "the phone never rang")
+        let stopping = Date()
+        kill(serve.process.processIdentifier, SIGTERM)
+        #expect(serve.wait(timeout: 5) == 0, "\(serve.errors.suffix(400))")
+        #expect(Date().timeIntervalSince(stopping) < 5)
+        #expect(call.wait(timeout: 10) == 1, "\(call.errors)")
+        #expect(try JSON.parse(call.output)["final_status"] == 480)
+        // The push's result was recorded with the call as it ended.
+        let (again, againURL) = try startServe("serve-again")
+        defer {
+            kill(again.process.processIdentifier, SIGTERM)
+            _ = again.wait(timeout: 5)
+        }
+        let token = try #require(
+            try JSON.parse(String(contentsOfFile: bob + "/device.json", encoding: .utf8))["tokens"]?["remote"]?
+                .stringValue)
+        let fetched = try TestSupport.run(
+            "/usr/bin/curl", ["-s", "\(againURL)/v1/devices/\(token)/notifications?limit=1"], timeout: 10)
+        let list = try JSON.parse(fetched.stdout, options: JSONParseOptions(requireObject: false))
+        let latest = try #require(list.arrayValue?.first, "no result: \(fetched.stdout)")
+        #expect(latest["call"]?["end_reason"] == "failed", "\(latest["call"] ?? .null)")
+        #expect(latest["call"]?["sip_status"] == 480)
+    }
+
     @Test func noServerIsAnIOErrorOnOneLine() throws {
         let port = try HeldCallTests.freePort("tcp")
         let call = try nseCall([

@@ -127,6 +127,23 @@ struct CalleeMachineTests {
         #expect(finish(actions) == .finish(.remoteEnded, sipStatus: 200))
     }
 
+    /// The app terminated (its host stopping) ends the call the way its phase allows: nothing to send before the
+    /// INVITE, 480 while ringing, a BYE once answered.
+    @Test func aTerminatedAppEndsTheCallNow() {
+        var waiting = machine(.answer)
+        let before = run(&waiting, [.registered(statusCode: 200), .terminated])
+        #expect(finish(before) == .finish(.failed, sipStatus: nil))
+        var ringing = machine(.ignore)
+        let rang = run(&ringing, [.registered(statusCode: 200), .offered, .terminated])
+        #expect(rang.contains(.reject(statusCode: 480)))
+        #expect(finish(rang) == .finish(.failed, sipStatus: 480))
+        var talking = machine(.answer)
+        let talked = run(
+            &talking, [.registered(statusCode: 200), .offered, .timer(.decide), .call(.confirmed), .terminated])
+        #expect(talked.contains(.hangUp))
+        #expect(finish(talked) == .finish(.failed, sipStatus: 200))
+    }
+
     @Test func aFailedConnectionEndsTheCallAtAnyPoint() {
         var m = machine(.answer)
         let failure = SIPCallEvent.failed(SIPError(.closed, "connection closed"))

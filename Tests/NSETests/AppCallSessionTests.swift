@@ -29,6 +29,19 @@ import Testing
         #expect(session.phase == .failed("the app's process did not end the call within 2 s"))
     }
 
+    /// The host stopping (`nse serve` on SIGTERM) asks the app to end the call now, and gives it 2 s to do so.
+    @Test func aStoppingHostAsksTheAppToEndTheCall() {
+        var session = AppCallSession(request: [:], bound: 200)
+        #expect(session.endsOnShutdown)
+        _ = session.observe(.launched(at: 0))
+        #expect(session.observe(.hostStopping(at: 1_000_000_000)) == [.terminate])
+        #expect(session.deadline == 3_000_000_000)
+        _ = session.observe(
+            .line(Array(#"{"outcome":{"end_reason":"failed","sip_status":480}}"#.utf8), at: 1_100_000_000))
+        #expect(session.observe(.exited) == [.finish])
+        #expect(session.outcome?["sip_status"] == 480)
+    }
+
     @Test func anErrorOrAnExitWithoutOutcomeIsAFailure() {
         var failing = AppCallSession(request: [:], bound: 2)
         _ = failing.observe(.launched(at: 0))

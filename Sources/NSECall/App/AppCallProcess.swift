@@ -1,7 +1,14 @@
+import Dispatch
 import Logging
 import NSEDevice
 import NSEJSON
 import NSESystem
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// The app's process for one call (`nse-app`): the host starts it once the app reported the call to CallKit, and
 /// writes it an ``AppCallRequest`` line. It prints one JSON line per step of the call as it happens
@@ -28,7 +35,14 @@ public enum AppCallProcess {
         let driver = CalleeDriver(
             device: device, account: account, password: password, callID: request.callID, plan: request.plan,
             logger: logger)
-        let outcome = await driver.run { step in
+        // SIGTERM (the host is stopping) ends the call now: the driver hears it as an event.
+        signal(SIGTERM, SIG_IGN)
+        let (terminate, terminated) = AsyncStream<Void>.makeStream()
+        let source = DispatchSource.makeSignalSource(signal: SIGTERM)
+        source.setEventHandler { terminated.yield() }
+        source.resume()
+        defer { source.cancel() }
+        let outcome = await driver.run(terminate: terminate) { step in
             print(line: ["step": .string(step.rawValue)])
         }
         var summary: JSONObject = [

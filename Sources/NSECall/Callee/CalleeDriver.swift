@@ -44,8 +44,11 @@ public struct CalleeDriver: Sendable {
         self.logger = logger
     }
 
-    /// Runs the call to its end; `step` is told each step of the timeline as it happens.
-    public func run(step: @Sendable (CalleeMachine.Step) -> Void) async -> Outcome {
+    /// Runs the call to its end; `step` is told each step of the timeline as it happens. Anything on `terminate`
+    /// (SIGTERM to the app's process) ends the call now.
+    public func run(
+        terminate: AsyncStream<Void> = AsyncStream { $0.finish() }, step: @Sendable (CalleeMachine.Step) -> Void
+    ) async -> Outcome {
         var configuration = AppRegistration.configuration(for: account)
         configuration.acceptsCalls = true
         configuration.userAgent = "nse-app/1"
@@ -73,6 +76,12 @@ public struct CalleeDriver: Sendable {
             }
         }
         var forwarder: Task<Void, Never>? = nil
+        let terminator = Task {
+            for await _ in terminate {
+                input.yield(.event(.terminated))
+                return
+            }
+        }
 
         func perform(_ actions: [CalleeMachine.Action]) async -> Bool {
             for action in actions {
@@ -146,6 +155,7 @@ public struct CalleeDriver: Sendable {
         }
         for (_, timer) in timers { timer.cancel() }
         listener.cancel()
+        terminator.cancel()
         forwarder?.cancel()
         input.finish()
         await agent.close()

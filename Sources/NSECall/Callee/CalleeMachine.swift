@@ -47,6 +47,8 @@ public struct CalleeMachine: Sendable {
         case call(SIPCallEvent)
         /// A timer fired.
         case timer(Timer)
+        /// The app is being terminated (the phone shuts down, `nse serve` stops): it ends the call now.
+        case terminated
     }
 
     /// Steps of the call's timeline, in the result.
@@ -149,6 +151,12 @@ public struct CalleeMachine: Sendable {
             return [.hangUp] + end(.hungUp, sipStatus: 200)
         case (_, .call(.failed)):
             return end(.failed, sipStatus: nil)
+        case (.registering, .terminated), (.waitingForInvite, .terminated):
+            return end(.failed, sipStatus: nil)
+        case (.ringing, .terminated):
+            return [.reject(statusCode: 480)] + end(.failed, sipStatus: 480)
+        case (.answering, .terminated), (.inCall, .terminated):
+            return [.hangUp] + end(.failed, sipStatus: 200)
         default:
             return []
         }

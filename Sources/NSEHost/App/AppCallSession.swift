@@ -59,6 +59,9 @@ extension AppCallSession: ProcessSession {
 
     var samplesMemory: Bool { false }
 
+    /// A call can last minutes: when the host stops, the app is asked to end it now.
+    var endsOnShutdown: Bool { true }
+
     mutating func observe(_ observation: ProcessObservation) -> [ProcessAction] {
         switch (phase, observation) {
         case (.done, _), (.failed, _):
@@ -77,6 +80,10 @@ extension AppCallSession: ProcessSession {
         case (.following(let until), .stdoutClosed):
             phase = .exiting(until: until)
             return []
+        case (.following, .hostStopping(let at)):
+            // The phone is shutting down: the app ends the call (a BYE, or a final answer) and exits; 2 s at most.
+            phase = .following(until: at + ExtensionLimits.nanoseconds(2))
+            return [.terminate]
         case (.following, .deadline):
             phase = .failed("the app's process did not end the call within \(Int(bound)) s")
             return [.kill, .finish]

@@ -46,6 +46,9 @@ struct ExtensionProcess: ProcessSession {
             return session.timerEvent(now: now)
         case .exited:
             return .exited
+        case .hostStopping:
+            // An extension runs within its budget and grace: a stopping host lets it finish.
+            return nil
         }
     }
 

@@ -37,6 +37,7 @@ enum ProcessDriver {
                 case .write(let bytes): child.writeStdin(bytes)
                 case .closeStdin: child.closeStdin()
                 case .kill: child.signalGroup(SIGKILL)
+                case .terminate: child.signalGroup(SIGTERM)
                 case .finish: finished = true
                 }
             }
@@ -51,6 +52,7 @@ enum ProcessDriver {
         observe(.launched(at: start))
         var stdoutOpen = true
         var stderrOpen = true
+        var toldShutdown = false
         // Wake-ups start at 2 ms and back off to 20 ms, so that memory is sampled early in a short run and seldom
         // in a long one; without sampling, the deadline alone wakes the loop.
         var pollInterval: Int32 = 2
@@ -75,6 +77,8 @@ enum ProcessDriver {
             var descriptors: [pollfd] = []
             if stdoutOpen { descriptors.append(pollfd(fd: child.stdoutFD, events: Int16(POLLIN), revents: 0)) }
             if stderrOpen { descriptors.append(pollfd(fd: child.stderrFD, events: Int16(POLLIN), revents: 0)) }
+            let shutdown = session.endsOnShutdown && !toldShutdown ? HostShutdown.descriptor : -1
+            if shutdown >= 0 { descriptors.append(pollfd(fd: shutdown, events: Int16(POLLIN), revents: 0)) }
             let now = Clock.monotonicNanoseconds()
             var timeout: Int32 = 1000
             if let deadline = session.deadline {
@@ -88,6 +92,11 @@ enum ProcessDriver {
             if ready < 0 && errno != EINTR { break }
             if ready <= 0 { continue }
             for descriptor in descriptors where descriptor.revents != 0 && !finished {
+                if descriptor.fd == shutdown {
+                    toldShutdown = true
+                    observe(.hostStopping(at: Clock.monotonicNanoseconds()))
+                    continue
+                }
                 if descriptor.fd == child.stderrFD {
                     let count = chunk.withUnsafeMutableBytes { read(child.stderrFD, $0.baseAddress, $0.count) }
                     if count < 0 && (errno == EAGAIN || errno == EINTR) { continue }

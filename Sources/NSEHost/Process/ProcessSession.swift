@@ -18,6 +18,8 @@ enum ProcessObservation: Equatable {
     case deadline(now: UInt64)
     /// The process has exited (and was reaped).
     case exited
+    /// The host is stopping (``HostShutdown``); only for sessions that ask (``ProcessSession/endsOnShutdown``).
+    case hostStopping(at: UInt64)
 }
 
 /// What a session asks the driver to do.
@@ -28,6 +30,8 @@ enum ProcessAction: Equatable {
     case closeStdin
     /// SIGKILL its process group.
     case kill
+    /// SIGTERM its process group: asked to end now.
+    case terminate
     /// Stop driving: close its stdin, reap it, report.
     case finish
 }
@@ -39,5 +43,11 @@ protocol ProcessSession {
     /// Whether the driver samples the process's peak memory (at every wake-up while its pipes are open, and
     /// before any line it writes is handed over).
     var samplesMemory: Bool { get }
+    /// Whether the driver tells it when the host is stopping (a child that can outlive a push's budget).
+    var endsOnShutdown: Bool { get }
     mutating func observe(_ observation: ProcessObservation) -> [ProcessAction]
+}
+
+extension ProcessSession {
+    var endsOnShutdown: Bool { false }
 }
