@@ -100,6 +100,13 @@ struct SIPServerCommand: AsyncParsableCommand {
     )
     var e2eeCalls = false
 
+    @Option(
+        name: .customLong("e2ee-calls-for"),
+        help: ArgumentHelp(
+            "The same route for this address of record only (repeat for several devices); the others keep PushKit.",
+            valueName: "aor"))
+    var e2eeCallsFor: [String] = []
+
     @Flag(
         help:
             "Print every server event (registered, held, pushed, delivered, expired, call) as a JSON line on stdout.")
@@ -165,6 +172,7 @@ struct SIPServerCommand: AsyncParsableCommand {
         configuration.heldMessageLifetime = messageExpires
         configuration.callForkTimeout = .milliseconds(Int(callForkTimeout * 1000))
         configuration.e2eeCalls = e2eeCalls
+        configuration.e2eeCallsFor = Set(e2eeCallsFor.map(SIPServer.aorKey))
         configuration.callRemotePushInterval = .milliseconds(Int(callRemotePushInterval * 1000))
         configuration.push.enabled = !noPush
         if let pushURL {

@@ -336,6 +336,25 @@ struct CallCommandTests {
         #expect(latest["call"]?["sip_status"] == 480)
     }
 
+    /// `--e2ee-calls-for AOR`: the encrypted route for that device only; another device's sealed call still goes by
+    /// PushKit.
+    @Test func theEncryptedRouteCanBePerDevice() throws {
+        let calls = try HeldCalls("tcp", ["--e2ee-calls-for", "sip:bob@127.0.0.1"])
+        defer { calls.stop() }
+        for (name, type) in [("bob", "alert"), ("carol", "voip")] {
+            let phone = try device(name, proxy: calls.proxy)
+            let call = try nseCall(
+                [
+                    "--proxy", calls.proxy, "--from", "sip:alice@127.0.0.1", "--to", "sip:\(name)@127.0.0.1",
+                    "--seal-to", phone, "--cancel-after", "1",
+                ], name: "call-\(name)")
+            let push = try #require(waitForPush(calls.recorder), "no push for \(name)")
+            #expect(push["headers"]?["apns-push-type"] == .string(type), "\(name)")
+            #expect((push["payload"]?["enc"] != nil) == (type == "alert"))
+            #expect(call.wait(timeout: 30) == 0, "\(call.errors)")
+        }
+    }
+
     @Test func noServerIsAnIOErrorOnOneLine() throws {
         let port = try HeldCallTests.freePort("tcp")
         let call = try nseCall([

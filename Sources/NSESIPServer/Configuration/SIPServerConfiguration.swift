@@ -144,6 +144,9 @@ public struct SIPServerConfiguration: Sendable {
     /// The end-to-end-encrypted call route: an INVITE carrying a sealed call offer (`application/vnd.nse.envelope`)
     /// is pushed as an alert with the offer as `enc`, for the extension to open and escalate, instead of PushKit.
     public var e2eeCalls: Bool = false
+    /// The same route for these addresses of record only (as `SIPServer.aorKey` writes them): per device, the
+    /// others keep PushKit.
+    public var e2eeCallsFor: Set<String> = []
     /// How often expired held messages and bindings are swept.
     public var expirySweepInterval: Duration
     /// Registration lifetime when the REGISTER gives none.

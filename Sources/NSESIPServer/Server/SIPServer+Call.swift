@@ -57,7 +57,8 @@ extension SIPServer {
         }
         guard !pushable.isEmpty else { return }
         if case .held = calls[callID]?.phase { note(call, .held) }
-        let sealedOffer = configuration.e2eeCalls ? SealedCallOffer.find(in: request) : nil
+        let e2ee = configuration.e2eeCalls || configuration.e2eeCallsFor.contains(aor)
+        let sealedOffer = e2ee ? SealedCallOffer.find(in: request) : nil
         log.info("sip server call held", metadata: ["sip.sealed_offer": "\(sealedOffer != nil)"])
         for binding in pushable {
             pushCall(.incoming, invite: request, aor: aor, binding: binding, sealedOffer: sealedOffer)
