@@ -20,7 +20,8 @@ public struct RunOptions: Sendable, Equatable {
     public enum Format: String, Sendable { case json, text }
 
     public var device: String?
-    public var payload: String?
+    /// The payloads, delivered in order (none: one from stdin); `-` is stdin.
+    public var payloads: [String] = []
     public var pushType: PushType = .alert
     public var budget: Double = RunLimits.budget.defaultValue
     public var grace: Double = RunLimits.grace.defaultValue
@@ -57,34 +58,52 @@ public struct RunOptions: Sendable, Equatable {
             return fail(error.code == .io ? .ioError : .config, error.description)
         }
         if let callAction { device.config.voip.call.action = callAction }
+        var host = NotificationHost(
+            device: device,
+            limits: ExtensionLimits(
+                budget: budget, grace: grace, memoryLimitKilobytes: Int(memoryLimitMegabytes * 1024)),
+            extensionCommand: extensionCommand.map(NotificationHost.shellCommand)
+                ?? NotificationHost.referenceExtensionCommand())
+        host.voipMustReport = mustReport
+        // Several payloads are a sequence of pushes to the same device, one result each as it comes: a compact
+        // JSON line each (text: a blank line between them); an input that cannot be read stops the sequence.
+        let sequence = payloads.count > 1
+        var rejected: [String] = []
+        for payload in payloads.isEmpty ? [nil] : payloads.map(Optional.some) {
+            let result: NotificationResult
+            switch deliver(payload, host: host) {
+            case .success(let delivered): result = delivered
+            case .failure(let failure): return fail(failure.status, failure.message)
+            }
+            let document =
+                format == .text
+                ? result.text + (sequence ? "\n" : "")
+                : result.json.serialized(sequence ? .compact : .pretty) + "\n"
+            StandardStreams.writeOut(document)
+            if result.isRejected { rejected.append(result.reason) }
+        }
+        guard let first = rejected.first else { return .ok }
+        return fail(
+            .rejected, "payload rejected: \(first)" + (rejected.count > 1 ? " (and \(rejected.count - 1) more)" : ""))
+    }
+
+    /// Reads one payload (`nil` or `-`: stdin) and delivers it.
+    private func deliver(_ payload: String?, host: NotificationHost) -> Result<NotificationResult, CommandInput.Failure>
+    {
         let source: PayloadSource = (payload == nil || payload == "-") ? .stdin : .file(payload!)
         let start = Clock.monotonicNanoseconds()
         let bytes: [UInt8]?
-        do { bytes = try CommandInput.read(payload, limit: RunOptions.readLimit) } catch {
-            return fail(error.status, error.message)
-        }
-        let result: NotificationResult
-        if let bytes {
-            var host = NotificationHost(
-                device: device,
-                limits: ExtensionLimits(
-                    budget: budget, grace: grace, memoryLimitKilobytes: Int(memoryLimitMegabytes * 1024)),
-                extensionCommand: extensionCommand.map(NotificationHost.shellCommand)
-                    ?? NotificationHost.referenceExtensionCommand())
-            host.voipMustReport = mustReport
-            result = host.deliver(bytes, pushType: pushType, source: source)
-        } else {
-            // Not read in full: refused as APNs refuses any payload over its limit, with the same result document.
-            let rejection = PayloadRejection(
-                .payloadTooLarge,
-                "the payload from \(source.name) is larger than 1 MiB (APNs accepts at most \(pushType.payloadLimit) bytes for a \(pushType.rawValue) push)"
-            )
-            result = NotificationResult.rejected(
+        do { bytes = try CommandInput.read(payload, limit: RunOptions.readLimit) } catch { return .failure(error) }
+        if let bytes { return .success(host.deliver(bytes, pushType: pushType, source: source)) }
+        // Not read in full: refused as APNs refuses any payload over its limit, with the same result document.
+        let rejection = PayloadRejection(
+            .payloadTooLarge,
+            "the payload from \(source.name) is larger than 1 MiB (APNs accepts at most \(pushType.payloadLimit) bytes for a \(pushType.rawValue) push)"
+        )
+        return .success(
+            NotificationResult.rejected(
                 rejection, requestID: (try? SecureRandom.uuid()) ?? "00000000-0000-4000-8000-000000000000",
-                pushType: pushType, intakeMilliseconds: Clock.millisecondsSince(start))
-        }
-        StandardStreams.writeOut(format == .text ? result.text : result.json.serialized(.pretty) + "\n")
-        return result.isRejected ? fail(.rejected, "payload rejected: \(result.reason)") : .ok
+                pushType: pushType, intakeMilliseconds: Clock.millisecondsSince(start)))
     }
 
     /// The most `nse run` reads of a payload: far above APNs's limits, so that an oversize payload is measured and

@@ -18,8 +18,10 @@ struct RunCommand: ParsableCommand {
     @OptionGroup var deviceOption: DeviceOption
 
     @Argument(
-        help: ArgumentHelp("The payload: a JSON file, a simctl .apns file, or - for stdin.", valueName: "payload"))
-    var payload: String?
+        help: ArgumentHelp(
+            "The payload: a JSON file, a simctl .apns file, or - for stdin. Several: pushes to the same device in order, one compact JSON result per line.",
+            valueName: "payload"))
+    var payloads: [String] = []
 
     @Option(help: "The apns-push-type: alert, background or voip.")
     var pushType: String = "alert"
@@ -69,6 +71,7 @@ struct RunCommand: ParsableCommand {
         guard ["true", "false"].contains(mustReport) else {
             throw ValidationError("--must-report must be true or false")
         }
+        if payloads.filter({ $0 == "-" }).count > 1 { throw ValidationError("stdin (-) can be given once") }
         if let callAction, CallSettings.Action(rawValue: callAction) == nil {
             throw ValidationError("--call-action must be \(CallSettings.Action.jsonKind)")
         }
@@ -80,7 +83,7 @@ struct RunCommand: ParsableCommand {
     func run() throws {
         var options = RunOptions()
         options.device = deviceOption.device
-        options.payload = payload
+        options.payloads = payloads
         options.pushType = PushType(rawValue: pushType)!
         options.budget = budget
         options.grace = grace

@@ -55,9 +55,10 @@ enum RunArguments {
                 guard let format = value(name).flatMap(RunOptions.Format.init(rawValue:)) else { return nil }
                 options.format = format
             default:
-                // One positional payload (a path, or - for stdin); any other option is the full parser's to judge.
-                guard argument == "-" || !argument.hasPrefix("-"), options.payload == nil else { return nil }
-                options.payload = argument
+                // Payloads (paths, or - for stdin at most once); any other option is the full parser's to judge.
+                guard argument == "-" || !argument.hasPrefix("-") else { return nil }
+                guard argument != "-" || !options.payloads.contains("-") else { return nil }
+                options.payloads.append(argument)
             }
             index += 1
         }

@@ -52,7 +52,7 @@ extension CommandLineTests {
         let cases: [[String]] = [
             ["run", "--no-such-flag"], ["run", "--budget", "-1"], ["run", "--budget", "abc"],
             ["run", "--format", "yaml"],
-            ["run", "--push-type", "sms"], ["run", "a.json", "b.json"], ["no-such-command"], ["push"],
+            ["run", "--push-type", "sms"], ["run", "-", "-"], ["no-such-command"], ["push"],
             ["device", "init"],
             ["device", "set"], ["serve", "--listen"], ["replay", "--jobs", "0", "x"],
         ]

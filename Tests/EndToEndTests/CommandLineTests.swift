@@ -42,6 +42,33 @@ import Testing
         #expect(text.stdout.contains("outcome:  rewritten") && text.stdout.contains("body:     Lunch at 1?"))
     }
 
+    /// Several payloads are pushes to the same device in order: one compact JSON result per line; a rejected one
+    /// is printed like the others and makes the status 65; a missing file stops the sequence with 66.
+    @Test func aSequenceOfPayloads() throws {
+        let sealed = try TestSupport.nse(["seal", "--device", device], stdin: plaintext)
+        let envelope = sealed.stdout.trimmingCharacters(in: .newlines)
+        let first = root + "/first.json"
+        let plain = root + "/plain.json"
+        let broken = root + "/broken.json"
+        try TestSupport.write(
+            #"{"aps":{"alert":{"loc-key":"IM_MSG"},"mutable-content":1},"enc":"\#(envelope)"}"#, to: first)
+        try TestSupport.write(#"{"aps":{"alert":"plain"}}"#, to: plain)
+        try TestSupport.write("[", to: broken)
+        let both = try TestSupport.nse(["run", "--device", device, first, plain])
+        #expect(both.status == 0, "\(both.stderr)")
+        let lines = both.stdout.split(separator: "\n").map(String.init)
+        #expect(try lines.map { try JSON.parse($0)["outcome"] } == ["rewritten", "not-invoked"])
+        let withBroken = try TestSupport.nse(["run", "--device", device, first, broken, plain])
+        #expect(withBroken.status == 65)
+        #expect(withBroken.stdout.split(separator: "\n").count == 3)
+        #expect(withBroken.stderr.hasPrefix("nse: payload rejected: MalformedPayload"))
+        let missing = try TestSupport.nse(["run", "--device", device, first, root + "/missing.json", plain])
+        #expect(missing.status == 66)
+        #expect(missing.stdout.split(separator: "\n").count == 1)
+        let twice = try TestSupport.nse(["run", "--device", device, "-", "-"], stdin: "{}")
+        #expect(twice.status == 64 && twice.stderr == "nse: stdin (-) can be given once\n")
+    }
+
     @Test func sealToAPublicKey() throws {
         let show = try JSON.parse(try TestSupport.nse(["device", "show", device]).stdout)
         let key = try #require(show["public_key"]?.stringValue)

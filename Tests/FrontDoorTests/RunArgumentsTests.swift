@@ -15,7 +15,7 @@ import Testing
             ]))
         var expected = RunOptions()
         expected.device = "/tmp/bob"
-        expected.payload = "push.apns"
+        expected.payloads = ["push.apns"]
         expected.pushType = .voip
         expected.budget = 2.5
         expected.grace = 0
@@ -24,12 +24,14 @@ import Testing
         expected.format = .text
         #expect(parsed == expected)
         #expect(RunArguments.parse([]) == RunOptions())
-        #expect(RunArguments.parse(["-"])?.payload == "-")
+        #expect(RunArguments.parse(["-"])?.payloads == ["-"])
+        // Several payloads: a sequence of pushes, in order.
+        #expect(RunArguments.parse(["a.json", "-", "b.json"])?.payloads == ["a.json", "-", "b.json"])
     }
 
     @Test func leavesAnythingDoubtfulToTheFullCommandLine() {
         for arguments in [
-            ["--help"], ["-h"], ["--verbose"], ["a.json", "b.json"], ["--budget", "0"], ["--budget", "-1"],
+            ["--help"], ["-h"], ["--verbose"], ["-", "-"], ["--budget", "0"], ["--budget", "-1"],
             ["--budget", "nan"],
             ["--budget", "4000"], ["--grace", "61"], ["--memory-limit", "0"], ["--push-type", "fax"],
             ["--format", "xml"],
