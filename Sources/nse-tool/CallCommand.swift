@@ -20,7 +20,7 @@ struct CallCommand: AsyncParsableCommand {
             sealed to that device goes beside the SDP (the end-to-end-encrypted route: the server pushes it, the \
             callee's extension opens it). Exit status: 0 answered, or cancelled as --cancel-after asked; 1 refused by \
             the callee, or cancelled at --timeout; 74 no final answer (connection, the 487 never came); 64 usage; \
-            66 or 78 the --seal-to device.
+            78 the --seal-to device cannot be used.
             """
     )
 

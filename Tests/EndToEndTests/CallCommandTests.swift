@@ -367,6 +367,16 @@ struct CallCommandTests {
         #expect(try JSON.parse(call.output)["ended_by"] == "failure")
     }
 
+    @Test func aSealToFolderThatIsNoDeviceIsAConfigurationError() throws {
+        let result = try TestSupport.nse([
+            "call", "--proxy", "sip:127.0.0.1:9;transport=tcp", "--from", "sip:a@127.0.0.1", "--to", "sip:b@127.0.0.1",
+            "--seal-to", root + "/nobody",
+        ])
+        #expect(result.status == 78)
+        #expect(result.stderr.hasPrefix("nse: ") && result.stderr.contains("is not a device"), "\(result.stderr)")
+        #expect(result.stdout.isEmpty)
+    }
+
     @Test(arguments: [
         (["--timeout", "0"], "--timeout must be from 0.1 to 3600 seconds, not 0.0"),
         (["--hangup-after=-1"], "--hangup-after must be from 0 to 3600 seconds, not -1.0"),
