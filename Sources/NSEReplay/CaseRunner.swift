@@ -83,7 +83,9 @@ struct CaseRunner {
                 replayCase.extensionCommand.map {
                     NotificationHost.shellCommand($0.hasPrefix("/") ? $0 : Path.join(Path.dirname(replayCase.file), $0))
                 } ?? extensionCommand
-            let host = NotificationHost(device: device, limits: limits, extensionCommand: command)
+            var configured = NotificationHost(device: device, limits: limits, extensionCommand: command)
+            configured.voipMustReport = replayCase.mustReport
+            let host = configured
             let pushType = PushType(rawValue: replayCase.pushType) ?? .alert
             let source: PayloadSource = replayCase.payloadFile.map { .file($0) } ?? .stdin
             let result = await Threads.run { host.deliver(bytes, pushType: pushType, source: source) }

@@ -82,6 +82,8 @@ public struct ReplayCase: Sendable {
     public var grace: Double = 0.5
     public var memoryLimit: Double = 24
     public var extensionCommand: String?
+    /// What iOS 26.4 tells the app with a voip push (`PKVoIPPushMetadata.mustReport`; `must_report`).
+    public var mustReport = true
     public var expect: JSONObject
 
     /// Reads and checks a case file; errors name the file and the field.
@@ -131,7 +133,7 @@ public struct ReplayCase: Sendable {
         }
         let known: Set<String> = [
             "name", "description", "device", "push_type", "payload", "payload_file", "payload_raw", "payload_base64",
-            "seal", "sip", "budget", "grace", "memory_limit", "extension", "expect",
+            "seal", "sip", "budget", "grace", "memory_limit", "extension", "must_report", "expect",
         ]
         for key in object.keys where !known.contains(key) { throw fail(key, "is not a case field") }
         self.file = file
@@ -266,6 +268,7 @@ public struct ReplayCase: Sendable {
         grace = try number(object["grace"], "grace") ?? 0.5
         memoryLimit = try number(object["memory_limit"], "memory_limit") ?? 24
         extensionCommand = try string(object["extension"], "extension")
+        mustReport = try bool(object["must_report"], "must_report") ?? true
         guard let expect = object["expect"]?.objectValue else {
             throw fail("expect", "is required (an object with at least outcome)")
         }

@@ -54,6 +54,7 @@ import Testing
         if replayCase.document["memory_limit"] != nil {
             arguments += ["--memory-limit", String(replayCase.memoryLimit)]
         }
+        if !replayCase.mustReport { arguments += ["--must-report", "false"] }
         let output = try TestSupport.nse(arguments)
         let result = try JSON.parse(output.stdout)
         let rejected = replayCase.expect["outcome"] == "rejected"
