@@ -35,9 +35,7 @@ public enum AppRegistration {
         var configuration = SIPUserAgentConfiguration()
         configuration.userAgent = "nse-extension/1"
         configuration.autoAnswerStatus = 200
-        if let caFile = account.caFile {
-            configuration.tls = SIPTLSOptions(trust: .caFile(caFile), verifyHostname: false)
-        }
+        configuration.tls = .caFile(account.caFile)
         return configuration
     }
 }

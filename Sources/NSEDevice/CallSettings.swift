@@ -16,15 +16,6 @@ public struct CallSettings: Sendable, Equatable, JSONConvertible {
         /// Accepts in CallKit before the INVITE has arrived: the answer is postponed until it comes, then sent at
         /// once (Linphone's guide).
         case answerBeforeInvite = "answer-before-invite"
-
-        public static var jsonKind: String { "one of " + allCases.map(\.rawValue).joined(separator: ", ") }
-        public var json: JSON { .string(rawValue) }
-        public init(json: JSON) throws(JSONFieldError) {
-            guard let text = json.stringValue, let action = Action(rawValue: text) else {
-                throw JSONFieldError(expected: Self.jsonKind, butGot: json)
-            }
-            self = action
-        }
     }
 
     /// The ranges each setting is checked against, in seconds (`nse device set` and the config file alike).

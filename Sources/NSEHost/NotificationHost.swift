@@ -123,8 +123,7 @@ public struct NotificationHost: Sendable {
             var result = notInvoked("voip push: delivered to the app through PushKit; \(launch.summary)", shown: false)
             result.callReport = launch.report
             result.voip = .pushKit(launch)
-            result.call = followCall(launch, payload: payload.root, route: .pushKit, at: launchedAt, since: pushStart)
-            if let failure = result.call?.callKit?.failure { result.warnings.append(failure) }
+            followCall(launch, payload: payload.root, route: .pushKit, at: launchedAt, since: pushStart, into: &result)
             return result
         case .alert:
             break
@@ -148,19 +147,23 @@ public struct NotificationHost: Sendable {
     }
 
     /// The app takes the call it reported, when the push named its SIP Call-ID and the device has an account.
+    /// Sets `result.call` when the app follows the call it reported; an app that did not end its CallKit call is
+    /// also a warning.
     private func followCall(
         _ launch: AppLaunch, payload: JSONObject, route: CallRecord.Route, at launchedAt: UInt64,
-        since pushStart: UInt64
-    ) -> CallRecord? {
+        since pushStart: UInt64, into result: inout NotificationResult
+    ) {
         let app = AppCall(device: device)
-        guard let callID = app.follows(launch, payload: payload) else { return nil }
+        guard let callID = app.follows(launch, payload: payload) else { return }
         var record = app.follow(
             callID: callID, route: route, launch: launch, launchedAt: launchedAt, pushStart: pushStart)
         if launch.handlerVersion == 2, let uuid = launch.report?.uuid {
             // Version 2: the app is told how the call ended and must end the CallKit call it reported.
-            record.callKit = AppLauncher(device: device).endCall(record, uuid: uuid)
+            let end = AppLauncher(device: device).endCall(record, uuid: uuid)
+            record.callKit = end
+            if let failure = end.failure { result.warnings.append(failure) }
         }
-        return record
+        result.call = record
     }
 
     private func runExtension(
@@ -194,9 +197,9 @@ public struct NotificationHost: Sendable {
             notification: verdict.notification, display: verdict.display, warnings: verdict.warnings)
         result.callReport = launch?.report
         if let launch, let offer = run.record.acceptedVoIPPayload {
-            result.call = followCall(
-                launch, payload: offer, route: .notificationServiceExtension, at: launchedAt, since: pushStart)
-            if let failure = result.call?.callKit?.failure { result.warnings.append(failure) }
+            followCall(
+                launch, payload: offer, route: .notificationServiceExtension, at: launchedAt, since: pushStart,
+                into: &result)
         }
         if run.record.voipReported {
             result.voip = .notificationServiceExtension(error: run.record.voipError, app: launch)

@@ -216,11 +216,7 @@ struct CaseRunner {
         let call = SIPOutgoingCall(
             to: try SIPURI(parsing: account.aor), from: try SIPURI(parsing: spec.from), proxy: address.proxyURI,
             body: sdp, callID: spec.callID, displayName: spec.displayName)
-        var configuration = SIPUserAgentConfiguration()
-        configuration.userAgent = "nse-replay-caller/1"
-        if let caFile = account.caFile {
-            configuration.tls = SIPTLSOptions(trust: .caFile(caFile), verifyHostname: false)
-        }
+        let configuration = SIPUserAgentConfiguration(tls: .caFile(account.caFile), userAgent: "nse-replay-caller/1")
         let driver = CallerDriver(
             call: call,
             plan: CallerMachine.Plan(

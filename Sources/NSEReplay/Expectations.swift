@@ -42,11 +42,11 @@ public enum Expectations {
                 // The steps named must all be in the timeline, at times in the order given.
                 let timeline = actual[key == "call_timeline" ? "call" : "caller"]?["timeline_ms"]
                 let steps = want.arrayValue?.compactMap(\.stringValue) ?? []
-                let times = steps.map { timeline?[$0]?.doubleValue }
-                if times.contains(where: { $0 == nil }) {
-                    let missing = steps.filter { timeline?[$0] == nil }
+                let missing = steps.filter { timeline?[$0]?.doubleValue == nil }
+                let times = steps.compactMap { timeline?[$0]?.doubleValue }
+                if !missing.isEmpty {
                     differences.append("\(key): expected \(show(want)), missing \(missing.joined(separator: ", "))")
-                } else if times.map({ $0 ?? 0 }) != times.map({ $0 ?? 0 }).sorted() {
+                } else if times != times.sorted() {
                     differences.append("\(key): expected the steps in the order \(show(want)), got \(show(timeline))")
                 }
             case "notification", "info", "voip", "extension", "call", "caller":

@@ -226,7 +226,7 @@ struct VoIPOptions: ParsableArguments {
             throw ValidationError("--app-handler needs a command or a URL")
         }
         if let callAction, CallSettings.Action(rawValue: callAction) == nil {
-            throw ValidationError("--call-action must be one of \(CallSettings.Action.jsonKind)")
+            throw ValidationError("--call-action must be \(CallSettings.Action.jsonKind)")
         }
         func seconds(_ value: Double) -> String { value == value.rounded() ? String(Int(value)) : String(value) }
         for (option, value, range) in [

@@ -49,7 +49,7 @@ struct RunCommand: ParsableCommand {
     @Option(
         help: ArgumentHelp(
             "For this run, what the user does with a call the push brings, instead of the device's setting: "
-                + CallSettings.Action.allCases.map(\.rawValue).joined(separator: ", ") + ".", valueName: "action"))
+                + CallSettings.Action.jsonKind + ".", valueName: "action"))
     var callAction: String?
 
     @Option(

@@ -34,9 +34,6 @@ struct SIPPartyOptions: ParsableArguments {
 
     /// A user agent configuration naming itself `userAgent`, trusting `--ca-file` for TLS.
     func agentConfiguration(userAgent: String) -> SIPUserAgentConfiguration {
-        var configuration = SIPUserAgentConfiguration()
-        configuration.userAgent = userAgent
-        if let caFile { configuration.tls = SIPTLSOptions(trust: .caFile(caFile), verifyHostname: false) }
-        return configuration
+        SIPUserAgentConfiguration(tls: .caFile(caFile), userAgent: userAgent)
     }
 }

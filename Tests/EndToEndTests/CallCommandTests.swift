@@ -123,8 +123,7 @@ struct CallCommandTests {
     func nseCallsAnNseDevice(action: String, exit: Int32, status: Int, endedBy: String) throws {
         let calls = try HeldCalls("tcp")
         defer { calls.stop() }
-        let (recorder, server) = (calls.recorder, calls.server)
-        let proxy = try #require(server.uris["tcp"])
+        let (recorder, proxy) = (calls.recorder, calls.proxy)
         let bob = try device(
             "bob", proxy: proxy, settings: ["--call-action", action, "--answer-after", "0.2", "--hangup-after", "0.3"])
         let call = try nseCall([
@@ -151,8 +150,7 @@ struct CallCommandTests {
     @Test func aSealedCallGoesThroughTheExtensionToTheApp() throws {
         let calls = try HeldCalls("tcp", ["--e2ee-calls"])
         defer { calls.stop() }
-        let (recorder, server) = (calls.recorder, calls.server)
-        let proxy = try #require(server.uris["tcp"])
+        let (recorder, proxy) = (calls.recorder, calls.proxy)
         let bob = try device("bob", proxy: proxy, settings: ["--answer-after", "0.1", "--hangup-after", "5"])
         let call = try nseCall([
             "--proxy", proxy, "--from", "sip:alice@127.0.0.1", "--to", "sip:bob@127.0.0.1", "--display-name", "Alice",
@@ -224,8 +222,7 @@ struct CallCommandTests {
     @Test func anAppThatDoesNotReportTakesNoCall() throws {
         let calls = try HeldCalls("tcp")
         defer { calls.stop() }
-        let (recorder, server) = (calls.recorder, calls.server)
-        let proxy = try #require(server.uris["tcp"])
+        let (recorder, proxy) = (calls.recorder, calls.proxy)
         let bob = try device(
             "bob", proxy: proxy,
             settings: ["--app-handler", TestSupport.fixtures + "/apps/exit-silently.sh", "--max-strikes", "1"])
@@ -247,8 +244,7 @@ struct CallCommandTests {
     @Test func aVersion2HandlerSaysWhatTheUserDoes() throws {
         let calls = try HeldCalls("tcp")
         defer { calls.stop() }
-        let (recorder, server) = (calls.recorder, calls.server)
-        let proxy = try #require(server.uris["tcp"])
+        let (recorder, proxy) = (calls.recorder, calls.proxy)
         let bob = try device(
             "bob", proxy: proxy,
             settings: [

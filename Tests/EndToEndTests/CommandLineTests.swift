@@ -69,6 +69,23 @@ import Testing
         #expect(twice.status == 64 && twice.stderr == "nse: stdin (-) can be given once\n")
     }
 
+    /// The call settings `nse device set` takes: a bad one is one line naming the option and what it must be.
+    @Test func callSettingsOutsideTheirRangeAreOneLine() throws {
+        for (options, message) in [
+            (
+                ["--call-action", "maybe"],
+                "--call-action must be answer, decline, busy, ignore or answer-before-invite"
+            ),
+            (["--answer-after", "61"], "--answer-after must be between 0 and 60 seconds"),
+            (["--invite-timeout", "0"], "--invite-timeout must be between 0.1 and 60 seconds"),
+            (["--hangup-after", "3601"], "--hangup-after must be between 0 and 3600 seconds"),
+        ] {
+            let set = try TestSupport.nse(["device", "set", device] + options)
+            #expect(set.status == 64)
+            #expect(set.stderr == "nse: \(message)\n")
+        }
+    }
+
     @Test func sealToAPublicKey() throws {
         let show = try JSON.parse(try TestSupport.nse(["device", "show", device]).stdout)
         let key = try #require(show["public_key"]?.stringValue)

@@ -163,7 +163,9 @@ struct PhoneCallTests {
         #expect(call.call?["sip_status"] == 486)
         let unknown = try TestSupport.nse(["run", "--push-type", "voip", "--call-action", "maybe", "-"], stdin: "{}")
         #expect(unknown.status == 64)
-        #expect(unknown.stderr.hasPrefix("nse: --call-action must be one of answer, decline"), "\(unknown.stderr)")
+        #expect(
+            unknown.stderr == "nse: --call-action must be answer, decline, busy, ignore or answer-before-invite\n",
+            "\(unknown.stderr)")
     }
 
     @Test func theCallerCancelsWhileThePhoneRings() throws {

@@ -56,7 +56,7 @@ import Testing
             (#""sip":{"call":{"call_id":"c","timeout":0}}"#, "sip.call.timeout: must be from 0.1 to 60 seconds"),
             (
                 #""device":{"call":{"action":"maybe"}}"#,
-                #""device.call.action" must be one of answer, decline, busy, ignore, answer-before-invite"#
+                #""device.call.action" must be answer, decline, busy, ignore or answer-before-invite"#
             ),
         ] {
             let text = "{" + fields + #","payload":{"aps":{}},"expect":{"outcome":"not-invoked"}}"#

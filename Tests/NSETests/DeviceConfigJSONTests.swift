@@ -71,7 +71,7 @@ import Testing
         ),
         (
             #"{"format":1,"bundle_id":"b","team_id":"t","locale":"en","tokens":{"remote":"r","voip":"v"},"public_key":"p","key_id":"k","created_at":"c","voip":{"call":{"action":"maybe"}}}"#,
-            #"d/device.json: "voip.call.action" must be one of answer, decline, busy, ignore, answer-before-invite, not a string"#
+            #"d/device.json: "voip.call.action" must be answer, decline, busy, ignore or answer-before-invite"#
         ),
     ])
     func corruptMembersAreNamed(document: String, message: String) throws {

@@ -149,8 +149,7 @@ struct AppLauncher {
     > {
         var session = AppHandlerSession(payload: payload, deadline: deadline)
         let report = ProcessDriver.run(
-            ChildProcess.shellCommand(
-                "\(command)", environment: ["NSE_VOIP_MUST_REPORT": mustReport ? "true" : "false"]),
+            ChildProcess.shellCommand(command, environment: ["NSE_VOIP_MUST_REPORT": mustReport ? "true" : "false"]),
             session: &session)
         switch session.phase {
         case .failed(let failure):

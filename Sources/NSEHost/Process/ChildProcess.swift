@@ -109,19 +109,14 @@ final class ChildProcess {
     }
 
     /// A command line run through `/bin/sh` with `exec`, so that the measured process is the command's, not the shell.
-    static func shellCommand(_ commandLine: String) -> [String] {
-        ["/bin/sh", "-c", "exec \(commandLine)"]
-    }
-
-    /// The same, with these variables exported to the command (names and values are nse's own, never a user's:
-    /// they are not quoted).
-    static func shellCommand(_ commandLine: String, environment: KeyValuePairs<String, String>) -> [String] {
+    /// `environment` is exported to it first (names and values are nse's own, never a user's: they are not quoted).
+    static func shellCommand(_ commandLine: String, environment: KeyValuePairs<String, String> = [:]) -> [String] {
         let exports = environment.map { "export \($0.key)=\($0.value); " }.joined()
         return ["/bin/sh", "-c", exports + "exec \(commandLine)"]
     }
 
     /// A pipe whose ends are closed on exec (the child gets only the ends dup'ed onto 0, 1 and 2).
-    private static func makePipe(_ ends: inout [Int32]) -> Bool {
+    static func makePipe(_ ends: inout [Int32]) -> Bool {
         guard pipe(&ends) == 0 else { return false }
         for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         return true

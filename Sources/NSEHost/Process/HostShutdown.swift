@@ -1,5 +1,3 @@
-import NSESystem
-
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -12,8 +10,7 @@ import NSESystem
 public enum HostShutdown {
     private static let pipeEnds: (read: Int32, write: Int32) = {
         var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else { return (-1, -1) }
-        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        guard ChildProcess.makePipe(&ends) else { return (-1, -1) }
         return (ends[0], ends[1])
     }()
 

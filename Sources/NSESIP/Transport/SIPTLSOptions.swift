@@ -25,4 +25,11 @@ public struct SIPTLSOptions: Sendable, Hashable {
         self.verifyHostname = verifyHostname
         self.serverName = serverName
     }
+
+    /// Trust in the CA certificates of a PEM file, without the host name check (nse's servers are reached by IP
+    /// literal); nil: the defaults. How the app's account (`ca_file`), `nse send`, `nse call` and replay trust a
+    /// TLS proxy.
+    public static func caFile(_ path: String?) -> SIPTLSOptions {
+        path.map { SIPTLSOptions(trust: .caFile($0), verifyHostname: false) } ?? SIPTLSOptions()
+    }
 }
