@@ -173,7 +173,7 @@ let package = Package(
         // Linked as the extension (perNotificationLinking): every notification starts it, and a dynamically linked
         // front door spent more time in the loader than the extension spends in its whole run (docs/performance.md).
         .executableTarget(
-            name: "nse", dependencies: ["NSECommandLine", "NSEDevice", "NSEPayload", "NSESystem"],
+            name: "nse", dependencies: ["NSECommandLine", "NSEDevice", "NSEHost", "NSEPayload", "NSESystem"],
             exclude: ["hot-functions.order"],
             linkerSettings: perNotificationLinking("nse")
         ),

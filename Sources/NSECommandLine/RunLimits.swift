@@ -33,4 +33,8 @@ public enum RunLimits {
     public static let memoryLimit = RunLimit(
         option: "--memory-limit", lowerBound: 0, upperBound: 4096, excludesLowerBound: true, unit: "MB",
         defaultValue: 24)
+    /// Seconds a warm extension process may stay idle before it is evicted (`--extension-process warm`).
+    public static let warmIdle = RunLimit(
+        option: "--warm-idle", lowerBound: 0, upperBound: 86400, excludesLowerBound: true, unit: "seconds",
+        defaultValue: 1800)
 }

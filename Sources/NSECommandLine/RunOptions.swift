@@ -1,6 +1,6 @@
 import NSECrypto
 public import NSEDevice
-import NSEHost
+public import NSEHost
 import NSEJSON
 public import NSEPayload
 import NSESystem
@@ -32,6 +32,10 @@ public struct RunOptions: Sendable, Equatable {
     public var callAction: CallSettings.Action?
     /// What iOS 26.4 tells the app with a PushKit push (`PKVoIPPushMetadata.mustReport`; `--must-report`).
     public var mustReport = true
+    /// A fresh extension process for every push, or one kept warm between the pushes of a sequence
+    /// (`--extension-process`), evicted after `warmIdle` seconds idle (`--warm-idle`).
+    public var extensionProcess = ExtensionProcessPool.Mode.fresh
+    public var warmIdle = RunLimits.warmIdle.defaultValue
 
     public init() {}
 
@@ -65,6 +69,8 @@ public struct RunOptions: Sendable, Equatable {
             extensionCommand: extensionCommand.map(NotificationHost.shellCommand)
                 ?? NotificationHost.referenceExtensionCommand())
         host.voipMustReport = mustReport
+        host.extensionProcesses = ExtensionProcessPool.make(extensionProcess, idleTime: warmIdle)
+        defer { host.extensionProcesses?.evictAll() }
         // Several payloads are a sequence of pushes to the same device, one result each as it comes: a compact
         // JSON line each (text: a blank line between them); an input that cannot be read stops the sequence.
         let sequence = payloads.count > 1

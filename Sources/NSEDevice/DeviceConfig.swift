@@ -30,6 +30,8 @@ public struct DeviceConfig: Sendable, Equatable, JSONConvertible {
     public var uninstalledAt: Int64?
     /// Where `nse serve` POSTs each recorded result for this device, if anywhere.
     public var callbackURL: String?
+    /// The iOS release the device runs (rules that changed between releases follow it).
+    public var iosVersion = IOSVersion.current
 
     public init(
         bundleID: String, teamID: String, locale: String, filtering: Bool, remoteToken: String, voipToken: String,
@@ -61,6 +63,7 @@ public struct DeviceConfig: Sendable, Equatable, JSONConvertible {
             "sip": sip.json,
             "voip": voip.json,
             "apns": ["uninstalled_at": uninstalledAt.json, "callback_url": callbackURL.json],
+            "ios_version": iosVersion.json,
         ]
     }
 
@@ -90,6 +93,7 @@ public struct DeviceConfig: Sendable, Equatable, JSONConvertible {
         voip = try document.field("voip") ?? VoIPSettings()
         uninstalledAt = try document.field("apns", "uninstalled_at")
         callbackURL = try document.field("apns", "callback_url")
+        iosVersion = try document.field("ios_version") ?? .current
     }
 }
 

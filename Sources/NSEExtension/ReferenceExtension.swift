@@ -8,41 +8,53 @@ import NSESystem
 public struct ReferenceExtension: Sendable {
     public init() {}
 
-    /// Runs one request over the protocol on stdin/stdout; returns the process exit status.
+    /// Serves requests over the protocol on stdin/stdout until the host closes stdin; returns the process exit status.
+    ///
+    /// It says `hello` first (version 2: it serves several requests), so a host that keeps extension processes warm
+    /// (`--extension-process warm`) sends it the next push's request after its `ready`; a host that does not closes
+    /// its stdin after the content, and it exits.
     ///
     /// Synchronous on purpose: an async `main` ends the main thread with `pthread_exit`, whose forced unwind makes
     /// a static executable sort every unwind entry it has (~20 ms here). Only the SIP fetch runs async, on the
     /// cooperative pool, while the main thread waits.
     public func main() -> Int32 {
         let channel = ExtensionChannel()
-        let request: ServiceRequest
-        do {
-            guard case .request(let received)? = try channel.next() else {
+        channel.send(.hello(ExtensionHello(servesMany: true)))
+        // Once a fetch needed it, one thread reads the host for the rest of the process (the fetch hears the expiry
+        // notice from it); until then the main thread reads the pipe itself, and the common paths start no thread.
+        var listener: HostListener?
+        var served = 0
+        while true {
+            let host: any HostConnection = listener ?? channel
+            let message: HostMessage?
+            do { message = try host.next(timeoutMilliseconds: -1) } catch {
+                StandardStreams.writeError("nse-extension: \(error.description)\n")
+                return 70
+            }
+            guard let message else {
+                if served > 0 { return 0 }
                 StandardStreams.writeError("nse-extension: the host closed the pipe before sending a request\n")
                 return 70
             }
-            request = received
-        } catch {
-            StandardStreams.writeError("nse-extension: \(error.description)\n")
-            return 70
+            // Anything but a request between two requests (a late answer to an earlier one) has nobody to go to.
+            guard case .request(let request) = message else { continue }
+            served += 1
+            switch plan(request, host: host) {
+            case .deliver(let content):
+                if host.send(.content(content)) { _ = host.waitForAcceptance() }
+            case .fetch(let fetch, let callID):
+                let reader = listener ?? HostListener(channel: channel)
+                listener = reader
+                let fetched = BlockingWait.run { await fetch.with(host: reader).run(callID: callID, request: request) }
+                // The message is shown once the host says it keeps the content (`content-accepted`: a recording host
+                // has it on disk). A process killed before that, or a host gone before it could keep it (its server
+                // crashed: it runs the push again when it restarts), leaves the message claimed in the App Group
+                // store, where it is held again once this process is gone.
+                if reader.send(.content(fetched.content)), reader.waitForAcceptance() { fetched.markShown() }
+            }
+            // This instance is gone; the host sends the next request or closes stdin.
+            host.send(.ready)
         }
-        switch plan(request, channel: channel) {
-        case .deliver(let content):
-            channel.send(.content(content))
-            // Stay until the host closes stdin, as the protocol asks, so the host can measure this process.
-            while (try? channel.next()) != nil {}
-        case .fetch(let fetch, let callID):
-            // From here on one thread reads the host (the fetch hears the expiry notice from it); this one waits.
-            let host = HostListener(channel: channel)
-            let fetched = BlockingWait.run { await fetch.with(host: host).run(callID: callID, request: request) }
-            // The message is shown once the host says it keeps the content (`content-accepted`: a recording host
-            // has it on disk). A process killed before that, or a host gone before it could keep it (its server
-            // crashed: it runs the push again when it restarts), leaves the message claimed in the App Group store,
-            // where it is held again once this process is gone.
-            if host.send(.content(fetched.content)), host.waitForAcceptance() { fetched.markShown() }
-            host.waitUntilClosed()
-        }
-        return 0
     }
 
     /// What to do with a request: content at once, or a fetch over the network first.
@@ -53,7 +65,7 @@ public struct ReferenceExtension: Sendable {
 
     /// Decides the content for one request (`didReceive(_:withContentHandler:)`); everything but the SIP fetch is
     /// synchronous, so the common paths start no threads.
-    public func plan(_ request: ServiceRequest, channel: ExtensionChannel? = nil) -> Plan {
+    func plan(_ request: ServiceRequest, host: (any HostConnection)? = nil) -> Plan {
         let payload = Payload(root: request.payload)
         let device: Device
         do { device = try Device.open(at: request.container) } catch {
@@ -63,7 +75,7 @@ public struct ReferenceExtension: Sendable {
         }
         let rewriter = Rewriter(payload: payload, strings: device.strings().table)
         if let envelope = payload.envelope {
-            let escalation = CallEscalation(device: device, rewriter: rewriter, channel: channel, request: request)
+            let escalation = CallEscalation(device: device, rewriter: rewriter, channel: host, request: request)
             return .deliver(
                 EnvelopeOpener(device: device, rewriter: rewriter, escalation: escalation).open(envelope, source: "enc")
             )

@@ -15,6 +15,9 @@ public struct NotificationHost: Sendable {
     /// What iOS 26.4 tells the app with a PushKit push (`PKVoIPPushMetadata.mustReport`): false lets the app
     /// decline to report this push without a strike (`nse run --must-report false`).
     public var voipMustReport = true
+    /// Where warm extension processes are kept between pushes (`--extension-process warm`); nil: a fresh process
+    /// for every push.
+    public var extensionProcesses: ExtensionProcessPool?
 
     public init(device: Device, limits: ExtensionLimits = ExtensionLimits(), extensionCommand: [String]) {
         self.device = device
@@ -26,13 +29,15 @@ public struct NotificationHost: Sendable {
     /// its shadow memory in its RSS (27 MB under ASan, 44 MB under TSan, against 7–12 MB): those runs set
     /// `NSE_SANITIZER_MEMORY_FACTOR` and the reference extension's memory limit is multiplied by it. Other extensions
     /// (not built by this package) keep the limit as given, and without the variable nothing changes.
+    /// The device's release adds its own rules: below iOS 12, a fresh process has 1 s to answer.
     func limitsForThisRun() -> ExtensionLimits {
+        var limits = limits
+        limits.startTime = limits.startTime ?? device.config.iosVersion.extensionStartLimit
         guard let factor = Environment.get("NSE_SANITIZER_MEMORY_FACTOR").flatMap(Double.init), factor > 1,
             Self.isReferenceExtension(extensionCommand)
         else { return limits }
-        var scaled = limits
-        scaled.memoryLimitKilobytes = Int(Double(limits.memoryLimitKilobytes) * min(factor, 8))
-        return scaled
+        limits.memoryLimitKilobytes = Int(Double(limits.memoryLimitKilobytes) * min(factor, 8))
+        return limits
     }
 
     /// The reference extension: `$NSE_EXTENSION`, else `nse-extension` beside the running executable,
@@ -181,7 +186,7 @@ public struct NotificationHost: Sendable {
             content.kept.map(ExtensionRun.resumed)
             ?? ExtensionRun.run(
                 command: extensionCommand, request: request, limits: limits, filteringEntitlement: filtering,
-                keepContent: content.keep)
+                pool: extensionProcesses, keepContent: content.keep)
         var verdict = ContentRules.verdict(
             run.record, exitCode: run.exitCode, exitSignal: run.exitSignal, original: payload,
             originalDisplay: original,
@@ -210,6 +215,9 @@ public struct NotificationHost: Sendable {
             wait4MaxRSSKilobytes: run.wait4MaxRSSKilobytes, exitCode: run.exitCode, exitSignal: run.exitSignal,
             killed: run.killedName, timeWillExpireSent: run.record.expirySent, stderr: run.stderrTail,
             info: run.record.delivered?.info)
+        if content.kept == nil {
+            result.extensionReport?.process = run.process
+        }
         result.timings.append(("extension", run.wallMilliseconds))
         return result
     }

@@ -31,11 +31,23 @@ public struct NotificationResult: Sendable, JSONEncodable {
         public var wait4MaxRSSKilobytes: Int?
         public var exitCode: Int32?
         public var exitSignal: Int32?
-        /// "budget", "memory", "protocol", "spawn" or nil when it ended on its own.
+        /// "budget", "memory", "protocol", "spawn", "start" or nil when it ended on its own.
         public var killed: String?
         public var timeWillExpireSent: Bool
         public var stderr: String
         public var info: JSONObject?
+        /// Which process served the push; nil for a push judged on content kept before a restart (no process ran).
+        public var process: ProcessUse?
+
+        /// A fresh process, or a warm one that served earlier pushes (`--extension-process warm`).
+        public struct ProcessUse: Sendable, Equatable {
+            /// It had served an earlier push.
+            public var warm: Bool
+            /// The requests it has been sent, this one included.
+            public var pushes: Int
+            /// It stays, idle, for the next push.
+            public var kept: Bool
+        }
     }
 
     /// The path a call offer took (`voip`): PushKit, or the extension's `reportNewIncomingVoIPPushPayload`.
@@ -125,6 +137,11 @@ public struct NotificationResult: Sendable, JSONEncodable {
                 "time_will_expire_sent": .bool(report.timeWillExpireSent),
             ]
             if let info = report.info { extensionObject["info"] = .object(info) }
+            if let process = report.process {
+                extensionObject["process"] = .string(process.warm ? "warm" : "fresh")
+                extensionObject["process_pushes"] = .int(Int64(process.pushes))
+                extensionObject["process_kept"] = .bool(process.kept)
+            }
             if !report.stderr.isEmpty { extensionObject["stderr"] = .string(report.stderr) }
             object["extension"] = .object(extensionObject)
         } else {

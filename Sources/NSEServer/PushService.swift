@@ -30,6 +30,9 @@ public final class PushService: Sendable {
     public let authentication: ProviderAuthentication?
     public let extensionCommand: [String]
     public let limits: ExtensionLimits
+    /// Warm extension processes, one per device, kept between pushes (`--extension-process warm`); nil: a fresh
+    /// process per push.
+    public let extensionProcesses: ExtensionProcessPool?
     public let logger: Logger
     /// A push a previous run of the server accepted and never ran.
     struct Unfinished: Sendable {
@@ -52,7 +55,8 @@ public final class PushService: Sendable {
 
     public init(
         devices: [Device], concurrency: Int, queueCapacity: Int, extensionCommand: [String],
-        limits: ExtensionLimits = ExtensionLimits(), authentication: ProviderAuthentication? = nil, logger: Logger
+        limits: ExtensionLimits = ExtensionLimits(), extensionProcesses: ExtensionProcessPool? = nil,
+        authentication: ProviderAuthentication? = nil, logger: Logger
     ) {
         self.devices = DeviceRegistry(devices)
         self.queue = DeliveryQueue(concurrency: concurrency, capacity: queueCapacity)
@@ -95,6 +99,7 @@ public final class PushService: Sendable {
         self.authentication = authentication
         self.extensionCommand = extensionCommand
         self.limits = limits
+        self.extensionProcesses = extensionProcesses
         self.logger = logger
     }
 
@@ -196,7 +201,8 @@ public final class PushService: Sendable {
                     reason: "apns-expiration \(push.expiration ?? 0) had passed \(when): APNs discards it undelivered",
                     requestID: push.apnsID, pushType: push.pushType)
             } else {
-                let host = NotificationHost(device: device, limits: limits, extensionCommand: extensionCommand)
+                var host = NotificationHost(device: device, limits: limits, extensionCommand: extensionCommand)
+                host.extensionProcesses = extensionProcesses
                 let (store, logger) = (self.store, self.logger)
                 result = host.deliver(
                     push.payload, pushType: push.pushType, source: .webhook, keptContent: record.handover,
@@ -318,6 +324,8 @@ public final class PushService: Sendable {
     /// event streams.
     public func drain() async {
         await queue.drain()
+        // No push runs any more: the warm extension processes are evicted, as iOS evicts them.
+        extensionProcesses?.evictAll()
         await callbacks.drain()
         try? await storeThreads.shutdownGracefully()
         events.close()

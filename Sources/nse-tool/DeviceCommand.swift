@@ -93,6 +93,12 @@ struct DeviceCommand: ParsableCommand {
         @Option(help: "The app's locale, e.g. en or fr-FR.")
         var locale: String?
 
+        @Option(
+            help: ArgumentHelp(
+                "The iOS release the device runs, e.g. 11.4 (below 12: an extension has 1 s to start).",
+                valueName: "version"))
+        var iosVersion: String?
+
         @OptionGroup var sip: SIPAccountOptions
 
         @Flag(help: "Remove the device's SIP account.")
@@ -116,6 +122,9 @@ struct DeviceCommand: ParsableCommand {
         var callbackUrl: String?
 
         func validate() throws {
+            if let iosVersion, IOSVersion(iosVersion) == nil {
+                throw ValidationError("--ios-version \(iosVersion): expected a release such as 17.4, 10.0 or later")
+            }
             if uninstalled && installed { throw ValidationError("--uninstalled and --installed exclude each other") }
             if let callbackUrl, callbackUrl != "none",
                 !(callbackUrl.hasPrefix("http://") || callbackUrl.hasPrefix("https://"))
@@ -129,6 +138,7 @@ struct DeviceCommand: ParsableCommand {
                 var device = try DeviceOption(device: directory).open()
                 if let filtering { device.config.filtering = filtering }
                 if let locale { device.config.locale = locale }
+                if let version = iosVersion.flatMap(IOSVersion.init) { device.config.iosVersion = version }
                 if uninstalled { device.config.uninstalledAt = Clock.unixMilliseconds() }
                 if installed { device.config.uninstalledAt = nil }
                 if let callbackUrl { device.config.callbackURL = callbackUrl == "none" ? nil : callbackUrl }

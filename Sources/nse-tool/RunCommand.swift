@@ -58,6 +58,8 @@ struct RunCommand: ParsableCommand {
             valueName: "bool"))
     var mustReport: String = "true"
 
+    @OptionGroup var processes: ExtensionProcessOptions
+
     func validate() throws {
         guard PushType(rawValue: pushType) != nil else {
             throw ValidationError("--push-type must be alert, background or voip")
@@ -92,6 +94,8 @@ struct RunCommand: ParsableCommand {
         options.format = RunOptions.Format(rawValue: format)!
         options.callAction = callAction.flatMap(CallSettings.Action.init(rawValue:))
         options.mustReport = mustReport == "true"
+        options.extensionProcess = processes.mode
+        options.warmIdle = processes.warmIdle
         let status = options.execute()
         if status != .ok { throw ExitCode(status.rawValue) }
     }

@@ -68,6 +68,8 @@ struct ServeCommand: AsyncParsableCommand {
             valueName: "seconds"))
     var prefaceTimeout: Int = 10
 
+    @OptionGroup var processes: ExtensionProcessOptions
+
     @OptionGroup var providerKey: ProviderKeyOptions
 
     func validate() throws {
@@ -124,7 +126,9 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let service = PushService(
             devices: devices, concurrency: concurrency, queueCapacity: queue, extensionCommand: command,
-            limits: ExtensionLimits(budget: budget), authentication: authentication, logger: logger)
+            limits: ExtensionLimits(budget: budget),
+            extensionProcesses: processes.pool(),
+            authentication: authentication, logger: logger)
         let configuration = PushServerConfiguration(
             host: address.host, port: address.port, h2cPort: h2c?.port, tlsCertificatePath: tlsCert, tlsKeyPath: tlsKey,
             timeouts: ConnectionTimeouts(preface: .seconds(prefaceTimeout), idle: .seconds(idleTimeout)))

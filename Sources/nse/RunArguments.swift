@@ -1,5 +1,6 @@
 import NSECommandLine
 import NSEDevice
+import NSEHost
 import NSEPayload
 
 /// `nse run`'s arguments as the front door reads them by hand.
@@ -51,6 +52,12 @@ enum RunArguments {
                 case "false": options.mustReport = false
                 default: return nil
                 }
+            case "--extension-process":
+                guard let mode = value(name).flatMap(ExtensionProcessPool.Mode.init(rawValue:)) else { return nil }
+                options.extensionProcess = mode
+            case RunLimits.warmIdle.option:
+                guard let seconds = number(RunLimits.warmIdle) else { return nil }
+                options.warmIdle = seconds
             case "--format":
                 guard let format = value(name).flatMap(RunOptions.Format.init(rawValue:)) else { return nil }
                 options.format = format

@@ -11,7 +11,8 @@ import Testing
             RunArguments.parse([
                 "--device", "/tmp/bob", "push.apns", "--push-type", "voip", "--budget=2.5", "--grace", "0",
                 "--memory-limit", "12",
-                "--extension", "./ext.py --loud", "--format", "text",
+                "--extension", "./ext.py --loud", "--format", "text", "--extension-process", "warm",
+                "--warm-idle=90",
             ]))
         var expected = RunOptions()
         expected.device = "/tmp/bob"
@@ -22,6 +23,8 @@ import Testing
         expected.memoryLimitMegabytes = 12
         expected.extensionCommand = "./ext.py --loud"
         expected.format = .text
+        expected.extensionProcess = .warm
+        expected.warmIdle = 90
         #expect(parsed == expected)
         #expect(RunArguments.parse([]) == RunOptions())
         #expect(RunArguments.parse(["-"])?.payloads == ["-"])
@@ -35,7 +38,8 @@ import Testing
             ["--budget", "nan"],
             ["--budget", "4000"], ["--grace", "61"], ["--memory-limit", "0"], ["--push-type", "fax"],
             ["--format", "xml"],
-            ["--device"], ["--device", ""], ["--extension", "  "],
+            ["--device"], ["--device", ""], ["--extension", "  "], ["--extension-process", "hot"],
+            ["--warm-idle", "0"], ["--warm-idle", "90000"],
         ] {
             #expect(RunArguments.parse(arguments) == nil, "\(arguments)")
         }

@@ -52,6 +52,79 @@ import Testing
         #expect(session.phase == .finished && session.record.termination == .exited)
     }
 
+    @Test func aWarmProcessKeepsItsStdinAndIsReleasedOnReady() {
+        let hello = ExtensionHello(servesMany: true)
+        var session = ExtensionSession(
+            request: request, limits: limits, filteringEntitlement: false, terms: .init(keep: true))
+        _ = session.handle(.launched(at: 10 * Self.second))
+        #expect(session.handle(.helloReceived(hello)) == [] && session.record.hello == hello)
+        // The content is accepted, and stdin stays open for the next request.
+        #expect(
+            session.handle(.contentProposed(content, at: 11 * Self.second)) == [
+                .accept(ExtensionHandover(content, record: session.record))
+            ])
+        #expect(session.handle(.readyReceived) == [.release])
+        #expect(session.phase == .finished && session.record.released && session.record.termination == .exited)
+    }
+
+    @Test func aProcessThatDidNotSayItServesManyIsNotKept() {
+        for hello in [nil, ExtensionHello(servesMany: false)] {
+            var session = ExtensionSession(
+                request: request, limits: limits, filteringEntitlement: false, terms: .init(keep: true))
+            _ = session.handle(.launched(at: 10 * Self.second))
+            if let hello { _ = session.handle(.helloReceived(hello)) }
+            #expect(
+                session.handle(.contentProposed(content, at: 11 * Self.second)) == [
+                    .accept(ExtensionHandover(content, record: session.record)), .closeStdin,
+                ])
+            // Its `ready` is one more line after the content: it does not count.
+            #expect(session.handle(.readyReceived) == [] && !session.record.released)
+        }
+        // Nor a process the host does not keep (fresh), whatever it said, nor one whose content was not kept.
+        var fresh = ExtensionSession(request: request, limits: limits, filteringEntitlement: false)
+        _ = fresh.handle(.launched(at: 0))
+        _ = fresh.handle(.helloReceived(ExtensionHello(servesMany: true)))
+        #expect(fresh.handle(.contentProposed(content, at: 1)).last == .closeStdin)
+        var refused = ExtensionSession(
+            request: request, limits: limits, filteringEntitlement: false,
+            terms: .init(keep: true, hello: ExtensionHello(servesMany: true)))
+        _ = refused.handle(.launched(at: 0))
+        #expect(refused.handle(.contentProposed(content, at: 1)).count == 1)
+        #expect(refused.handle(.handoverRefused) == [.closeStdin])
+        #expect(refused.handle(.readyReceived) == [])
+        // A kept process that never says `ready` is ended after the linger time.
+        var silent = ExtensionSession(
+            request: request, limits: limits, filteringEntitlement: false,
+            terms: .init(keep: true, hello: ExtensionHello(servesMany: true)))
+        _ = silent.handle(.launched(at: 0))
+        _ = silent.handle(.contentProposed(content, at: Self.second))
+        #expect(silent.timerEvent(now: 2 * Self.second) == .lingerOver)
+        #expect(silent.handle(.lingerOver) == [.kill(.lingered), .finish] && !silent.record.released)
+    }
+
+    @Test func belowIOS12AFreshProcessMustAnswerWithinItsStartTime() {
+        let terms = ExtensionSession.ProcessTerms(startTime: Self.second)
+        var slow = ExtensionSession(request: request, limits: limits, filteringEntitlement: false, terms: terms)
+        _ = slow.handle(.launched(at: 10 * Self.second))
+        #expect(slow.phase == .starting(expiryAt: 12 * Self.second, answerBy: 11 * Self.second))
+        #expect(slow.deadline == 11 * Self.second)
+        #expect(slow.timerEvent(now: 11 * Self.second - 1) == nil)
+        #expect(slow.timerEvent(now: 11 * Self.second) == .startTimeOver)
+        #expect(slow.handle(.startTimeOver) == [.kill(.slowStart), .finish])
+        #expect(slow.record.termination == .slowStart)
+        // Any line in time meets the rule: a hello, then the budget runs as usual.
+        var quick = ExtensionSession(request: request, limits: limits, filteringEntitlement: false, terms: terms)
+        _ = quick.handle(.launched(at: 10 * Self.second))
+        _ = quick.handle(.helloReceived(ExtensionHello(servesMany: false)))
+        #expect(quick.phase == .running(expiryAt: 12 * Self.second))
+        #expect(quick.timerEvent(now: 11 * Self.second) == nil)
+        // A budget shorter than the start time: the expiry notice comes first, while it is still starting.
+        let short = ExtensionLimits(budget: 0.5, grace: 0.5, memoryLimitKilobytes: 1000)
+        var early = ExtensionSession(request: request, limits: short, filteringEntitlement: false, terms: terms)
+        _ = early.handle(.launched(at: 0))
+        #expect(early.timerEvent(now: Self.second / 2) == .expiryNoticeDue(at: Self.second / 2))
+    }
+
     @Test func budgetThenGraceThenKill() {
         var session = started()
         let due = session.timerEvent(now: 12 * Self.second)

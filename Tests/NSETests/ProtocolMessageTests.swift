@@ -56,7 +56,7 @@ import Testing
     @Test func linesAreWrittenAsDocumented() {
         #expect(
             String(decoding: HostMessage.request(Self.request).line, as: UTF8.self)
-                == #"{"type":"request","protocol":1,"request_id":"6F1C0000-0000-4000-8000-000000000000","push_type":"voip","container":"/tmp/device","budget_ms":1500,"deadline_unix_ms":1795300000000,"payload":{"aps":{"alert":{"loc-key":"IM_MSG"},"mutable-content":1},"enc":"nse1.x"}}"#
+                == #"{"type":"request","protocol":2,"request_id":"6F1C0000-0000-4000-8000-000000000000","push_type":"voip","container":"/tmp/device","budget_ms":1500,"deadline_unix_ms":1795300000000,"payload":{"aps":{"alert":{"loc-key":"IM_MSG"},"mutable-content":1},"enc":"nse1.x"}}"#
                 + "\n")
         #expect(
             String(decoding: HostMessage.reportVoIPResult(.invalidClientProcess).line, as: UTF8.self)
@@ -67,6 +67,22 @@ import Testing
         #expect(
             String(decoding: ExtensionMessage.content(DeliveredContent(content: [:], reason: "r")).line, as: UTF8.self)
                 == #"{"type":"content","content":{},"reason":"r"}"# + "\n")
+        #expect(
+            String(decoding: ExtensionMessage.hello(ExtensionHello(servesMany: true)).line, as: UTF8.self)
+                == #"{"type":"hello","protocol":2,"requests":"many"}"# + "\n")
+        #expect(String(decoding: ExtensionMessage.ready.line, as: UTF8.self) == #"{"type":"ready"}"# + "\n")
+    }
+
+    @Test func versionTwoReadsVersionOneAndLater() throws {
+        // A version-1 request (no hello was ever sent) and a later version read the same way.
+        for version in [1, 2, 7] {
+            let line = #"{"type":"request","protocol":\#(version),"request_id":"r","container":"/c","payload":{}}"#
+            #expect(try HostMessage.decode(line: Array(line.utf8)) != nil)
+        }
+        // A hello without `requests` serves one request.
+        #expect(
+            try ExtensionMessage.decode(line: Array(#"{"type":"hello","protocol":2}"#.utf8))
+                == .hello(ExtensionHello(protocolVersion: 2, servesMany: false)))
     }
 
     @Test func optionalMembersTakeTheirDefaults() throws {
@@ -105,11 +121,19 @@ import Testing
         ),
         (
             #"{"type":"say\u001b[31mhello-and-a-much-longer-name-than-that"}"#,
-            #"the extension sent an invalid message: "type" must be content or report-voip, not "say?[31mhello-and-a-much-longer-""#
+            #"the extension sent an invalid message: "type" must be content, report-voip, hello or ready, not "say?[31mhello-and-a-much-longer-""#
+        ),
+        (
+            #"{"type":"hello","protocol":2,"requests":"all"}"#,
+            #"the extension sent an invalid message: "requests" must be "one" or "many", not "all""#
+        ),
+        (
+            #"{"type":"hello","requests":"many"}"#,
+            #"the extension sent an invalid message: "protocol" must be an integer, and is missing"#
         ),
         (
             #"{"kind":"content"}"#,
-            #"the extension sent an invalid message: "type" must be content or report-voip, and is missing"#
+            #"the extension sent an invalid message: "type" must be content, report-voip, hello or ready, and is missing"#
         ),
     ])
     func extensionLineErrorsNameTheMember(line: String, message: String) {
@@ -118,8 +142,8 @@ import Testing
 
     @Test(arguments: [
         (
-            #"{"type":"request","protocol":2,"request_id":"r","container":"/c","payload":{}}"#,
-            #"the host sent an invalid message: "protocol" must be 1, the version this extension speaks, not 2"#
+            #"{"type":"request","protocol":0,"request_id":"r","container":"/c","payload":{}}"#,
+            #"the host sent an invalid message: "protocol" must be a version, 1 or more, not 0"#
         ),
         (
             #"{"type":"request","request_id":"r","container":"/c","payload":{},"push_type":"sms"}"#,

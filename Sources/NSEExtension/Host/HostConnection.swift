@@ -12,3 +12,18 @@ protocol HostConnection: Sendable {
 }
 
 extension ExtensionChannel: HostConnection {}
+
+extension HostConnection {
+    /// After the content: blocks until the host says it keeps it (`true`) or closes the pipe without saying so.
+    func waitForAcceptance() -> Bool {
+        while true {
+            let message: HostMessage?
+            do { message = try next(timeoutMilliseconds: -1) } catch { return false }
+            switch message {
+            case .contentAccepted?: return true
+            case nil: return false
+            case .request?, .timeWillExpire?, .reportVoIPResult?: continue
+            }
+        }
+    }
+}

@@ -93,26 +93,6 @@ final class HostListener: HostConnection, @unchecked Sendable {
         return ended && queue.isEmpty
     }
 
-    /// After the content: blocks until the host says it keeps it (`true`) or closes the pipe without saying so.
-    func waitForAcceptance() -> Bool {
-        while true {
-            let message: HostMessage?
-            do { message = try next(timeoutMilliseconds: -1) } catch { return false }
-            switch message {
-            case .contentAccepted?: return true
-            case nil: return false
-            case .request?, .timeWillExpire?, .reportVoIPResult?: continue
-            }
-        }
-    }
-
-    /// Blocks until the host closes the pipe (the protocol's end), then lets the thread go.
-    func waitUntilClosed() {
-        pthread_mutex_lock(&mutex)
-        while !ended { pthread_cond_wait(&condition, &mutex) }
-        pthread_mutex_unlock(&mutex)
-    }
-
     private func readUntilClosed() {
         pthread_detach(pthread_self())
         while true {

@@ -34,6 +34,10 @@ enum ContentRules {
             return showOriginal(
                 "budget-expired: no content within \(limits.budget) s and \(limits.grace) s after serviceExtensionTimeWillExpire; iOS shows the original"
             )
+        case .slowStart:
+            return showOriginal(
+                "slow-start: the extension did not answer within \(limits.startTime ?? 1) s of its start; iOS before 12 kills it and shows the original"
+            )
         case .exited:
             break
         }

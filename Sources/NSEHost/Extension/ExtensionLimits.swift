@@ -6,6 +6,9 @@ public struct ExtensionLimits: Sendable, Equatable {
     public var grace: Double
     /// Peak resident memory allowed, in kilobytes (iOS's jetsam limit for NSEs: 24 MB).
     public var memoryLimitKilobytes: Int
+    /// Time a freshly started process has to answer (any line), in seconds; nil: no limit. iOS before 12 killed an
+    /// extension that took more than 1 s to start (``NSEDevice/IOSVersion/extensionStartLimit``).
+    public var startTime: Double?
 
     public init(budget: Double = 30, grace: Double = 1, memoryLimitKilobytes: Int = 24 * 1024) {
         self.budget = budget

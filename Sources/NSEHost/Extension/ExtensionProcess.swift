@@ -31,6 +31,8 @@ struct ExtensionProcess: ProcessSession {
             switch message {
             case .content(let content): return .contentProposed(content, at: at)
             case .reportVoIP(let payload): return .voipReportAsked(payload)
+            case .hello(let hello): return .helloReceived(hello)
+            case .ready: return .readyReceived
             case nil: return nil
             }
         case .lineTooLong:
@@ -52,19 +54,25 @@ struct ExtensionProcess: ProcessSession {
         }
     }
 
-    private func perform(_ actions: [ExtensionSession.Action]) -> [ProcessAction] {
-        actions.flatMap { action -> [ProcessAction] in
+    private mutating func perform(_ actions: [ExtensionSession.Action]) -> [ProcessAction] {
+        var performed: [ProcessAction] = []
+        for action in actions {
             switch action {
-            case .send(let message): return [.write(message.line)]
+            case .send(let message): performed.append(.write(message.line))
             case .accept(let handover):
                 // A content the host could not keep is not acknowledged: the extension keeps its messages, and a
                 // later push shows them again rather than never.
-                guard keepContent?(handover) ?? true else { return [] }
-                return [.write(HostMessage.contentAccepted.line)]
-            case .closeStdin: return [.closeStdin]
-            case .kill: return [.kill]
-            case .finish: return [.finish]
+                if keepContent?(handover) ?? true {
+                    performed.append(.write(HostMessage.contentAccepted.line))
+                } else {
+                    performed += perform(session.handle(.handoverRefused))
+                }
+            case .closeStdin: performed.append(.closeStdin)
+            case .kill: performed.append(.kill)
+            case .finish: performed.append(.finish)
+            case .release: performed.append(.release)
             }
         }
+        return performed
     }
 }

@@ -1,4 +1,5 @@
 import NSEProtocol
+import NSESystem
 
 /// What happened to one extension process: the session's record and what the driver measured.
 struct ExtensionRun {
@@ -9,21 +10,47 @@ struct ExtensionRun {
     /// What wait4 reported (includes the host's own high-water mark; see docs/protocol.md).
     var wait4MaxRSSKilobytes: Int?
     var stderrTail: String
+    /// The process that served the request.
+    var process = NotificationResult.ExtensionReport.ProcessUse(warm: false, pushes: 1, kept: false)
 
-    /// Runs one extension process for `request` under `limits`; `keepContent` keeps what it delivers before it is
-    /// told so (``ExtensionProcess/keepContent``).
+    /// Runs `request` under `limits` in an extension process: a warm one from `pool` if one is idle there, else a
+    /// fresh one (kept in the pool afterwards when there is a pool and the process can serve several requests);
+    /// `keepContent` keeps what it delivers before it is told so (``ExtensionProcess/keepContent``).
     static func run(
         command: [String], request: ServiceRequest, limits: ExtensionLimits, filteringEntitlement: Bool,
-        keepContent: (@Sendable (ExtensionHandover) -> Bool)? = nil
+        pool: ExtensionProcessPool? = nil, keepContent: (@Sendable (ExtensionHandover) -> Bool)? = nil
     ) -> ExtensionRun {
+        let key = ExtensionProcessPool.Key(container: request.container, command: command)
+        let warm = pool?.checkOut(key)
+        let terms = ExtensionSession.ProcessTerms(
+            keep: pool != nil, hello: warm?.hello,
+            startTime: warm == nil ? limits.startTime.map(ExtensionLimits.nanoseconds) : nil)
         var process = ExtensionProcess(
-            session: ExtensionSession(request: request, limits: limits, filteringEntitlement: filteringEntitlement),
+            session: ExtensionSession(
+                request: request, limits: limits, filteringEntitlement: filteringEntitlement, terms: terms),
             keepContent: keepContent)
-        let report = ProcessDriver.run(command, session: &process)
+        let report: ProcessDriver.Report
+        var use = NotificationResult.ExtensionReport.ProcessUse(warm: warm != nil, pushes: (warm?.pushes ?? 0) + 1, kept: false)
+        if let warm {
+            report = ProcessDriver.drive(warm.child, session: &process, since: Clock.monotonicNanoseconds())
+            warm.pushes = use.pushes
+            if report.released, let pool = pool {
+                pool.checkIn(warm, as: key)
+                use.kept = true
+            }
+        } else {
+            var kept: ChildProcess?
+            report = ProcessDriver.run(command, session: &process, kept: &kept)
+            if let kept, let pool = pool, let hello = process.session.record.hello {
+                pool.checkIn(
+                    ExtensionProcessPool.WarmProcess(child: kept, hello: hello, pushes: 1, idleSince: 0), as: key)
+                use.kept = true
+            }
+        }
         return ExtensionRun(
             record: process.session.record, exitCode: report.exit?.exitCode, exitSignal: report.exit?.signal,
             wallMilliseconds: report.wallMilliseconds, wait4MaxRSSKilobytes: report.exit?.peakRSSKilobytes,
-            stderrTail: String(decoding: report.stderr.suffix(2048), as: UTF8.self))
+            stderrTail: String(decoding: report.stderr.suffix(2048), as: UTF8.self), process: use)
     }
 
     /// A run that ended before this host started: its extension handed this over, the host kept it, and the
@@ -43,6 +70,7 @@ struct ExtensionRun {
         case .memory: "memory"
         case .spawnFailed: "spawn"
         case .protocolViolation: "protocol"
+        case .slowStart: "start"
         }
     }
 }

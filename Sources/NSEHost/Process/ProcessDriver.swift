@@ -19,17 +19,39 @@ enum ProcessDriver {
         var wallMilliseconds: Double = 0
         /// The last bytes it wrote on stderr (at most 8 KiB).
         var stderr: [UInt8] = []
+        /// The session let the process go on running (a warm extension process, idle until its next request).
+        var released = false
     }
 
     /// Runs `command` under `session` until the session finishes or the process has exited and closed its pipes.
-    static func run(_ command: [String], session: inout some ProcessSession) -> Report {
-        var report = Report()
+    /// A session that releases the process hands it back in `kept`, still running.
+    static func run(
+        _ command: [String], session: inout some ProcessSession, kept: inout ChildProcess?
+    ) -> Report {
         let start = Clock.monotonicNanoseconds()
         let child: ChildProcess
         do { child = try ChildProcess.spawn(command) } catch {
             _ = session.observe(.launchFailed(error.description))
-            return report
+            return Report()
         }
+        let report = drive(child, session: &session, since: start)
+        if report.released { kept = child }
+        return report
+    }
+
+    /// Runs `command` under `session`, a process that is never kept.
+    static func run(_ command: [String], session: inout some ProcessSession) -> Report {
+        var kept: ChildProcess?
+        let report = run(command, session: &session, kept: &kept)
+        kept?.closeStdin()
+        return report
+    }
+
+    /// Drives a running `child` under `session` (a fresh process, or a warm one handed its next request), `start`
+    /// being when the session's clock starts: until the session finishes (the process is reaped) or releases it (the
+    /// process goes on running, its pipes open).
+    static func drive(_ child: ChildProcess, session: inout some ProcessSession, since start: UInt64) -> Report {
+        var report = Report()
         var finished = false
         func apply(_ actions: [ProcessAction]) {
             for action in actions {
@@ -39,6 +61,9 @@ enum ProcessDriver {
                 case .kill: child.signalGroup(SIGKILL)
                 case .terminate: child.signalGroup(SIGTERM)
                 case .finish: finished = true
+                case .release:
+                    finished = true
+                    report.released = true
                 }
             }
         }
@@ -50,6 +75,8 @@ enum ProcessDriver {
         }
 
         observe(.launched(at: start))
+        // A warm process may have written lines while it was idle (after its `ready`): they are this session's.
+        readLines(child.channel, sampleFirst: sampleMemory, observe: observe, isFinished: { finished })
         var stdoutOpen = true
         var stderrOpen = true
         var toldShutdown = false
@@ -121,6 +148,8 @@ enum ProcessDriver {
             }
             if !stdoutOpen && !stderrOpen { observe(.pipesClosed) }
         }
+        report.wallMilliseconds = Clock.millisecondsSince(start)
+        if report.released { return report }
         child.closeStdin()
         report.exit = child.reap(blocking: true)
         report.wallMilliseconds = Clock.millisecondsSince(start)

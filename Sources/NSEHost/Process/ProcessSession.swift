@@ -34,6 +34,8 @@ enum ProcessAction: Equatable {
     case terminate
     /// Stop driving: close its stdin, reap it, report.
     case finish
+    /// Stop driving and leave the process running, its pipes open (a warm extension process between pushes).
+    case release
 }
 
 /// The rules of one child process's life, as a state machine the ``ProcessDriver`` feeds: no I/O, no clock.

@@ -6,6 +6,12 @@ public enum ExtensionMessage: Sendable, Equatable {
     case content(DeliveredContent)
     /// `CXProvider.reportNewIncomingVoIPPushPayload(payload)`: the host answers with `report-voip-result`.
     case reportVoIP(JSONObject)
+    /// Version 2, optional: the process's first line, saying which protocol it speaks and whether it serves more than
+    /// one request (a warm process, as iOS keeps an extension's process for the next pushes).
+    case hello(ExtensionHello)
+    /// Version 2: the instance for the last request is gone (after `content-accepted`); the process waits for the next
+    /// request or for end of file.
+    case ready
 
     /// The line sent on the wire (without the newline).
     public var json: JSON {
@@ -18,6 +24,13 @@ public enum ExtensionMessage: Sendable, Equatable {
             return .object(object)
         case .reportVoIP(let payload):
             return ["type": "report-voip", "payload": .object(payload)]
+        case .hello(let hello):
+            return [
+                "type": "hello", "protocol": .int(hello.protocolVersion),
+                "requests": .string(hello.servesMany ? "many" : "one"),
+            ]
+        case .ready:
+            return ["type": "ready"]
         }
     }
 
@@ -37,8 +50,35 @@ public enum ExtensionMessage: Sendable, Equatable {
                     reason: try message.field("reason"), info: try message.field("info")))
         case "report-voip":
             return .reportVoIP(try message.field("payload"))
+        case "hello":
+            let version: Int64 = try message.field("protocol")
+            guard version >= 1 else {
+                throw JSONFieldError(path: ["protocol"], expected: "a version, 1 or more", problem: .found(String(version)))
+            }
+            let requests: String = try message.field("requests") ?? "one"
+            guard requests == "one" || requests == "many" else {
+                throw JSONFieldError(
+                    path: ["requests"], expected: "\"one\" or \"many\"",
+                    problem: .found("\"\(ProtocolError.printable(requests))\""))
+            }
+            return .hello(ExtensionHello(protocolVersion: version, servesMany: requests == "many"))
+        case "ready":
+            return .ready
         case let other:
-            throw ExtensionProtocol.unknownType(other, expected: "content or report-voip")
+            throw ExtensionProtocol.unknownType(other, expected: "content, report-voip, hello or ready")
         }
+    }
+}
+
+/// What an extension says of itself when it starts (`hello`, protocol version 2).
+public struct ExtensionHello: Sendable, Equatable {
+    /// The protocol version it speaks.
+    public var protocolVersion: Int64
+    /// Whether its process takes another request after `ready` (else it is always started fresh).
+    public var servesMany: Bool
+
+    public init(protocolVersion: Int64 = ExtensionProtocol.version, servesMany: Bool) {
+        self.protocolVersion = protocolVersion
+        self.servesMany = servesMany
     }
 }

@@ -2,8 +2,9 @@ public import NSEJSON
 
 /// The host/extension protocol (docs/protocol.md): one JSON object per line on the extension's stdin and stdout.
 public enum ExtensionProtocol {
-    /// The protocol version this build speaks.
-    public static let version: Int64 = 1
+    /// The protocol version this build speaks. Versions only add: version 2 adds `hello` and `ready` (a warm process
+    /// serving several requests), which an extension sends only if it wants to; a version-1 extension works unchanged.
+    public static let version: Int64 = 2
     /// The longest line either side accepts.
     public static let maxLineBytes = 64 * 1024
     /// How deep a protocol line's JSON may nest.

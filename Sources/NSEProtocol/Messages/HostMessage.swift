@@ -42,11 +42,10 @@ public enum HostMessage: Sendable, Equatable {
     private static func read(_ message: JSONObject) throws(JSONFieldError) -> HostMessage {
         switch try message.field("type") as String? {
         case "request":
+            // Versions only add messages an extension asks for (docs/protocol.md): any request reads the same way.
             let version = try message.field("protocol") ?? ExtensionProtocol.version
-            guard version == ExtensionProtocol.version else {
-                throw JSONFieldError(
-                    path: ["protocol"], expected: "\(ExtensionProtocol.version), the version this extension speaks",
-                    problem: .found(String(version)))
+            guard version >= 1 else {
+                throw JSONFieldError(path: ["protocol"], expected: "a version, 1 or more", problem: .found(String(version)))
             }
             return .request(
                 ServiceRequest(
