@@ -220,7 +220,7 @@ let package = Package(
         ),
         .testTarget(name: "NSEHTTPTests", dependencies: ["NSEHTTP", "NSETestSupport"]),
         // The front door's own `nse run` parser (the `nse` executable target, tested in-process).
-        .testTarget(name: "FrontDoorTests", dependencies: ["nse", "NSECommandLine", "NSEPayload"]),
+        .testTarget(name: "FrontDoorTests", dependencies: ["nse", "NSECommandLine", "NSEHost", "NSEPayload"]),
         .testTarget(name: "FuzzRegressionTests", dependencies: ["NSEFuzzTargets"]),
         .testTarget(
             name: "NSESIPServerTests",

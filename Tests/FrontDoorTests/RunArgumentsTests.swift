@@ -1,4 +1,5 @@
 import NSECommandLine
+import NSEHost
 import NSEPayload
 import Testing
 
