@@ -3,7 +3,7 @@ public import NSEDevice
 import NSEJSON
 import NSESystem
 
-extension ReplayCase {
+extension ReplayCase.PushStep {
     /// The payload file's path, relative paths read from the case's folder.
     public var payloadFilePath: String? {
         payloadFile.map { $0.hasPrefix("/") ? $0 : Path.join(Path.dirname(file), $0) }
@@ -25,14 +25,16 @@ extension ReplayCase {
         }
         if let seal, text.contains("{{enc}}") {
             let target = seal["to"]?.stringValue == "other" ? other : device
-            text = text.replacing("{{enc}}", with: try self.seal(seal["plaintext"] ?? .null, to: target))
+            text = text.replacing("{{enc}}", with: try ReplayCase.seal(seal["plaintext"] ?? .null, to: target))
         }
         return Array(text.utf8)
     }
+}
 
+extension ReplayCase {
     /// Seals a plaintext (an object, with `{{now}}` / `{{now-SECONDS}}` in string values replaced by RFC 3339
     /// times; or a string sealed as it is) to the device's public key: the envelope's text.
-    func seal(_ plaintext: JSON, to device: Device) throws -> String {
+    static func seal(_ plaintext: JSON, to device: Device) throws -> String {
         let bytes: [UInt8]
         if let raw = plaintext.stringValue {
             bytes = Array(raw.utf8)

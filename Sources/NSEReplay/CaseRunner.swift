@@ -40,6 +40,9 @@ struct CaseRunner {
     var replayCase: ReplayCase
     var workDirectory: String
     var extensionCommand: [String]
+    /// How the cases that do not say run extension processes (`nse replay --extension-process`).
+    var extensionProcess = ExtensionProcessPool.Mode.fresh
+    var warmIdle = ExtensionProcessPool.defaultIdleTime
 
     func run() async -> CaseResult {
         let start = Clock.monotonicNanoseconds()
@@ -50,7 +53,7 @@ struct CaseRunner {
             if let actual { lines.append("result: " + actual.serialized(.pretty)) }
             if let error { lines.append("error: " + error) }
             try? FileSystem.writeAtomically(logPath, lines.joined(separator: "\n") + "\n")
-            let differences = actual.map { Expectations.compare(expected: replayCase.expect, actual: $0) } ?? []
+            let differences = actual.map(compare) ?? []
             return CaseResult(
                 name: replayCase.name, file: replayCase.file, passed: error == nil && differences.isEmpty,
                 differences: differences, actual: actual, milliseconds: Clock.millisecondsSince(start), error: error,
@@ -75,7 +78,6 @@ struct CaseRunner {
                     log.append("sip server stopped before the push")
                 }
             }
-            let bytes = try replayCase.payload(sealingTo: device, other: other)
             let limits = ExtensionLimits(
                 budget: replayCase.budget, grace: replayCase.grace,
                 memoryLimitKilobytes: Int(replayCase.memoryLimit * 1024))
@@ -85,11 +87,27 @@ struct CaseRunner {
                 } ?? extensionCommand
             var configured = NotificationHost(device: device, limits: limits, extensionCommand: command)
             configured.voipMustReport = replayCase.mustReport
+            configured.extensionProcesses = ExtensionProcessPool.make(
+                replayCase.extensionProcess ?? extensionProcess, idleTime: replayCase.warmIdle ?? warmIdle)
+            defer { configured.extensionProcesses?.evictAll() }
             let host = configured
-            let pushType = PushType(rawValue: replayCase.pushType) ?? .alert
-            let source: PayloadSource = replayCase.payloadFile.map { .file($0) } ?? .stdin
-            let result = await Threads.run { host.deliver(bytes, pushType: pushType, source: source) }
-            var actual = result.json
+            var results: [JSON] = []
+            for (index, step) in replayCase.steps.enumerated() {
+                switch step {
+                case .wait(let seconds):
+                    log.append("step \(index): wait \(seconds) s")
+                    try await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+                case .push(let push):
+                    let bytes = try push.payload(sealingTo: device, other: other)
+                    let pushType = PushType(rawValue: push.pushType) ?? .alert
+                    let source: PayloadSource = push.payloadFile.map { .file($0) } ?? .stdin
+                    let result = await Threads.run { host.deliver(bytes, pushType: pushType, source: source) }
+                    if replayCase.isSequence { log.append("step \(index): push: \(result.outcome.rawValue)") }
+                    results.append(result.json)
+                }
+            }
+            // One push: its result is the case's. A sequence: the results of its pushes, in order.
+            var actual = replayCase.isSequence ? JSON.object(["steps": .array(results)]) : results[0]
             if let caller, case .object(var object) = actual {
                 // The caller's side of the call, as `nse call` prints it.
                 object["caller"] = await caller.value.json
@@ -101,6 +119,29 @@ struct CaseRunner {
         } catch {
             return finish(nil, error: "\(replayCase.file): setup failed: \(error)")
         }
+    }
+
+    /// The case's expectations against what happened: the one push's, or each push's of a sequence (named
+    /// `steps[N]` as in the case file).
+    private func compare(_ actual: JSON) -> [String] {
+        guard replayCase.isSequence else {
+            return Expectations.compare(expected: replayCase.pushes[0].expect, actual: actual)
+        }
+        let results = actual["steps"]?.arrayValue ?? []
+        var differences: [String] = []
+        var pushIndex = 0
+        for (index, step) in replayCase.steps.enumerated() {
+            guard case .push(let push) = step else { continue }
+            defer { pushIndex += 1 }
+            guard pushIndex < results.count else {
+                differences.append("steps[\(index)]: no result")
+                continue
+            }
+            differences += Expectations.compare(expected: push.expect, actual: results[pushIndex]).map {
+                "steps[\(index)]: \($0)"
+            }
+        }
+        return differences
     }
 
     private func makeDevice() throws -> Device {
@@ -131,6 +172,7 @@ struct CaseRunner {
         if let age = replayCase.device.maxOfferAge { voip.maxOfferAge = age }
         if let call = replayCase.device.call { voip.call = call }
         device.config.voip = voip
+        if let version = replayCase.device.iosVersion { device.config.iosVersion = version }
         try device.save()
         let voipState = try device.appGroup().voip
         for _ in 0..<replayCase.device.strikes { try voipState.recordStrike(reason: "preset by the case") }
@@ -250,7 +292,7 @@ struct CaseRunner {
         var type = "text/plain;charset=UTF-8"
         var body: [UInt8]
         if message.sealed {
-            body = Array(try replayCase.seal(message.plaintext ?? .string(message.text ?? ""), to: device).utf8)
+            body = Array(try ReplayCase.seal(message.plaintext ?? .string(message.text ?? ""), to: device).utf8)
             type = "application/vnd.nse.envelope"
         } else {
             body = Array((message.text ?? "").utf8)

@@ -1,5 +1,6 @@
 import NSECrypto
 public import NSEDevice
+public import NSEHost
 public import NSEJSON
 import NSESystem
 
@@ -25,6 +26,7 @@ public struct ReplayCase: Sendable {
         public var keyMode: Int?
         /// What the device's user and app do with a call (`device.call`, as `voip.call` in device.json).
         public var call: CallSettings?
+        public var iosVersion: IOSVersion?
     }
 
     /// A call the case's caller places through the embedded SIP server before the push (`sip.call`): the server
@@ -72,11 +74,14 @@ public struct ReplayCase: Sendable {
     }
 
     public var device = DeviceSpec()
-    public var pushType = "alert"
-    public var payloadText: String?
-    public var payloadBytes: [UInt8]?
-    public var payloadFile: String?
-    public var seal: JSON?
+    /// What happens, in order: the case's one push, or the `steps` it lists.
+    public var steps: [Step] = []
+    /// The case lists `steps` (a sequence of pushes and waits) rather than one push.
+    public var isSequence = false
+    /// A fresh extension process for every push, or one kept warm between them (`extension_process`; default: the
+    /// `nse replay` option), evicted after `warm_idle` seconds idle.
+    public var extensionProcess: ExtensionProcessPool.Mode?
+    public var warmIdle: Double?
     public var sip: SIPSpec?
     public var budget: Double = 5
     public var grace: Double = 0.5
@@ -84,7 +89,33 @@ public struct ReplayCase: Sendable {
     public var extensionCommand: String?
     /// What iOS 26.4 tells the app with a voip push (`PKVoIPPushMetadata.mustReport`; `must_report`).
     public var mustReport = true
-    public var expect: JSONObject
+
+    /// One step of a case.
+    public enum Step: Sendable {
+        /// A push and what its result must show.
+        case push(PushStep)
+        /// A pause in real time, in seconds (an idle warm process may be evicted meanwhile).
+        case wait(Double)
+    }
+
+    /// A push: its payload, as a case gives it, and the expectations on its result.
+    public struct PushStep: Sendable {
+        /// The case file (payload files are read from its folder).
+        public var file: String
+        public var pushType = "alert"
+        public var payloadText: String?
+        public var payloadBytes: [UInt8]?
+        public var payloadFile: String?
+        public var seal: JSON?
+        public var expect: JSONObject = [:]
+    }
+
+    /// The pushes, in order.
+    public var pushes: [PushStep] {
+        steps.compactMap {
+            if case .push(let push) = $0 { push } else { nil }
+        }
+    }
 
     /// Reads and checks a case file; errors name the file and the field.
     public static func load(_ path: String) throws(ReplayError) -> ReplayCase {
@@ -131,10 +162,13 @@ public struct ReplayCase: Sendable {
             }
             return result
         }
-        let known: Set<String> = [
-            "name", "description", "device", "push_type", "payload", "payload_file", "payload_raw", "payload_base64",
-            "seal", "sip", "budget", "grace", "memory_limit", "extension", "must_report", "expect",
+        let pushKeys: Set<String> = [
+            "push_type", "payload", "payload_file", "payload_raw", "payload_base64", "seal", "expect",
         ]
+        let known: Set<String> = pushKeys.union([
+            "name", "description", "device", "sip", "budget", "grace", "memory_limit", "extension", "must_report",
+            "steps", "extension_process", "warm_idle",
+        ])
         for key in object.keys where !known.contains(key) { throw fail(key, "is not a case field") }
         self.file = file
         self.document = object
@@ -144,7 +178,7 @@ public struct ReplayCase: Sendable {
             let allowed: Set<String> = [
                 "bundle_id", "team_id", "filtering", "locale", "strings", "locale_strings", "app_handler",
                 "app_deadline",
-                "max_strikes", "max_offer_age", "strikes", "key_mode", "call",
+                "max_strikes", "max_offer_age", "strikes", "key_mode", "call", "ios_version",
             ]
             for key in spec.keys where !allowed.contains(key) { throw fail("device.\(key)", "is not a device field") }
             device.bundleID = try string(spec["bundle_id"], "device.bundle_id") ?? device.bundleID
@@ -164,30 +198,11 @@ public struct ReplayCase: Sendable {
                     throw ReplayError(file: file, field: nil, message: error.inside(["device", "call"]).description)
                 }
             }
-        }
-        pushType = try string(object["push_type"], "push_type") ?? "alert"
-        guard ["alert", "background", "voip"].contains(pushType) else {
-            throw fail("push_type", "must be alert, background or voip")
-        }
-        let payloadKeys = ["payload", "payload_file", "payload_raw", "payload_base64"].filter { object[$0] != nil }
-        guard payloadKeys.count == 1 else {
-            throw fail("payload", "give exactly one of payload, payload_file, payload_raw, payload_base64")
-        }
-        if let payload = object["payload"] {
-            guard payload.objectValue != nil else {
-                throw fail("payload", "must be an object (use payload_raw for other text)")
+            if let version = spec["ios_version"] {
+                do { device.iosVersion = try IOSVersion(json: version) } catch {
+                    throw ReplayError(file: file, field: nil, message: error.inside(["device", "ios_version"]).description)
+                }
             }
-            payloadText = payload.serialized()
-        }
-        payloadFile = try string(object["payload_file"], "payload_file")
-        if let raw = try string(object["payload_raw"], "payload_raw") { payloadText = raw }
-        if let encoded = try string(object["payload_base64"], "payload_base64") {
-            guard let decoded = Base64.decode(encoded) else { throw fail("payload_base64", "is not base64") }
-            payloadBytes = decoded
-        }
-        seal = object["seal"]
-        if let seal, seal.objectValue?["plaintext"] == nil {
-            throw fail("seal.plaintext", "is required (the plaintext sealed to the device at replay time)")
         }
         if let sipValue = object["sip"] {
             guard let spec = sipValue.objectValue else { throw fail("sip", "must be an object") }
@@ -269,11 +284,79 @@ public struct ReplayCase: Sendable {
         memoryLimit = try number(object["memory_limit"], "memory_limit") ?? 24
         extensionCommand = try string(object["extension"], "extension")
         mustReport = try bool(object["must_report"], "must_report") ?? true
-        guard let expect = object["expect"]?.objectValue else {
-            throw fail("expect", "is required (an object with at least outcome)")
+        if let mode = try string(object["extension_process"], "extension_process") {
+            guard let parsed = ExtensionProcessPool.Mode(rawValue: mode) else {
+                throw fail("extension_process", "must be fresh or warm")
+            }
+            extensionProcess = parsed
         }
-        guard expect["outcome"]?.stringValue != nil else { throw fail("expect.outcome", "is required") }
-        self.expect = expect
+        warmIdle = try number(object["warm_idle"], "warm_idle")
+        if let warmIdle, !(warmIdle > 0 && warmIdle <= 86400) {
+            throw fail("warm_idle", "must be more than 0 and at most 86400 seconds")
+        }
+        /// One push: the payload keys and `expect` of `push` (the case itself, or a step), `field` prefixing names.
+        func readPush(_ object: JSONObject, _ prefix: String) throws(ReplayError) -> PushStep {
+            func fail(_ field: String, _ message: String) -> ReplayError {
+                ReplayError(file: file, field: prefix + field, message: message)
+            }
+            var step = PushStep(file: file)
+            step.pushType = try string(object["push_type"], prefix + "push_type") ?? "alert"
+            guard ["alert", "background", "voip"].contains(step.pushType) else {
+                throw fail("push_type", "must be alert, background or voip")
+            }
+            let payloadKeys = ["payload", "payload_file", "payload_raw", "payload_base64"].filter { object[$0] != nil }
+            guard payloadKeys.count == 1 else {
+                throw fail("payload", "give exactly one of payload, payload_file, payload_raw, payload_base64")
+            }
+            if let payload = object["payload"] {
+                guard payload.objectValue != nil else {
+                    throw fail("payload", "must be an object (use payload_raw for other text)")
+                }
+                step.payloadText = payload.serialized()
+            }
+            step.payloadFile = try string(object["payload_file"], prefix + "payload_file")
+            if let raw = try string(object["payload_raw"], prefix + "payload_raw") { step.payloadText = raw }
+            if let encoded = try string(object["payload_base64"], prefix + "payload_base64") {
+                guard let decoded = Base64.decode(encoded) else { throw fail("payload_base64", "is not base64") }
+                step.payloadBytes = decoded
+            }
+            step.seal = object["seal"]
+            if let seal = step.seal, seal.objectValue?["plaintext"] == nil {
+                throw fail("seal.plaintext", "is required (the plaintext sealed to the device at replay time)")
+            }
+            guard let expect = object["expect"]?.objectValue else {
+                throw fail("expect", "is required (an object with at least outcome)")
+            }
+            guard expect["outcome"]?.stringValue != nil else { throw fail("expect.outcome", "is required") }
+            step.expect = expect
+            return step
+        }
+        if let list = object["steps"] {
+            for key in pushKeys where object[key] != nil {
+                throw fail(key, "goes in a step of \"steps\", not beside it")
+            }
+            guard let array = list.arrayValue, !array.isEmpty else { throw fail("steps", "must be a list of steps") }
+            isSequence = true
+            for (index, entry) in array.enumerated() {
+                let field = "steps[\(index)]"
+                guard let stepObject = entry.objectValue else { throw fail(field, "must be an object") }
+                if let wait = stepObject["wait"] {
+                    guard stepObject.count == 1 else { throw fail(field, "a wait step has only \"wait\"") }
+                    guard let seconds = wait.doubleValue, seconds >= 0, seconds <= 60 else {
+                        throw fail(field + ".wait", "must be a number of seconds from 0 to 60")
+                    }
+                    steps.append(.wait(seconds))
+                    continue
+                }
+                for key in stepObject.keys where !pushKeys.contains(key) {
+                    throw fail("\(field).\(key)", "is not a step field (a push step: payload and expect; or wait)")
+                }
+                steps.append(.push(try readPush(stepObject, field + ".")))
+            }
+            guard !pushes.isEmpty else { throw fail("steps", "needs at least one push") }
+        } else {
+            steps = [.push(try readPush(object, ""))]
+        }
     }
 }
 

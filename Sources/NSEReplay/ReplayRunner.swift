@@ -1,5 +1,5 @@
 import NSEChat
-import NSEHost
+public import NSEHost
 public import NSEJSON
 import NSESystem
 
@@ -10,6 +10,10 @@ public struct ReplayRunner: Sendable {
     public var update: Bool
     public var workRoot: String
     public var extensionCommand: [String]
+    /// How cases that do not say run extension processes (`--extension-process`).
+    public var extensionProcess = ExtensionProcessPool.Mode.fresh
+    /// Seconds a warm process may stay idle, for cases that do not say (`--warm-idle`).
+    public var warmIdle = ExtensionProcessPool.defaultIdleTime
 
     public init(jobs: Int, filter: String?, update: Bool, workRoot: String, extensionCommand: [String]) {
         self.jobs = max(1, jobs)
@@ -118,7 +122,8 @@ public struct ReplayRunner: Sendable {
                         let runner = CaseRunner(
                             replayCase: replayCase,
                             workDirectory: Path.join(workRoot, "\(index)-\(Path.basename(replayCase.file))"),
-                            extensionCommand: extensionCommand)
+                            extensionCommand: extensionCommand, extensionProcess: extensionProcess,
+                            warmIdle: warmIdle)
                         return (index, await runner.run())
                     }
                 }
@@ -146,8 +151,29 @@ enum Recorder {
             let bytes = try? FileSystem.readFile(result.file, limit: 1024 * 1024),
             var document = (try? JSON.parse(bytes))?.objectValue
         else { return false }
-        let before = document["expect"]
-        var expect = document["expect"]?.objectValue ?? [:]
+        let before = JSON.object(document)
+        if let steps = document["steps"]?.arrayValue {
+            // A sequence: each push step's expectations from its own result, in order.
+            var results = (actual["steps"]?.arrayValue ?? []).makeIterator()
+            document["steps"] = .array(
+                steps.map { step in
+                    guard var push = step.objectValue, push["wait"] == nil, let result = results.next() else {
+                        return step
+                    }
+                    push["expect"] = .object(expectations(push["expect"]?.objectValue ?? [:], from: result))
+                    return .object(push)
+                })
+        } else {
+            document["expect"] = .object(expectations(document["expect"]?.objectValue ?? [:], from: actual))
+        }
+        guard before != .object(document) else { return false }
+        try? FileSystem.writeAtomically(result.file, JSON.object(document).serialized(.pretty) + "\n")
+        return true
+    }
+
+    /// `expect` brought up to date with one push's result.
+    private static func expectations(_ previous: JSONObject, from actual: JSON) -> JSONObject {
+        var expect = previous
         expect["outcome"] = actual["outcome"]
         if let reason = actual["reason"]?.stringValue {
             expect["reason"] = .string(String(reason.split(separator: ":", maxSplits: 1).first ?? Substring(reason)))
@@ -169,10 +195,7 @@ enum Recorder {
             expect[key] = .object(
                 JSONObject(fields.members.map { (key: $0.key, value: Expectations.lookup(base, $0.key) ?? .null) }))
         }
-        guard before != .object(expect) else { return false }
-        document["expect"] = .object(expect)
-        try? FileSystem.writeAtomically(result.file, JSON.object(document).serialized(.pretty) + "\n")
-        return true
+        return expect
     }
 }
 
@@ -181,7 +204,10 @@ public enum ReplayReport {
     /// One progress line: status, name, outcome, time.
     public static func line(_ result: CaseResult) -> String {
         let status = result.passed ? "PASS" : (result.error != nil ? "ERROR" : "FAIL")
-        let outcome = result.actual?["outcome"]?.stringValue ?? "-"
+        // A sequence shows each push's outcome in order.
+        let outcome =
+            result.actual?["steps"]?.arrayValue.map { $0.compactMap { $0["outcome"]?.stringValue }.joined(separator: ",") }
+            ?? result.actual?["outcome"]?.stringValue ?? "-"
         var text = "\(status)  \(result.name)  \(outcome)  \(Int(result.milliseconds)) ms"
         if let error = result.error { text += "\n      \(error)" }
         for difference in result.differences { text += "\n      \(difference)" }

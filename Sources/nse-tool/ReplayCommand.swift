@@ -23,6 +23,8 @@ struct ReplayCommand: AsyncParsableCommand {
             valueName: "path"))
     var paths: [String]
 
+    @OptionGroup var processes: ExtensionProcessOptions
+
     @Option(help: "Cases run at once (default: the number of cores).")
     var jobs: Int?
 
@@ -53,9 +55,12 @@ struct ReplayCommand: AsyncParsableCommand {
         do { search = try ReplayRunner.findCases(paths) } catch { throw Failure(.noInput, error.description).exit() }
         for line in search.skipped { StandardStreams.writeError(line + "\n") }
         let root = workDir ?? Path.join(Environment.get("TMPDIR") ?? "/tmp", "nse-replay-\(Clock.unixMilliseconds())")
-        let runner = ReplayRunner(
+        var runner = ReplayRunner(
             jobs: jobs ?? Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))), filter: filter, update: update, workRoot: root,
             extensionCommand: NotificationHost.referenceExtensionCommand())
+        // For the cases that do not say (`extension_process`, `warm_idle`).
+        runner.extensionProcess = processes.mode
+        runner.warmIdle = processes.warmIdle
         let text = format == "text"
         let results = await runner.run(files: search.files) { result in
             if text { StandardStreams.writeOut(ReplayReport.line(result) + "\n") }

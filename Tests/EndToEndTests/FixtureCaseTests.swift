@@ -17,9 +17,9 @@ import Testing
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         return names.sorted().filter { $0.hasSuffix(".json") }.compactMap { try? ReplayCase.load(directory + "/" + $0) }
             .filter {
-                $0.sip == nil && $0.extensionCommand == nil
+                !$0.isSequence && $0.sip == nil && $0.extensionCommand == nil
                     && Set(($0.document["device"]?.objectValue ?? [:]).keys).isSubset(of: ["filtering"])
-                    && !($0.seal?.serialized().contains("{{now") ?? false)
+                    && !($0.pushes[0].seal?.serialized().contains("{{now") ?? false)
             }
     }()
 
@@ -42,30 +42,31 @@ import Testing
     @Test(arguments: cases.map(\.name))
     func fixture(name: String) throws {
         let replayCase = try #require(Self.cases.first { $0.name == name })
+        let push = replayCase.pushes[0]
         let filtering = replayCase.device.filtering
         let devicePath = filtering ? Self.devices.filtering : Self.devices.plain
-        let bytes = try replayCase.payload(
+        let bytes = try push.payload(
             sealingTo: try Device.open(at: devicePath), other: try Device.open(at: Self.devices.other))
         // A payload file keeps its name (a simctl .apns file stays one); the others are NAME.json.
-        let fileName = replayCase.payloadFilePath.map { ($0 as NSString).lastPathComponent } ?? name + ".json"
+        let fileName = push.payloadFilePath.map { ($0 as NSString).lastPathComponent } ?? name + ".json"
         let path = try TestSupport.temporaryDirectory() + "/" + fileName
         try Data(bytes).write(to: URL(fileURLWithPath: path))
-        var arguments = ["run", "--device", devicePath, "--push-type", replayCase.pushType, path]
+        var arguments = ["run", "--device", devicePath, "--push-type", push.pushType, path]
         if replayCase.document["memory_limit"] != nil {
             arguments += ["--memory-limit", String(replayCase.memoryLimit)]
         }
         if !replayCase.mustReport { arguments += ["--must-report", "false"] }
         let output = try TestSupport.nse(arguments)
         let result = try JSON.parse(output.stdout)
-        let rejected = replayCase.expect["outcome"] == "rejected"
+        let rejected = push.expect["outcome"] == "rejected"
         #expect(output.status == (rejected ? 65 : 0), "\(name): \(output.stderr)")
-        #expect(Expectations.compare(expected: replayCase.expect, actual: result) == [], "\(name)")
+        #expect(Expectations.compare(expected: push.expect, actual: result) == [], "\(name)")
         if rejected {
             #expect(output.stderr.split(separator: "\n").count == 1, "\(name): one-line error: \(output.stderr)")
             #expect(
                 output.stderr.hasPrefix("nse: payload rejected: \(result["apns_reason"]?.stringValue ?? "?")"),
                 "\(name)")
-            if let part = replayCase.expect["reason_contains"]?.stringValue {
+            if let part = push.expect["reason_contains"]?.stringValue {
                 #expect(output.stderr.contains(part), "\(name): \(output.stderr)")
             }
         } else {

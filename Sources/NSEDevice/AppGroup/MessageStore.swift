@@ -152,6 +152,18 @@ public struct MessageStore: Sendable {
         }
     }
 
+    /// Whether a notification already showed the message with this Call-ID (within the last day).
+    public func wasShown(callID: String, now: Int64 = Clock.unixMilliseconds()) throws(DeviceError) -> Bool {
+        do {
+            return try !database.execute(
+                "SELECT 1 FROM messages WHERE call_id = ? AND state = 'shown' AND shown_at >= ?",
+                [.text(callID), .integer(now - shownMemoryMilliseconds)]
+            ).isEmpty
+        } catch {
+            throw error.deviceError
+        }
+    }
+
     /// Whether a fresh message with this Call-ID is held.
     public func contains(callID: String, now: Int64 = Clock.unixMilliseconds()) throws(DeviceError) -> Bool {
         do {

@@ -9,6 +9,8 @@ struct FetchReport {
     var callIDsReceived: [String] = []
     var stored = 0
     var fromStore = false
+    /// The message was shown by an earlier notification: nothing was fetched.
+    var alreadyShown = false
     var foundMilliseconds: Double?
     /// When the fetch decided to leave (the flush over, the deadline, the expiry notice or a failure).
     var leftMilliseconds: Double?
@@ -21,6 +23,7 @@ struct FetchReport {
 
     func json(total: Double) -> JSONObject {
         var object: JSONObject = ["source": "sip", "from_store": .bool(fromStore)]
+        if alreadyShown { object["already_shown"] = true }
         object["transport"] = JSON.string(transport)
         object["register_status"] = JSON.int(registerStatus)
         object["registrations"] = .int(Int64(registrations))

@@ -75,6 +75,15 @@ public struct SIPFetch: Sendable {
                 report.fromStore = true
                 return finish(content(for: ReceivedContent(stored), request: request), report, shown: true)
             }
+            if try store?.wasShown(callID: callID) == true {
+                // The same push again (APNs may deliver twice): its message was shown; it is not fetched again and
+                // not shown twice. An app that may filter shows nothing; one that may not shows its loc-key text.
+                report.alreadyShown = true
+                let reason = "already-shown: the message with Call-ID \(callID) was shown by an earlier notification"
+                return finish(
+                    device.config.filtering
+                        ? DeliveredContent(content: [:], reason: reason) : rewriter.fallback(reason: reason), report)
+            }
         } catch {
             report.storeError = report.storeError ?? error.description
         }
