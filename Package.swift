@@ -122,6 +122,15 @@ let package = Package(
                 "NSEAppRegistration", "NSECrypto", "NSEDevice", "NSEJSON", "NSEPayload", "NSESIP", "NSESystem", logging,
             ]
         ),
+        // The main app in the foreground (`nse app`): it takes the shared core from the extensions, registers and
+        // shows the messages that come to it itself, then goes to the background.
+        .target(
+            name: "NSEMainApp",
+            dependencies: [
+                "NSEAppRegistration", "NSEDevice", "NSEExtension", "NSEJSON", "NSEPayload", "NSESIP", "NSESystem",
+                logging,
+            ]
+        ),
         .target(
             name: "NSEReplay",
             dependencies: [
@@ -184,7 +193,8 @@ let package = Package(
                 argumentParser, logging, "NSEAPNs", "NSEAppRegistration", "NSECall", "NSEChat", "NSECommandLine",
                 "NSECrypto",
                 "NSEDevice", "NSEHTTP",
-                "NSEHost", "NSEJSON", "NSEPayload", "NSEReplay", "NSESIP", "NSESIPServer", "NSESystem", "NSEServer",
+                "NSEHost", "NSEJSON", "NSEMainApp", "NSEPayload", "NSEReplay", "NSESIP", "NSESIPServer", "NSESystem",
+                "NSEServer",
             ]
         ),
         // The per-notification process: links the reference extension alone, so it starts fast and stays small.

@@ -10,8 +10,10 @@ public enum ExitStatus: Int32, Sendable {
     case noInput = 66
     /// An internal error.
     case software = 70
-    /// Reading or writing failed.
+    /// Reading or writing failed (a registrar that refuses or does not answer included).
     case ioError = 74
+    /// Busy: try again later (`nse app` for a device whose main app already runs).
+    case tempFail = 75
     /// The device or configuration is missing, invalid or unsafe.
     case config = 78
 }

@@ -62,14 +62,17 @@ public final class Database: Sendable {
     public init(path: String, schema: [String], options: Options = Options()) throws(DatabaseError) {
         self.path = path
         if options.create {
-            // Made here so the file has its mode from the first byte (SQLite would use the umask's).
-            let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, mode_t(options.fileMode))
-            if fd < 0 {
+            // Made here so the file has its mode from the first byte (SQLite would use the umask's). Only when it
+            // does not exist (O_EXCL): closing a descriptor of a file this process already has open as a database
+            // drops every POSIX lock the process holds on it, and another process closing last would then take
+            // the write-ahead log away from under the open connection.
+            let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode_t(options.fileMode))
+            if fd < 0 && errno != EEXIST {
                 let reason = String(cString: strerror(errno))
                 let code: DatabaseError.Code = errno == EROFS ? .readOnly : (errno == ENOSPC ? .full : .cannotOpen)
                 throw DatabaseError(code: code, message: "\(path): cannot create: \(reason)")
             }
-            close(fd)
+            if fd >= 0 { close(fd) }
         }
         let opened = try SQLiteConnection(path: path, create: options.create, readOnly: false)
         opened.setBusyTimeout(milliseconds: options.busyTimeoutMilliseconds)

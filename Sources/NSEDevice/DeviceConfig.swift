@@ -32,6 +32,10 @@ public struct DeviceConfig: Sendable, Equatable, JSONConvertible {
     public var callbackURL: String?
     /// The iOS release the device runs (rules that changed between releases follow it).
     public var iosVersion = IOSVersion.current
+    /// Seconds after which a shared-core claim that was not refreshed is cleared (liblinphone's watchdog: 30).
+    public var sharedCoreWatchdog = 30.0
+    /// The range `shared_core.watchdog_s` takes.
+    public static let sharedCoreWatchdogRange: ClosedRange<Double> = 1...3600
 
     public init(
         bundleID: String, teamID: String, locale: String, filtering: Bool, remoteToken: String, voipToken: String,
@@ -64,6 +68,7 @@ public struct DeviceConfig: Sendable, Equatable, JSONConvertible {
             "voip": voip.json,
             "apns": ["uninstalled_at": uninstalledAt.json, "callback_url": callbackURL.json],
             "ios_version": iosVersion.json,
+            "shared_core": ["watchdog_s": .double(sharedCoreWatchdog)],
         ]
     }
 
@@ -94,6 +99,12 @@ public struct DeviceConfig: Sendable, Equatable, JSONConvertible {
         uninstalledAt = try document.field("apns", "uninstalled_at")
         callbackURL = try document.field("apns", "callback_url")
         iosVersion = try document.field("ios_version") ?? .current
+        sharedCoreWatchdog = try document.field("shared_core", "watchdog_s") ?? 30
+        guard Self.sharedCoreWatchdogRange.contains(sharedCoreWatchdog) else {
+            throw JSONFieldError(
+                path: ["shared_core", "watchdog_s"], expected: "a number of seconds from 1 to 3600",
+                problem: .found(String(sharedCoreWatchdog)))
+        }
     }
 }
 

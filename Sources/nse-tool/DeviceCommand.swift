@@ -99,6 +99,13 @@ struct DeviceCommand: ParsableCommand {
                 valueName: "version"))
         var iosVersion: String?
 
+        @Option(
+            parsing: .unconditional,
+            help: ArgumentHelp(
+                "Seconds after which a shared-core claim not refreshed is cleared (liblinphone's watchdog: 30).",
+                valueName: "seconds"))
+        var coreWatchdog: Double?
+
         @OptionGroup var sip: SIPAccountOptions
 
         @Flag(help: "Remove the device's SIP account.")
@@ -122,6 +129,9 @@ struct DeviceCommand: ParsableCommand {
         var callbackUrl: String?
 
         func validate() throws {
+            if let coreWatchdog, !DeviceConfig.sharedCoreWatchdogRange.contains(coreWatchdog) {
+                throw ValidationError("--core-watchdog must be between 1 and 3600 seconds")
+            }
             if let iosVersion, IOSVersion(iosVersion) == nil {
                 throw ValidationError("--ios-version \(iosVersion): expected a release such as 17.4, 10.0 or later")
             }
@@ -139,6 +149,7 @@ struct DeviceCommand: ParsableCommand {
                 if let filtering { device.config.filtering = filtering }
                 if let locale { device.config.locale = locale }
                 if let version = iosVersion.flatMap(IOSVersion.init) { device.config.iosVersion = version }
+                if let coreWatchdog { device.config.sharedCoreWatchdog = coreWatchdog }
                 if uninstalled { device.config.uninstalledAt = Clock.unixMilliseconds() }
                 if installed { device.config.uninstalledAt = nil }
                 if let callbackUrl { device.config.callbackURL = callbackUrl == "none" ? nil : callbackUrl }

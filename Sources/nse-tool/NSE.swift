@@ -20,7 +20,7 @@ struct NSE: AsyncParsableCommand {
         subcommands: [
             RunCommand.self, SealCommand.self, DeviceCommand.self, SendCommand.self, CallCommand.self,
             SIPServerCommand.self,
-            ReplayCommand.self, ServeCommand.self, PushCommand.self,
+            ReplayCommand.self, ServeCommand.self, PushCommand.self, AppCommand.self,
         ]
     )
 

@@ -132,14 +132,17 @@ import Testing
             #"{"type":"request","protocol":1,"request_id":"r-1","push_type":"alert","container":"\#(bob)","#
             + #""budget_ms":10000,"deadline_unix_ms":\#(deadline),"payload":\#(push(callID))}"# + "\n"
         input.fileHandleForWriting.write(Data(request.utf8))
+        // Its first line is its hello (protocol version 2); the content follows.
         var received = Data()
         let readUntil = Date().addingTimeInterval(15)
-        while !received.contains(0x0A), Date() < readUntil {
+        while received.split(separator: 0x0A).count < 2 || received.last != 0x0A, Date() < readUntil {
             let chunk = output.fileHandleForReading.availableData
             if chunk.isEmpty { break }
             received.append(chunk)
         }
-        let content = try JSON.parse(String(decoding: received.prefix { $0 != 0x0A }, as: UTF8.self))
+        let lines = received.split(separator: 0x0A).map { String(decoding: $0, as: UTF8.self) }
+        #expect(try JSON.parse(lines.first ?? "")["type"] == "hello")
+        let content = try JSON.parse(lines.count > 1 ? lines[1] : "")
         #expect(content["type"] == "content")
         #expect(content["content"]?["aps"]?["alert"]?["body"] == "see you at 8")
         try input.fileHandleForWriting.close()

@@ -75,6 +75,17 @@ public final class AppGroupStore: Sendable {
         ALTER TABLE messages_v3 RENAME TO messages;
         CREATE INDEX messages_by_state ON messages (state, received_at);
         """,
+        // Version 4: the shared core (who runs the app's SIP core: the main app or extension processes, each with a
+        // heartbeat), and who showed a message: a notification (`extension`) or the app in the foreground (`app`).
+        """
+        CREATE TABLE core_holders (
+            pid INTEGER PRIMARY KEY NOT NULL,
+            role TEXT NOT NULL CHECK (role IN ('main', 'executor')),
+            state TEXT NOT NULL CHECK (state IN ('started', 'waiting', 'stopping', 'stopped')),
+            heartbeat_at INTEGER NOT NULL
+        );
+        ALTER TABLE messages ADD COLUMN shown_by TEXT;
+        """,
     ]
 
     public let database: Database
@@ -92,6 +103,13 @@ public final class AppGroupStore: Sendable {
         messages = MessageStore(database: database)
         voip = VoIPState(database: database)
         try LegacyImport(container: directory, store: self).run()
+    }
+}
+
+extension AppGroupStore {
+    /// The shared core's claims, cleared when not refreshed for `watchdogSeconds` (the device's setting).
+    public func sharedCore(watchdogSeconds: Double) -> SharedCore {
+        SharedCore(database: database, watchdogMilliseconds: Int64(watchdogSeconds * 1000))
     }
 }
 

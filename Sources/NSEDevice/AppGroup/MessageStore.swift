@@ -133,32 +133,45 @@ public struct MessageStore: Sendable {
         }
     }
 
-    /// Records that a notification showed the message with this Call-ID (claimed from the store, or received from
-    /// the network): its body is dropped, and copies that arrive later are not kept. Crash-safe, not synced: what a power loss could undo is
-    /// a mark whose loss shows the message once more, never a message.
-    public func markShown(callID: String, now: Int64 = Clock.unixMilliseconds()) throws(DeviceError) {
+    /// Who showed a message.
+    public enum Viewer: String, Sendable, Equatable {
+        /// A notification, rewritten by the extension.
+        case notification = "extension"
+        /// The main app, in the foreground (`nse app`).
+        case app
+    }
+
+    /// Records that a notification (or the app in the foreground) showed the message with this Call-ID (claimed from
+    /// the store, or received from the network): its body is dropped, and copies that arrive later are not kept.
+    /// Crash-safe, not synced: what a power loss could undo is a mark whose loss shows the message once more, never
+    /// a message.
+    public func markShown(callID: String, by viewer: Viewer = .notification, now: Int64 = Clock.unixMilliseconds())
+        throws(DeviceError)
+    {
         do {
             try database.write(.crashSafe) { tx throws(DatabaseError) in
                 try tx.execute(
                     """
-                    INSERT INTO messages (call_id, sender, recipient, content_type, body, received_at, state, shown_at)
-                    VALUES (?, '', '', '', x'', ?, 'shown', ?)
+                    INSERT INTO messages (call_id, sender, recipient, content_type, body, received_at, state, shown_at,
+                        shown_by)
+                    VALUES (?, '', '', '', x'', ?, 'shown', ?, ?)
                     ON CONFLICT (call_id) DO UPDATE SET state = 'shown', shown_at = excluded.shown_at, body = x'',
-                        claimed_at = NULL, claimed_by = NULL
-                    """, [.text(callID), .integer(now), .integer(now)])
+                        claimed_at = NULL, claimed_by = NULL, shown_by = excluded.shown_by
+                    """, [.text(callID), .integer(now), .integer(now), .text(viewer.rawValue)])
             }
         } catch {
             throw error.deviceError
         }
     }
 
-    /// Whether a notification already showed the message with this Call-ID (within the last day).
-    public func wasShown(callID: String, now: Int64 = Clock.unixMilliseconds()) throws(DeviceError) -> Bool {
+    /// Who showed the message with this Call-ID (within the last day), if anyone did.
+    public func shownBy(callID: String, now: Int64 = Clock.unixMilliseconds()) throws(DeviceError) -> Viewer? {
         do {
-            return try !database.execute(
-                "SELECT 1 FROM messages WHERE call_id = ? AND state = 'shown' AND shown_at >= ?",
-                [.text(callID), .integer(now - shownMemoryMilliseconds)]
-            ).isEmpty
+            let rows = try database.execute(
+                "SELECT shown_by FROM messages WHERE call_id = ? AND state = 'shown' AND shown_at >= ?",
+                [.text(callID), .integer(now - shownMemoryMilliseconds)])
+            guard let row = rows.first else { return nil }
+            return row.text(0).flatMap(Viewer.init(rawValue:)) ?? .notification
         } catch {
             throw error.deviceError
         }

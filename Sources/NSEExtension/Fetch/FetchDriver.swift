@@ -63,6 +63,7 @@ struct FetchDriver {
         case expired
         case registerFailed(String)
         case notFound
+        case coreStopped
     }
 
     /// Runs until the machine finishes (the user agent closed); returns how the fetch ended.
@@ -104,6 +105,7 @@ struct FetchDriver {
         case .found?: return found.map(Result.found) ?? .notFound
         case .expired?: return .expired
         case .registerFailed(let reason)?: return .registerFailed(reason)
+        case .coreStopped?: return .coreStopped
         case .notFound?, nil: return .notFound
         }
     }

@@ -48,6 +48,8 @@ struct FetchMachine: Sendable {
         case expired
         case registerFailed(String)
         case notFound
+        /// The main app took the core before the awaited message came: it receives the message itself.
+        case coreStopped
     }
 
     /// Where the awaited message came from.
@@ -89,6 +91,8 @@ struct FetchMachine: Sendable {
         case storeChecked(found: Bool, wantsNotice: Bool)
         /// The host's `timeWillExpire`.
         case expiryNotice
+        /// The main app came to the foreground and asks for the shared core.
+        case coreStopRequested
         case timerFired(Timer)
         /// The IMDN's final status (nil when it failed).
         case noticeAnswered(status: Int?)
@@ -167,7 +171,9 @@ struct FetchMachine: Sendable {
             guard found, isAwaiting else { return [] }
             return enterDrain(.store, wantsNotice: wantsNotice, at: now)
         case .expiryNotice:
-            return leave()
+            return leave(awaiting: .expired)
+        case .coreStopRequested:
+            return leave(awaiting: .coreStopped)
         case .timerFired(let timer):
             return timerFired(timer, at: now)
         case .noticeAnswered:
@@ -295,10 +301,10 @@ struct FetchMachine: Sendable {
         return close(.found(foundSource))
     }
 
-    /// The expiry notice: leave at once, with the awaited message when it is here.
-    private mutating func leave() -> [Action] {
+    /// The expiry notice, or the main app taking the core: leave at once, with the awaited message when it is here.
+    private mutating func leave(awaiting outcome: Outcome) -> [Action] {
         switch phase {
-        case .registering, .waiting: close(.expired)
+        case .registering, .waiting: close(outcome)
         case .draining: close(.found(foundSource))
         case .closing, .done: []
         }

@@ -11,6 +11,8 @@ struct FetchReport {
     var fromStore = false
     /// The message was shown by an earlier notification: nothing was fetched.
     var alreadyShown = false
+    /// What the shared core said when the fetch asked to start its own (`executor-started`, `main-core-running`).
+    var sharedCore: String?
     var foundMilliseconds: Double?
     /// When the fetch decided to leave (the flush over, the deadline, the expiry notice or a failure).
     var leftMilliseconds: Double?
@@ -24,6 +26,7 @@ struct FetchReport {
     func json(total: Double) -> JSONObject {
         var object: JSONObject = ["source": "sip", "from_store": .bool(fromStore)]
         if alreadyShown { object["already_shown"] = true }
+        if let sharedCore { object["shared_core"] = .string(sharedCore) }
         object["transport"] = JSON.string(transport)
         object["register_status"] = JSON.int(registerStatus)
         object["registrations"] = .int(Int64(registrations))

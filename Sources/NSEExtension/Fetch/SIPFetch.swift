@@ -57,8 +57,10 @@ public struct SIPFetch: Sendable {
         // The App Group store. When it cannot be opened the fetch still shows its own message, but refuses (500) the
         // others, so the server keeps them: a message is answered 200 only once it is durably kept.
         var store: MessageStore?
+        var group: AppGroupStore?
         do {
-            store = try device.appGroup().messages
+            group = try device.appGroup()
+            store = group?.messages
             try store?.purge()
         } catch {
             report.storeError = error.description
@@ -75,11 +77,13 @@ public struct SIPFetch: Sendable {
                 report.fromStore = true
                 return finish(content(for: ReceivedContent(stored), request: request), report, shown: true)
             }
-            if try store?.wasShown(callID: callID) == true {
-                // The same push again (APNs may deliver twice): its message was shown; it is not fetched again and
-                // not shown twice. An app that may filter shows nothing; one that may not shows its loc-key text.
+            if let viewer = try store?.shownBy(callID: callID) {
+                // The same push again (APNs may deliver twice), or a message the app in the foreground received
+                // itself: it was shown; it is not fetched again and not shown twice. An app that may filter shows
+                // nothing; one that may not shows its loc-key text.
                 report.alreadyShown = true
-                let reason = "already-shown: the message with Call-ID \(callID) was shown by an earlier notification"
+                let by = viewer == .app ? "by the app in the foreground" : "by an earlier notification"
+                let reason = "already-shown: the message with Call-ID \(callID) was shown \(by)"
                 return finish(
                     device.config.filtering
                         ? DeliveredContent(content: [:], reason: reason) : rewriter.fallback(reason: reason), report)
@@ -103,18 +107,48 @@ public struct SIPFetch: Sendable {
             return finish(rewriter.fallback(reason: "sip-account-invalid: \(error)"), report)
         }
 
+        // The shared core (liblinphone): an extension starts its core only while the main app's is not running. As
+        // linphone-iphone, it then cannot fetch the message and delivers empty content: the app in the foreground
+        // receives the message itself (an app that may filter shows nothing; one that may not, the push as sent).
+        var core: SharedCore?
+        if let shared = group?.sharedCore(watchdogSeconds: device.config.sharedCoreWatchdog) {
+            do {
+                switch try shared.startExecutor() {
+                case .mainCoreRunning:
+                    report.sharedCore = "main-core-running"
+                    return finish(
+                        DeliveredContent(
+                            content: [:],
+                            reason: "main-core-running: the app is in the foreground and receives the message itself"),
+                        report)
+                case .started:
+                    report.sharedCore = "executor-started"
+                    core = shared
+                }
+            } catch {
+                report.storeError = report.storeError ?? error.description
+            }
+        }
+
         let budget = Double(request.budgetMilliseconds) * fetchFraction
         let (inputs, feed) = AsyncStream<FetchInput>.makeStream()
         var configuration = AppRegistration.configuration(for: account)
         configuration.messageAcceptor = FetchDriver.acceptor(feeding: feed)
         let agent = SIPUserAgent(configuration: configuration, logger: Logger(label: "nse.extension.sip"))
         host?.onExpiry { feed.yield(.event(.expiryNotice)) }
+        // The main app asks for the core with SIGUSR1; one that asked before the handler was in place is seen in the
+        // store.
+        CoreStopSignal.onStop { feed.yield(.event(.coreStopRequested)) }
+        if (try? core?.isStopRequested()) == true { feed.yield(.event(.coreStopRequested)) }
         var driver = FetchDriver(
             machine: FetchMachine(target: callID, deadline: start + UInt64(budget * 1_000_000), rules: rules),
             agent: agent, registration: registration, store: store, aor: account.aor, feed: feed, start: start,
             report: report)
         let outcome = await driver.run(inputs)
         host?.stopExpiryHandler()
+        CoreStopSignal.clear()
+        // The core is stopped: an app waiting for it is woken.
+        if let waiting = try? core?.releaseExecutor() { CoreStopSignal.wake(waiting) }
         report = driver.report
 
         let content: DeliveredContent
@@ -131,6 +165,13 @@ public struct SIPFetch: Sendable {
         case .notFound:
             content = rewriter.fallback(
                 reason: "not-found: no MESSAGE with Call-ID \(callID) arrived within \(Int(budget)) ms")
+        case .coreStopped:
+            report.sharedCore = "executor-stopped"
+            content = DeliveredContent(
+                content: [:],
+                reason:
+                    "core-stopped: the app came to the foreground and took the shared core; it receives the message itself"
+            )
         }
         return finish(content, report)
     }
