@@ -244,6 +244,15 @@ public struct Device: Sendable {
         } catch {
             result["voip_state"] = ["error": .string(error.description)]
         }
+        // Who runs the app's SIP core now (docs/app.md).
+        var core = result["shared_core"]?.objectValue ?? JSONObject()
+        do {
+            core["state"] = .string(
+                try appGroup().sharedCore(watchdogSeconds: config.sharedCoreWatchdog).state().rawValue)
+        } catch {
+            core["error"] = .string(error.description)
+        }
+        result["shared_core"] = .object(core)
         return .object(result)
     }
 
