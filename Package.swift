@@ -223,7 +223,8 @@ let package = Package(
         .testTarget(
             name: "NSETests",
             dependencies: [
-                "NSEChat", "NSECrypto", "NSEDatabase", "NSEDevice", "NSEExtension", "NSEHost", "NSEJSON", "NSEPayload",
+                "NSEChat", "NSECrypto", "NSEDatabase", "NSEDevice", "NSEExtension", "NSEHost", "NSEJSON", "NSEMainApp",
+                "NSEPayload",
                 "NSEProtocol", "NSESystem",
                 "NSETestSupport",
             ]

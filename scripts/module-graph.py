@@ -34,7 +34,7 @@ LAYERS = [
     ]),
     ("domain", "Domain", ["NSEPayload", "NSEProtocol", "NSEDevice", "NSEAppRegistration", "NSEAPNs"]),
     ("hostext", "Host and extension", ["NSEHost", "NSEExtension", "NSECall"]),
-    ("servers", "Servers and replay", ["NSESIPServer", "NSEServer", "NSEReplay"]),
+    ("servers", "Servers, the main app and replay", ["NSESIPServer", "NSEServer", "NSEMainApp", "NSEReplay"]),
     ("executables", "Executables and entry points", ["NSECommandLine", "nse", "nse-tool", "nse-extension", "nse-app", "NSEFuzzTargets"]),
 ]
 

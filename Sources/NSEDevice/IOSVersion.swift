@@ -21,7 +21,8 @@ public struct IOSVersion: Sendable, Equatable, Comparable, CustomStringConvertib
     /// Reads `MAJOR[.MINOR[.PATCH]]` (the patch is ignored); nil for anything else or a release before iOS 10.
     public init?(_ text: String) {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard (1...3).contains(parts.count), parts.allSatisfy({ (1...3).contains($0.count) && $0.allSatisfy(\.isASCII) }),
+        guard (1...3).contains(parts.count),
+            parts.allSatisfy({ (1...3).contains($0.count) && $0.allSatisfy(\.isASCII) }),
             let major = Int(parts[0]), let minor = parts.count > 1 ? Int(parts[1]) : 0,
             parts.count < 3 || Int(parts[2]) != nil
         else { return nil }

@@ -228,7 +228,10 @@ public struct MainApp {
         let opened = InAppMessage(message, device: device, recipient: account.aor)
         do {
             if let viewer = try store.shownBy(callID: opened.callID) {
-                output(["event": "message", "call_id": .string(opened.callID), "shown": "already", "by": .string(viewer.rawValue)])
+                output([
+                    "event": "message", "call_id": .string(opened.callID), "shown": "already",
+                    "by": .string(viewer.rawValue),
+                ])
                 return .accepted
             }
             try store.markShown(callID: opened.callID, by: .app)
@@ -237,7 +240,8 @@ public struct MainApp {
             return SIPMessageAnswer(statusCode: 500, reasonPhrase: "Message Not Stored")
         }
         output(line(opened, source: "sip"))
-        if let notice = opened.notice, let to = try? SIPURI(parsing: notice.to), let from = try? SIPURI(parsing: account.aor),
+        if let notice = opened.notice, let to = try? SIPURI(parsing: notice.to),
+            let from = try? SIPURI(parsing: account.aor),
             let proxy = try? SIPURI(parsing: account.proxy)
         {
             let outgoing = SIPOutgoingMessage(

@@ -113,7 +113,10 @@ struct MainAppMachine: Sendable {
             guard let status, (200..<300).contains(status) else {
                 phase = .done(.registerFailed(status.map { "the registrar answered \($0)" } ?? "no answer"))
                 holdsCore = false
-                return [.releaseCore, .finish(.registerFailed(status.map { "the registrar answered \($0)" } ?? "no answer"))]
+                return [
+                    .releaseCore,
+                    .finish(.registerFailed(status.map { "the registrar answered \($0)" } ?? "no answer")),
+                ]
             }
             phase = .foreground
             return [.arm(.refresh, at: at + refreshDelay(granted))]

@@ -200,7 +200,8 @@ public struct ReplayCase: Sendable {
             }
             if let version = spec["ios_version"] {
                 do { device.iosVersion = try IOSVersion(json: version) } catch {
-                    throw ReplayError(file: file, field: nil, message: error.inside(["device", "ios_version"]).description)
+                    throw ReplayError(
+                        file: file, field: nil, message: error.inside(["device", "ios_version"]).description)
                 }
             }
         }

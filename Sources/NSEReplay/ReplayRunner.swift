@@ -206,7 +206,9 @@ public enum ReplayReport {
         let status = result.passed ? "PASS" : (result.error != nil ? "ERROR" : "FAIL")
         // A sequence shows each push's outcome in order.
         let outcome =
-            result.actual?["steps"]?.arrayValue.map { $0.compactMap { $0["outcome"]?.stringValue }.joined(separator: ",") }
+            result.actual?["steps"]?.arrayValue.map {
+                $0.compactMap { $0["outcome"]?.stringValue }.joined(separator: ",")
+            }
             ?? result.actual?["outcome"]?.stringValue ?? "-"
         var text = "\(status)  \(result.name)  \(outcome)  \(Int(result.milliseconds)) ms"
         if let error = result.error { text += "\n      \(error)" }

@@ -60,7 +60,8 @@ import Testing
     /// Alice sends bob a sealed message; its Call-ID.
     func send(_ text: String, _ phone: Phone) throws -> String {
         let sent = try TestSupport.nse([
-            "send", "--proxy", phone.proxy, "--from", "sip:alice@127.0.0.1", "--to", "sip:bob@127.0.0.1", "--text", text,
+            "send", "--proxy", phone.proxy, "--from", "sip:alice@127.0.0.1", "--to", "sip:bob@127.0.0.1", "--text",
+            text,
             "--seal-to", bob, "--display-name", "Alice",
         ])
         #expect(sent.status == 0, "\(sent.stderr)")

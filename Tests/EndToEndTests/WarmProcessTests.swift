@@ -24,7 +24,8 @@ import Testing
     /// `count` payloads sealed to the device, each with its own text; their paths.
     func sealedPayloads(_ count: Int) throws -> [String] {
         try (1...count).map { index in
-            let plaintext = #"{"type":"message","from":"sip:alice@example.org","display_name":"Alice","text":"note \#(index)"}"#
+            let plaintext =
+                #"{"type":"message","from":"sip:alice@example.org","display_name":"Alice","text":"note \#(index)"}"#
             let sealed = try TestSupport.nse(["seal", "--device", device], stdin: plaintext)
             #expect(sealed.status == 0, "\(sealed.stderr)")
             let path = root + "/push-\(index).json"
@@ -72,7 +73,8 @@ import Testing
     @Test func aLeakKillsALaterPushOfAWarmProcessOnly() throws {
         let payloads = try sealedPayloads(4)
         let leakMegabytes = 12
-        let leaky = "env LEAK_MB=\(leakMegabytes) python3 " + TestSupport.packageRoot + "/docs/examples/leaky_extension.py"
+        let leaky =
+            "env LEAK_MB=\(leakMegabytes) python3 " + TestSupport.packageRoot + "/docs/examples/leaky_extension.py"
         let probe = try run(["--extension", leaky], [payloads[0]])
         let firstPeak = try #require(probe.first?["extension"]?["peak_rss_kb"]?.intValue)
         let limitMegabytes = Double(firstPeak) / 1024 + Double(leakMegabytes) * 1.5

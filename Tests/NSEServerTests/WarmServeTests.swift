@@ -45,7 +45,8 @@ import Testing
                 if results.count >= served { break }
                 try await Task.sleep(nanoseconds: 50_000_000)
             }
-            let newest = try #require(results.max { ($0["recorded_at"]?.intValue ?? 0) < ($1["recorded_at"]?.intValue ?? 0) })
+            let newest = try #require(
+                results.max { ($0["recorded_at"]?.intValue ?? 0) < ($1["recorded_at"]?.intValue ?? 0) })
             #expect(newest["outcome"] == "rewritten", "\(newest)")
             let body = newest["display"]?["body"]?.stringValue ?? ""
             let pid = try #require(body.split(separator: " ").last.flatMap { Int32($0) }, "\(body)")

@@ -6,7 +6,8 @@ import Testing
 /// that died. Pids and times are given, so every rule is checked without processes or a clock.
 @Suite struct SharedCoreTests {
     func core(watchdog: Double = 30) throws -> SharedCore {
-        try AppGroupStore(containerDirectory: try TestSupport.temporaryDirectory()).sharedCore(watchdogSeconds: watchdog)
+        try AppGroupStore(containerDirectory: try TestSupport.temporaryDirectory()).sharedCore(
+            watchdogSeconds: watchdog)
     }
 
     @Test func extensionsRunTheirCoresWhileTheAppDoesNot() throws {

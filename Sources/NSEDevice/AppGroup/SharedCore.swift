@@ -115,9 +115,12 @@ public struct SharedCore: Sendable {
     {
         try write { tx throws(DatabaseError) -> Foreground in
             try clearStale(tx, now: now)
-            if let other = try tx.execute("SELECT pid FROM core_holders WHERE role = 'main' AND pid != ?", [
-                .integer(Int64(pid))
-            ]).first?.integer(0) {
+            if let other = try tx.execute(
+                "SELECT pid FROM core_holders WHERE role = 'main' AND pid != ?",
+                [
+                    .integer(Int64(pid))
+                ]
+            ).first?.integer(0) {
                 return .mainCoreHeld(by: Int32(truncatingIfNeeded: other))
             }
             try tx.execute(
@@ -161,7 +164,8 @@ public struct SharedCore: Sendable {
     /// A holder says it is alive.
     public func heartbeat(pid: Int32 = Processes.current, now: Int64 = Clock.unixMilliseconds()) throws(DeviceError) {
         try write { tx throws(DatabaseError) in
-            try tx.execute("UPDATE core_holders SET heartbeat_at = ? WHERE pid = ?", [.integer(now), .integer(Int64(pid))])
+            try tx.execute(
+                "UPDATE core_holders SET heartbeat_at = ? WHERE pid = ?", [.integer(now), .integer(Int64(pid))])
         }
     }
 
@@ -175,7 +179,8 @@ public struct SharedCore: Sendable {
     // MARK: - Private
 
     @discardableResult
-    private func write<T>(_ body: (borrowing Database.Transaction) throws(DatabaseError) -> T) throws(DeviceError) -> T {
+    private func write<T>(_ body: (borrowing Database.Transaction) throws(DatabaseError) -> T) throws(DeviceError) -> T
+    {
         do { return try database.write(.crashSafe, body) } catch { throw error.deviceError }
     }
 

@@ -30,7 +30,8 @@ struct ExtensionRun {
                 request: request, limits: limits, filteringEntitlement: filteringEntitlement, terms: terms),
             keepContent: keepContent)
         let report: ProcessDriver.Report
-        var use = NotificationResult.ExtensionReport.ProcessUse(warm: warm != nil, pushes: (warm?.pushes ?? 0) + 1, kept: false)
+        var use = NotificationResult.ExtensionReport.ProcessUse(
+            warm: warm != nil, pushes: (warm?.pushes ?? 0) + 1, kept: false)
         if let warm {
             report = ProcessDriver.drive(warm.child, session: &process, since: Clock.monotonicNanoseconds())
             warm.pushes = use.pushes

@@ -196,7 +196,8 @@ public struct ExtensionSession: Sendable {
             return []
         case (.launching, .launched(let at)):
             let expiryAt = at + ExtensionLimits.nanoseconds(limits.budget)
-            phase = terms.startTime.map { .starting(expiryAt: expiryAt, answerBy: at + $0) } ?? .running(expiryAt: expiryAt)
+            phase =
+                terms.startTime.map { .starting(expiryAt: expiryAt, answerBy: at + $0) } ?? .running(expiryAt: expiryAt)
             return [.send(.request(request))]
         case (_, .launchFailed(let message)):
             return end(.spawnFailed(message))

@@ -53,7 +53,8 @@ public enum ExtensionMessage: Sendable, Equatable {
         case "hello":
             let version: Int64 = try message.field("protocol")
             guard version >= 1 else {
-                throw JSONFieldError(path: ["protocol"], expected: "a version, 1 or more", problem: .found(String(version)))
+                throw JSONFieldError(
+                    path: ["protocol"], expected: "a version, 1 or more", problem: .found(String(version)))
             }
             let requests: String = try message.field("requests") ?? "one"
             guard requests == "one" || requests == "many" else {

@@ -45,7 +45,8 @@ public enum HostMessage: Sendable, Equatable {
             // Versions only add messages an extension asks for (docs/protocol.md): any request reads the same way.
             let version = try message.field("protocol") ?? ExtensionProtocol.version
             guard version >= 1 else {
-                throw JSONFieldError(path: ["protocol"], expected: "a version, 1 or more", problem: .found(String(version)))
+                throw JSONFieldError(
+                    path: ["protocol"], expected: "a version, 1 or more", problem: .found(String(version)))
             }
             return .request(
                 ServiceRequest(
