@@ -2,7 +2,7 @@
 # The main job, end to end on the embedded default (no outside server): a device, the embedded SIP server,
 # a sealed MESSAGE held for the offline device, the server's push, one extension process that registers,
 # fetches by Call-ID, decrypts and rewrites; then a message answered from the shared store, a fallback, and an
-# encrypted call that rings.
+# encrypted call that rings; the app in the foreground receiving a message itself; a warm extension process.
 set -euo pipefail
 BIN="${NSE_BIN_DIR:-.build/release}"
 nse="$BIN/nse"
@@ -115,3 +115,47 @@ import json, sys
 r = json.load(sys.stdin)[0]; c = r.get("call") or {}
 print("Bob:   ", r["outcome"], "(the extension escalated the call) | route:", c.get("route"), "| end:", c.get("end_reason"))
 print("       timeline (ms from the push):", ", ".join("%s %.0f" % kv for kv in (c.get("timeline_ms") or {}).items()))'
+
+step "10. Bob opens the app: it takes the shared core and receives Alice's next message itself, in the app"
+"$nse" app "$work/bob" >"$work/app.out" 2>"$work/app.err" &
+app_pid=$!
+pids+=($app_pid)
+for _ in $(seq 100); do grep -q '"registered"' "$work/app.out" && break; sleep 0.05; done
+"$nse" send --proxy "$proxy" --from sip:alice@example.org --to sip:bob@example.org --display-name Alice \
+  --seal-to "$work/bob" --text "Are you there?" >/dev/null
+for _ in $(seq 100); do grep -q '"message"' "$work/app.out" && break; sleep 0.05; done
+kill -TERM "$app_pid"; wait "$app_pid"
+python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    if e["event"] == "foreground": print("app:    foreground, shared core", e["shared_core"])
+    elif e["event"] == "message": print("app:    shows in the app:", e["display"]["title"], "-", e["display"]["body"], "(" + e["source"] + ")")
+    elif e["event"] == "background": print("app:    to the background (re-REGISTER with push parameters:", e["register_status"], ")")' "$work/app.out"
+echo "Bob closed the app; Alice writes again: this one comes by push"
+"$nse" send --proxy "$proxy" --from sip:alice@example.org --to sip:bob@example.org --display-name Alice \
+  --seal-to "$work/bob" --text "Call me later" >/dev/null
+for _ in $(seq 100); do
+  results=$(curl -s "$push_url/v1/devices/$token/notifications?limit=3" || echo "[]")
+  case "$results" in *'Call me later'*) break ;; esac
+  sleep 0.1
+done
+printf '%s' "$results" | python3 -c '
+import json, sys
+for r in reversed(json.load(sys.stdin)[:2]):
+    d = r["display"] or {}; info = (r["extension"] or {}).get("info") or {}
+    why = "the app had shown it" if info.get("already_shown") else "fetched by the extension (shared core: %s)" % info.get("shared_core")
+    print("push:  ", r["outcome"], "|", d.get("body", "") or "(nothing shown)", "|", why)'
+
+step "11. A warm extension process: one process serves three pushes in a row (--extension-process warm)"
+for n in 1 2 3; do
+  printf '{"type":"message","from":"sip:alice@example.org","display_name":"Alice","text":"note %s"}' "$n" \
+    | "$nse" seal --device "$work/bob" \
+    | python3 -c 'import json,sys; print(json.dumps({"aps":{"alert":{"loc-key":"IM_MSG"},"mutable-content":1},"enc":sys.stdin.read().strip()}))' \
+    >"$work/warm-$n.json"
+done
+"$nse" run --device "$work/bob" --extension-process warm "$work"/warm-{1,2,3}.json | python3 -c '
+import json, sys
+for line in sys.stdin:
+    r = json.loads(line); e = r["extension"]
+    print("push:  ", r["display"]["body"], "| process:", e["process"], "| its push", e["process_pushes"], "| peak", e["peak_rss_kb"], "KB |", e["wall_ms"], "ms")'
