@@ -91,12 +91,16 @@ struct CaseRunner {
                 replayCase.extensionProcess ?? extensionProcess, idleTime: replayCase.warmIdle ?? warmIdle)
             defer { configured.extensionProcesses?.evictAll() }
             let host = configured
+            // What each step did, in order (a push: its result).
             var results: [JSON] = []
+            var app = AppSteps(device: device.directory)
+            defer { app.end() }
             for (index, step) in replayCase.steps.enumerated() {
                 switch step {
                 case .wait(let seconds):
                     log.append("step \(index): wait \(seconds) s")
                     try await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+                    results.append(["waited_s": .double(seconds)])
                 case .push(let push):
                     let bytes = try push.payload(sealingTo: device, other: other)
                     let pushType = PushType(rawValue: push.pushType) ?? .alert
@@ -104,9 +108,20 @@ struct CaseRunner {
                     let result = await Threads.run { host.deliver(bytes, pushType: pushType, source: source) }
                     if replayCase.isSequence { log.append("step \(index): push: \(result.outcome.rawValue)") }
                     results.append(result.json)
+                case .send(let message):
+                    guard let server else {
+                        throw ReplayError(file: replayCase.file, field: "steps[\(index)]", message: "no SIP server")
+                    }
+                    let status = try await send(message, device: device, server: server)
+                    log.append("step \(index): sent \(message.callID): \(status)")
+                    results.append(["sent": .string(message.callID), "status": .int(Int64(status))])
+                case .app(let step):
+                    let done = try await app.perform(step)
+                    log.append("step \(index): app \(step.action.rawValue): \(done.serialized())")
+                    results.append(done)
                 }
             }
-            // One push: its result is the case's. A sequence: the results of its pushes, in order.
+            // One push: its result is the case's. A sequence: what each step did, in order.
             var actual = replayCase.isSequence ? JSON.object(["steps": .array(results)]) : results[0]
             if let caller, case .object(var object) = actual {
                 // The caller's side of the call, as `nse call` prints it.
@@ -129,15 +144,26 @@ struct CaseRunner {
         }
         let results = actual["steps"]?.arrayValue ?? []
         var differences: [String] = []
-        var pushIndex = 0
         for (index, step) in replayCase.steps.enumerated() {
-            guard case .push(let push) = step else { continue }
-            defer { pushIndex += 1 }
-            guard pushIndex < results.count else {
+            let expect: JSONObject
+            switch step {
+            case .push(let push): expect = push.expect
+            case .app(let app) where app.expect != nil: expect = app.expect ?? [:]
+            default: continue
+            }
+            guard index < results.count else {
                 differences.append("steps[\(index)]: no result")
                 continue
             }
-            differences += Expectations.compare(expected: push.expect, actual: results[pushIndex]).map {
+            if case .app = step {
+                for (key, want) in expect where results[index][key] != want {
+                    differences.append(
+                        "steps[\(index)]: \(key): expected \(want.serialized()), got \(results[index][key]?.serialized() ?? "(absent)")"
+                    )
+                }
+                continue
+            }
+            differences += Expectations.compare(expected: expect, actual: results[index]).map {
                 "steps[\(index)]: \($0)"
             }
         }
@@ -173,6 +199,7 @@ struct CaseRunner {
         if let call = replayCase.device.call { voip.call = call }
         device.config.voip = voip
         if let version = replayCase.device.iosVersion { device.config.iosVersion = version }
+        if let watchdog = replayCase.device.coreWatchdog { device.config.sharedCoreWatchdog = watchdog }
         try device.save()
         let voipState = try device.appGroup().voip
         for _ in 0..<replayCase.device.strikes { try voipState.recordStrike(reason: "preset by the case") }
@@ -223,18 +250,9 @@ struct CaseRunner {
             log.append("app registration: \(result.statusCode)")
         }
         await agent.close()
-        let sender = SIPUserAgent(configuration: agentConfiguration, logger: Logger(label: "nse.replay.sender"))
         for message in spec.held {
-            let (type, body) = try content(message, device: device)
-            var outgoing = SIPOutgoingMessage(
-                to: try SIPURI(parsing: "sip:bob@example.org"), from: try SIPURI(parsing: message.from),
-                proxy: address.proxyURI,
-                contentType: type, body: body)
-            outgoing.callID = message.callID
-            let sent = try await sender.sendMessage(outgoing)
-            log.append("held \(message.callID): \(sent.statusCode)")
+            log.append("held \(message.callID): \(try await send(message, device: device, server: server))")
         }
-        await sender.close()
         let store = try device.appGroup().messages
         for message in spec.storePrefill {
             let (type, body) = try content(message, device: device)
@@ -244,6 +262,29 @@ struct CaseRunner {
                     body: body, receivedAt: Clock.unixMilliseconds()))
         }
         return server
+    }
+
+    /// Alice sends one message to the device through the case's server; the final status she hears.
+    private func send(_ message: ReplayCase.HeldMessage, device: Device, server: SIPServer) async throws -> Int {
+        guard let address = await server.addresses.first, let account = device.config.sip else {
+            throw ReplayError(file: replayCase.file, field: "sip", message: "the SIP server bound nothing")
+        }
+        var configuration = AppRegistration.configuration(for: account)
+        configuration.timers = SIPTimers(t1: .milliseconds(50))
+        let sender = SIPUserAgent(configuration: configuration, logger: Logger(label: "nse.replay.sender"))
+        let (type, body) = try content(message, device: device)
+        var outgoing = SIPOutgoingMessage(
+            to: try SIPURI(parsing: "sip:bob@example.org"), from: try SIPURI(parsing: message.from),
+            proxy: address.proxyURI, contentType: type, body: body)
+        outgoing.callID = message.callID
+        do {
+            let sent = try await sender.sendMessage(outgoing)
+            await sender.close()
+            return sent.statusCode
+        } catch {
+            await sender.close()
+            throw error
+        }
     }
 
     /// Places the case's call through the embedded server (as `nse call` does) and returns once the server has

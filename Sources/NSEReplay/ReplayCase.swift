@@ -27,6 +27,7 @@ public struct ReplayCase: Sendable {
         /// What the device's user and app do with a call (`device.call`, as `voip.call` in device.json).
         public var call: CallSettings?
         public var iosVersion: IOSVersion?
+        public var coreWatchdog: Double?
     }
 
     /// A call the case's caller places through the embedded SIP server before the push (`sip.call`): the server
@@ -96,6 +97,28 @@ public struct ReplayCase: Sendable {
         case push(PushStep)
         /// A pause in real time, in seconds (an idle warm process may be evicted meanwhile).
         case wait(Double)
+        /// The main app (`nse app`) comes to the foreground, goes to the background, or is killed.
+        case app(AppStep)
+        /// Alice sends one more message through the case's SIP server (as `sip.held` gives them).
+        case send(HeldMessage)
+    }
+
+    /// What the main app does at a step.
+    public struct AppStep: Sendable {
+        public enum Action: String, Sendable {
+            /// `nse app` starts: it takes the shared core and registers (the step waits until it has, unless
+            /// `delay` puts it off: then it comes that many seconds later, during the next steps).
+            case foreground
+            /// SIGTERM: to the background; `expect` may say which messages it showed (`shown_in_app`, Call-IDs in
+            /// order) and its exit status (`exit`).
+            case background
+            /// SIGKILL: it dies holding the core, which only the watchdog clears.
+            case kill
+        }
+
+        public var action: Action
+        public var delay: Double?
+        public var expect: JSONObject?
     }
 
     /// A push: its payload, as a case gives it, and the expectations on its result.
@@ -178,7 +201,7 @@ public struct ReplayCase: Sendable {
             let allowed: Set<String> = [
                 "bundle_id", "team_id", "filtering", "locale", "strings", "locale_strings", "app_handler",
                 "app_deadline",
-                "max_strikes", "max_offer_age", "strikes", "key_mode", "call", "ios_version",
+                "max_strikes", "max_offer_age", "strikes", "key_mode", "call", "ios_version", "core_watchdog",
             ]
             for key in spec.keys where !allowed.contains(key) { throw fail("device.\(key)", "is not a device field") }
             device.bundleID = try string(spec["bundle_id"], "device.bundle_id") ?? device.bundleID
@@ -198,12 +221,31 @@ public struct ReplayCase: Sendable {
                     throw ReplayError(file: file, field: nil, message: error.inside(["device", "call"]).description)
                 }
             }
+            device.coreWatchdog = try number(spec["core_watchdog"], "device.core_watchdog")
+            if let watchdog = device.coreWatchdog, !DeviceConfig.sharedCoreWatchdogRange.contains(watchdog) {
+                throw fail("device.core_watchdog", "must be from 1 to 3600 seconds")
+            }
             if let version = spec["ios_version"] {
                 do { device.iosVersion = try IOSVersion(json: version) } catch {
                     throw ReplayError(
                         file: file, field: nil, message: error.inside(["device", "ios_version"]).description)
                 }
             }
+        }
+        /// A message Alice sends (`sip.held`, `sip.store`, a `send` step).
+        func heldMessage(_ entry: JSON, _ field: String) throws(ReplayError) -> HeldMessage {
+            guard let message = entry.objectValue else { throw fail(field, "must be an object") }
+            guard let callID = try string(message["call_id"], "\(field).call_id") else {
+                throw fail("\(field).call_id", "is required")
+            }
+            let text = try string(message["text"], "\(field).text")
+            let plaintext = message["plaintext"]
+            if text == nil && plaintext == nil { throw fail(field, "needs text or plaintext") }
+            return HeldMessage(
+                callID: callID, text: text, plaintext: plaintext,
+                sealed: try bool(message["sealed"], "\(field).sealed") ?? (plaintext != nil),
+                cpim: try bool(message["cpim"], "\(field).cpim") ?? true,
+                from: try string(message["from"], "\(field).from") ?? "sip:alice@example.org")
         }
         if let sipValue = object["sip"] {
             guard let spec = sipValue.objectValue else { throw fail("sip", "must be an object") }
@@ -225,20 +267,7 @@ public struct ReplayCase: Sendable {
                 guard let array = list.arrayValue else { throw fail("sip.\(key)", "must be an array") }
                 var result: [HeldMessage] = []
                 for (index, entry) in array.enumerated() {
-                    let field = "sip.\(key)[\(index)]"
-                    guard let message = entry.objectValue else { throw fail(field, "must be an object") }
-                    guard let callID = try string(message["call_id"], "\(field).call_id") else {
-                        throw fail("\(field).call_id", "is required")
-                    }
-                    let text = try string(message["text"], "\(field).text")
-                    let plaintext = message["plaintext"]
-                    if text == nil && plaintext == nil { throw fail(field, "needs text or plaintext") }
-                    result.append(
-                        HeldMessage(
-                            callID: callID, text: text, plaintext: plaintext,
-                            sealed: try bool(message["sealed"], "\(field).sealed") ?? (plaintext != nil),
-                            cpim: try bool(message["cpim"], "\(field).cpim") ?? true,
-                            from: try string(message["from"], "\(field).from") ?? "sip:alice@example.org"))
+                    result.append(try heldMessage(entry, "sip.\(key)[\(index)]"))
                 }
                 return result
             }
@@ -341,6 +370,33 @@ public struct ReplayCase: Sendable {
             for (index, entry) in array.enumerated() {
                 let field = "steps[\(index)]"
                 guard let stepObject = entry.objectValue else { throw fail(field, "must be an object") }
+                if let action = stepObject["app"] {
+                    let allowed: Set<String> = ["app", "delay", "expect"]
+                    for key in stepObject.keys where !allowed.contains(key) {
+                        throw fail("\(field).\(key)", "is not an app step field (app, delay, expect)")
+                    }
+                    guard let name = action.stringValue, let parsed = AppStep.Action(rawValue: name) else {
+                        throw fail(field + ".app", "must be foreground, background or kill")
+                    }
+                    let delay = try number(stepObject["delay"], field + ".delay")
+                    if let delay, !(0...60).contains(delay) || parsed != .foreground {
+                        throw fail(field + ".delay", "is for a foreground step, from 0 to 60 seconds")
+                    }
+                    let expect = stepObject["expect"]?.objectValue
+                    if stepObject["expect"] != nil {
+                        guard let expect, parsed == .background,
+                            Set(expect.keys).isSubset(of: ["shown_in_app", "exit"])
+                        else { throw fail(field + ".expect", "is for a background step: shown_in_app and exit") }
+                    }
+                    steps.append(.app(AppStep(action: parsed, delay: delay, expect: expect)))
+                    continue
+                }
+                if let message = stepObject["send"] {
+                    guard stepObject.count == 1 else { throw fail(field, "a send step has only \"send\"") }
+                    guard object["sip"] != nil else { throw fail(field, "a send step needs the case's \"sip\"") }
+                    steps.append(.send(try heldMessage(message, field + ".send")))
+                    continue
+                }
                 if let wait = stepObject["wait"] {
                     guard stepObject.count == 1 else { throw fail(field, "a wait step has only \"wait\"") }
                     guard let seconds = wait.doubleValue, seconds >= 0, seconds <= 60 else {
@@ -350,7 +406,7 @@ public struct ReplayCase: Sendable {
                     continue
                 }
                 for key in stepObject.keys where !pushKeys.contains(key) {
-                    throw fail("\(field).\(key)", "is not a step field (a push step: payload and expect; or wait)")
+                    throw fail("\(field).\(key)", "is not a step field (a push: payload and expect; wait; app; send)")
                 }
                 steps.append(.push(try readPush(stepObject, field + ".")))
             }

@@ -153,14 +153,14 @@ enum Recorder {
         else { return false }
         let before = JSON.object(document)
         if let steps = document["steps"]?.arrayValue {
-            // A sequence: each push step's expectations from its own result, in order.
-            var results = (actual["steps"]?.arrayValue ?? []).makeIterator()
+            // A sequence: each push step's expectations from its own result (the step's at the same index).
+            let results = actual["steps"]?.arrayValue ?? []
             document["steps"] = .array(
-                steps.map { step in
-                    guard var push = step.objectValue, push["wait"] == nil, let result = results.next() else {
-                        return step
-                    }
-                    push["expect"] = .object(expectations(push["expect"]?.objectValue ?? [:], from: result))
+                steps.enumerated().map { index, step in
+                    guard var push = step.objectValue, push["expect"] != nil, push["app"] == nil,
+                        index < results.count
+                    else { return step }
+                    push["expect"] = .object(expectations(push["expect"]?.objectValue ?? [:], from: results[index]))
                     return .object(push)
                 })
         } else {
