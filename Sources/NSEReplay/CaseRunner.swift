@@ -66,9 +66,11 @@ struct CaseRunner {
             var server: SIPServer?
             defer { if let server { Task { await server.shutdown() } } }
             var caller: Task<CallerReport, Never>?
+            var serverConfiguration: SIPServerConfiguration?
             if let sip = replayCase.sip {
-                let started = try await startServer(sip, device: &device, log: &log)
+                let (started, configuration) = try await startServer(sip, device: &device, log: &log)
                 server = started
+                serverConfiguration = configuration
                 if let call = sip.call {
                     caller = try await placeCall(call, server: started, device: device, log: &log)
                 }
@@ -108,6 +110,16 @@ struct CaseRunner {
                     let result = await Threads.run { host.deliver(bytes, pushType: pushType, source: source) }
                     if replayCase.isSequence { log.append("step \(index): push: \(result.outcome.rawValue)") }
                     results.append(result.json)
+                case .serverRestart:
+                    guard let running = server, let configuration = serverConfiguration else {
+                        throw ReplayError(file: replayCase.file, field: "steps[\(index)]", message: "no SIP server")
+                    }
+                    await running.shutdown()
+                    let restarted = SIPServer(configuration: configuration, logger: Logger(label: "nse.replay.sip"))
+                    server = restarted
+                    let bound = try await restarted.start()
+                    log.append("step \(index): sip server restarted: \(bound.first?.proxyURI.description ?? "-")")
+                    results.append(["server": "restarted"])
                 case .send(let message):
                     guard let server else {
                         throw ReplayError(file: replayCase.file, field: "steps[\(index)]", message: "no SIP server")
@@ -213,8 +225,9 @@ struct CaseRunner {
 
     /// Starts the case's embedded SIP server, gives the device an account on it, registers it as the app would,
     /// and has the held messages sent to it.
+    /// Returns the server and its configuration with the port it bound (to start it again there).
     private func startServer(_ spec: ReplayCase.SIPSpec, device: inout Device, log: inout [String]) async throws
-        -> SIPServer
+        -> (SIPServer, SIPServerConfiguration)
     {
         var configuration = SIPServerConfiguration(listeners: [
             .init(transport: SIPTransportKind(token: spec.transport) ?? .tcp, port: 0)
@@ -229,11 +242,14 @@ struct CaseRunner {
             tlsCA = files.certificate
         }
         configuration.faults = faults(spec.faults)
+        // A server that restarts keeps what it holds (and its registrations) in a database, as `nse sip-server --db`.
+        if replayCase.restartsServer { configuration.databaseDirectory = Path.join(workDirectory, "sip-db") }
         let server = SIPServer(configuration: configuration, logger: Logger(label: "nse.replay.sip"))
         let addresses = try await server.start()
         guard let address = addresses.first else {
             throw ReplayError(file: replayCase.file, field: "sip", message: "the SIP server bound nothing")
         }
+        configuration.listeners[0].port = address.port
         let proxy = address.proxyURI.description
         log.append("sip server: \(proxy)")
         try device.setSIPAccount(
@@ -261,7 +277,7 @@ struct CaseRunner {
                     callID: message.callID, from: message.from, to: "sip:bob@example.org", contentType: type,
                     body: body, receivedAt: Clock.unixMilliseconds()))
         }
-        return server
+        return (server, configuration)
     }
 
     /// Alice sends one message to the device through the case's server; the final status she hears.

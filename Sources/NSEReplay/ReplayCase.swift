@@ -101,6 +101,15 @@ public struct ReplayCase: Sendable {
         case app(AppStep)
         /// Alice sends one more message through the case's SIP server (as `sip.held` gives them).
         case send(HeldMessage)
+        /// The case's SIP server stops and starts again on the same port and database (what it held is kept).
+        case serverRestart
+    }
+
+    /// Whether a step restarts the SIP server (its state then lives in a database in the case's folder).
+    public var restartsServer: Bool {
+        steps.contains {
+            if case .serverRestart = $0 { true } else { false }
+        }
     }
 
     /// What the main app does at a step.
@@ -389,6 +398,14 @@ public struct ReplayCase: Sendable {
                         else { throw fail(field + ".expect", "is for a background step: shown_in_app and exit") }
                     }
                     steps.append(.app(AppStep(action: parsed, delay: delay, expect: expect)))
+                    continue
+                }
+                if let action = stepObject["server"] {
+                    guard stepObject.count == 1, action.stringValue == "restart" else {
+                        throw fail(field, "a server step is {\"server\": \"restart\"}")
+                    }
+                    guard object["sip"] != nil else { throw fail(field, "a server step needs the case's \"sip\"") }
+                    steps.append(.serverRestart)
                     continue
                 }
                 if let message = stepObject["send"] {
