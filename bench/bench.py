@@ -122,6 +122,42 @@ def bench_enc(work, floors, rounds, warmups):
     return payload, runs, extension_walls, peaks
 
 
+def bench_warm(work, pushes, rounds):
+    """A sequence of `pushes` enc pushes to one device through one `nse run`: fresh (a process per push) against warm
+    (`--extension-process warm`, one process serving them all). Per push: the host's time from intake to verdict
+    (the result's `timings_ms.total`), the warm process's pushes after its first; and how much the warm process's
+    peak grows from its first push to its last (a leak would show here)."""
+    device = os.path.join(work, "warmbob")
+    subprocess.run([NSE, "device", "init", device, "--filtering"], check=True, stdout=subprocess.DEVNULL)
+    paths = []
+    for index in range(pushes):
+        plaintext = json.dumps({"type": "message", "from": "sip:alice@example.org", "display_name": "Alice",
+                                "text": f"{TEXT} {index}"})
+        envelope = subprocess.run([NSE, "seal", "--device", device], input=plaintext.encode(), check=True,
+                                  capture_output=True).stdout.decode().strip()
+        path = os.path.join(work, f"warm-{index}.json")
+        with open(path, "w") as payload:
+            json.dump({"aps": {"alert": {"loc-key": "IM_MSG"}, "mutable-content": 1}, "enc": envelope}, payload)
+        paths.append(path)
+    figures = {"fresh": [], "warm": [], "growth": []}
+    for index in range(rounds):
+        for mode in (("fresh", "warm") if index % 2 else ("warm", "fresh")):
+            out = subprocess.run([NSE, "run", "--device", device, "--extension-process", mode, *paths],
+                                 check=True, capture_output=True).stdout
+            results = [json.loads(line) for line in out.splitlines()]
+            if any(r["outcome"] != "rewritten" for r in results):
+                raise SystemExit(f"warm round: unexpected outcome in {mode} mode")
+            totals = [r["timings_ms"]["total"] for r in results]
+            if mode == "warm":
+                if [r["extension"]["process_pushes"] for r in results] != list(range(1, pushes + 1)):
+                    raise SystemExit("warm round: the pushes were not served by one process")
+                figures["warm"] += totals[1:]
+                figures["growth"].append(results[-1]["extension"]["peak_rss_kb"] - results[0]["extension"]["peak_rss_kb"])
+            else:
+                figures["fresh"] += totals
+    return figures
+
+
 def bench_sip(work, floors, payload, rounds, warmups, linphone):
     """Rounds on one `nse sip-server` over TCP: a sealed CPIM MESSAGE held for an nse device, then `nse run` on its
     Call-ID; and (with `linphone`) a plain-text MESSAGE held for the peer's AOR, then linphone-daemon fetching it."""
@@ -271,6 +307,8 @@ def report(work, quick, rounds, sip_rounds, missing):
     floors.singles, floors.pairs = [], []
     call_rounds = 2 if quick else max(sip_rounds // 2, 10)
     call = bench_call(work, floors, payload, call_rounds, 1 if quick else 3)
+    warm_pushes = 5 if quick else 20
+    warm = bench_warm(work, warm_pushes, 1 if quick else max(rounds // 40, 3))
 
     mode = "quick smoke, figures meaningless" if quick else "medians of interleaved rounds"
     print(f"nse bench ({mode}): {rounds} enc rounds, {sip_rounds} SIP rounds, binaries in {BIN}")
@@ -308,6 +346,10 @@ def report(work, quick, rounds, sip_rounds, missing):
     row("  push -> INVITE received by the app (ms)", call["invite"], call_single)
     row("  push -> answered (200 OK sent) (ms)", call["answered"], call_single)
     row("  push -> call ended (BYE answered) (ms)", call["ended"], call_single)
+    fresh_push = row(f"nse run, {warm_pushes} enc pushes: a fresh process each (ms/push)", warm["fresh"])
+    warm_push = row("  one warm process, pushes after its first (ms/push)", warm["warm"])
+    print(f"{'  fresh / warm':48} {fresh_push / warm_push:9.2f}")
+    row(f"  warm process peak growth over {warm_pushes} pushes (KB)", warm["growth"], unit_format="9.0f")
     if quick:
         print("quick smoke: harness ran end to end; no targets judged")
         return
