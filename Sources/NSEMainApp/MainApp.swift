@@ -88,7 +88,7 @@ public struct MainApp {
         signal(SIGTERM, SIG_IGN)
         signal(SIGUSR1, SIG_IGN)
         let terminate = DispatchSource.makeSignalSource(signal: SIGTERM)
-        terminate.setEventHandler { feed.yield(.event(.backgroundAsked)) }
+        terminate.setEventHandler { feed.yield(.event(.backgroundAsked(at: Clock.monotonicNanoseconds()))) }
         terminate.resume()
         let woken = DispatchSource.makeSignalSource(signal: SIGUSR1)
         woken.setEventHandler { feed.yield(.extensionWoke) }
@@ -101,7 +101,7 @@ public struct MainApp {
         let stay: Task<Void, Never>? = stayFor.map { seconds in
             Task {
                 do { try await Task.sleep(for: .milliseconds(Int64(seconds * 1000))) } catch { return }
-                feed.yield(.event(.backgroundAsked))
+                feed.yield(.event(.backgroundAsked(at: Clock.monotonicNanoseconds())))
             }
         }
 

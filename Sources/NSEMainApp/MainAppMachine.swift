@@ -40,7 +40,12 @@ struct MainAppMachine: Sendable {
         case heartbeat
         /// Refresh the registration.
         case refresh
+        /// Stop waiting for the last REGISTER's answer: leave anyway (within SIGTERM's 5 s).
+        case leave
     }
+
+    /// How long the last REGISTER may take before the app leaves without its answer.
+    static let leaveNanoseconds: UInt64 = 3_000_000_000
 
     enum Event: Sendable, Equatable {
         /// What the shared core said when the app came to the foreground.
@@ -51,7 +56,7 @@ struct MainAppMachine: Sendable {
         /// The answer to a REGISTER (nil: it failed or went unanswered).
         case registerAnswered(status: Int?, expires: Int?, at: UInt64)
         /// SIGTERM, or the end of `--for`.
-        case backgroundAsked
+        case backgroundAsked(at: UInt64)
     }
 
     enum Action: Sendable, Equatable {
@@ -132,11 +137,11 @@ struct MainAppMachine: Sendable {
             // Gone before it had the core: nothing to tell the registrar.
             phase = .done(.background)
             return [.releaseCore, .finish(.background)]
-        case (.registering, .backgroundAsked), (.foreground, .backgroundAsked):
+        case (.registering, .backgroundAsked(let at)), (.foreground, .backgroundAsked(let at)):
             phase = .leaving
             holdsCore = false
-            return [.releaseCore, .register]
-        case (.leaving, .registerAnswered):
+            return [.releaseCore, .register, .arm(.leave, at: at + Self.leaveNanoseconds)]
+        case (.leaving, .registerAnswered), (.leaving, .timerFired(.leave, _)):
             phase = .done(.background)
             return [.finish(.background)]
         default:

@@ -115,11 +115,25 @@ struct CaseRunner {
                         throw ReplayError(file: replayCase.file, field: "steps[\(index)]", message: "no SIP server")
                     }
                     await running.shutdown()
-                    let restarted = SIPServer(configuration: configuration, logger: Logger(label: "nse.replay.sip"))
-                    server = restarted
-                    let bound = try await restarted.start()
-                    log.append("step \(index): sip server restarted: \(bound.first?.proxyURI.description ?? "-")")
-                    results.append(["server": "restarted"])
+                    server = nil
+                    // The same port: freed a moment ago, but any process's outgoing connection may be handed it as
+                    // its local port meanwhile; such a collision is waited out (bounded), never taken as a failure.
+                    var attempt = 0
+                    while server == nil {
+                        let restarted = SIPServer(configuration: configuration, logger: Logger(label: "nse.replay.sip"))
+                        do {
+                            let bound = try await restarted.start()
+                            server = restarted
+                            log.append(
+                                "step \(index): sip server restarted: \(bound.first?.proxyURI.description ?? "-")")
+                        } catch {
+                            await restarted.shutdown()
+                            attempt += 1
+                            guard attempt < 50, "\(error)".contains("Address already in use") else { throw error }
+                            try await Task.sleep(nanoseconds: 100_000_000)
+                        }
+                    }
+                    results.append(["server": "restarted", "attempts": .int(Int64(attempt + 1))])
                 case .send(let message):
                     guard let server else {
                         throw ReplayError(file: replayCase.file, field: "steps[\(index)]", message: "no SIP server")

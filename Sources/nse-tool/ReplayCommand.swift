@@ -54,7 +54,11 @@ struct ReplayCommand: AsyncParsableCommand {
         let search: ReplayRunner.CaseSearch
         do { search = try ReplayRunner.findCases(paths) } catch { throw Failure(.noInput, error.description).exit() }
         for line in search.skipped { StandardStreams.writeError(line + "\n") }
-        let root = workDir ?? Path.join(Environment.get("TMPDIR") ?? "/tmp", "nse-replay-\(Clock.unixMilliseconds())")
+        // Unique per run: two replays started in the same millisecond must not share their devices.
+        let root =
+            workDir
+            ?? Path.join(
+                Environment.get("TMPDIR") ?? "/tmp", "nse-replay-\(Clock.unixMilliseconds())-\(Processes.current)")
         var runner = ReplayRunner(
             jobs: jobs ?? Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))), filter: filter, update: update, workRoot: root,
             extensionCommand: NotificationHost.referenceExtensionCommand())

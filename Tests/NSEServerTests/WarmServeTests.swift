@@ -19,7 +19,7 @@ import Testing
         let leaky = "env LEAK_MB=0 python3 " + TestSupport.packageRoot + "/docs/examples/leaky_extension.py"
         let server = try ServeProcess([
             "--listen", "127.0.0.1:0", "--device", root + "/bob", "--extension", leaky, "--extension-process", "warm",
-            "--warm-idle", "1.5",
+            "--warm-idle", "3",
         ])
         defer { server.stop() }
 
@@ -67,7 +67,7 @@ import Testing
         let third = try await push()
         #expect(third.pid != first.pid && third.process == "fresh" && third.pushes == 1)
         // Idle for longer than --warm-idle: evicted (killed and reaped), and the next push starts another.
-        try await Task.sleep(nanoseconds: 2_000_000_000)
+        try await Task.sleep(nanoseconds: 3_500_000_000)
         let fourth = try await push()
         #expect(fourth.pid != third.pid && fourth.process == "fresh")
         #expect(!exists(third.pid) && !exists(first.pid))

@@ -53,7 +53,10 @@ import Testing
         var app = MainAppMachine(watchdogSeconds: 30, expires: 600)
         _ = app.handle(.foreground(.started, at: 0))
         _ = app.handle(.registerAnswered(status: 200, expires: 600, at: 1))
-        #expect(app.handle(.backgroundAsked) == [.releaseCore, .register])
+        #expect(
+            app.handle(.backgroundAsked(at: 2)) == [
+                .releaseCore, .register, .arm(.leave, at: 2 + MainAppMachine.leaveNanoseconds),
+            ])
         #expect(app.phase == .leaving && !app.receivesMessages)
         // No heartbeat once the core is released.
         #expect(app.handle(.timerFired(.heartbeat, at: 2)) == [])
@@ -61,7 +64,13 @@ import Testing
         // Told to go before it had the core: nothing to tell the registrar.
         var early = MainAppMachine(watchdogSeconds: 30, expires: 600)
         _ = early.handle(.foreground(.waitingFor([101]), at: 0))
-        #expect(early.handle(.backgroundAsked) == [.releaseCore, .finish(.background)])
+        #expect(early.handle(.backgroundAsked(at: 0)) == [.releaseCore, .finish(.background)])
+        // A registrar that does not answer the last REGISTER: the app leaves anyway.
+        var unanswered = MainAppMachine(watchdogSeconds: 30, expires: 600)
+        _ = unanswered.handle(.foreground(.started, at: 0))
+        _ = unanswered.handle(.backgroundAsked(at: 1))
+        #expect(
+            unanswered.handle(.timerFired(.leave, at: 1 + MainAppMachine.leaveNanoseconds)) == [.finish(.background)])
     }
 
     @Test func aHeldCoreOrARefusedRegisterEndsIt() {
