@@ -6,30 +6,61 @@
 /// ```
 /// `nse1` names the format and its version, the second field the algorithm, the third the recipient key's
 /// ``PublicKey/keyID``, the last the sealed box (ephemeral public key, then the MAC'd ciphertext).
+///
+/// Format 2 (`nse2.x25519-sealedbox-ed25519.…`) is signed, then sealed: the sealed box holds the sender's 64-byte
+/// Ed25519 signature of the plaintext, then the plaintext (which names the sender and its key; docs/envelope.md).
+/// Format 1 stays: anonymous.
 public struct Envelope: Sendable, Equatable {
-    /// The format tag this build writes and reads.
+    /// The format this build writes by default, and the tag every envelope starts with.
     public static let formatTag = "nse1"
-    /// The only algorithm of format 1.
-    public static let algorithm = "x25519-sealedbox"
 
+    /// Anonymous (format 1) or signed by its sender (format 2).
+    public enum Format: Sendable, Equatable {
+        case anonymous
+        case signed
+
+        public var tag: String { self == .anonymous ? "nse1" : "nse2" }
+        public var algorithm: String { self == .anonymous ? "x25519-sealedbox" : "x25519-sealedbox-ed25519" }
+    }
+
+    public var format: Format
     /// The recipient key's identifier.
     public var keyID: String
     /// The sealed box.
     public var sealed: [UInt8]
 
-    public init(keyID: String, sealed: [UInt8]) {
+    public init(format: Format = .anonymous, keyID: String, sealed: [UInt8]) {
+        self.format = format
         self.keyID = keyID
         self.sealed = sealed
     }
 
-    /// Seals `plaintext` to `recipient`.
+    /// Seals `plaintext` to `recipient`, anonymously.
     public static func seal(_ plaintext: [UInt8], to recipient: PublicKey) throws(CryptoError) -> Envelope {
         Envelope(keyID: recipient.keyID, sealed: try Sodium.seal(plaintext, to: recipient.bytes))
     }
 
+    /// Signs `plaintext` with `signer`, then seals signature and plaintext to `recipient` (format 2).
+    public static func seal(_ plaintext: [UInt8], signedBy signer: SigningSecretKey, to recipient: PublicKey)
+        throws(CryptoError) -> Envelope
+    {
+        let signed = try signer.sign(plaintext) + plaintext
+        return Envelope(format: .signed, keyID: recipient.keyID, sealed: try Sodium.seal(signed, to: recipient.bytes))
+    }
+
+    /// A format-2 envelope's opened bytes, split: the signature and the signed plaintext.
+    public static func signedParts(_ opened: [UInt8]) throws(EnvelopeError) -> (signature: [UInt8], plaintext: [UInt8])
+    {
+        guard opened.count > Sodium.signatureBytes else {
+            throw EnvelopeError(
+                .truncated, "a signed envelope holds a \(Sodium.signatureBytes)-byte signature, then its content")
+        }
+        return (Array(opened.prefix(Sodium.signatureBytes)), Array(opened.dropFirst(Sodium.signatureBytes)))
+    }
+
     /// The one-line text form.
     public var text: String {
-        "\(Envelope.formatTag).\(Envelope.algorithm).\(keyID).\(Base64.encodeURLSafe(sealed))"
+        "\(format.tag).\(format.algorithm).\(keyID).\(Base64.encodeURLSafe(sealed))"
     }
 
     /// Parses the text form.
@@ -39,18 +70,22 @@ public struct Envelope: Sendable, Equatable {
         guard let tag = fields.first, tag.hasPrefix("nse") else {
             throw EnvelopeError(.malformed, "the envelope does not start with a format tag like \"nse1\"")
         }
-        guard tag == Envelope.formatTag else {
+        let format: Format
+        switch tag {
+        case Format.anonymous.tag: format = .anonymous
+        case Format.signed.tag: format = .signed
+        default:
             throw EnvelopeError(
                 .unsupportedVersion,
-                "envelope format \"\(EnvelopeError.printable(tag, 16))\" is not supported (this build reads \(Envelope.formatTag))"
+                "envelope format \"\(EnvelopeError.printable(tag, 16))\" is not supported (this build reads nse1 and nse2)"
             )
         }
         guard fields.count == 4 else {
             throw EnvelopeError(
-                .malformed, "an \(Envelope.formatTag) envelope has 4 dot-separated fields, this one has \(fields.count)"
+                .malformed, "an \(format.tag) envelope has 4 dot-separated fields, this one has \(fields.count)"
             )
         }
-        guard fields[1] == Envelope.algorithm else {
+        guard fields[1] == format.algorithm else {
             throw EnvelopeError(
                 .unsupportedAlgorithm,
                 "envelope algorithm \"\(EnvelopeError.printable(fields[1], 32))\" is not supported")
@@ -58,7 +93,7 @@ public struct Envelope: Sendable, Equatable {
         guard let sealed = Base64.decodeURLSafe(String(fields[3])) else {
             throw EnvelopeError(.notBase64, "the envelope's sealed box is not URL-safe base64")
         }
-        self.init(keyID: String(fields[2]), sealed: sealed)
+        self.init(format: format, keyID: String(fields[2]), sealed: sealed)
     }
 
     /// Opens the envelope with the recipient's secret key.

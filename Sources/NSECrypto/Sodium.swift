@@ -62,6 +62,55 @@ enum Sodium {
         return status == 0 ? message : nil
     }
 
+    static let signPublicKeyBytes = Int(crypto_sign_PUBLICKEYBYTES)
+    static let signSecretKeyBytes = Int(crypto_sign_SECRETKEYBYTES)
+    static let signatureBytes = Int(crypto_sign_BYTES)
+
+    /// A fresh Ed25519 key pair (`crypto_sign_keypair`).
+    static func signingKeyPair() throws(CryptoError) -> (publicKey: [UInt8], secretKey: [UInt8]) {
+        try ensureInitialized()
+        var publicKey = [UInt8](repeating: 0, count: signPublicKeyBytes)
+        var secretKey = [UInt8](repeating: 0, count: signSecretKeyBytes)
+        guard crypto_sign_keypair(&publicKey, &secretKey) == 0 else {
+            throw CryptoError(code: .unavailable, description: "libsodium could not make a signing key pair")
+        }
+        return (publicKey, secretKey)
+    }
+
+    /// The Ed25519 public key inside a libsodium signing secret key.
+    static func signingPublicKey(forSecretKey secretKey: [UInt8]) throws(CryptoError) -> [UInt8] {
+        try ensureInitialized()
+        guard secretKey.count == signSecretKeyBytes else {
+            throw CryptoError(code: .invalidKey, description: "a signing secret key is \(signSecretKeyBytes) bytes")
+        }
+        var publicKey = [UInt8](repeating: 0, count: signPublicKeyBytes)
+        guard crypto_sign_ed25519_sk_to_pk(&publicKey, secretKey) == 0 else {
+            throw CryptoError(code: .invalidKey, description: "the signing secret key is not valid")
+        }
+        return publicKey
+    }
+
+    /// `crypto_sign_detached`: the 64-byte Ed25519 signature of `message`.
+    static func sign(_ message: [UInt8], secretKey: [UInt8]) throws(CryptoError) -> [UInt8] {
+        try ensureInitialized()
+        guard secretKey.count == signSecretKeyBytes else {
+            throw CryptoError(code: .invalidKey, description: "a signing secret key is \(signSecretKeyBytes) bytes")
+        }
+        var signature = [UInt8](repeating: 0, count: signatureBytes)
+        guard crypto_sign_detached(&signature, nil, message, UInt64(message.count), secretKey) == 0 else {
+            throw CryptoError(code: .invalidKey, description: "libsodium could not sign")
+        }
+        return signature
+    }
+
+    /// `crypto_sign_verify_detached`: whether `signature` is `publicKey`'s over `message`.
+    static func verify(_ signature: [UInt8], of message: [UInt8], publicKey: [UInt8]) -> Bool {
+        guard (try? ensureInitialized()) != nil, signature.count == signatureBytes,
+            publicKey.count == signPublicKeyBytes
+        else { return false }
+        return crypto_sign_verify_detached(signature, message, UInt64(message.count), publicKey) == 0
+    }
+
     /// BLAKE2b with an output of `length` bytes.
     static func genericHash(_ input: [UInt8], length: Int) throws(CryptoError) -> [UInt8] {
         try ensureInitialized()

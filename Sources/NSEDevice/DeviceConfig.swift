@@ -34,6 +34,9 @@ public struct DeviceConfig: Sendable, Equatable, JSONConvertible {
     public var iosVersion = IOSVersion.current
     /// Seconds after which a shared-core claim that was not refreshed is cleared (liblinphone's watchdog: 30).
     public var sharedCoreWatchdog = 30.0
+    /// Show a message only from a sender whose signature verifies (`nse device set --require-signed-sender`): an
+    /// anonymous envelope is then shown as the loc-key fallback.
+    public var requireSignedSender = false
     /// The range `shared_core.watchdog_s` takes.
     public static let sharedCoreWatchdogRange: ClosedRange<Double> = 1...3600
 
@@ -69,6 +72,7 @@ public struct DeviceConfig: Sendable, Equatable, JSONConvertible {
             "apns": ["uninstalled_at": uninstalledAt.json, "callback_url": callbackURL.json],
             "ios_version": iosVersion.json,
             "shared_core": ["watchdog_s": .double(sharedCoreWatchdog)],
+            "senders": ["require_signed": .bool(requireSignedSender)],
         ]
     }
 
@@ -100,6 +104,7 @@ public struct DeviceConfig: Sendable, Equatable, JSONConvertible {
         callbackURL = try document.field("apns", "callback_url")
         iosVersion = try document.field("ios_version") ?? .current
         sharedCoreWatchdog = try document.field("shared_core", "watchdog_s") ?? 30
+        requireSignedSender = try document.field("senders", "require_signed") ?? false
         guard Self.sharedCoreWatchdogRange.contains(sharedCoreWatchdog) else {
             throw JSONFieldError(
                 path: ["shared_core", "watchdog_s"], expected: "a number of seconds from 1 to 3600",

@@ -1,9 +1,16 @@
 import NSECrypto
 import NSEDevice
+import NSEJSON
 import NSEPayload
 
 /// Opens a sealed envelope with the device's key and turns its plaintext into content: a message is rewritten, a
 /// call offer escalated to CallKit; anything that fails falls back naming why (never quoting the content).
+///
+/// A signed envelope (format `nse2`) is shown only when its sender is verified: the signature is the key's that the
+/// device trusts for the `from` it claims, the content was signed for this device, and its message id has not been
+/// seen before. Otherwise the loc-key fallback says why (`sender-unverified: …`, `replayed: …`), never the name the
+/// content claims. An anonymous envelope (`nse1`) is shown as before, unless the device requires signed senders.
+/// `info.sender` says which: `verified`, `unverified` or `anonymous`.
 struct EnvelopeOpener: Sendable {
     var device: Device
     var rewriter: Rewriter
@@ -16,11 +23,28 @@ struct EnvelopeOpener: Sendable {
             return rewriter.fallback(reason: "key-unavailable: \(error.description)")
         }
         let plaintext: Plaintext
+        let sender: String
         do {
             let envelope = try Envelope(text: text)
             var bytes = try envelope.open(with: secretKey)
             defer { for index in bytes.indices { bytes[index] = 0 } }
-            plaintext = try Plaintext(bytes)
+            switch envelope.format {
+            case .anonymous:
+                guard !device.config.requireSignedSender else {
+                    return unverified(
+                        "sender-unverified: the envelope is anonymous and the device requires signed senders")
+                }
+                plaintext = try Plaintext(bytes)
+                sender = "anonymous"
+            case .signed:
+                var (signature, signed) = try Envelope.signedParts(bytes)
+                defer { for index in signed.indices { signed[index] = 0 } }
+                plaintext = try Plaintext(signed)
+                if let refusal = verify(signature, signed, claimedFrom: plaintext.from, recipient: envelope.keyID) {
+                    return unverified(refusal)
+                }
+                sender = "verified"
+            }
         } catch let error as EnvelopeError {
             return rewriter.fallback(reason: error.description)
         } catch let error as PlaintextError {
@@ -28,11 +52,74 @@ struct EnvelopeOpener: Sendable {
         } catch {
             return rewriter.fallback(reason: "envelope-error: \(error)")
         }
+        var content: DeliveredContent
         switch plaintext {
         case .message(let message):
-            return rewriter.rewrite(message, source: source)
+            content = rewriter.rewrite(message, source: source)
         case .call(let call):
-            return escalation.escalate(call, source: source)
+            content = escalation.escalate(call, source: source)
         }
+        content.info = (content.info ?? [:]).merging(["sender": .string(sender)])
+        return content
+    }
+
+    /// Why a signed plaintext is not from a verified sender, or nil when it is (its message id then recorded).
+    private func verify(_ signature: [UInt8], _ signed: [UInt8], claimedFrom from: String, recipient keyID: String)
+        -> String?
+    {
+        guard let claims = (try? JSON.parse(signed))?.objectValue,
+            let keyText = claims["sender_key"]?.stringValue, let key = try? SigningPublicKey(base64: keyText),
+            let messageID = claims["message_id"]?.stringValue, !messageID.isEmpty, messageID.utf8.count <= 128
+        else {
+            return "sender-unverified: the signed content lacks a valid sender_key or message_id"
+        }
+        guard key.verifies(signature, of: signed) else {
+            return "sender-unverified: the signature does not verify (tampered, or not made by the key it names)"
+        }
+        guard claims["to_key"]?.stringValue == keyID else {
+            return "sender-unverified: the content was signed for another device (to_key), then sealed to this one"
+        }
+        let trust: TrustStore
+        do { trust = try device.appGroup().trust } catch {
+            return "sender-unverified: the trusted keys cannot be read: \(error.description)"
+        }
+        do {
+            guard try trust.keys(for: from).contains(key.base64) else {
+                if try !trust.contacts(trusting: key.base64).isEmpty {
+                    return "sender-unverified: the signing key is trusted for another contact, not the sender it claims"
+                }
+                return "sender-unverified: the signing key is not trusted for the sender it claims"
+            }
+            guard try trust.firstSighting(of: messageID) else {
+                return "replayed: this signed message was shown before; it is not shown twice"
+            }
+        } catch {
+            return "sender-unverified: the trusted keys cannot be read: \(error.description)"
+        }
+        return nil
+    }
+
+    private func unverified(_ reason: String) -> DeliveredContent {
+        var content = rewriter.fallback(reason: reason)
+        content.info = (content.info ?? [:]).merging(["sender": "unverified"])
+        return content
+    }
+}
+
+extension Plaintext {
+    /// Who the content says sent it.
+    var from: String {
+        switch self {
+        case .message(let message): message.from
+        case .call(let call): call.from
+        }
+    }
+}
+
+extension JSONObject {
+    fileprivate func merging(_ other: JSONObject) -> JSONObject {
+        var merged = self
+        for (key, value) in other { merged[key] = value }
+        return merged
     }
 }

@@ -144,6 +144,8 @@ public struct NotificationResult: Sendable, JSONEncodable {
             }
             if !report.stderr.isEmpty { extensionObject["stderr"] = .string(report.stderr) }
             object["extension"] = .object(extensionObject)
+            // Who sent it, as the extension could tell (signed envelopes: docs/envelope.md).
+            if let sender = report.info?["sender"] { object["sender"] = sender }
         } else {
             object["extension"] = .null
         }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Logging
 import NSEAppRegistration
 import NSECommandLine
+import NSECrypto
 import NSEDevice
 import NSEHost
 import NSEJSON
@@ -13,7 +14,53 @@ struct DeviceCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "device",
         abstract: "Create, inspect and change emulated devices (an app install with its App Group container).",
-        subcommands: [Init.self, Show.self, Set.self, Register.self, ResetVoIP.self])
+        subcommands: [Init.self, Show.self, Set.self, Trust.self, Register.self, ResetVoIP.self])
+
+    /// `nse device trust`: a contact's signing key, for signed envelopes (format nse2).
+    struct Trust: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Trust a contact's signing key: envelopes it signs as that contact are shown as verified.")
+
+        @Argument(help: ArgumentHelp("The container folder.", valueName: "dir"))
+        var directory: String
+
+        @Option(help: ArgumentHelp("The contact's address, as its messages give `from`.", valueName: "uri"))
+        var contact: String
+
+        @Option(help: ArgumentHelp("Its Ed25519 public key (base64), or its identity file.", valueName: "key|file"))
+        var key: String
+
+        @Flag(help: "Forget the contact's other keys (a key rotation done); otherwise the key is added beside them.")
+        var replace = false
+
+        func validate() throws {
+            guard contact.hasPrefix("sip:") || contact.hasPrefix("sips:"), contact.count <= 256 else {
+                throw ValidationError("--contact must be a sip: or sips: address")
+            }
+        }
+
+        func run() throws {
+            do {
+                let device = try DeviceOption(device: directory).open()
+                let publicKey: SigningPublicKey
+                do { publicKey = try SenderIdentity.publicKey(key) } catch {
+                    throw Failure(.usage, error.description)
+                }
+                let trust: TrustStore
+                do { trust = try device.appGroup().trust } catch { throw Failure(error) }
+                do throws(DeviceError) {
+                    try trust.trust(publicKey.base64, for: contact, replacing: replace)
+                    let keys = try trust.keys(for: contact)
+                    let line: JSON = ["contact": .string(contact), "keys": .array(keys.map(JSON.string))]
+                    StandardStreams.writeOut(line.serialized(.pretty) + "\n")
+                } catch {
+                    throw Failure(error)
+                }
+            } catch let failure as Failure {
+                throw failure.exit()
+            }
+        }
+    }
 
     struct Init: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -106,6 +153,12 @@ struct DeviceCommand: ParsableCommand {
                 valueName: "seconds"))
         var coreWatchdog: Double?
 
+        @Option(
+            help: ArgumentHelp(
+                "Show messages only from verified senders (signed envelopes, nse2): an anonymous one becomes the loc-key fallback.",
+                valueName: "bool"))
+        var requireSignedSender: Bool?
+
         @OptionGroup var sip: SIPAccountOptions
 
         @Flag(help: "Remove the device's SIP account.")
@@ -150,6 +203,7 @@ struct DeviceCommand: ParsableCommand {
                 if let locale { device.config.locale = locale }
                 if let version = iosVersion.flatMap(IOSVersion.init) { device.config.iosVersion = version }
                 if let coreWatchdog { device.config.sharedCoreWatchdog = coreWatchdog }
+                if let requireSignedSender { device.config.requireSignedSender = requireSignedSender }
                 if uninstalled { device.config.uninstalledAt = Clock.unixMilliseconds() }
                 if installed { device.config.uninstalledAt = nil }
                 if let callbackUrl { device.config.callbackURL = callbackUrl == "none" ? nil : callbackUrl }

@@ -22,6 +22,16 @@ struct SealCommand: ParsableCommand {
     @Flag(help: "Seal stdin as it is, without checking it against the content schema (for testing a receiver).")
     var raw = false
 
+    @Option(
+        help: ArgumentHelp(
+            "Sign as this sender identity (nse keys init), then seal: envelope format nse2 (docs/envelope.md).",
+            valueName: "file"))
+    var signWith: String?
+
+    func validate() throws {
+        if raw, signWith != nil { throw ValidationError("--raw and --sign-with exclude each other") }
+    }
+
     func run() throws {
         do {
             let recipient: PublicKey
@@ -41,8 +51,14 @@ struct SealCommand: ParsableCommand {
                 do { _ = try Plaintext(input) } catch { throw Failure(.rejected, "stdin: \(error.description)") }
             }
             let envelope: Envelope
-            do { envelope = try Envelope.seal(input, to: recipient) } catch {
-                throw Failure(.software, error.description)
+            if let signWith {
+                let identity: SenderIdentity
+                do { identity = try SenderIdentity.load(signWith) } catch { throw Failure(error) }
+                do { envelope = try identity.seal(input, to: recipient) } catch { throw Failure(error) }
+            } else {
+                do { envelope = try Envelope.seal(input, to: recipient) } catch {
+                    throw Failure(.software, error.description)
+                }
             }
             StandardStreams.writeOut(envelope.text + "\n")
         } catch let failure as Failure {

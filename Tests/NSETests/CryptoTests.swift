@@ -14,6 +14,28 @@ import Testing
         #expect(try parsed.open(with: keys.secretKey) == plaintext)
     }
 
+    @Test func signedEnvelopesCarryAVerifiableSignature() throws {
+        let keys = try KeyPair.generate()
+        let alice = try SigningSecretKey.generate()
+        let envelope = try Envelope.seal(plaintext, signedBy: alice, to: keys.publicKey)
+        #expect(envelope.text.hasPrefix("nse2.x25519-sealedbox-ed25519.\(keys.publicKey.keyID)."))
+        let parsed = try Envelope(text: envelope.text)
+        #expect(parsed.format == .signed)
+        let (signature, signed) = try Envelope.signedParts(try parsed.open(with: keys.secretKey))
+        #expect(signed == plaintext && signature.count == 64)
+        #expect(try alice.publicKey().verifies(signature, of: signed))
+        // Another key, another text, a flipped signature bit: none verifies.
+        #expect(try !SigningSecretKey.generate().publicKey().verifies(signature, of: signed))
+        #expect(try !alice.publicKey().verifies(signature, of: signed + [0x20]))
+        var flipped = signature
+        flipped[0] ^= 1
+        #expect(try !alice.publicKey().verifies(flipped, of: signed))
+        // Too short to hold a signature.
+        #expect(throws: EnvelopeError.self) { try Envelope.signedParts(Array(repeating: 0, count: 64)) }
+        // The secret key never prints.
+        #expect(alice.description == "SigningSecretKey(redacted)")
+    }
+
     @Test func sealingTwiceGivesDifferentBoxes() throws {
         let keys = try KeyPair.generate()
         #expect(
@@ -66,7 +88,9 @@ import Testing
     }
 
     @Test(arguments: [
-        ("nse2.x25519-sealedbox.abc.AAAA", EnvelopeError.Code.unsupportedVersion),
+        ("nse3.x25519-sealedbox.abc.AAAA", EnvelopeError.Code.unsupportedVersion),
+        ("nse2.x25519-sealedbox.abc.AAAA", .unsupportedAlgorithm),
+        ("nse1.x25519-sealedbox-ed25519.abc.AAAA", .unsupportedAlgorithm),
         ("nse1.rsa.abc.AAAA", .unsupportedAlgorithm),
         ("nse1.x25519-sealedbox.abc.not*base64!", .notBase64),
         ("nse1.x25519-sealedbox.AAAA", .malformed),

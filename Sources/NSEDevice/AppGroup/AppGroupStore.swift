@@ -86,11 +86,23 @@ public final class AppGroupStore: Sendable {
         );
         ALTER TABLE messages ADD COLUMN shown_by TEXT;
         """,
+        // Version 5: the senders the device trusts (their Ed25519 keys, several per contact while one is rotated) and
+        // the ids of the signed messages it has seen (a replayed envelope is not shown twice).
+        """
+        CREATE TABLE trusted_keys (
+            contact TEXT NOT NULL,
+            public_key TEXT NOT NULL,
+            added_at INTEGER NOT NULL,
+            PRIMARY KEY (contact, public_key)
+        );
+        CREATE TABLE seen_messages (message_id TEXT PRIMARY KEY NOT NULL, seen_at INTEGER NOT NULL);
+        """,
     ]
 
     public let database: Database
     public let messages: MessageStore
     public let voip: VoIPState
+    public let trust: TrustStore
 
     /// Opens (creating) the database of the container at `directory`, importing the files older nse versions kept
     /// (`store/*.json`, `voip/strikes.json`, `voip/calls.jsonl`) the first time.
@@ -102,6 +114,7 @@ public final class AppGroupStore: Sendable {
         }
         messages = MessageStore(database: database)
         voip = VoIPState(database: database)
+        trust = TrustStore(database: database)
         try LegacyImport(container: directory, store: self).run()
     }
 }
