@@ -9,7 +9,6 @@ public struct TrustStore: Sendable {
     /// How long a signed message's id is remembered.
     public static let seenMemoryMilliseconds: Int64 = 24 * 3600 * 1000
 
-
     /// Trusts `key` (base64) for `contact`; `replacing` first forgets the contact's other keys (a rotation done).
     public func trust(
         _ key: String, for contact: String, replacing: Bool = false, now: Int64 = Clock.unixMilliseconds()
