@@ -48,6 +48,16 @@ public struct Envelope: Sendable, Equatable {
         return Envelope(format: .signed, keyID: recipient.keyID, sealed: try Sodium.seal(signed, to: recipient.bytes))
     }
 
+    /// Seals any signature beside any plaintext to `recipient` as a format-2 envelope: for testing a receiver (a
+    /// signature that does not verify), never for sending.
+    public static func seal(signature: [UInt8], plaintext: [UInt8], to recipient: PublicKey) throws(CryptoError)
+        -> Envelope
+    {
+        Envelope(
+            format: .signed, keyID: recipient.keyID, sealed: try Sodium.seal(signature + plaintext, to: recipient.bytes)
+        )
+    }
+
     /// A format-2 envelope's opened bytes, split: the signature and the signed plaintext.
     public static func signedParts(_ opened: [UInt8]) throws(EnvelopeError) -> (signature: [UInt8], plaintext: [UInt8])
     {

@@ -75,6 +75,17 @@ public struct SenderIdentity: Sendable {
     public func seal(_ plaintext: [UInt8], to recipient: PublicKey, messageID: String? = nil) throws(DeviceError)
         -> Envelope
     {
+        let signed = try claims(plaintext, to: recipient, messageID: messageID)
+        do { return try Envelope.seal(signed, signedBy: secretKey, to: recipient) } catch {
+            throw DeviceError(.io, "cannot seal: \(error.description)")
+        }
+    }
+
+    /// The plaintext as this sender signs it for `recipient`: with `sender_key`, `to_key`, `message_id` and
+    /// `sent_at` (``seal(_:to:messageID:)``).
+    public func claims(_ plaintext: [UInt8], to recipient: PublicKey, messageID: String? = nil) throws(DeviceError)
+        -> [UInt8]
+    {
         guard var object = (try? JSON.parse(plaintext))?.objectValue else {
             throw DeviceError(.invalidOption, "a signed plaintext must be a JSON object")
         }
@@ -88,11 +99,7 @@ public struct SenderIdentity: Sendable {
         if object["sent_at"] == nil {
             object["sent_at"] = .string(Clock.rfc3339(unixSeconds: Clock.unixMilliseconds() / 1000))
         }
-        do {
-            return try Envelope.seal(Array(JSON.object(object).serializedBytes()), signedBy: secretKey, to: recipient)
-        } catch {
-            throw DeviceError(.io, "cannot seal: \(error.description)")
-        }
+        return Array(JSON.object(object).serializedBytes())
     }
 
     /// A public key given as base64, or as the path of an identity file (whose public key is read; the file's

@@ -40,6 +40,9 @@ struct CaseRunner {
     var replayCase: ReplayCase
     var workDirectory: String
     var extensionCommand: [String]
+    /// The case's sender identities (`seal.sign_with`, `device.trust`), in its folder.
+    var signers: ReplayCase.Signers { ReplayCase.Signers(directory: Path.join(workDirectory, "identities")) }
+
     /// How the cases that do not say run extension processes (`nse replay --extension-process`).
     var extensionProcess = ExtensionProcessPool.Mode.fresh
     var warmIdle = ExtensionProcessPool.defaultIdleTime
@@ -104,7 +107,7 @@ struct CaseRunner {
                     try await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
                     results.append(["waited_s": .double(seconds)])
                 case .push(let push):
-                    let bytes = try push.payload(sealingTo: device, other: other)
+                    let bytes = try push.payload(sealingTo: device, other: other, signers: signers)
                     let pushType = PushType(rawValue: push.pushType) ?? .alert
                     let source: PayloadSource = push.payloadFile.map { .file($0) } ?? .stdin
                     let result = await Threads.run { host.deliver(bytes, pushType: pushType, source: source) }
@@ -226,9 +229,15 @@ struct CaseRunner {
         device.config.voip = voip
         if let version = replayCase.device.iosVersion { device.config.iosVersion = version }
         if let watchdog = replayCase.device.coreWatchdog { device.config.sharedCoreWatchdog = watchdog }
+        device.config.requireSignedSender = replayCase.device.requireSignedSender
         try device.save()
         let voipState = try device.appGroup().voip
         for _ in 0..<replayCase.device.strikes { try voipState.recordStrike(reason: "preset by the case") }
+        for (contact, names) in replayCase.device.trust {
+            for name in names {
+                try device.appGroup().trust.trust(try signers.identity(name).publicKey.base64, for: contact)
+            }
+        }
         if let mode = replayCase.device.keyMode { try FileSystem.setPermissions(device.secretKeyPath, mode_t(mode)) }
         return device
     }
@@ -363,7 +372,12 @@ struct CaseRunner {
         var type = "text/plain;charset=UTF-8"
         var body: [UInt8]
         if message.sealed {
-            body = Array(try ReplayCase.seal(message.plaintext ?? .string(message.text ?? ""), to: device).utf8)
+            let signing = try message.signWith.map {
+                ReplayCase.Signing(identity: try signers.identity($0), other: device)
+            }
+            body = Array(
+                try ReplayCase.seal(message.plaintext ?? .string(message.text ?? ""), to: device, signing: signing).utf8
+            )
             type = "application/vnd.nse.envelope"
         } else {
             body = Array((message.text ?? "").utf8)

@@ -9,7 +9,7 @@ public enum Expectations {
         func show(_ value: JSON?) -> String { value.map { $0.serialized() } ?? "(absent)" }
         for (key, want) in expected {
             switch key {
-            case "outcome", "apns_reason":
+            case "outcome", "apns_reason", "sender":
                 if actual[key] != want {
                     differences.append("\(key): expected \(show(want)), got \(show(actual[key]))")
                 }

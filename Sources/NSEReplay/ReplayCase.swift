@@ -28,6 +28,9 @@ public struct ReplayCase: Sendable {
         public var call: CallSettings?
         public var iosVersion: IOSVersion?
         public var coreWatchdog: Double?
+        /// The senders the device trusts: for each contact, the names of the identities whose keys it trusts.
+        public var trust: [String: [String]] = [:]
+        public var requireSignedSender = false
     }
 
     /// A call the case's caller places through the embedded SIP server before the push (`sip.call`): the server
@@ -59,6 +62,8 @@ public struct ReplayCase: Sendable {
         public var sealed: Bool
         public var cpim: Bool
         public var from: String
+        /// The sender identity that signs it (format nse2), by name.
+        public var signWith: String?
     }
 
     /// The embedded SIP server's scenario.
@@ -210,7 +215,8 @@ public struct ReplayCase: Sendable {
             let allowed: Set<String> = [
                 "bundle_id", "team_id", "filtering", "locale", "strings", "locale_strings", "app_handler",
                 "app_deadline",
-                "max_strikes", "max_offer_age", "strikes", "key_mode", "call", "ios_version", "core_watchdog",
+                "max_strikes", "max_offer_age", "strikes", "key_mode", "call", "ios_version", "core_watchdog", "trust",
+                "require_signed_sender",
             ]
             for key in spec.keys where !allowed.contains(key) { throw fail("device.\(key)", "is not a device field") }
             device.bundleID = try string(spec["bundle_id"], "device.bundle_id") ?? device.bundleID
@@ -228,6 +234,16 @@ public struct ReplayCase: Sendable {
             if let call = spec["call"] {
                 do { device.call = try CallSettings(json: call) } catch {
                     throw ReplayError(file: file, field: nil, message: error.inside(["device", "call"]).description)
+                }
+            }
+            device.requireSignedSender =
+                try bool(spec["require_signed_sender"], "device.require_signed_sender") ?? false
+            if let trust = spec["trust"] {
+                guard let contacts = trust.objectValue else { throw fail("device.trust", "must be an object") }
+                for (contact, names) in contacts {
+                    guard let list = names.arrayValue?.compactMap(\.stringValue), list.count == names.arrayValue?.count
+                    else { throw fail("device.trust.\(contact)", "must be a list of identity names") }
+                    device.trust[contact] = list
                 }
             }
             device.coreWatchdog = try number(spec["core_watchdog"], "device.core_watchdog")
@@ -254,7 +270,8 @@ public struct ReplayCase: Sendable {
                 callID: callID, text: text, plaintext: plaintext,
                 sealed: try bool(message["sealed"], "\(field).sealed") ?? (plaintext != nil),
                 cpim: try bool(message["cpim"], "\(field).cpim") ?? true,
-                from: try string(message["from"], "\(field).from") ?? "sip:alice@example.org")
+                from: try string(message["from"], "\(field).from") ?? "sip:alice@example.org",
+                signWith: try string(message["sign_with"], "\(field).sign_with"))
         }
         if let sipValue = object["sip"] {
             guard let spec = sipValue.objectValue else { throw fail("sip", "must be an object") }
@@ -362,6 +379,15 @@ public struct ReplayCase: Sendable {
             step.seal = object["seal"]
             if let seal = step.seal, seal.objectValue?["plaintext"] == nil {
                 throw fail("seal.plaintext", "is required (the plaintext sealed to the device at replay time)")
+            }
+            if let seal = step.seal {
+                _ = try string(seal["sign_with"], prefix + "seal.sign_with")
+                _ = try string(seal["message_id"], prefix + "seal.message_id")
+                if let tamper = try string(seal["tamper"], prefix + "seal.tamper"),
+                    !["signature", "to_key"].contains(tamper)
+                {
+                    throw fail("seal.tamper", "must be signature or to_key")
+                }
             }
             guard let expect = object["expect"]?.objectValue else {
                 throw fail("expect", "is required (an object with at least outcome)")

@@ -28,6 +28,11 @@ struct SendCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Seal the message to this device's public key.", valueName: "dir"))
     var sealTo: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "With --seal-to: sign as this sender identity (nse keys init), envelope format nse2.", valueName: "file"))
+    var signWith: String?
+
     @Option(help: "The sender's display name (goes into the sealed plaintext and the From header).")
     var displayName: String?
 
@@ -36,6 +41,10 @@ struct SendCommand: AsyncParsableCommand {
 
     @Option(help: "Seconds to wait for the final response.")
     var timeout: Double = 32
+
+    func validate() throws {
+        if signWith != nil, sealTo == nil { throw ValidationError("--sign-with needs --seal-to") }
+    }
 
     func run() async throws {
         do {
@@ -49,10 +58,17 @@ struct SendCommand: AsyncParsableCommand {
                 var plaintext: JSONObject = ["type": "message", "from": .string(from), "text": .string(text)]
                 if let displayName { plaintext["display_name"] = .string(displayName) }
                 plaintext["sent_at"] = .string(Clock.rfc3339(unixSeconds: Clock.unixMilliseconds() / 1000))
-                do {
-                    content = Array(
-                        try Envelope.seal(JSON.object(plaintext).serializedBytes(), to: device.publicKey()).text.utf8)
-                } catch { throw Failure(.software, "\(error)") }
+                let bytes = Array(JSON.object(plaintext).serializedBytes())
+                if let signWith {
+                    do {
+                        let identity = try SenderIdentity.load(signWith)
+                        content = Array(try identity.seal(bytes, to: device.publicKey()).text.utf8)
+                    } catch { throw Failure(error) }
+                } else {
+                    do { content = Array(try Envelope.seal(bytes, to: device.publicKey()).text.utf8) } catch {
+                        throw Failure(.software, "\(error)")
+                    }
+                }
                 contentType = "application/vnd.nse.envelope"
             }
             var bodyType = contentType

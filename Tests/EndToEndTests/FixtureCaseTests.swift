@@ -20,6 +20,7 @@ import Testing
                 !$0.isSequence && $0.sip == nil && $0.extensionCommand == nil
                     && Set(($0.document["device"]?.objectValue ?? [:]).keys).isSubset(of: ["filtering"])
                     && !($0.pushes[0].seal?.serialized().contains("{{now") ?? false)
+                    && $0.pushes[0].seal?["sign_with"] == nil
             }
     }()
 
