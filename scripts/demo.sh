@@ -2,7 +2,8 @@
 # The main job, end to end on the embedded default (no outside server): a device, the embedded SIP server,
 # a sealed MESSAGE held for the offline device, the server's push, one extension process that registers,
 # fetches by Call-ID, decrypts and rewrites; then a message answered from the shared store, a fallback, and an
-# encrypted call that rings; the app in the foreground receiving a message itself; a warm extension process.
+# encrypted call that rings; the app in the foreground receiving a message itself; a warm extension process; a
+# verified sender beside a forged one.
 set -euo pipefail
 BIN="${NSE_BIN_DIR:-.build/release}"
 nse="$BIN/nse"
@@ -159,3 +160,19 @@ import json, sys
 for line in sys.stdin:
     r = json.loads(line); e = r["extension"]
     print("push:  ", r["display"]["body"], "| process:", e["process"], "| its push", e["process_pushes"], "| peak", e["peak_rss_kb"], "KB |", e["wall_ms"], "ms")'
+
+step "12. Who sent it? Bob trusts Alice's signing key; Mallory signs a message claiming to be Alice"
+"$nse" keys init "$work/alice.key" >/dev/null
+"$nse" keys init "$work/mallory.key" >/dev/null
+"$nse" device trust "$work/bob" --contact sip:alice@example.org --key "$work/alice.key" >/dev/null
+for signer in alice mallory; do
+  printf '{"type":"message","from":"sip:alice@example.org","display_name":"Alice","text":"Please wire the money"}' \
+    | "$nse" seal --device "$work/bob" --sign-with "$work/$signer.key" \
+    | python3 -c 'import json,sys; print(json.dumps({"aps":{"alert":{"loc-key":"IM_MSG"},"mutable-content":1},"enc":sys.stdin.read().strip()}))' \
+    >"$work/signed-$signer.json"
+done
+"$nse" run --device "$work/bob" "$work/signed-alice.json" "$work/signed-mallory.json" | python3 -c '
+import json, sys
+for who, line in zip(("signed by Alice:  ", "signed by Mallory:"), sys.stdin):
+    r = json.loads(line); d = r["display"]
+    print(who, r["outcome"], "|", d["title"], "-", d["body"], "| sender", r.get("sender"), "|", r["reason"].split(":")[0])'
