@@ -61,7 +61,7 @@ import Testing
         let first = try await push()
         #expect(first.process == "fresh" && first.pushes == 1)
         let second = try await push()
-        #expect(second.pid == first.pid && second.process == "warm" && second.pushes == 2)
+        #expect(second.pid == first.pid && second.process == "warm" && second.pushes == 2, "\(first) \(second)")
         // Killed from outside while idle: the next push gets a new process.
         kill(first.pid, SIGKILL)
         let third = try await push()

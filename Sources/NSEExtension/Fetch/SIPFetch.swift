@@ -134,7 +134,10 @@ public struct SIPFetch: Sendable {
         let (inputs, feed) = AsyncStream<FetchInput>.makeStream()
         var configuration = AppRegistration.configuration(for: account)
         configuration.messageAcceptor = FetchDriver.acceptor(feeding: feed)
-        let agent = SIPUserAgent(configuration: configuration, logger: Logger(label: "nse.extension.sip"))
+        // The process's one event-loop thread: a warm process starts no thread per fetch.
+        let agent = SIPUserAgent(
+            configuration: configuration, eventLoopGroup: SIPUserAgent.processEventLoopGroup,
+            logger: Logger(label: "nse.extension.sip"))
         host?.onExpiry { feed.yield(.event(.expiryNotice)) }
         // The main app asks for the core with SIGUSR1; one that asked before the handler was in place is seen in the
         // store.

@@ -42,6 +42,10 @@ public actor SIPUserAgent {
     private var nextWaiterID: UInt64 = 0
     private static let inboxCapacity = 64
 
+    /// One event-loop thread for the life of the process, for user agents that come and go in a process that lives
+    /// on (a warm extension fetching push after push): no thread started and joined for each of them.
+    public static let processEventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+
     /// Creates a user agent; without a group it owns a one-thread event loop group, released by `close()`.
     public init(
         configuration: SIPUserAgentConfiguration = SIPUserAgentConfiguration(),
