@@ -152,19 +152,8 @@ public struct Device: Sendable {
 
     /// Reads the secret key, refusing a key file that anyone but the owner can read.
     public func secretKey() throws(DeviceError) -> SecretKey {
-        let mode: mode_t
-        do { mode = try FileSystem.permissions(secretKeyPath) } catch {
-            throw DeviceError(.notFound, "the device's private key is missing: \(error.description)")
-        }
-        guard mode & 0o077 == 0 else {
-            throw DeviceError(
-                .insecureKey,
-                "\(secretKeyPath) has mode \(String(mode, radix: 8)); refusing a private key that others can access (chmod 600 it)"
-            )
-        }
-        let text: String?
-        do { text = try FileSystem.readText(secretKeyPath, limit: 4096) } catch {
-            throw DeviceError(.unreadable, error.description)
+        let text = try OwnerOnlyFile.read(secretKeyPath, what: "a private key", limit: 4096) { error in
+            DeviceError(.notFound, "the device's private key is missing: \(error.description)")
         }
         guard let text, let bytes = Base64.decode(text.filter { !$0.isWhitespace }) else {
             throw DeviceError(.corrupt, "\(secretKeyPath) does not hold a base64 key")
@@ -294,17 +283,8 @@ public struct Device: Sendable {
     /// The SIP password, if one is stored (same 0600 rule as the private key).
     public func sipPassword() throws(DeviceError) -> String? {
         guard FileSystem.exists(sipPasswordPath) else { return nil }
-        let mode: mode_t
-        do { mode = try FileSystem.permissions(sipPasswordPath) } catch {
-            throw DeviceError(.unreadable, error.description)
-        }
-        guard mode & 0o077 == 0 else {
-            throw DeviceError(
-                .insecureKey,
-                "\(sipPasswordPath) has mode \(String(mode, radix: 8)); refusing a password that others can access")
-        }
-        do { return try FileSystem.readText(sipPasswordPath, limit: 4096) } catch {
-            throw DeviceError(.unreadable, error.description)
+        return try OwnerOnlyFile.read(sipPasswordPath, what: "a password", limit: 4096) { error in
+            DeviceError(.unreadable, error.description)
         }
     }
 

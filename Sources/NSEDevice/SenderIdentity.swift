@@ -2,12 +2,6 @@ public import NSECrypto
 import NSEJSON
 import NSESystem
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#endif
-
 /// A sender's signing identity on disk (`nse keys init FILE`): an Ed25519 key pair in a JSON file only its owner may
 /// read, `{"kind":"nse-sender-identity","public_key":…,"secret_key":…}`. Envelopes signed with it (format `nse2`)
 /// are shown as from a verified sender by a device that trusts its public key for the sender's address.
@@ -41,19 +35,8 @@ public struct SenderIdentity: Sendable {
 
     /// Reads an identity file, refusing one that anyone but its owner can read.
     public static func load(_ path: String) throws(DeviceError) -> SenderIdentity {
-        let mode: mode_t
-        do { mode = try FileSystem.permissions(path) } catch {
-            throw DeviceError(.notFound, "the identity file is missing: \(error.description)")
-        }
-        guard mode & 0o077 == 0 else {
-            throw DeviceError(
-                .insecureKey,
-                "\(path) has mode \(String(mode, radix: 8)); refusing a signing key that others can access (chmod 600 it)"
-            )
-        }
-        let text: String?
-        do { text = try FileSystem.readText(path, limit: 8192) } catch {
-            throw DeviceError(.unreadable, error.description)
+        let text = try OwnerOnlyFile.read(path, what: "a signing key") { error in
+            DeviceError(.notFound, "the identity file is missing: \(error.description)")
         }
         guard let text, let document = (try? JSON.parse(text))?.objectValue, document["kind"]?.stringValue == kind,
             let secretText = document["secret_key"]?.stringValue, let bytes = Base64.decode(secretText)
