@@ -11,11 +11,8 @@
 /// Ed25519 signature of the plaintext, then the plaintext (which names the sender and its key; docs/envelope.md).
 /// Format 1 stays: anonymous.
 public struct Envelope: Sendable, Equatable {
-    /// The format this build writes by default, and the tag every envelope starts with.
-    public static let formatTag = "nse1"
-
     /// Anonymous (format 1) or signed by its sender (format 2).
-    public enum Format: Sendable, Equatable {
+    public enum Format: Sendable, Equatable, CaseIterable {
         case anonymous
         case signed
 
@@ -33,6 +30,11 @@ public struct Envelope: Sendable, Equatable {
         self.format = format
         self.keyID = keyID
         self.sealed = sealed
+    }
+
+    /// Whether `text` starts as an envelope of a format this build reads (`nse1.` or `nse2.`).
+    public static func hasFormatTag(_ text: some StringProtocol) -> Bool {
+        Format.allCases.contains { text.hasPrefix($0.tag + ".") }
     }
 
     /// Seals `plaintext` to `recipient`, anonymously.

@@ -43,12 +43,7 @@ public struct NotificationHost: Sendable {
     /// The reference extension: `$NSE_EXTENSION`, else `nse-extension` beside the running executable,
     /// else `nse-extension` on `PATH`.
     public static func referenceExtensionCommand() -> [String] {
-        if let explicit = Environment.get("NSE_EXTENSION") { return [explicit] }
-        if let executable = FileSystem.executablePath() {
-            let sibling = Path.join(Path.dirname(executable), "nse-extension")
-            if FileSystem.isExecutable(sibling) { return [sibling] }
-        }
-        return ["nse-extension"]
+        ChildProcess.sibling("nse-extension", overriddenBy: "NSE_EXTENSION")
     }
 
     /// Whether `command` runs the reference extension, however its path is spelled (a folder reached through a

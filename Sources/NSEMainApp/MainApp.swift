@@ -154,10 +154,7 @@ public struct MainApp {
                 case .arm(let timer, let at):
                     timers[timer]?.cancel()
                     timers[timer] = Task {
-                        let now = Clock.monotonicNanoseconds()
-                        if at > now {
-                            do { try await Task.sleep(for: .nanoseconds(Int64(at - now))) } catch { return }
-                        }
+                        do { try await Clock.sleep(until: at) } catch { return }
                         feed.yield(.event(.timerFired(timer, at: Clock.monotonicNanoseconds())))
                     }
                 case .heartbeat:

@@ -231,12 +231,10 @@ struct CaseRunner {
         if let watchdog = replayCase.device.coreWatchdog { device.config.sharedCoreWatchdog = watchdog }
         device.config.requireSignedSender = replayCase.device.requireSignedSender
         try device.save()
-        let voipState = try device.appGroup().voip
-        for _ in 0..<replayCase.device.strikes { try voipState.recordStrike(reason: "preset by the case") }
+        let group = try device.appGroup()
+        for _ in 0..<replayCase.device.strikes { try group.voip.recordStrike(reason: "preset by the case") }
         for (contact, names) in replayCase.device.trust {
-            for name in names {
-                try device.appGroup().trust.trust(try signers.identity(name).publicKey.base64, for: contact)
-            }
+            for name in names { try group.trust.trust(try signers.identity(name).publicKey.base64, for: contact) }
         }
         if let mode = replayCase.device.keyMode { try FileSystem.setPermissions(device.secretKeyPath, mode_t(mode)) }
         return device

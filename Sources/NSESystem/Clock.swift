@@ -13,6 +13,13 @@ public enum Clock {
         return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
     }
 
+    /// Suspends the task until the monotonic time `deadline` (``monotonicNanoseconds()``), at once if it has passed;
+    /// throws when the task is cancelled first.
+    public static func sleep(until deadline: UInt64) async throws {
+        let now = monotonicNanoseconds()
+        if deadline > now { try await Task.sleep(for: .nanoseconds(Int64(deadline - now))) }
+    }
+
     /// Milliseconds elapsed since a monotonic start point, with microsecond precision.
     public static func millisecondsSince(_ start: UInt64) -> Double {
         Double(monotonicNanoseconds() &- start) / 1_000_000

@@ -14,8 +14,6 @@ public struct InAppMessage: Sendable {
     public var reason: String?
     /// The delivery notification to send: its recipient and CPIM body.
     public var notice: (to: String, body: [UInt8])?
-    /// The message as the App Group store keeps it (for one taken from the store, the stored copy).
-    public var stored: StoredMessage
 
     /// Opens a MESSAGE received over SIP.
     public init(_ message: SIPReceivedMessage, device: Device, recipient: String) {
@@ -40,6 +38,5 @@ public struct InAppMessage: Sendable {
         display = Display(alert: Payload(root: content.content).aps.alert, strings: strings)
         reason = content.reason.map { String($0.split(separator: ":", maxSplits: 1).first ?? "") }
         notice = received.deliveryNotice(recipient: recipient)
-        stored = StoredMessage(received)
     }
 }

@@ -148,10 +148,7 @@ struct FetchDriver {
                 timers[timer.slot]?.cancel()
                 let feed = feed
                 timers[timer.slot] = Task {
-                    let now = Clock.monotonicNanoseconds()
-                    if at > now {
-                        do { try await Task.sleep(for: .nanoseconds(Int64(at - now))) } catch { return }
-                    }
+                    do { try await Clock.sleep(until: at) } catch { return }
                     feed.yield(.event(.timerFired(timer)))
                 }
             case .sendNotice:

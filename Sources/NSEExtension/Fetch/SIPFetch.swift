@@ -184,7 +184,7 @@ public struct SIPFetch: Sendable {
         let (type, body) = received.innerContent
         let text = String(decoding: body, as: UTF8.self)
         var content: DeliveredContent
-        if text.hasPrefix("nse1.") || text.hasPrefix("nse2.") || type == ReceivedContent.envelopeType {
+        if Envelope.hasFormatTag(text) || type == ReceivedContent.envelopeType {
             let escalation = CallEscalation(device: device, rewriter: rewriter, channel: host, request: request)
             content = EnvelopeOpener(device: device, rewriter: rewriter, escalation: escalation).open(
                 text, source: "sip")

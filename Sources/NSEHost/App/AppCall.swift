@@ -10,12 +10,7 @@ struct AppCall {
 
     /// The app's process: `$NSE_APP`, else `nse-app` beside the running executable, else `nse-app` on `PATH`.
     static func command() -> [String] {
-        if let explicit = Environment.get("NSE_APP") { return [explicit] }
-        if let executable = FileSystem.executablePath() {
-            let sibling = Path.join(Path.dirname(executable), "nse-app")
-            if FileSystem.isExecutable(sibling) { return [sibling] }
-        }
-        return ["nse-app"]
+        ChildProcess.sibling("nse-app", overriddenBy: "NSE_APP")
     }
 
     /// Whether the app follows the call `launch` reported for `payload`: a reported call, a Call-ID, an account.

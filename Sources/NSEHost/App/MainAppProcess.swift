@@ -21,20 +21,11 @@ public final class MainAppProcess: @unchecked Sendable {
 
     private init(child: ChildProcess) { self.child = child }
 
-    /// Starts `nse app` for the device at `directory`: `nse-tool` beside this executable (or this executable, when it
-    /// is `nse-tool`), else `$NSE_TOOL`.
+    /// Starts `nse app` for the device at `directory`: `$NSE_TOOL`, else `nse-tool` (this executable, or the one
+    /// beside it).
     public static func start(device directory: String) throws(SystemError) -> MainAppProcess {
-        try MainAppProcess(child: ChildProcess.spawn(command() + ["app", directory]))
-    }
-
-    static func command() -> [String] {
-        if let explicit = Environment.get("NSE_TOOL") { return [explicit] }
-        if let executable = FileSystem.executablePath() {
-            if Path.basename(executable) == "nse-tool" { return [executable] }
-            let sibling = Path.join(Path.dirname(executable), "nse-tool")
-            if FileSystem.isExecutable(sibling) { return [sibling] }
-        }
-        return ["nse-tool"]
+        try MainAppProcess(
+            child: ChildProcess.spawn(ChildProcess.sibling("nse-tool", overriddenBy: "NSE_TOOL") + ["app", directory]))
     }
 
     /// Reads event lines until one named `name` comes (returned) or `timeout` seconds pass (nil).
@@ -71,14 +62,12 @@ public final class MainAppProcess: @unchecked Sendable {
                 usleep(5000)
             }
         }
-        child.signalGroup(SIGKILL)
-        child.reap(blocking: true)
+        child.killAndReap()
         return nil
     }
 
     /// SIGKILL: the app dies without releasing anything (a crash).
     public func kill() {
-        child.signalGroup(SIGKILL)
-        child.reap(blocking: true)
+        child.killAndReap()
     }
 }

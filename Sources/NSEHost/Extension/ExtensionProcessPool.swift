@@ -2,12 +2,6 @@ import NSEProtocol
 import NSESystem
 import Synchronization
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#endif
-
 /// Extension processes kept warm between pushes (`--extension-process warm`), as iOS keeps an extension's process
 /// for the next notifications: one per device and extension, handed each new request (a new instance per push), and
 /// evicted, as iOS does, by a kill once it has been idle for ``idleTime`` or when it is found dead.
@@ -62,9 +56,6 @@ public final class ExtensionProcessPool: Sendable {
         }
     }
 
-    /// How many processes are idle in the pool.
-    public var count: Int { idle.withLock { $0.count } }
-
     /// Takes the idle process for `key`, if one is alive and has not been idle too long; the processes idle for longer
     /// than ``idleTime`` are evicted on the way. Evicted and dead processes are reaped by their last reference.
     func checkOut(_ key: Key, now: UInt64 = Clock.monotonicNanoseconds()) -> WarmProcess? {
@@ -93,7 +84,7 @@ public final class ExtensionProcessPool: Sendable {
         if let refused { Self.evict(refused) }
     }
 
-    /// Ends every idle process (the host is stopping): each reads end of file, and is killed with its group.
+    /// Ends every idle process (the host is stopping): each is killed with its group and reaped.
     public func evictAll() {
         let all = idle.withLock { idle -> [WarmProcess] in
             defer { idle.removeAll() }
@@ -105,9 +96,7 @@ public final class ExtensionProcessPool: Sendable {
     /// As iOS evicts an extension's process: it is killed with its process group (it is idle, nothing is lost) and
     /// reaped.
     private static func evict(_ process: WarmProcess) {
-        process.child.closeStdin()
-        process.child.signalGroup(SIGKILL)
-        process.child.reap(blocking: true)
+        process.child.killAndReap()
     }
 
     deinit { evictAll() }

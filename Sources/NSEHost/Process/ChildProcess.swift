@@ -115,6 +115,24 @@ final class ChildProcess {
         return ["/bin/sh", "-c", exports + "exec \(commandLine)"]
     }
 
+    /// One of nse's own executables: `$variable` when set, else `name` beside the running executable (the running
+    /// executable itself when it is `name`), else `name` on `PATH`.
+    static func sibling(_ name: String, overriddenBy variable: String) -> [String] {
+        if let explicit = Environment.get(variable) { return [explicit] }
+        if let executable = FileSystem.executablePath() {
+            if Path.basename(executable) == name { return [executable] }
+            let sibling = Path.join(Path.dirname(executable), name)
+            if FileSystem.isExecutable(sibling) { return [sibling] }
+        }
+        return [name]
+    }
+
+    /// SIGKILLs the child's process group and reaps it.
+    func killAndReap() {
+        signalGroup(SIGKILL)
+        reap(blocking: true)
+    }
+
     /// A pipe whose ends are closed on exec (the child gets only the ends dup'ed onto 0, 1 and 2).
     static func makePipe(_ ends: inout [Int32]) -> Bool {
         guard pipe(&ends) == 0 else { return false }
