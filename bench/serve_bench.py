@@ -53,6 +53,7 @@ ENC_CONCURRENCY = [int(x) for x in os.environ.get("NSE_SERVE_BENCH_CONCURRENCY",
 SIP_CONCURRENCY = [int(x) for x in os.environ.get("NSE_SERVE_BENCH_SIP_CONCURRENCY", "4,8,16").split(",") if x]
 SIP_PUSHES = int(os.environ.get("NSE_SERVE_BENCH_SIP_PUSHES", "300"))
 RATE = int(os.environ.get("NSE_SERVE_BENCH_RATE", "100"))
+WARM_WAVES = int(os.environ.get("NSE_SERVE_BENCH_WARM_WAVES", "3"))
 LATENCY_SECONDS = float(os.environ.get("NSE_SERVE_BENCH_LATENCY_SECONDS", "10"))
 PERF = os.environ.get("NSE_SERVE_BENCH_PERF") == "1" and shutil.which("perf")
 CORES = os.cpu_count() or 1
@@ -94,6 +95,28 @@ def process_cpu(pid):
     return int(fields[11]) + int(fields[12]), int(fields[13]) + int(fields[14])
 
 
+def live_children_cpu(pid):
+    """User+system jiffies of the live children of `pid` (warm extension processes, not yet reaped)."""
+    total = 0
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except FileNotFoundError:
+        return 0
+    for tid in threads:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as file:
+                children = file.read().split()
+        except FileNotFoundError:
+            continue
+        for child in children:
+            try:
+                own, reaped = process_cpu(int(child))
+                total += own + reaped
+            except (FileNotFoundError, ProcessLookupError):
+                continue
+    return total
+
+
 # --- the floor -------------------------------------------------------------------------------------------------
 
 def floor_rate(tools, payload_path, workers, seconds):
@@ -105,9 +128,10 @@ def floor_rate(tools, payload_path, workers, seconds):
 # --- nse serve and h2load --------------------------------------------------------------------------------------
 
 class Server:
-    def __init__(self, devices, concurrency, work):
+    def __init__(self, devices, concurrency, work, extra=()):
         env = dict(os.environ, NSE_LOG_LEVEL="warning")
         argv = [NSE, "serve", "--listen", "127.0.0.1:0", "--concurrency", str(concurrency), "--queue", "100000"]
+        argv += list(extra)
         for device in devices:
             argv += ["--device", device]
         self.stderr = open(os.path.join(work, "serve.err"), "ab")
@@ -271,6 +295,83 @@ def load_run(work, devices, concurrency, make_argv, pushes, expect_outcome, labe
         "idle_ms": per_push(idle1 - idle0),
         "perf_data": perf_data if perf else None,
     }
+
+
+def warm_sip_run(work, setup, concurrency, waves, label):
+    """The SIP path as phones live it: one `nse serve --extension-process warm` for the whole run, each device's
+    extension process kept between its pushes (iOS keeps an extension's process for about 30 minutes). Wave 0 starts
+    every device's process and is not measured; then each wave holds one new MESSAGE per device (not timed: a REGISTER
+    flushes everything held for its AOR, so a device's next message must be held after its last fetch) and pushes
+    every device once. Throughput is the pushes of the measured waves over the sum of their times (first request to
+    last `recorded_at`); CPU per push counts the live extension processes, which are reaped only at the end."""
+    clear_results(setup.devices)
+    server = Server(setup.devices, concurrency, work, ["--extension-process", "warm"])
+    measured = {"label": label, "concurrency": concurrency, "requests": 0, "accepted": 0, "refused": 0,
+                "elapsed_s": 0.0, "serve_j": 0, "ext_j": 0, "sip_j": 0, "busy_j": 0, "idle_j": 0, "h2load_s": 0.0,
+                "results": [], "requests_log": []}
+    seen = set()
+    counter = LineCounter(setup.devices)
+    expected = 0
+    try:
+        for wave in range(waves + 1):
+            payload = setup.hold(f"{label}-w{wave}@example.org")
+            busy0, idle0 = system_cpu()
+            own0, reaped0 = server.cpu()
+            live0 = live_children_cpu(server.process.pid)
+            sip0 = sum(process_cpu(setup.server.pid))
+            requests, h2load_cpu = h2load(setup.argv(server.url, payload) + ["-N", "60"],
+                                          os.path.join(work, f"{label}-w{wave}.h2load.log"),
+                                          timeout=len(setup.devices) / 5 + 120)
+            accepted = sum(1 for _, status, _ in requests if status == 200)
+            expected += accepted
+            if not wait_for_lines(counter, expected, timeout=len(setup.devices) / 5 + 120):
+                raise SystemExit(f"{label} wave {wave}: {expected} pushes answered 200, {counter.count()} recorded")
+            busy1, idle1 = system_cpu()
+            own1, reaped1 = server.cpu()
+            live1 = live_children_cpu(server.process.pid)
+            sip1 = sum(process_cpu(setup.server.pid))
+            fresh = [r for r in results_of(setup.devices) if r["apns_unique_id"] not in seen]
+            seen.update(r["apns_unique_id"] for r in fresh)
+            if wave == 0:
+                continue  # starts the processes: not measured
+            measured["requests"] += len(requests)
+            measured["accepted"] += accepted
+            measured["refused"] += sum(1 for _, status, _ in requests if status == 429)
+            first_request_ms = min(start for start, _, _ in requests) / 1000
+            measured["elapsed_s"] += (max(r["recorded_at"] for r in fresh) - first_request_ms) / 1000
+            measured["serve_j"] += own1 - own0
+            measured["ext_j"] += (reaped1 - reaped0) + (live1 - live0)
+            measured["sip_j"] += sip1 - sip0
+            measured["busy_j"] += busy1 - busy0
+            measured["idle_j"] += idle1 - idle0
+            measured["h2load_s"] += h2load_cpu
+            measured["results"] += fresh
+            measured["requests_log"] += requests
+    finally:
+        server.stop()
+    total = len(results_of(setup.devices))
+    if total != expected:
+        raise SystemExit(f"{label}: {expected} pushes answered 200, {total} results recorded after SIGTERM")
+    results = measured["results"]
+    n = len(results)
+    unexpected = [r for r in results if r["outcome"] != "rewritten"]
+    for r in unexpected:
+        WRONG.setdefault(r["outcome"] + ": " + re.sub(r"[0-9]+", "N", r.get("reason", ""))[:100], []).append(label)
+    warm = sum(1 for r in results if r["extension"].get("process") == "warm" and r["extension"].get("process_pushes", 1) > 1)
+
+    def per_push(jiffies):
+        return jiffies * 1000 / TICKS / n
+
+    h2load_ms = measured.pop("h2load_s") * 1000 / n
+    serve_j, ext_j, sip_j = measured.pop("serve_j"), measured.pop("ext_j"), measured.pop("sip_j")
+    busy_j, idle_j = measured.pop("busy_j"), measured.pop("idle_j")
+    measured.update({
+        "lost": measured["accepted"] - n, "wrong": len(unexpected), "warm_pushes": warm,
+        "per_second": n / measured["elapsed_s"],
+        "serve_cpu_ms": per_push(serve_j), "extension_cpu_ms": per_push(ext_j), "sip_cpu_ms": per_push(sip_j),
+        "h2load_cpu_ms": h2load_ms, "other_cpu_ms": per_push(busy_j - serve_j - ext_j - sip_j) - h2load_ms,
+        "idle_ms": per_push(idle_j)})
+    return measured
 
 
 def h2load_argv(pushes, payload_path, bundle_id, clients, streams, rate=None):
@@ -519,6 +620,7 @@ def bench(work):
                              perf=True)["perf_data"]
 
     sip, sip_latency, sip_latency_figures, best_sip = {}, None, None, None
+    warm, best_warm = {}, None
     if SIP_PUSHES > 0:
         started = time.monotonic()
         setup = SIPSetup(work, SIP_PUSHES)
@@ -537,6 +639,12 @@ def bench(work):
                                    SIP_PUSHES, "rewritten", "sip-latency", sip_pid=setup.server.pid)
             sip_latency_figures = latency_figures(sip_latency)
             summarize(sip_latency)
+            for round_index in range(ROUNDS if WARM_WAVES > 0 else 0):
+                for concurrency in SIP_CONCURRENCY:
+                    measured = warm_sip_run(work, setup, concurrency, WARM_WAVES, f"warm-c{concurrency}-r{round_index}")
+                    warm.setdefault(concurrency, []).append(summarize(measured))
+            if warm:
+                best_warm = max(SIP_CONCURRENCY, key=lambda c: median([m["per_second"] for m in warm[c]]))
         finally:
             setup.close()
 
@@ -570,6 +678,14 @@ def bench(work):
               f"SIP fetch total {median([m['sip_total_ms'] for m in best]):.2f} ms, "
               f"answered from the shared store {sum(m['from_store'] for m in best)}")
         print_latency("SIP-fetch path, fixed rate", sip_latency, sip_latency_figures)
+    if warm:
+        print_throughput(f"SIP-fetch path, warm extension processes (--extension-process warm): {WARM_WAVES} measured "
+                         f"waves of one push per device after a wave that starts the processes", warm, floor_best)
+        best = warm[best_warm]
+        print(f"  at --concurrency {best_warm}: pushes served by a kept process {sum(m['warm_pushes'] for m in best)} "
+              f"of {sum(m['accepted'] for m in best)}, REGISTER round trip median "
+              f"{median([m['register_ms'] for m in best]):.2f} ms, SIP fetch total "
+              f"{median([m['sip_total_ms'] for m in best]):.2f} ms")
 
     p99 = q(enc_latency_figures["end_to_end"], .99)
     enc_wrong = sum(m["wrong"] for runs in enc.values() for m in runs) + enc_latency["wrong"]
@@ -586,6 +702,10 @@ def bench(work):
         print(f"SIP-fetch path: {sip_rate:.0f}/s at --concurrency {best_sip} = {sip_rate / floor_best:.2f} x floor, "
               f"{sum(m['lost'] for runs in sip.values() for m in runs) + sip_latency['lost']} lost, "
               f"p99 {q(sip_latency_figures['end_to_end'], .99):.1f} ms at {RATE}/s")
+    if warm:
+        warm_rate = median([m["per_second"] for m in warm[best_warm]])
+        print(f"SIP-fetch path, warm processes: {warm_rate:.0f}/s at --concurrency {best_warm} = "
+              f"{warm_rate / floor_best:.2f} x floor, {sum(m['lost'] for runs in warm.values() for m in runs)} lost")
     if WRONG:
         print("\nresults with an outcome other than rewritten (every push must come back rewritten):")
         for reason, labels in sorted(WRONG.items(), key=lambda item: -len(item[1])):

@@ -30,6 +30,9 @@ public struct DeviceConfig: Sendable, Equatable, JSONConvertible {
     public var uninstalledAt: Int64?
     /// Where `nse serve` POSTs each recorded result for this device, if anywhere.
     public var callbackURL: String?
+    /// Whether the device is reachable: offline, `nse serve` keeps its pushes as APNs stores them (the newest per
+    /// app, until `apns-expiration`) and delivers them when it is back (docs/serve.md, "An offline device").
+    public var online = true
     /// The iOS release the device runs (rules that changed between releases follow it).
     public var iosVersion = IOSVersion.current
     /// Seconds after which a shared-core claim that was not refreshed is cleared (liblinphone's watchdog: 30).
@@ -69,7 +72,7 @@ public struct DeviceConfig: Sendable, Equatable, JSONConvertible {
             "created_at": .string(createdAt),
             "sip": sip.json,
             "voip": voip.json,
-            "apns": ["uninstalled_at": uninstalledAt.json, "callback_url": callbackURL.json],
+            "apns": ["uninstalled_at": uninstalledAt.json, "callback_url": callbackURL.json, "online": .bool(online)],
             "ios_version": iosVersion.json,
             "shared_core": ["watchdog_s": .double(sharedCoreWatchdog)],
             "senders": ["require_signed": .bool(requireSignedSender)],
@@ -102,6 +105,7 @@ public struct DeviceConfig: Sendable, Equatable, JSONConvertible {
         voip = try document.field("voip") ?? VoIPSettings()
         uninstalledAt = try document.field("apns", "uninstalled_at")
         callbackURL = try document.field("apns", "callback_url")
+        online = try document.field("apns", "online") ?? true
         iosVersion = try document.field("ios_version") ?? .current
         sharedCoreWatchdog = try document.field("shared_core", "watchdog_s") ?? 30
         requireSignedSender = try document.field("senders", "require_signed") ?? false

@@ -19,6 +19,9 @@ public struct NotificationResult: Sendable, JSONEncodable {
         case rejected
         /// APNs accepted the push but dropped it undelivered: its `apns-expiration` had passed (`nse serve`).
         case expired
+        /// APNs accepted the push for an offline device and dropped it undelivered when a newer push for the same
+        /// app (topic) came: it keeps only the newest one (`nse serve`, docs/serve.md).
+        case replaced
     }
 
     /// Measurements of the extension process.

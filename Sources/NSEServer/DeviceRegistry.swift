@@ -7,7 +7,7 @@ import Synchronization
 public final class DeviceRegistry: Sendable {
     private struct Entry {
         var device: Device
-        var stamp: (nanoseconds: Int64, inode: UInt64)?
+        var stamp: (nanoseconds: Int64, inode: UInt64, size: Int64)?
     }
 
     private let entries: Mutex<[Entry]>

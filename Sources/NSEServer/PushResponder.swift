@@ -1,10 +1,12 @@
 public import Hummingbird
 import Logging
 import NIOCore
+import NIOHTTP2
 import NSEAPNs
 import NSEDevice
 import NSEJSON
 import NSEPayload
+import NSESystem
 import ServiceLifecycle
 
 /// The HTTP side of `nse serve`: APNs's `POST /3/device/{token}` and nse's `/v1` endpoints.
@@ -32,8 +34,7 @@ public struct PushResponder: HTTPResponder {
 
     public init(service: PushService) {
         self.service = service
-        typealias Handler = @Sendable (Request, Context) async throws -> Response
-        let routes: [(path: RouterPath, method: HTTPRequest.Method, handler: Handler)] = [
+        var routes: [Route] = [
             (
                 "/3/device", .post,
                 { request, context in await Self.push(request, token: "", context: context, service: service) }
@@ -46,7 +47,18 @@ public struct PushResponder: HTTPResponder {
                 }
             ),
             ("/v1/events", .get, { request, _ in Self.events(request, service: service) }),
-            ("/v1/devices", .get, { _, _ in Self.json(.array(service.devices.all.map(Self.summary))) }),
+            (
+                "/v1/devices", .get,
+                { _, _ in
+                    Self.json(
+                        .array(
+                            service.devices.all.map { device in
+                                var summary = Self.summary(device).objectValue ?? JSONObject()
+                                summary["held"] = .int(service.heldCount(for: device))
+                                return .object(summary)
+                            }))
+                }
+            ),
             (
                 "/v1/devices/:token/notifications", .get,
                 { request, context in
@@ -58,11 +70,17 @@ public struct PushResponder: HTTPResponder {
                 { request, context in await Self.notify(request, context: context, service: service) }
             ),
         ]
+        routes += Self.controlRoutes(service)
         let router = Router(context: Context.self)
         router.add(middleware: BadPath())
+        var methods: [String: Set<HTTPRequest.Method>] = [:]
         for route in routes {
             router.on(route.path, method: route.method, use: route.handler)
-            for method in Self.otherMethods where method != route.method {
+            methods["\(route.path)", default: []].insert(route.method)
+        }
+        var answered = Set<String>()
+        for route in routes where answered.insert("\(route.path)").inserted {
+            for method in Self.otherMethods where !(methods["\(route.path)"] ?? []).contains(method) {
                 router.on(route.path, method: method) { _, _ in Self.error(.methodNotAllowed, apnsID: nil) }
             }
         }
@@ -87,41 +105,130 @@ public struct PushResponder: HTTPResponder {
         }
     }
 
+    /// What became of one `POST /3/device` request, for the request log.
+    struct PushAnswer {
+        var response: Response
+        var reason: String?
+        var apnsID: String?
+        var uniqueID: String?
+        var faultID: Int?
+        /// The connection was closed instead (an injected GOAWAY): the response is never written.
+        var unanswered = false
+
+        static func refused(_ error: APNsError, apnsID: String?) -> PushAnswer {
+            PushAnswer(response: PushResponder.error(error, apnsID: apnsID), reason: error.reason, apnsID: apnsID)
+        }
+    }
+
+    /// `POST /3/device/{token}`: answered, then written to the request log as received and answered.
     private static func push(_ request: Request, token: String, context: Context, service: PushService) async
         -> Response
     {
-        let connection = context.connection
         let headers: APNsHeaders = request.headers.map { (name: $0.name.canonicalName.lowercased(), value: $0.value) }
+        var entry = RequestLog.Entry(
+            receivedAt: Clock.unixMilliseconds(), token: token, headers: headers,
+            authentication: headers.contains(where: { $0.name == "authorization" }) ? "token" : "none",
+            httpVersion: context.channel.parent == nil ? "1.1" : "2")
+        // The body first, whatever the answer: the log has every request's payload size.
+        let body = try? await request.body.collect(upTo: Self.maxBody)
+        let bytes = body.map { Array($0.readableBytesView) }
+        let answer = await Self.answerPush(
+            bytes, token: token, headers: headers, context: context, service: service)
+        entry.status = answer.unanswered ? nil : answer.response.status.code
+        entry.reason = answer.reason
+        entry.apnsID = answer.apnsID
+        entry.uniqueID = answer.uniqueID
+        entry.payloadBytes =
+            bytes?.count ?? headers.first(where: { $0.name == "content-length" }).flatMap { Int($0.value) }
+        entry.faultID = answer.faultID
+        service.requests.record(entry)
+        return answer.response
+    }
+
+    private static func answerPush(
+        _ bytes: [UInt8]?, token: String, headers: APNsHeaders, context: Context, service: PushService
+    ) async -> PushAnswer {
+        let connection = context.connection
         let givenID = headers.first(where: { $0.name == "apns-id" })?.value
         let echoedID = givenID.flatMap { APNsValidation.isUUID($0) ? $0 : nil }
+        // Injected faults first: the server playing unavailable, then the first scripted rule for this token.
+        if let unavailable = service.faults.unavailable { return .refused(unavailable, apnsID: echoedID) }
+        var fault: (id: Int, rule: FaultRule)?
+        if let taken = service.faults.take(token: token) {
+            fault = taken
+            if taken.rule.delay > 0 { try? await Task.sleep(for: .milliseconds(Int(taken.rule.delay * 1000))) }
+            if taken.rule.goAway {
+                await Self.goAway(context.channel, reason: taken.rule.goAwayReason)
+                var answer = PushAnswer.refused(.shutdown, apnsID: echoedID)
+                answer.reason = taken.rule.goAwayReason
+                answer.faultID = taken.id
+                answer.unanswered = true
+                return answer
+            }
+            if let scripted = taken.rule.answer {
+                var answer = PushAnswer.refused(scripted, apnsID: echoedID)
+                answer.faultID = taken.id
+                return answer
+            }
+        }
         var teamID: String?
         if let authentication = service.authentication {
             let authorization = headers.first(where: { $0.name == "authorization" })?.value
             switch await authentication.authenticate(authorization: authorization, connection: connection) {
-            case .failure(let error): return Self.error(error, apnsID: echoedID)
+            case .failure(let error):
+                var answer = PushAnswer.refused(error, apnsID: echoedID)
+                answer.faultID = fault?.id
+                return answer
             case .success(let claims): teamID = claims.teamID
             }
         }
-        let body = try? await request.body.collect(upTo: Self.maxBody)
+        var answer = await Self.accept(
+            token: token, headers: headers, body: bytes, echoedID: echoedID, teamID: teamID, context: context,
+            service: service)
+        answer.faultID = fault?.id
+        return answer
+    }
+
+    private static func accept(
+        token: String, headers: APNsHeaders, body: [UInt8]?, echoedID: String?, teamID: String?, context: Context,
+        service: PushService
+    ) async -> PushAnswer {
         let verdict = APNsValidation.validate(
-            token: token, headers: headers, body: body.map { Array($0.readableBytesView) },
-            device: service.device(for:), newID: PushService.newAPNsID, teamID: teamID)
+            token: token, headers: headers, body: body, device: service.device(for:), newID: PushService.newAPNsID,
+            teamID: teamID)
         switch verdict {
         case .failure(let error):
-            return Self.error(error, apnsID: echoedID)
+            return .refused(error, apnsID: echoedID)
         case .success(let (push, device)):
             // As APNs's development environment does: an id for the delivery log of Apple's Push Console. nse also
             // uses it to find the push again if its answer cannot be written (``Acknowledgements``).
             let uniqueID = PushService.newAPNsID()
             if let refusal = await service.enqueue(push, to: device, uniqueID: uniqueID) {
-                return Self.error(refusal, apnsID: push.apnsID)
+                return .refused(refusal, apnsID: push.apnsID)
             }
             watchAnswer(uniqueID, on: context.channel, service: service)
             var fields = HTTPFields()
             fields[.init("apns-id")!] = push.apnsID
             fields[.init("apns-unique-id")!] = uniqueID
-            return Response(status: .ok, headers: fields)
+            return PushAnswer(response: Response(status: .ok, headers: fields), apnsID: push.apnsID, uniqueID: uniqueID)
         }
+    }
+
+    /// An injected GOAWAY: the HTTP/2 connection a stream belongs to is told to go away (its last stream taken is
+    /// the one before this one, which is never answered) and closed; an HTTP/1.1 connection is closed. Returns once
+    /// the request's channel is closed.
+    private static func goAway(_ channel: any Channel, reason: String) async {
+        if let connection = channel.parent {
+            let streamID = try? await channel.getOption(HTTP2StreamChannelOptions.streamID).get()
+            connection.eventLoop.execute {
+                guard let manager = try? connection.pipeline.syncOperations.handler(type: HTTP2ConnectionManager.self)
+                else { return connection.close(promise: nil) }
+                manager.goAway(before: streamID, reason: reason)
+            }
+        } else {
+            channel.close(promise: nil)
+        }
+        try? await channel.closeFuture.get()
     }
 
     /// A request channel that closes before the answer's head was even written leaves the push unacknowledged.
@@ -187,6 +294,7 @@ public struct PushResponder: HTTPResponder {
             "voip_token": .string(device.config.voipToken),
             "uninstalled_at": device.config.uninstalledAt.map(JSON.int) ?? .null,
             "callback_url": device.config.callbackURL.map(JSON.string) ?? .null,
+            "online": .bool(device.config.online),
         ]
     }
 
@@ -286,7 +394,8 @@ public struct PushResponder: HTTPResponder {
         case .failure(let refusal): return Self.error(refusal, apnsID: push.apnsID)
         }
         watchAnswer(uniqueID, on: context.channel, service: service)
-        var response = Self.json(result)
+        // 202: held for an offline device, delivered (or replaced, or expired) when it is back.
+        var response = Self.json(result, status: result["held_offline"]?.boolValue == true ? 202 : 200)
         response.headers[.init("apns-id")!] = push.apnsID
         response.headers[.init("apns-unique-id")!] = uniqueID
         return response

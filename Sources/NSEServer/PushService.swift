@@ -33,6 +33,12 @@ public final class PushService: Sendable {
     /// Warm extension processes, one per device, kept between pushes (`--extension-process warm`); nil: a fresh
     /// process per push.
     public let extensionProcesses: ExtensionProcessPool?
+    /// The faults injected now (`--fault`, `/v1/control/faults`, `/v1/control/unavailable`).
+    public let faults: FaultPlan
+    /// Every `POST /3/device` as received and answered (`GET /v1/requests`).
+    public let requests: RequestLog
+    /// What APNs keeps for the devices that are offline.
+    let held: HeldPushes
     public let logger: Logger
     /// A push a previous run of the server accepted and never ran.
     struct Unfinished: Sendable {
@@ -56,7 +62,8 @@ public final class PushService: Sendable {
     public init(
         devices: [Device], concurrency: Int, queueCapacity: Int, extensionCommand: [String],
         limits: ExtensionLimits = ExtensionLimits(), extensionProcesses: ExtensionProcessPool? = nil,
-        authentication: ProviderAuthentication? = nil, logger: Logger
+        authentication: ProviderAuthentication? = nil, faults: FaultPlan = FaultPlan(),
+        requestLogCapacity: Int = PushService.defaultRequestLogCapacity, logger: Logger
     ) {
         self.devices = DeviceRegistry(devices)
         self.queue = DeliveryQueue(concurrency: concurrency, capacity: queueCapacity)
@@ -100,15 +107,25 @@ public final class PushService: Sendable {
         self.extensionCommand = extensionCommand
         self.limits = limits
         self.extensionProcesses = extensionProcesses
+        self.faults = faults
+        self.held = HeldPushes(offline: devices.filter { !$0.config.online }.map(\.directory))
+        self.requests = RequestLog(capacity: requestLogCapacity)
         self.logger = logger
     }
+
+    /// The default `--request-log`: requests kept for `GET /v1/requests`.
+    public static let defaultRequestLogCapacity = 10_000
 
     /// The default `--concurrency`: twice the cores.
     public static var defaultConcurrency: Int { 2 * System.coreCount }
 
     /// The device owning `token` (remote or voip token, hex, case-insensitive).
+    /// A device whose `device.json` now says otherwise about being online (`nse device set --online`) is taken
+    /// offline or brought back here, on the first lookup that reads the change.
     public func device(for token: String) -> Device? {
-        devices.device(for: token)
+        guard let device = devices.device(for: token) else { return nil }
+        if held.isOffline(device.directory) == device.config.online { applyOnline(device.config.online, to: device) }
+        return device
     }
 
     /// A new lowercase UUID, as APNs generates for a push without `apns-id`.
@@ -125,12 +142,29 @@ public final class PushService: Sendable {
     public func enqueue(
         _ push: AcceptedPush, to device: Device, uniqueID: String, completion: (@Sendable (JSON) -> Void)? = nil
     ) async -> APNsError? {
+        switch await admit(push, to: device, uniqueID: uniqueID, completion: completion) {
+        case .refused(let error): return error
+        case .running, .held: return nil
+        }
+    }
+
+    /// What became of an accepted push: refused with APNs's answer, running (queued), or held for its offline
+    /// device (`completion` is then not called).
+    enum Admission {
+        case refused(APNsError)
+        case running
+        case held
+    }
+
+    private func admit(
+        _ push: AcceptedPush, to device: Device, uniqueID: String, completion: (@Sendable (JSON) -> Void)?
+    ) async -> Admission {
         let record = AcceptedPushRecord(push: push, uniqueID: uniqueID, receivedAt: Clock.unixMilliseconds())
         let accepted = Clock.monotonicNanoseconds()
         switch queue.reserve() {
         case .accepted: break
-        case .full: return .tooManyRequests
-        case .closed: return .shutdown
+        case .full: return .refused(.tooManyRequests)
+        case .closed: return .refused(.shutdown)
         }
         let row: ResultStore.Row
         do {
@@ -143,11 +177,82 @@ public final class PushService: Sendable {
                     "apns-id": .string(push.apnsID), "token": .string(push.token.lowercased()),
                     "store-error": .string("\(error)"),
                 ])
-            return .internalServerError
+            return .refused(.internalServerError)
         }
         acknowledgements.expect(uniqueID, row: row, device: device)
-        run(record, row: row, on: device, acceptedAt: accepted, completion: completion)
-        return nil
+        let push = HeldPushes.Held(record: record, row: row, device: device, acceptedAt: accepted)
+        switch held.hold(push, storable: record.push.expiration != 0) {
+        case .deliver:
+            run(record, row: row, on: device, acceptedAt: accepted, completion: completion)
+            return .running
+        case .held(let replaced):
+            queue.release()
+            if let replaced { drop(replaced, by: record.push) }
+            return .held
+        case .dropped:
+            queue.release()
+            drop(push, by: nil, completion: completion)
+            return .running
+        }
+    }
+
+    /// Records a push the offline device will never get: `apns-expiration: 0` ("now or never") while it was
+    /// offline, or an older push `newer` replaced (APNs keeps one per app). On a store thread: it may wait for the
+    /// disk.
+    private func drop(
+        _ push: HeldPushes.Held, by newer: AcceptedPush?, completion: (@Sendable (JSON) -> Void)? = nil
+    ) {
+        let result: NotificationResult
+        if let newer {
+            let why =
+                newer.collapseID != nil && newer.collapseID == push.record.push.collapseID
+                ? "a newer push with the same apns-collapse-id replaced it while the device was offline"
+                : "a newer push for the same app came while the device was offline: APNs keeps only the newest"
+            result = NotificationResult(
+                outcome: .replaced, reason: why, requestID: push.record.push.apnsID,
+                pushType: push.record.push.pushType)
+        } else {
+            result = NotificationResult(
+                outcome: .expired,
+                reason: "apns-expiration 0 (now or never) and the device was offline: APNs discards it undelivered",
+                requestID: push.record.push.apnsID, pushType: push.record.push.pushType)
+        }
+        storeThreads.submit { [self] _ in
+            finish(
+                result, record: push.record, row: push.row, on: push.device, acceptedAt: push.acceptedAt,
+                completion: completion)
+        }
+    }
+
+    /// Takes a device offline (its pushes are held from now on) or brings it back: what was held for it is
+    /// delivered, oldest first, each through its extension; a push whose `apns-expiration` passed meanwhile is
+    /// recorded `expired`. Saves the device's `device.json` so the state outlives the server.
+    public func setOnline(_ online: Bool, device: Device) throws(DeviceError) {
+        var device = device
+        if device.config.online != online {
+            device.config.online = online
+            try device.save()
+        }
+        applyOnline(online, to: device)
+    }
+
+    /// How many pushes the device's offline storage holds now (at most one per topic).
+    public func heldCount(for device: Device) -> Int {
+        held.count(device.directory)
+    }
+
+    private func applyOnline(_ online: Bool, to device: Device) {
+        let released = held.setOnline(online, directory: device.directory)
+        if !released.isEmpty {
+            logger.info(
+                "device back online: delivering what APNs kept",
+                metadata: ["device": .string(device.directory), "pushes": "\(released.count)"])
+        }
+        for push in released {
+            // Stopping: the push stays in the store, unfinished, for the next start.
+            guard queue.readmit() else { break }
+            run(push.record, row: push.row, on: device, acceptedAt: push.acceptedAt, late: true)
+        }
     }
 
     /// Queues again every push a previous run of the server answered 200 and never finished (it crashed, was
@@ -169,6 +274,18 @@ public final class PushService: Sendable {
         }
         var resumed = 0
         for push in unfinished {
+            // An offline device's pushes are held again, the newest per topic (replacing, as when they came).
+            let kept = HeldPushes.Held(
+                record: push.record, row: push.row, device: push.device, acceptedAt: Clock.monotonicNanoseconds())
+            switch held.hold(kept, storable: push.record.push.expiration != 0) {
+            case .deliver: break
+            case .held(let replaced):
+                if let replaced { drop(replaced, by: push.record.push) }
+                continue
+            case .dropped:
+                drop(kept, by: nil)
+                continue
+            }
             guard queue.readmit() else { break }
             run(
                 push.record, row: push.row, on: push.device, acceptedAt: Clock.monotonicNanoseconds(),
@@ -180,22 +297,25 @@ public final class PushService: Sendable {
 
     /// Delivers a recorded push in the slot it holds, records its result, and tells the log, the event stream, the
     /// device's callback and `completion`.
+    /// - Parameter late: held for an offline device until now: its expiration is judged now, as a redelivery's.
     private func run(
         _ record: AcceptedPushRecord, row: ResultStore.Row, on device: Device, acceptedAt accepted: UInt64,
-        redelivered: Bool = false, completion: (@Sendable (JSON) -> Void)? = nil
+        redelivered: Bool = false, late: Bool = false, completion: (@Sendable (JSON) -> Void)? = nil
     ) {
         let push = record.push
         let receivedAt = record.receivedAt
-        let uniqueID = record.uniqueID
         queue.run { [self] in
             let queuedMilliseconds = Clock.millisecondsSince(accepted)
             // APNs drops a push whose expiration date has passed instead of delivering it; 0 means "now or never".
             // A push run again after a restart is judged now: it may have expired while the server was down.
-            let deliveredAt = redelivered ? Clock.unixMilliseconds() : receivedAt
+            let deliveredAt = redelivered || late ? Clock.unixMilliseconds() : receivedAt
             let expired = push.expiration.map { $0 != 0 && $0 * 1000 < deliveredAt } ?? false
             let result: NotificationResult
             if expired {
-                let when = redelivered ? "when the server ran it again after a restart" : "when the push arrived"
+                let when =
+                    redelivered
+                    ? "when the server ran it again after a restart"
+                    : late ? "when the device came back online" : "when the push arrived"
                 result = NotificationResult(
                     outcome: .expired,
                     reason: "apns-expiration \(push.expiration ?? 0) had passed \(when): APNs discards it undelivered",
@@ -219,41 +339,59 @@ public final class PushService: Sendable {
                         }
                     })
             }
-            var object = result.json.objectValue ?? JSONObject()
-            object["apns_id"] = .string(push.apnsID)
-            object["apns_unique_id"] = .string(uniqueID)
-            object["token"] = .string(push.token.lowercased())
-            object["received_at"] = .int(receivedAt)
-            object["queued_ms"] = .double(NotificationResult.rounded(queuedMilliseconds))
-            if let collapseID = push.collapseID { object["collapse_id"] = .string(collapseID) }
-            if redelivered { object["redelivered"] = true }
-            let latencyMilliseconds = Clock.millisecondsSince(accepted)
-            object["latency_ms"] = .double(NotificationResult.rounded(latencyMilliseconds))
-            object["recorded_at"] = .int(Clock.unixMilliseconds())
-            let recorded = JSON.object(object)
-            var metadata: Logger.Metadata = [
-                "apns-id": .string(push.apnsID), "token": .string(push.token.lowercased()),
-                "push-type": .string(push.pushType.rawValue), "outcome": .string(result.outcome.rawValue),
-                "queued-ms": .string(Self.format(queuedMilliseconds)),
-            ]
-            for (name, milliseconds) in result.timings { metadata["\(name)-ms"] = .string(Self.format(milliseconds)) }
-            if let killed = result.extensionReport?.killed { metadata["killed"] = .string(killed) }
-            do {
-                try recordResult(row, result: recorded, for: device)
-            } catch {
-                metadata["store-error"] = .string("\(error)")
-                logger.error("notification result not recorded", metadata: metadata)
-                completion?(recorded)
-                return
-            }
-            metadata["latency-ms"] = .string(Self.format(latencyMilliseconds))
-            logger.info("notification", metadata: metadata)
-            events.publish(
-                "notification", recorded,
-                tokens: [device.config.remoteToken.lowercased(), device.config.voipToken.lowercased()])
-            if let url = device.config.callbackURL { callbacks.post(recorded, to: url, apnsID: push.apnsID) }
-            completion?(recorded)
+            finish(
+                result, record: record, row: row, on: device, acceptedAt: accepted,
+                queuedMilliseconds: queuedMilliseconds,
+                redelivered: redelivered, late: late, completion: completion)
         }
+    }
+
+    /// Completes a push's result document, records it, and tells the log, the event stream, the device's callback
+    /// and `completion`. Runs on a delivery or store thread: it may wait for the disk.
+    private func finish(
+        _ result: NotificationResult, record: AcceptedPushRecord, row: ResultStore.Row, on device: Device,
+        acceptedAt accepted: UInt64, queuedMilliseconds: Double? = nil, redelivered: Bool = false, late: Bool = false,
+        completion: (@Sendable (JSON) -> Void)? = nil
+    ) {
+        let push = record.push
+        let receivedAt = record.receivedAt
+        let uniqueID = record.uniqueID
+        let queuedMilliseconds = queuedMilliseconds ?? Clock.millisecondsSince(accepted)
+        var object = result.json.objectValue ?? JSONObject()
+        object["apns_id"] = .string(push.apnsID)
+        object["apns_unique_id"] = .string(uniqueID)
+        object["token"] = .string(push.token.lowercased())
+        object["received_at"] = .int(receivedAt)
+        object["queued_ms"] = .double(NotificationResult.rounded(queuedMilliseconds))
+        if let collapseID = push.collapseID { object["collapse_id"] = .string(collapseID) }
+        if redelivered { object["redelivered"] = true }
+        if late { object["held_offline"] = true }
+        let latencyMilliseconds = Clock.millisecondsSince(accepted)
+        object["latency_ms"] = .double(NotificationResult.rounded(latencyMilliseconds))
+        object["recorded_at"] = .int(Clock.unixMilliseconds())
+        let recorded = JSON.object(object)
+        var metadata: Logger.Metadata = [
+            "apns-id": .string(push.apnsID), "token": .string(push.token.lowercased()),
+            "push-type": .string(push.pushType.rawValue), "outcome": .string(result.outcome.rawValue),
+            "queued-ms": .string(Self.format(queuedMilliseconds)),
+        ]
+        for (name, milliseconds) in result.timings { metadata["\(name)-ms"] = .string(Self.format(milliseconds)) }
+        if let killed = result.extensionReport?.killed { metadata["killed"] = .string(killed) }
+        do {
+            try recordResult(row, result: recorded, for: device)
+        } catch {
+            metadata["store-error"] = .string("\(error)")
+            logger.error("notification result not recorded", metadata: metadata)
+            completion?(recorded)
+            return
+        }
+        metadata["latency-ms"] = .string(Self.format(latencyMilliseconds))
+        logger.info("notification", metadata: metadata)
+        events.publish(
+            "notification", recorded,
+            tokens: [device.config.remoteToken.lowercased(), device.config.voipToken.lowercased()])
+        if let url = device.config.callbackURL { callbacks.post(recorded, to: url, apnsID: push.apnsID) }
+        completion?(recorded)
     }
 
     /// How long a result waits for the store when the disk is full or the file is locked or unwritable: while the
@@ -307,14 +445,22 @@ public final class PushService: Sendable {
         JSON, APNsError
     > {
         let (results, continuation) = AsyncStream.makeStream(of: JSON.self, bufferingPolicy: .bufferingNewest(1))
-        if let refusal = await enqueue(
+        switch await admit(
             push, to: device, uniqueID: uniqueID,
             completion: { result in
                 continuation.yield(result)
                 continuation.finish()
             })
         {
-            return .failure(refusal)
+        case .refused(let refusal): return .failure(refusal)
+        case .running: break
+        case .held:
+            // Delivered when the device is back, maybe never: the answer says so now instead of waiting.
+            continuation.finish()
+            return .success([
+                "apns_id": .string(push.apnsID), "apns_unique_id": .string(uniqueID), "outcome": .null,
+                "held_offline": true,
+            ])
         }
         for await result in results { return .success(result) }
         return .failure(.internalServerError)

@@ -128,12 +128,16 @@ public enum FileSystem {
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
-    /// When `path` last changed (modification time in nanoseconds since the epoch, and its inode), or `nil` if
-    /// it does not exist. An atomic rewrite (rename) changes the inode even within one timestamp tick.
-    public static func modificationStamp(_ path: String) -> (nanoseconds: Int64, inode: UInt64)? {
+    /// When `path` last changed (modification time in nanoseconds since the epoch, its inode and its size), or
+    /// `nil` if it does not exist. Two atomic rewrites within one timestamp tick may reuse the inode the first one
+    /// freed: the size tells most of those apart.
+    public static func modificationStamp(_ path: String) -> (nanoseconds: Int64, inode: UInt64, size: Int64)? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
-        return (Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec), UInt64(info.st_ino))
+        return (
+            Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec), UInt64(info.st_ino),
+            Int64(info.st_size)
+        )
     }
 
     /// The permission bits of `path`.

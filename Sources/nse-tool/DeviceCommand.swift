@@ -181,6 +181,12 @@ struct DeviceCommand: ParsableCommand {
                 valueName: "url"))
         var callbackUrl: String?
 
+        @Option(
+            help: ArgumentHelp(
+                "false: the device is unreachable; nse serve keeps its pushes as APNs does (the newest per app, until apns-expiration) and delivers them when it is true again.",
+                valueName: "true|false"))
+        var online: Bool?
+
         func validate() throws {
             if let coreWatchdog, !DeviceConfig.sharedCoreWatchdogRange.contains(coreWatchdog) {
                 throw ValidationError("--core-watchdog must be between 1 and 3600 seconds")
@@ -207,6 +213,7 @@ struct DeviceCommand: ParsableCommand {
                 if uninstalled { device.config.uninstalledAt = Clock.unixMilliseconds() }
                 if installed { device.config.uninstalledAt = nil }
                 if let callbackUrl { device.config.callbackURL = callbackUrl == "none" ? nil : callbackUrl }
+                if let online { device.config.online = online }
                 voip.apply(to: &device.config.voip)
                 if noSipAccount {
                     device.config.sip = nil

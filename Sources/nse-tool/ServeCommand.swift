@@ -68,6 +68,21 @@ struct ServeCommand: AsyncParsableCommand {
             valueName: "seconds"))
     var prefaceTimeout: Int = 10
 
+    @Option(
+        help: ArgumentHelp(
+            "A scripted answer, repeatable, used in order: e.g. status=429,count=3 or token=HEX,status=410 or delay=2 or goaway (docs/serve.md).",
+            valueName: "spec"))
+    var fault: [String] = []
+
+    @Option(
+        help: ArgumentHelp(
+            "Start unavailable: every push answered 503 with this reason (e.g. Shutdown) until DELETE /v1/control/unavailable.",
+            valueName: "reason"))
+    var unavailable: String?
+
+    @Option(help: ArgumentHelp("Requests kept for GET /v1/requests (the oldest go first; 0: none).", valueName: "n"))
+    var requestLog: Int = PushService.defaultRequestLogCapacity
+
     @OptionGroup var processes: ExtensionProcessOptions
 
     @OptionGroup var providerKey: ProviderKeyOptions
@@ -85,6 +100,17 @@ struct ServeCommand: AsyncParsableCommand {
         }
         guard prefaceTimeout >= 1, prefaceTimeout <= 3600 else {
             throw ValidationError("--preface-timeout must be between 1 and 3600 seconds")
+        }
+        guard requestLog >= 0, requestLog <= 10_000_000 else {
+            throw ValidationError("--request-log must be between 0 and 10000000")
+        }
+        for spec in fault {
+            do { _ = try FaultRule(spec: spec, now: 0) } catch { throw ValidationError(error.description) }
+        }
+        if let unavailable {
+            guard !unavailable.isEmpty, unavailable.count <= 64,
+                unavailable.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) })
+            else { throw ValidationError("--unavailable must be an APNs reason word, e.g. Shutdown") }
         }
         _ = try Self.parseAddress(listen, option: "--listen")
         if let listenH2c { _ = try Self.parseAddress(listenH2c, option: "--listen-h2c") }
@@ -124,11 +150,16 @@ struct ServeCommand: AsyncParsableCommand {
                 throw Failure(.config, "--auth-key-file \(error.description)").exit()
             }
         }
+        let now = Clock.unixMilliseconds()
+        let rules = try fault.map { spec in
+            do { return try FaultRule(spec: spec, now: now) } catch { throw ValidationError("\(error)") }
+        }
         let service = PushService(
             devices: devices, concurrency: concurrency, queueCapacity: queue, extensionCommand: command,
             limits: ExtensionLimits(budget: budget),
             extensionProcesses: processes.pool(),
-            authentication: authentication, logger: logger)
+            authentication: authentication, faults: FaultPlan(rules: rules, unavailable: unavailable),
+            requestLogCapacity: requestLog, logger: logger)
         let configuration = PushServerConfiguration(
             host: address.host, port: address.port, h2cPort: h2c?.port, tlsCertificatePath: tlsCert, tlsKeyPath: tlsKey,
             timeouts: ConnectionTimeouts(preface: .seconds(prefaceTimeout), idle: .seconds(idleTimeout)))

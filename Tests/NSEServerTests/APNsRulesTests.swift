@@ -27,6 +27,14 @@ struct ServerFixture {
             extensionCommand: [TestSupport.referenceExtension], logger: Logger(label: "test"))
     }
 
+    /// A second service on an existing device (a restarted server).
+    init(reopening directory: String, concurrency: Int = 2, queue: Int = 16) throws {
+        device = try Device.open(at: directory)
+        service = PushService(
+            devices: [device], concurrency: concurrency, queueCapacity: queue,
+            extensionCommand: [TestSupport.referenceExtension], logger: Logger(label: "test"))
+    }
+
     var app: some ApplicationProtocol { Application(responder: PushResponder(service: service)) }
 
     /// Waits (bounded) until every accepted push is recorded.

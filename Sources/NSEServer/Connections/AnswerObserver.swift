@@ -2,7 +2,8 @@ import HTTPTypes
 import NIOCore
 import NIOHTTPTypes
 
-/// Watches the answers of an HTTP/1.1 connection or HTTP/2 stream: for each 200 that carries `apns-unique-id`,
+/// Watches the answers of an HTTP/1.1 connection or HTTP/2 stream: for each 200 (or `/v1/notify`'s 202, a push
+/// held for an offline device) that carries `apns-unique-id`,
 /// tells ``Acknowledgements`` when it starts being written and whether its last part reached the connection. A
 /// write that fails, or a channel that goes away in the middle of the answer, counts as not written.
 final class AnswerObserver: ChannelOutboundHandler, RemovableChannelHandler {
@@ -12,7 +13,7 @@ final class AnswerObserver: ChannelOutboundHandler, RemovableChannelHandler {
     static let uniqueIDField = HTTPField.Name("apns-unique-id")!
 
     private let acknowledgements: Acknowledgements
-    /// The unique id of the 200 being written.
+    /// The unique id of the 200 (or 202) being written.
     private var current: String?
 
     init(acknowledgements: Acknowledgements) {
@@ -22,7 +23,9 @@ final class AnswerObserver: ChannelOutboundHandler, RemovableChannelHandler {
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let part = unwrapOutboundIn(data)
         if case .head(let response) = part {
-            current = response.status == .ok ? response.headerFields[Self.uniqueIDField] : nil
+            current =
+                response.status == .ok || response.status == .accepted
+                ? response.headerFields[Self.uniqueIDField] : nil
             if let current { acknowledgements.writing(current) }
         }
         guard let uniqueID = current else { return context.write(data, promise: promise) }

@@ -179,6 +179,25 @@ final class HTTP2ConnectionManager: ChannelDuplexHandler {
         }
     }
 
+    /// An injected fault (docs/serve.md, "Fault injection"): GOAWAY naming the stream before `streamID` as the last
+    /// one taken, with APNs's `{"reason": …}` as debug data, and the connection closed at once. Streams still open
+    /// are cut off, as when APNs drops a connection; their pushes' answers are never written.
+    func goAway(before streamID: HTTP2StreamID?, reason: String) {
+        guard let context else { return }
+        if case .closed = state { return }
+        timer?.cancel()
+        timer = nil
+        state = .closing
+        var last = HTTP2StreamID(0)
+        if let streamID, Int(streamID) > 2 { last = HTTP2StreamID(Int(streamID) - 2) }
+        var data = context.channel.allocator.buffer(capacity: 32)
+        data.writeString(#"{"reason":"\#(reason)"}"#)
+        let frame = HTTP2Frame(
+            streamID: .rootStream, payload: .goAway(lastStreamID: last, errorCode: .noError, opaqueData: data))
+        context.writeAndFlush(wrapOutboundOut(frame), promise: nil)
+        close(context: context)
+    }
+
     private func write(goAway lastStreamID: HTTP2StreamID, context: ChannelHandlerContext) {
         let frame = HTTP2Frame(
             streamID: .rootStream, payload: .goAway(lastStreamID: lastStreamID, errorCode: .noError, opaqueData: nil))

@@ -1,0 +1,171 @@
+public import NSEJSON
+
+/// One scripted answer of `nse serve`, for a push server's own tests: the next `count` pushes (to one token, or to
+/// any) get an APNs error instead of being accepted, wait before being answered, or lose their connection to a
+/// GOAWAY. Made from `--fault SPEC` or `POST /v1/control/faults` (docs/serve.md, "Fault injection").
+public struct FaultRule: Sendable, Equatable {
+    /// The token the rule is for (lowercase hex); `nil`: every push.
+    public var token: String?
+    /// The answer instead of acceptance: APNs's status and reason (410's `timestamp` too).
+    public var answer: APNsError?
+    /// The connection is closed with GOAWAY (HTTP/2) or closed (HTTP/1.1); the push is not accepted.
+    public var goAway: Bool
+    /// Seconds to wait before answering (the scripted answer, or the usual one).
+    public var delay: Double
+    /// How many pushes the rule applies to.
+    public var count: Int
+
+    /// The statuses APNs answers with, and the reason a rule gets when it names none.
+    public static let statuses: [Int: String?] = [
+        400: nil, 403: nil, 404: nil, 405: nil, 410: "Unregistered", 413: "PayloadTooLarge",
+        429: "TooManyRequests", 500: "InternalServerError", 503: "ServiceUnavailable",
+    ]
+    /// At most this long a delay (seconds): past it a client would have timed out anyway.
+    public static let maxDelay = 300.0
+    public static let maxCount = 1_000_000
+
+    public init(token: String? = nil, answer: APNsError? = nil, goAway: Bool = false, delay: Double = 0, count: Int = 1)
+    {
+        self.token = token
+        self.answer = answer
+        self.goAway = goAway
+        self.delay = delay
+        self.count = count
+    }
+
+    /// Why a rule cannot be made: one line naming the field.
+    public struct Invalid: Error, Sendable, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// From its JSON form: `{"token": HEX, "status": 429, "reason": "TooManyRequests", "timestamp": MS,
+    /// "delay": SECONDS, "goaway": true, "count": N}`; every member optional, but the rule must do something.
+    /// - Parameter now: Unix milliseconds, the timestamp of a 410 that names none.
+    public init(json: JSON, now: Int64) throws(Invalid) {
+        guard let object = json.objectValue else { throw Invalid(description: "a fault is a JSON object") }
+        let known: Set<String> = ["token", "status", "reason", "timestamp", "delay", "goaway", "count"]
+        if let unknown = object.keys.first(where: { !known.contains($0) }) {
+            throw Invalid(
+                description: "unknown fault field \"\(unknown)\" (known: \(known.sorted().joined(separator: ", ")))")
+        }
+        var rule = FaultRule()
+        if let token = object["token"], !token.isNull {
+            guard let text = token.stringValue, !text.isEmpty, text.count <= 200, text.allSatisfy(\.isHexDigit) else {
+                throw Invalid(description: "fault token must be a hex device token")
+            }
+            rule.token = text.lowercased()
+        }
+        if let goAway = object["goaway"], !goAway.isNull {
+            guard let flag = goAway.boolValue else { throw Invalid(description: "fault goaway must be true or false") }
+            rule.goAway = flag
+        }
+        if let delay = object["delay"], !delay.isNull {
+            guard let seconds = delay.doubleValue, seconds >= 0, seconds <= Self.maxDelay else {
+                throw Invalid(description: "fault delay must be seconds between 0 and \(Int(Self.maxDelay))")
+            }
+            rule.delay = seconds
+        }
+        if let count = object["count"], !count.isNull {
+            guard let number = count.intValue, number >= 1, number <= Self.maxCount else {
+                throw Invalid(description: "fault count must be between 1 and \(Self.maxCount)")
+            }
+            rule.count = Int(number)
+        }
+        let reason = object["reason"]?.stringValue
+        if let reason {
+            guard !reason.isEmpty, reason.count <= 64, reason.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) })
+            else { throw Invalid(description: "fault reason must be an APNs reason word, e.g. TooManyRequests") }
+        }
+        if let status = object["status"], !status.isNull {
+            guard let code = status.intValue, let fallback = Self.statuses[Int(code)] else {
+                let known = Self.statuses.keys.sorted().map(String.init).joined(separator: ", ")
+                throw Invalid(description: "fault status must be one APNs answers with (\(known))")
+            }
+            guard let chosen = reason ?? fallback else {
+                throw Invalid(description: "fault status \(code) needs a reason (APNs has several for it)")
+            }
+            var timestamp: Int64?
+            if code == 410 {
+                if let given = object["timestamp"], !given.isNull {
+                    guard let milliseconds = given.intValue, milliseconds >= 0 else {
+                        throw Invalid(description: "fault timestamp must be Unix milliseconds")
+                    }
+                    timestamp = milliseconds
+                } else {
+                    timestamp = now
+                }
+            } else if object["timestamp"] != nil {
+                throw Invalid(description: "fault timestamp goes only with status 410")
+            }
+            rule.answer = APNsError(Int(code), chosen, timestamp: timestamp)
+        } else if object["timestamp"] != nil {
+            throw Invalid(description: "fault timestamp goes only with status 410")
+        } else if reason != nil && !rule.goAway {
+            throw Invalid(description: "fault reason needs a status (or goaway)")
+        }
+        if rule.goAway, rule.answer != nil {
+            throw Invalid(description: "a fault either answers a status or closes with goaway, not both")
+        }
+        if rule.goAway, let reason { rule.goAwayReason = reason }
+        guard rule.answer != nil || rule.goAway || rule.delay > 0 else {
+            throw Invalid(description: "a fault needs a status, goaway or a delay")
+        }
+        self = rule
+    }
+
+    /// The reason in a GOAWAY's debug data (`{"reason": …}`, as APNs sends).
+    public var goAwayReason = "Shutdown"
+
+    /// From `--fault`: comma-separated `key=value` pairs with the JSON form's names, `goaway` alone for
+    /// `goaway=true`; e.g. `status=429,count=3`, `token=ab12…,status=410`, `delay=2`, `goaway`.
+    public init(spec: String, now: Int64) throws(Invalid) {
+        var object = JSONObject()
+        for part in spec.split(separator: ",", omittingEmptySubsequences: false) {
+            let pair = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            let key = pair[0].trimmingSpaces
+            let value = pair.count == 2 ? pair[1].trimmingSpaces : nil
+            guard !key.isEmpty else { throw Invalid(description: "--fault \(spec): an empty item") }
+            switch (key, value) {
+            case ("goaway", nil): object["goaway"] = true
+            case ("goaway", let value?):
+                object["goaway"] = value == "true" ? true : value == "false" ? false : .string(value)
+            case ("token", let value?), ("reason", let value?): object[key] = .string(value)
+            case ("delay", let value?):
+                guard let seconds = Double(value) else {
+                    throw Invalid(description: "--fault \(spec): delay must be seconds")
+                }
+                object[key] = .double(seconds)
+            case (_, let value?):
+                guard let number = Int64(value) else {
+                    throw Invalid(description: "--fault \(spec): \(key) must be a number")
+                }
+                object[key] = .int(number)
+            case (_, nil):
+                throw Invalid(description: "--fault \(spec): \(key) needs a value (\(key)=…)")
+            }
+        }
+        try self.init(json: .object(object), now: now)
+    }
+
+    /// The JSON form, as `GET /v1/control/faults` lists it.
+    public var json: JSON {
+        var object: JSONObject = ["token": .string(token), "count": .int(count)]
+        if let answer {
+            object["status"] = .int(answer.status)
+            object["reason"] = .string(answer.reason)
+            if let timestamp = answer.timestamp { object["timestamp"] = .int(timestamp) }
+        }
+        if goAway {
+            object["goaway"] = true
+            object["reason"] = .string(goAwayReason)
+        }
+        if delay > 0 { object["delay"] = .double(delay) }
+        return .object(object)
+    }
+}
+
+extension String {
+    fileprivate var trimmingSpaces: String {
+        String(drop(while: { $0 == " " }).reversed().drop(while: { $0 == " " }).reversed())
+    }
+}
