@@ -151,4 +151,33 @@ import Testing
         #expect(results.count == 1)
         #expect(results.first?["held_offline"]?.boolValue == true)
     }
+
+    /// The binaries as a user runs them: `nse device set --online false`, `nse serve`, a push with curl, the device
+    /// back with `nse device set --online true`, the result read back.
+    @Test func theCommandLineTakesADeviceOfflineAndBack() async throws {
+        let fixture = try ServedDevice("nse-serve-offline")
+        let directory = fixture.root + "/bob"
+        #expect(try TestSupport.nse(["device", "set", directory, "--online", "false"]).status == 0)
+        #expect(try TestSupport.nse(["device", "set", directory, "--online", "maybe"]).status == 64)
+        let server = try ServeProcess(["--listen", "127.0.0.1:0", "--device", directory])
+        defer { server.stop() }
+        #expect(try await fixture.push(to: server.url, apnsID: "00000000-0000-4000-8000-000000000009") == "200")
+        func devices() async throws -> JSON? {
+            let listed = try await runOffPool("/usr/bin/curl", ["-sS", "--max-time", "10", server.url + "/v1/devices"], timeout: 20)
+            return try? JSON.parse(listed.stdout, options: JSONParseOptions(requireObject: false))
+        }
+        #expect(try await devices()?.arrayValue?.first?["held"]?.intValue == 1)
+        #expect(try recordedResults(directory).isEmpty)
+        #expect(try TestSupport.nse(["device", "set", directory, "--online", "true"]).status == 0)
+        var results: [JSON] = []
+        for _ in 0..<100 where results.isEmpty {
+            let read = try await runOffPool(
+                "/usr/bin/curl", ["-sS", "--max-time", "10", server.url + "/v1/devices/\(fixture.token)/notifications"],
+                timeout: 20)
+            results = (try? JSON.parse(read.stdout, options: JSONParseOptions(requireObject: false)))?.arrayValue ?? []
+            if results.isEmpty { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        #expect(results.first?["held_offline"]?.boolValue == true)
+        #expect(server.stop() == 0)
+    }
 }
