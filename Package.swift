@@ -159,6 +159,8 @@ let package = Package(
                 "NSEAPNs", "NSEHost", "NSEDatabase", "NSEDevice", "NSEHTTP", "NSEJSON", "NSEPayload", "NSECrypto",
                 "NSESystem", logging,
                 nioCore, nioPosix, nioSSL,
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),

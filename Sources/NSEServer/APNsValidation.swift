@@ -84,9 +84,11 @@ public enum APNsValidation {
     ///   - device: finds the device owning a token.
     ///   - newID: makes a lowercase UUID for a push without `apns-id`.
     ///   - teamID: with token authentication, the team the provider token names: the app must be that team's.
+    ///   - certificateBundleID: with certificate authentication, the app the client certificate names: the topic
+    ///     must be one of its topics, and a push without `apns-topic` goes to it.
     public static func validate(
         token: String, headers: APNsHeaders, body: [UInt8]?, device: (String) -> Device?, newID: () -> String,
-        teamID: String? = nil
+        teamID: String? = nil, certificateBundleID: String? = nil
     ) -> Result<(AcceptedPush, Device), APNsError> {
         // DuplicateHeaders: any apns-* header more than once.
         var seen = Set<String>()
@@ -113,9 +115,15 @@ public enum APNsValidation {
         let typeName = value("apns-push-type") ?? ((topic?.hasSuffix(".voip") ?? false) ? "voip" : "alert")
         guard let suffix = knownPushTypes[typeName] else { return .failure(.badRequest("InvalidPushType")) }
 
-        guard let topic else { return .failure(.badRequest("MissingTopic")) }
+        // With a certificate, APNs takes the topic from it when the request names none.
+        guard let topic = topic ?? certificateBundleID.map({ $0 + suffix }) else {
+            return .failure(.badRequest("MissingTopic"))
+        }
         guard !topic.isEmpty, topic.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
             return .failure(.badRequest("BadTopic"))
+        }
+        if let certificateBundleID, topic != certificateBundleID, !topic.hasPrefix(certificateBundleID + ".") {
+            return .failure(.badRequest("TopicDisallowed"))
         }
 
         let priority: Int

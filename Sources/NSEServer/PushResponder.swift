@@ -2,6 +2,7 @@ public import Hummingbird
 import Logging
 import NIOCore
 import NIOHTTP2
+import NIOSSL
 import NSEAPNs
 import NSEDevice
 import NSEJSON
@@ -125,15 +126,22 @@ public struct PushResponder: HTTPResponder {
         -> Response
     {
         let headers: APNsHeaders = request.headers.map { (name: $0.name.canonicalName.lowercased(), value: $0.value) }
+        // A connection with a verified client certificate authenticates with it (`--client-ca`); one connection
+        // uses one kind, as on APNs.
+        var certificate: NIOSSLCertificate?
+        if service.certificates != nil {
+            certificate = try? await (context.channel.parent ?? context.channel).nioSSL_peerCertificate().get()
+        }
         var entry = RequestLog.Entry(
             receivedAt: Clock.unixMilliseconds(), token: token, headers: headers,
-            authentication: headers.contains(where: { $0.name == "authorization" }) ? "token" : "none",
+            authentication: certificate != nil
+                ? "certificate" : headers.contains(where: { $0.name == "authorization" }) ? "token" : "none",
             httpVersion: context.channel.parent == nil ? "1.1" : "2")
         // The body first, whatever the answer: the log has every request's payload size.
         let body = try? await request.body.collect(upTo: Self.maxBody)
         let bytes = body.map { Array($0.readableBytesView) }
         let answer = await Self.answerPush(
-            bytes, token: token, headers: headers, context: context, service: service)
+            bytes, token: token, headers: headers, certificate: certificate, context: context, service: service)
         entry.status = answer.unanswered ? nil : answer.response.status.code
         entry.reason = answer.reason
         entry.apnsID = answer.apnsID
@@ -146,7 +154,8 @@ public struct PushResponder: HTTPResponder {
     }
 
     private static func answerPush(
-        _ bytes: [UInt8]?, token: String, headers: APNsHeaders, context: Context, service: PushService
+        _ bytes: [UInt8]?, token: String, headers: APNsHeaders, certificate: NIOSSLCertificate?, context: Context,
+        service: PushService
     ) async -> PushAnswer {
         let connection = context.connection
         let givenID = headers.first(where: { $0.name == "apns-id" })?.value
@@ -172,30 +181,42 @@ public struct PushResponder: HTTPResponder {
             }
         }
         var teamID: String?
-        if let authentication = service.authentication {
+        var certificateBundleID: String?
+        var refusal: APNsError?
+        if let certificates = service.certificates, let certificate {
+            switch certificates.authenticate(certificate) {
+            case .failure(let error): refusal = error
+            case .success(let read): certificateBundleID = read.bundleID
+            }
+        } else if let authentication = service.authentication {
             let authorization = headers.first(where: { $0.name == "authorization" })?.value
             switch await authentication.authenticate(authorization: authorization, connection: connection) {
-            case .failure(let error):
-                var answer = PushAnswer.refused(error, apnsID: echoedID)
-                answer.faultID = fault?.id
-                return answer
+            case .failure(let error): refusal = error
             case .success(let claims): teamID = claims.teamID
             }
+        } else if service.certificates != nil {
+            // Certificates required and none given, and no key for tokens either.
+            refusal = APNsError(403, "MissingProviderToken")
+        }
+        if let refusal {
+            var answer = PushAnswer.refused(refusal, apnsID: echoedID)
+            answer.faultID = fault?.id
+            return answer
         }
         var answer = await Self.accept(
-            token: token, headers: headers, body: bytes, echoedID: echoedID, teamID: teamID, context: context,
-            service: service)
+            token: token, headers: headers, body: bytes, echoedID: echoedID, teamID: teamID,
+            certificateBundleID: certificateBundleID, context: context, service: service)
         answer.faultID = fault?.id
         return answer
     }
 
     private static func accept(
-        token: String, headers: APNsHeaders, body: [UInt8]?, echoedID: String?, teamID: String?, context: Context,
-        service: PushService
+        token: String, headers: APNsHeaders, body: [UInt8]?, echoedID: String?, teamID: String?,
+        certificateBundleID: String?, context: Context, service: PushService
     ) async -> PushAnswer {
         let verdict = APNsValidation.validate(
             token: token, headers: headers, body: body, device: service.device(for:), newID: PushService.newAPNsID,
-            teamID: teamID)
+            teamID: teamID, certificateBundleID: certificateBundleID)
         switch verdict {
         case .failure(let error):
             return .refused(error, apnsID: echoedID)

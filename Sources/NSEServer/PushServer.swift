@@ -16,12 +16,15 @@ public struct PushServerConfiguration: Sendable {
     /// PEM certificate chain and key: the main listener speaks TLS with ALPN h2 and http/1.1.
     public var tlsCertificatePath: String?
     public var tlsKeyPath: String?
+    /// PEM CA certificates that sign providers' client certificates (`--client-ca`): a TLS client may present
+    /// one, and if it does it must verify (certificate-based provider authentication).
+    public var clientCAPath: String?
     /// How long connections may stay silent: before their protocol is known, and idle afterwards.
     public var timeouts: ConnectionTimeouts
 
     public init(
         host: String, port: Int, h2cPort: Int? = nil, tlsCertificatePath: String? = nil, tlsKeyPath: String? = nil,
-        timeouts: ConnectionTimeouts = ConnectionTimeouts()
+        timeouts: ConnectionTimeouts = ConnectionTimeouts(), clientCAPath: String? = nil
     ) {
         self.host = host
         self.port = port
@@ -29,6 +32,7 @@ public struct PushServerConfiguration: Sendable {
         self.tlsCertificatePath = tlsCertificatePath
         self.tlsKeyPath = tlsKeyPath
         self.timeouts = timeouts
+        self.clientCAPath = clientCAPath
     }
 }
 
@@ -84,15 +88,27 @@ public enum PushServer {
                     NIOSSLCertificateSource.certificate($0)
                 }
                 let privateKey = try NIOSSLPrivateKey(file: key, format: .pem)
-                let tls = TLSConfiguration.makeServerConfiguration(
+                var tls = TLSConfiguration.makeServerConfiguration(
                     certificateChain: chain, privateKey: .privateKey(privateKey))
+                if let clientCA = configuration.clientCAPath {
+                    let authorities = try NIOSSLCertificate.fromPEMFile(clientCA)
+                    guard !authorities.isEmpty else {
+                        throw PushServerError(description: "--client-ca \(clientCA): no certificate in it")
+                    }
+                    tls.trustRoots = .certificates(authorities)
+                    tls.certificateVerification = .optionalVerification
+                }
                 let context = try TLSPrefaceSniffingChannel.context(tls)
                 server = HTTPServerBuilder { responder in
                     TLSPrefaceSniffingChannel(
                         sslContext: context, responder: responder, timeouts: timeouts, responseHandlers: answerHandlers)
                 }
+            } catch let error as PushServerError {
+                throw error
             } catch {
-                throw PushServerError(description: "TLS certificate \(certificate) / key \(key): \(error)")
+                throw PushServerError(
+                    description: "TLS certificate \(certificate) / key \(key)"
+                        + (configuration.clientCAPath.map { " / client CA \($0)" } ?? "") + ": \(error)")
             }
         } else {
             // HTTP/1.1, and HTTP/2 with prior knowledge on the same port.

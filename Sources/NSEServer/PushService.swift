@@ -28,6 +28,9 @@ public final class PushService: Sendable {
     public let callbacks: ResultCallbacks
     /// Token authentication, when configured: every `POST /3/device` needs a valid provider token.
     public let authentication: ProviderAuthentication?
+    /// Certificate authentication (`--client-ca`): a connection with a verified client certificate pushes to the
+    /// app it names; one without needs a provider token.
+    public let certificates: CertificateAuthentication?
     public let extensionCommand: [String]
     public let limits: ExtensionLimits
     /// Warm extension processes, one per device, kept between pushes (`--extension-process warm`); nil: a fresh
@@ -62,7 +65,8 @@ public final class PushService: Sendable {
     public init(
         devices: [Device], concurrency: Int, queueCapacity: Int, extensionCommand: [String],
         limits: ExtensionLimits = ExtensionLimits(), extensionProcesses: ExtensionProcessPool? = nil,
-        authentication: ProviderAuthentication? = nil, faults: FaultPlan = FaultPlan(),
+        authentication: ProviderAuthentication? = nil, certificates: CertificateAuthentication? = nil,
+        faults: FaultPlan = FaultPlan(),
         requestLogCapacity: Int = PushService.defaultRequestLogCapacity, logger: Logger
     ) {
         self.devices = DeviceRegistry(devices)
@@ -104,6 +108,7 @@ public final class PushService: Sendable {
         self.events = EventHub()
         self.callbacks = ResultCallbacks(logger: logger)
         self.authentication = authentication
+        self.certificates = certificates
         self.extensionCommand = extensionCommand
         self.limits = limits
         self.extensionProcesses = extensionProcesses

@@ -49,6 +49,18 @@ struct ServeCommand: AsyncParsableCommand {
     var tlsKey: String?
 
     @Option(
+        help: ArgumentHelp(
+            "CA certificates (PEM) that sign providers' client certificates: certificate-based provider authentication on the TLS listener (needs --tls-cert).",
+            valueName: "file"))
+    var clientCa: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "The APNs environment played, for client certificates: development (api.sandbox) or production.",
+            valueName: "env"))
+    var apnsEnvironment: String = ProviderCertificate.Environment.development.rawValue
+
+    @Option(
         name: .customLong("extension"),
         help: ArgumentHelp("Run this command as the extension instead of the reference one.", valueName: "cmd"))
     var extensionCommand: String?
@@ -89,6 +101,10 @@ struct ServeCommand: AsyncParsableCommand {
 
     func validate() throws {
         if (tlsCert == nil) != (tlsKey == nil) { throw ValidationError("--tls-cert and --tls-key go together") }
+        if clientCa != nil && tlsCert == nil { throw ValidationError("--client-ca needs --tls-cert and --tls-key") }
+        guard ProviderCertificate.Environment(rawValue: apnsEnvironment) != nil else {
+            throw ValidationError("--apns-environment \(apnsEnvironment): expected development or production")
+        }
         guard !device.isEmpty else { throw ValidationError("give at least one --device DIR") }
         guard concurrency > 0, concurrency <= 1024 else {
             throw ValidationError("--concurrency must be between 1 and 1024")
@@ -158,11 +174,17 @@ struct ServeCommand: AsyncParsableCommand {
             devices: devices, concurrency: concurrency, queueCapacity: queue, extensionCommand: command,
             limits: ExtensionLimits(budget: budget),
             extensionProcesses: processes.pool(),
-            authentication: authentication, faults: FaultPlan(rules: rules, unavailable: unavailable),
+            authentication: authentication,
+            certificates: clientCa.map { _ in
+                CertificateAuthentication(
+                    environment: ProviderCertificate.Environment(rawValue: apnsEnvironment) ?? .development)
+            },
+            faults: FaultPlan(rules: rules, unavailable: unavailable),
             requestLogCapacity: requestLog, logger: logger)
         let configuration = PushServerConfiguration(
             host: address.host, port: address.port, h2cPort: h2c?.port, tlsCertificatePath: tlsCert, tlsKeyPath: tlsKey,
-            timeouts: ConnectionTimeouts(preface: .seconds(prefaceTimeout), idle: .seconds(idleTimeout)))
+            timeouts: ConnectionTimeouts(preface: .seconds(prefaceTimeout), idle: .seconds(idleTimeout)),
+            clientCAPath: clientCa)
         do {
             try await PushServer.run(configuration, service: service, logger: logger) { urls in
                 let line = JSON.object(JSONObject(urls.map { (key: $0.0, value: JSON.string($0.1)) }))

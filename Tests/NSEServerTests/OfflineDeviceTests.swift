@@ -163,7 +163,8 @@ import Testing
         defer { server.stop() }
         #expect(try await fixture.push(to: server.url, apnsID: "00000000-0000-4000-8000-000000000009") == "200")
         func devices() async throws -> JSON? {
-            let listed = try await runOffPool("/usr/bin/curl", ["-sS", "--max-time", "10", server.url + "/v1/devices"], timeout: 20)
+            let listed = try await runOffPool(
+                "/usr/bin/curl", ["-sS", "--max-time", "10", server.url + "/v1/devices"], timeout: 20)
             return try? JSON.parse(listed.stdout, options: JSONParseOptions(requireObject: false))
         }
         #expect(try await devices()?.arrayValue?.first?["held"]?.intValue == 1)
@@ -172,7 +173,8 @@ import Testing
         var results: [JSON] = []
         for _ in 0..<100 where results.isEmpty {
             let read = try await runOffPool(
-                "/usr/bin/curl", ["-sS", "--max-time", "10", server.url + "/v1/devices/\(fixture.token)/notifications"],
+                "/usr/bin/curl",
+                ["-sS", "--max-time", "10", server.url + "/v1/devices/\(fixture.token)/notifications"],
                 timeout: 20)
             results = (try? JSON.parse(read.stdout, options: JSONParseOptions(requireObject: false)))?.arrayValue ?? []
             if results.isEmpty { try await Task.sleep(for: .milliseconds(50)) }
