@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Interop test: aioapns (a maintained APNs client from PyPI) pushes to `nse serve` over h2/TLS with token
-# authentication (aioapns signs its own ES256 provider token), then reads the recorded results back.
+# authentication (aioapns signs its own ES256 provider token) and with client certificates (Flexisip's way), then
+# reads the recorded results back.
 #
 #   NSE_BIN_DIR=.build/debug bash scripts/interop-aioapns.sh
 #
@@ -91,6 +92,20 @@ quiet openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes 
 p8="$work/AuthKey_$KEY_ID.p8"
 quiet sh -c "openssl ecparam -name prime256v1 -genkey -noout | openssl pkcs8 -topk8 -nocrypt -out '$p8'"
 
+# Certificate-based authentication (Flexisip's): a CA, and client certificates as Apple issues them (bundle id in
+# the subject's UID, the environment in the common name), each with its key in one PEM as aioapns takes it.
+quiet openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+  -keyout "$work/ca.key" -out "$work/ca.pem" -subj "/CN=Push Test CA"
+client_certificate() {  # name, common name prefix
+  quiet openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$work/$1.key" \
+    -out "$work/$1.csr" -subj "/UID=$BUNDLE_ID/CN=$2: $BUNDLE_ID"
+  quiet openssl x509 -req -in "$work/$1.csr" -CA "$work/ca.pem" -CAkey "$work/ca.key" -CAcreateserial \
+    -out "$work/$1.crt" -days 2
+  cat "$work/$1.crt" "$work/$1.key" >"$work/$1.pem"
+}
+client_certificate dev-push "Apple Development IOS Push Services"
+client_certificate prod-push "Apple Production IOS Push Services"
+
 device="$work/device"
 quiet "$nse" device init "$device" --bundle-id "$BUNDLE_ID" --team-id "$TEAM_ID" --filtering
 quiet "$nse" device set "$device" --app-handler builtin   # the app reports every call (the default, said explicitly)
@@ -101,7 +116,7 @@ plaintext=fixtures/plaintexts/alice-lunch.json
 # --- nse serve, h2 over TLS, token auth -----------------------------------------------------------------------
 NSE_LOG_LEVEL="${NSE_LOG_LEVEL:-info}" "$nse" serve --listen 127.0.0.1:0 \
   --tls-cert "$work/tls-cert.pem" --tls-key "$work/tls-key.pem" --device "$device" \
-  --auth-key-file "$p8" --key-id "$KEY_ID" --team-id "$SERVER_TEAM_ID" \
+  --auth-key-file "$p8" --key-id "$KEY_ID" --team-id "$SERVER_TEAM_ID" --client-ca "$work/ca.pem" \
   >"$work/serve.out" 2>"$work/serve.err" &
 server_pid=$!
 url=""
@@ -121,7 +136,8 @@ echo "interop-aioapns: nse serve at $url (key $KEY_ID, team $SERVER_TEAM_ID), $B
 set +e
 timeout -k 5 240 "$VENV/bin/python" Tests/interop/aioapns_client.py --url "$url" --ca "$work/tls-cert.pem" \
   --device-json "$device/device.json" --key-file "$p8" --key-id "$KEY_ID" --team-id "$TEAM_ID" \
-  --envelope "$work/envelope.txt" --plaintext "$plaintext" --workarounds "${NSE_INTEROP_WORKAROUNDS:-}" ${NSE_INTEROP_CLIENT_ARGS:-} &
+  --envelope "$work/envelope.txt" --plaintext "$plaintext" \
+  --client-cert "$work/dev-push.pem" --production-cert "$work/prod-push.pem" --workarounds "${NSE_INTEROP_WORKAROUNDS:-}" ${NSE_INTEROP_CLIENT_ARGS:-} &
 client_pid=$!
 wait "$client_pid"
 client_rc=$?

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Interop test: aioapns, a maintained APNs client from PyPI, against `nse serve` with token authentication.
+"""Interop test: aioapns, a maintained APNs client from PyPI, against `nse serve` with token authentication (and
+with client certificates, when given).
 
 aioapns signs its own ES256 provider token (PyJWT) from the .p8 key, speaks HTTP/2 over TLS (the h2 library) and
 reports each push as a NotificationResult (status, description = APNs's reason). Every accepted push is then read
@@ -111,6 +112,21 @@ class Harness:
             err_func=self._quiet,  # aioapns logs every non-200 at ERROR; the cases report them instead
         )
         apns.pool.protocol_class = local_protocol(self.host, self.port, skip_empty_data)
+        self.clients.append(apns)
+        return apns
+
+    def certificate_client(self, cert_file: str) -> APNs:
+        """An aioapns client that authenticates with a client certificate (cert and key in one PEM), as Flexisip
+        does; aioapns takes its topic from the certificate's subject UID."""
+        apns = APNs(
+            client_cert=cert_file,
+            use_sandbox=True,
+            ssl_context=self.ssl_context("alpn" in self.workarounds),
+            max_connections=1,
+            max_connection_attempts=1,
+            err_func=self._quiet,
+        )
+        apns.pool.protocol_class = local_protocol(self.host, self.port, "empty-data" in self.workarounds)
         self.clients.append(apns)
         return apns
 
@@ -286,6 +302,26 @@ class Harness:
         await self.not_recorded(self.remote_token, request.notification_id)
         return f"403 InvalidProviderToken for a token signed with team id {self.args.wrong_team_id}, not delivered"
 
+    async def case_certificate(self, apns: APNs) -> str:
+        request = NotificationRequest(
+            device_token=self.remote_token,
+            message={"aps": {"alert": {"loc-key": "IM_MSG"}, "mutable-content": 1}, "enc": self.envelope},
+            push_type=PushType.ALERT,
+        )
+        result = await self.send(apns, request)
+        self.expect_status(result, "200", None)
+        entry = await self.recorded(self.remote_token, request.notification_id)
+        self.expect_field(entry, "outcome", "rewritten")
+        return f"200 with topic {apns.pool.apns_topic!r} from the certificate's UID, recorded rewritten"
+
+    async def case_certificate_environment(self, apns: APNs) -> str:
+        request = NotificationRequest(
+            device_token=self.remote_token, message={"aps": {"alert": "x"}}, push_type=PushType.ALERT)
+        result = await self.send(apns, request)
+        self.expect_status(result, "403", "BadCertificateEnvironment")
+        await self.not_recorded(self.remote_token, request.notification_id)
+        return "403 BadCertificateEnvironment for a production certificate on the development server, not delivered"
+
     async def case_multiplexed(self, apns: APNs) -> str:
         """Several pushes at once on aioapns's one connection: concurrent HTTP/2 streams, each answered and recorded."""
         count = self.args.burst
@@ -357,6 +393,12 @@ class Harness:
             ("token of another team -> InvalidProviderToken", self.case_wrong_team, wrong),
             ("multiplexed burst -> all rewritten", self.case_multiplexed, good),
         ]
+        if self.args.client_cert:
+            cases.append(("client certificate -> rewritten", self.case_certificate,
+                          self.certificate_client(self.args.client_cert)))
+        if self.args.production_cert:
+            cases.append(("production certificate -> BadCertificateEnvironment", self.case_certificate_environment,
+                          self.certificate_client(self.args.production_cert)))
         for name, case, apns in cases:
             started = time.monotonic()
             try:
@@ -387,6 +429,8 @@ def main() -> int:
     parser.add_argument("--plaintext", required=True, help="the message plaintext that was sealed")
     parser.add_argument("--workarounds", default="",
                         help=f"comma-separated, of {', '.join(WORKAROUNDS)}: known nse deviations to work around")
+    parser.add_argument("--client-cert", help="a development client certificate and its key (one PEM) for nse serve's --client-ca")
+    parser.add_argument("--production-cert", help="a production client certificate and its key (one PEM)")
     parser.add_argument("--verbose", action="store_true", help="show aioapns's and asyncio's own log lines")
     parser.add_argument("--burst", type=int, default=8, help="pushes sent at once in the multiplexing case")
     parser.add_argument("--push-timeout", type=float, default=15.0, help="seconds to wait for one push's answer")
