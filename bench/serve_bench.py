@@ -16,6 +16,9 @@ Load comes from h2load (Debian's nghttp2-client) over h2c with prior knowledge o
 3. Throughput, SIP-fetch path: the same with payloads that carry only a Call-ID; the extension registers to the
    embedded SIP server, which re-delivers the held MESSAGE. A REGISTER flushes every message held for the AOR, so
    each push goes to its own device (own AOR, one held MESSAGE) to make every extension do the network fetch.
+3b. The SIP-fetch path with warm extension processes (`--extension-process warm`, as iOS keeps an extension's
+   process): one server for the run; a first wave starts every device's process, then NSE_SERVE_BENCH_WARM_WAVES
+   waves each hold one new MESSAGE per device and push every device once (warm_sip_run).
 4. Latency at a fixed rate (h2load --rps, one connection): p50/p99 of the result's `latency_ms` (acceptance to
    recorded, monotonic), of h2load's request-to-200 time, and of request-start-to-`recorded_at` (wall clock,
    ±1 ms: results are paired with requests in acceptance order).
@@ -25,7 +28,8 @@ NSE_SERVE_BENCH_SECONDS (target seconds of load per throughput run, default 6), 
 (rounds of floor + sweep, default 2), NSE_SERVE_BENCH_CONCURRENCY (enc sweep, default "2,4,8"),
 NSE_SERVE_BENCH_SIP_CONCURRENCY (default "4,8,16"), NSE_SERVE_BENCH_SIP_PUSHES (devices, hence pushes, per SIP
 run, default 300; 0 skips the SIP path), NSE_SERVE_BENCH_RATE (pushes/s for the latency runs, default 100),
-NSE_SERVE_BENCH_LATENCY_SECONDS (default 10), NSE_SERVE_BENCH_PERF=1 (perf record -a the best enc run and print
+NSE_SERVE_BENCH_LATENCY_SECONDS (default 10), NSE_SERVE_BENCH_WARM_WAVES (default 3; 0 skips the warm SIP runs),
+NSE_SERVE_BENCH_PERF=1 (perf record -a the best enc run and print
 where the CPU went, when perf is installed).
 """
 import concurrent.futures
