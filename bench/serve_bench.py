@@ -19,6 +19,9 @@ Load comes from h2load (Debian's nghttp2-client) over h2c with prior knowledge o
 3b. The SIP-fetch path with warm extension processes (`--extension-process warm`, as iOS keeps an extension's
    process): one server for the run; a first wave starts every device's process, then NSE_SERVE_BENCH_WARM_WAVES
    waves each hold one new MESSAGE per device and push every device once (warm_sip_run).
+3c. Many devices (fleet_run): `nse device init-many` makes NSE_SERVE_BENCH_FLEET devices, `nse serve --devices`
+   serves them; the server's memory per idle device (its RSS with the fleet against its RSS with one device, both
+   idle after start), then one push to every device (h2load over the token list), throughput and lost.
 4. Latency at a fixed rate (h2load --rps, one connection): p50/p99 of the result's `latency_ms` (acceptance to
    recorded, monotonic), of h2load's request-to-200 time, and of request-start-to-`recorded_at` (wall clock,
    ±1 ms: results are paired with requests in acceptance order).
@@ -29,6 +32,7 @@ NSE_SERVE_BENCH_SECONDS (target seconds of load per throughput run, default 6), 
 NSE_SERVE_BENCH_SIP_CONCURRENCY (default "4,8,16"), NSE_SERVE_BENCH_SIP_PUSHES (devices, hence pushes, per SIP
 run, default 300; 0 skips the SIP path), NSE_SERVE_BENCH_RATE (pushes/s for the latency runs, default 100),
 NSE_SERVE_BENCH_LATENCY_SECONDS (default 10), NSE_SERVE_BENCH_WARM_WAVES (default 3; 0 skips the warm SIP runs),
+NSE_SERVE_BENCH_FLEET (devices in one server for the fleet run, default 10000; 0 skips it),
 NSE_SERVE_BENCH_PERF=1 (perf record -a the best enc run and print
 where the CPU went, when perf is installed).
 """
@@ -57,6 +61,7 @@ ENC_CONCURRENCY = [int(x) for x in os.environ.get("NSE_SERVE_BENCH_CONCURRENCY",
 SIP_CONCURRENCY = [int(x) for x in os.environ.get("NSE_SERVE_BENCH_SIP_CONCURRENCY", "4,8,16").split(",") if x]
 SIP_PUSHES = int(os.environ.get("NSE_SERVE_BENCH_SIP_PUSHES", "300"))
 RATE = int(os.environ.get("NSE_SERVE_BENCH_RATE", "100"))
+FLEET = int(os.environ.get("NSE_SERVE_BENCH_FLEET", "10000"))
 WARM_WAVES = int(os.environ.get("NSE_SERVE_BENCH_WARM_WAVES", "3"))
 LATENCY_SECONDS = float(os.environ.get("NSE_SERVE_BENCH_LATENCY_SECONDS", "10"))
 PERF = os.environ.get("NSE_SERVE_BENCH_PERF") == "1" and shutil.which("perf")
@@ -378,6 +383,69 @@ def warm_sip_run(work, setup, concurrency, waves, label):
     return measured
 
 
+def rss_kb(pid):
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def fleet_run(work, concurrency):
+    """NSE_SERVE_BENCH_FLEET devices in one `nse serve --devices`: memory per idle device, then one push each."""
+    folder = os.path.join(work, "fleet")
+    started = time.monotonic()
+    run([NSE, "device", "init-many", folder, "--count", str(FLEET)], stdout=subprocess.DEVNULL, timeout=7200)
+    init_seconds = time.monotonic() - started
+    devices = [os.path.join(folder, name) for name in sorted(os.listdir(folder))]
+    tokens = [device_config(device)[0] for device in devices]
+    bundle_id = device_config(devices[0])[1]
+
+    def idle_rss(server):
+        time.sleep(2)  # let start-up allocations settle
+        return rss_kb(server.process.pid)
+
+    single = Server([devices[0]], concurrency, work)
+    rss_single = idle_rss(single)
+    single.stop()
+    started = time.monotonic()
+    fleet = Server([], concurrency, work, ["--devices", folder])
+    start_seconds = time.monotonic() - started
+    rss_fleet = idle_rss(fleet)
+    payload_path = os.path.join(work, "fleet-payload.json")
+    with open(payload_path, "w") as file:
+        json.dump({"aps": {"alert": {"title": "Fleet", "body": "hello"}, "mutable-content": 1}}, file)
+    uris_path = os.path.join(work, "fleet-uris.txt")
+    with open(uris_path, "w") as file:
+        for token in tokens:
+            file.write(f"{fleet.url}/3/device/{token}\n")
+    try:
+        requests, _ = h2load(h2load_argv(len(tokens), payload_path, bundle_id, 1, 100) + ["-i", uris_path, "-N", "60"],
+                             os.path.join(work, "fleet.h2load.log"), timeout=len(tokens) / 5 + 300)
+        accepted = sum(1 for _, status, _ in requests if status == 200)
+        # Wait for the pushes to run: the server's own log of requests says nothing of that, the results do.
+        deadline = time.monotonic() + len(tokens) / 5 + 300
+        while time.monotonic() < deadline and fleet.process.poll() is None:
+            done = sum(1 for device in devices if os.path.exists(results_db(device)))
+            if done >= accepted:
+                break
+            time.sleep(1)
+        rss_after = rss_kb(fleet.process.pid)
+    finally:
+        fleet.stop()
+    results = results_of(devices)
+    lost = accepted - len(results)
+    first_request_ms = min(start for start, _, _ in requests) / 1000
+    elapsed_s = (max(r["recorded_at"] for r in results) - first_request_ms) / 1000 if results else float("nan")
+    return {
+        "devices": len(devices), "init_s": init_seconds, "start_s": start_seconds, "rss_single_kb": rss_single,
+        "rss_fleet_kb": rss_fleet, "rss_after_kb": rss_after,
+        "per_device_kb": (rss_fleet - rss_single) / len(devices), "accepted": accepted, "requests": len(requests),
+        "recorded": len(results), "lost": lost, "per_second": len(results) / elapsed_s if results else 0.0,
+        "outcomes": sorted({r["outcome"] for r in results}),
+    }
+
+
 def h2load_argv(pushes, payload_path, bundle_id, clients, streams, rate=None):
     argv = ["-n", str(pushes), "-c", str(clients), "-m", str(streams), "-t", "1", "-d", payload_path,
             "-H", f"apns-topic: {bundle_id}"] + TOPIC_HEADERS
@@ -652,6 +720,8 @@ def bench(work):
         finally:
             setup.close()
 
+    fleet = fleet_run(work, best_enc) if FLEET > 0 else None
+
     # --- the report ---
     print(f"nse serve bench: h2load {H2LOAD}, binaries in {BIN}, {CORES} cores, {ROUNDS} rounds (medians), "
           f"enc payload {payload_size} bytes, {pushes} pushes per enc throughput run")
@@ -710,6 +780,15 @@ def bench(work):
         warm_rate = median([m["per_second"] for m in warm[best_warm]])
         print(f"SIP-fetch path, warm processes: {warm_rate:.0f}/s at --concurrency {best_warm} = "
               f"{warm_rate / floor_best:.2f} x floor, {sum(m['lost'] for runs in warm.values() for m in runs)} lost")
+    if fleet:
+        print(f"\nmany devices: {fleet['devices']} made by nse device init-many in {fleet['init_s']:.0f} s, served by "
+              f"one nse serve --devices (listening {fleet['start_s']:.1f} s after start)")
+        print(f"  memory: RSS {fleet['rss_fleet_kb'] / 1024:.1f} MB idle with them, {fleet['rss_single_kb'] / 1024:.1f} MB "
+              f"with one device: {fleet['per_device_kb']:.2f} KB per idle device (target < 10 KB); "
+              f"{fleet['rss_after_kb'] / 1024:.1f} MB after one push to each")
+        print(f"  one push to each device (h2load -c 1 -m 100 over the token list, --concurrency {best_enc}): "
+              f"{fleet['accepted']} of {fleet['requests']} accepted, {fleet['recorded']} recorded, {fleet['lost']} lost, "
+              f"{fleet['per_second']:.0f}/s; outcomes {', '.join(fleet['outcomes'])}")
     if WRONG:
         print("\nresults with an outcome other than rewritten (every push must come back rewritten):")
         for reason, labels in sorted(WRONG.items(), key=lambda item: -len(item[1])):

@@ -2,37 +2,77 @@ public import NSEDevice
 import NSESystem
 import Synchronization
 
-/// The devices `nse serve` answers for. Each is re-read when its `device.json` changes, so `nse device set`
-/// (an uninstall, a callback URL, the filtering entitlement…) takes effect on the next push without a restart.
+/// The devices `nse serve` answers for, found by token in one dictionary lookup. Each is re-read when its
+/// `device.json` changes, so `nse device set` (an uninstall, a callback URL, the filtering entitlement…) takes effect
+/// on the next push without a restart. Devices of a folder (`--devices DIR`) are indexed by their tokens at start
+/// and opened on their first push or lookup, so an idle device costs the server its index entry.
 public final class DeviceRegistry: Sendable {
     private struct Entry {
-        var device: Device
+        let directory: String
+        /// Nil until the device is first needed.
+        var device: Device?
         var stamp: (nanoseconds: Int64, inode: UInt64, size: Int64)?
     }
 
-    private let entries: Mutex<[Entry]>
-
-    public init(_ devices: [Device]) {
-        entries = Mutex(devices.map { Entry(device: $0, stamp: FileSystem.modificationStamp($0.configPath)) })
+    private struct State {
+        var entries: [Entry] = []
+        /// Lowercase remote and VoIP tokens to their entry.
+        var byToken: [String: Int] = [:]
     }
 
-    /// Every device, as last read.
-    public var all: [Device] { entries.withLock { $0.map(\.device) } }
+    private let state: Mutex<State>
+
+    /// Devices opened already (`--device DIR`).
+    public convenience init(_ devices: [Device]) {
+        self.init(devices: devices, folder: [])
+    }
+
+    /// Opened devices and the entries of device folders (opened when first needed).
+    public init(devices: [Device], folder: [DeviceFolder.Entry]) {
+        var state = State()
+        func index(_ entry: Entry, tokens: [String]) {
+            for token in tokens where state.byToken[token] == nil { state.byToken[token] = state.entries.count }
+            state.entries.append(entry)
+        }
+        for device in devices {
+            index(
+                Entry(
+                    directory: device.directory, device: device,
+                    stamp: FileSystem.modificationStamp(device.configPath)),
+                tokens: [device.config.remoteToken.lowercased(), device.config.voipToken.lowercased()])
+        }
+        for item in folder {
+            index(
+                Entry(directory: item.directory, device: nil, stamp: nil), tokens: [item.remoteToken, item.voipToken])
+        }
+        self.state = Mutex(state)
+    }
+
+    /// How many devices are served.
+    public var count: Int { state.withLock { $0.entries.count } }
+
+    /// Every device, as last read (a folder's devices not opened yet are opened for this, and kept).
+    public var all: [Device] {
+        let count = self.count
+        return (0..<count).compactMap { device(at: $0, token: nil) }
+    }
 
     /// The device owning `token` (remote or voip token, hex, case-insensitive), re-read if its file changed.
     /// A file that no longer reads keeps the last good configuration.
     public func device(for token: String) -> Device? {
-        let found = entries.withLock { entries -> (Int, Entry)? in
-            guard let index = entries.firstIndex(where: { $0.device.ownsToken(token) }) else { return nil }
-            return (index, entries[index])
-        }
-        guard let (index, entry) = found else { return nil }
-        let stamp = FileSystem.modificationStamp(entry.device.configPath)
-        if let stamp, let old = entry.stamp, stamp == old { return entry.device }
-        guard let fresh = try? Device.open(at: entry.device.directory), fresh.ownsToken(token) else {
+        let lowered = token.lowercased()
+        guard let index = state.withLock({ $0.byToken[lowered] }) else { return nil }
+        return device(at: index, token: lowered)
+    }
+
+    private func device(at index: Int, token: String?) -> Device? {
+        let entry = state.withLock { $0.entries[index] }
+        let stamp = FileSystem.modificationStamp(Path.join(entry.directory, "device.json"))
+        if let device = entry.device, let stamp, let old = entry.stamp, stamp == old { return device }
+        guard let fresh = try? Device.open(at: entry.directory), token.map(fresh.ownsToken) ?? true else {
             return entry.device
         }
-        entries.withLock { $0[index] = Entry(device: fresh, stamp: stamp) }
+        state.withLock { $0.entries[index] = Entry(directory: entry.directory, device: fresh, stamp: stamp) }
         return fresh
     }
 }

@@ -62,18 +62,26 @@ public final class PushService: Sendable {
         storeThreads.shutdownGracefully { _ in }
     }
 
+    /// - Parameters:
+    ///   - devices: devices opened already (`--device`): their databases are opened now.
+    ///   - folder: the devices of `--devices` folders: indexed by token, opened on first use; a database is opened
+    ///     now only where one exists (to find pushes a previous run left unrun).
     public init(
-        devices: [Device], concurrency: Int, queueCapacity: Int, extensionCommand: [String],
+        devices: [Device], folder: [DeviceFolder.Entry] = [], concurrency: Int, queueCapacity: Int,
+        extensionCommand: [String],
         limits: ExtensionLimits = ExtensionLimits(), extensionProcesses: ExtensionProcessPool? = nil,
         authentication: ProviderAuthentication? = nil, certificates: CertificateAuthentication? = nil,
         faults: FaultPlan = FaultPlan(),
         requestLogCapacity: Int = PushService.defaultRequestLogCapacity, logger: Logger
     ) {
-        self.devices = DeviceRegistry(devices)
+        let registry = DeviceRegistry(devices: devices, folder: folder)
+        self.devices = registry
         self.queue = DeliveryQueue(concurrency: concurrency, capacity: queueCapacity)
         let store = ResultStore(logger: logger)
         var unfinished: [Unfinished] = []
-        for device in devices {
+        let used = folder.filter { FileSystem.exists(Path.join($0.directory, "notifications", "results.db")) }
+            .compactMap { registry.device(for: $0.remoteToken) }
+        for device in devices + used {
             // A device whose database cannot be opened now is tried again on its first push (which gets a 500 if
             // it still cannot): say so at start-up.
             do {
@@ -113,7 +121,9 @@ public final class PushService: Sendable {
         self.limits = limits
         self.extensionProcesses = extensionProcesses
         self.faults = faults
-        self.held = HeldPushes(offline: devices.filter { !$0.config.online }.map(\.directory))
+        self.held = HeldPushes(
+            offline: devices.filter { !$0.config.online }.map(\.directory)
+                + folder.filter { !$0.online }.map(\.directory))
         self.requests = RequestLog(capacity: requestLogCapacity)
         self.logger = logger
     }

@@ -14,7 +14,9 @@ struct DeviceCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "device",
         abstract: "Create, inspect and change emulated devices (an app install with its App Group container).",
-        subcommands: [Init.self, Show.self, Set.self, Trust.self, Register.self, ResetVoIP.self])
+        subcommands: [
+            Init.self, InitMany.self, Show.self, Set.self, Trust.self, Register.self, ResetVoIP.self,
+        ])
 
     /// `nse device trust`: a contact's signing key, for signed envelopes (format nse2).
     struct Trust: ParsableCommand {
@@ -103,6 +105,52 @@ struct DeviceCommand: ParsableCommand {
                     try device.save()
                 }
                 StandardStreams.writeOut(device.summary().serialized(.pretty) + "\n")
+            } catch {
+                throw Failure(
+                    error.code == .invalidOption ? .usage : (error.code == .io ? .ioError : .config), error.description
+                ).exit()
+            }
+        }
+    }
+
+    /// `nse device init-many`: a folder of devices for `nse serve --devices`, to serve thousands at once.
+    struct InitMany: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "init-many",
+            abstract: "Create N devices under a folder (device-00001, …) for nse serve --devices.")
+
+        @Argument(help: ArgumentHelp("The folder to create them in.", valueName: "dir"))
+        var directory: String
+
+        @Option(help: "How many devices (1 to 100000).")
+        var count: Int
+
+        @Option(help: "The app's bundle id.")
+        var bundleID = "org.example.app"
+
+        @Option(help: "The Apple team id (10 characters).")
+        var teamID = "ABCDE12345"
+
+        @Flag(help: "Grant the com.apple.developer.usernotifications.filtering entitlement.")
+        var filtering = false
+
+        func validate() throws {
+            guard (1...100_000).contains(count) else { throw ValidationError("--count must be between 1 and 100000") }
+        }
+
+        func run() throws {
+            var options = Device.Options()
+            options.bundleID = bundleID
+            options.teamID = teamID
+            options.filtering = filtering
+            do throws(DeviceError) {
+                // Creating a device is mostly waiting for the disk (the App Group store's sync): a few at a time.
+                let created = try DeviceFolder.create(in: directory, count: count, options: options, workers: 4)
+                let line: JSON = [
+                    "directory": .string(FileSystem.absolute(directory)), "created": .int(created.count),
+                    "first": .string(created.first), "last": .string(created.last),
+                ]
+                StandardStreams.writeOut(line.serialized() + "\n")
             } catch {
                 throw Failure(
                     error.code == .invalidOption ? .usage : (error.code == .io ? .ioError : .config), error.description

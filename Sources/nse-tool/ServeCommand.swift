@@ -36,6 +36,12 @@ struct ServeCommand: AsyncParsableCommand {
         help: ArgumentHelp("A device container, repeatable: its remote and voip tokens are served.", valueName: "dir"))
     var device: [String] = []
 
+    @Option(
+        help: ArgumentHelp(
+            "A folder of device containers (nse device init-many), repeatable: each is opened on its first push.",
+            valueName: "dir"))
+    var devices: [String] = []
+
     @Option(help: "Extensions run at once (2 × cores unless given).")
     var concurrency: Int = PushService.defaultConcurrency
 
@@ -105,7 +111,9 @@ struct ServeCommand: AsyncParsableCommand {
         guard ProviderCertificate.Environment(rawValue: apnsEnvironment) != nil else {
             throw ValidationError("--apns-environment \(apnsEnvironment): expected development or production")
         }
-        guard !device.isEmpty else { throw ValidationError("give at least one --device DIR") }
+        guard !device.isEmpty || !devices.isEmpty else {
+            throw ValidationError("give at least one --device DIR or --devices FOLDER")
+        }
         guard concurrency > 0, concurrency <= 1024 else {
             throw ValidationError("--concurrency must be between 1 and 1024")
         }
@@ -146,15 +154,28 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var devices: [Device] = []
+        var opened: [Device] = []
         for path in device {
-            do { devices.append(try Device.open(at: path)) } catch { throw Failure(error).exit() }
+            do { opened.append(try Device.open(at: path)) } catch { throw Failure(error).exit() }
         }
-        let address = try Self.parseAddress(listen, option: "--listen")
-        let h2c = try listenH2c.map { try Self.parseAddress($0, option: "--listen-h2c") }
         // One info line per notification on stderr, unless NSE_LOG_LEVEL says otherwise.
         var logger = Logger(label: "nse.serve")
         if Environment.get("NSE_LOG_LEVEL") == nil { logger.logLevel = .info }
+        var folder: [DeviceFolder.Entry] = []
+        for path in devices {
+            do {
+                let (entries, problems) = try DeviceFolder.scan(path)
+                for problem in problems { logger.warning("device not served", metadata: ["problem": .string(problem)]) }
+                folder += entries
+            } catch {
+                throw Failure(error).exit()
+            }
+        }
+        if device.isEmpty && folder.isEmpty {
+            throw Failure(.config, "--devices \(devices.joined(separator: " ")): no device in it").exit()
+        }
+        let address = try Self.parseAddress(listen, option: "--listen")
+        let h2c = try listenH2c.map { try Self.parseAddress($0, option: "--listen-h2c") }
         let command =
             extensionCommand.map(NotificationHost.shellCommand) ?? NotificationHost.referenceExtensionCommand()
         var authentication: ProviderAuthentication?
@@ -171,7 +192,7 @@ struct ServeCommand: AsyncParsableCommand {
             do { return try FaultRule(spec: spec, now: now) } catch { throw ValidationError("\(error)") }
         }
         let service = PushService(
-            devices: devices, concurrency: concurrency, queueCapacity: queue, extensionCommand: command,
+            devices: opened, folder: folder, concurrency: concurrency, queueCapacity: queue, extensionCommand: command,
             limits: ExtensionLimits(budget: budget),
             extensionProcesses: processes.pool(),
             authentication: authentication,

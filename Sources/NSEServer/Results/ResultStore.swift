@@ -57,12 +57,26 @@ public final class ResultStore: Sendable {
         """,
     ]
 
-    private let databases = Mutex<[String: Database]>([:])
-    private let logger: Logger
-
-    public init(logger: Logger) {
-        self.logger = logger
+    /// The open databases, by path, with when each was last used. At most ``maxOpen``: a server of 10,000
+    /// devices keeps the busy ones open and closes the least recently used (each open one holds three descriptors
+    /// and its page cache).
+    private struct Open {
+        var databases: [String: (database: Database, used: UInt64)] = [:]
+        var clock: UInt64 = 0
     }
+
+    private let open = Mutex(Open())
+    private let logger: Logger
+    /// Databases kept open at once.
+    public let maxOpen: Int
+
+    public init(logger: Logger, maxOpen: Int = 256) {
+        self.logger = logger
+        self.maxOpen = max(1, maxOpen)
+    }
+
+    /// How many databases are open now.
+    public var openCount: Int { open.withLock { $0.databases.count } }
 
     /// `DIR/notifications/results.db`.
     public static func path(for device: Device) -> String {
@@ -206,8 +220,8 @@ public final class ResultStore: Sendable {
             return try body(database)
         } catch {
             let path = Self.path(for: device)
-            databases.withLock { databases in
-                if databases[path] === database { databases[path] = nil }
+            open.withLock { open in
+                if open.databases[path]?.database === database { open.databases[path] = nil }
             }
             throw error
         }
@@ -217,7 +231,13 @@ public final class ResultStore: Sendable {
     /// not kept: the next push tries again.
     private func database(for device: Device) throws(DatabaseError) -> Database {
         let path = Self.path(for: device)
-        if let open = databases.withLock({ $0[path] }) { return open }
+        let found = open.withLock { open -> Database? in
+            guard let database = open.databases[path]?.database else { return nil }
+            open.clock += 1
+            open.databases[path] = (database, open.clock)
+            return database
+        }
+        if let found { return found }
         do {
             try FileSystem.createDirectory(Path.dirname(path))
         } catch {
@@ -226,9 +246,17 @@ public final class ResultStore: Sendable {
         // A small page cache: one connection per device for the server's life, appends and reads by key.
         let database = try Database(path: path, schema: Self.schema, options: Database.Options(cacheKilobytes: 512))
         try importLegacy(into: database, for: device)
-        return databases.withLock { databases in
-            if let open = databases[path] { return open }
-            databases[path] = database
+        // A database closed here while a write on it is still running is closed when that write lets go of it.
+        return open.withLock { open in
+            open.clock += 1
+            if let already = open.databases[path]?.database {
+                open.databases[path] = (already, open.clock)
+                return already
+            }
+            if open.databases.count >= maxOpen, let oldest = open.databases.min(by: { $0.value.used < $1.value.used }) {
+                open.databases[oldest.key] = nil
+            }
+            open.databases[path] = (database, open.clock)
             return database
         }
     }
