@@ -2,7 +2,8 @@
 SHELL := /bin/bash
 SWIFT ?= swift
 # Debian packages the build and the tests need.
-APT_PACKAGES := libsodium-dev libjansson-dev libcurl4-openssl-dev libsqlite3-dev zlib1g-dev pkg-config python3 python3-venv curl openssl nghttp2-server nghttp2-client sip-tester linphone-cli time
+APT_PACKAGES := libsodium-dev libjansson-dev libcurl4-openssl-dev libsqlite3-dev zlib1g-dev pkg-config python3 python3-venv curl openssl nghttp2-server nghttp2-client sip-tester linphone-cli time \
+  kamailio kamailio-utils-modules kamailio-extra-modules kamailio-sqlite-modules kamailio-tls-modules
 RELEASE_FLAGS := -c release --static-swift-stdlib
 RELEASE_BIN = $(shell $(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)
 DEBUG_BIN = $(shell $(SWIFT) build --show-bin-path)
@@ -37,14 +38,17 @@ test: deps ## Build, then run every test: unit tests and end-to-end tests of the
 	"$(DEBUG_BIN)/nse" replay fixtures/cases --junit .build/replay-junit.xml
 	# A real APNs client from PyPI (aioapns, in a venv kept in .build) against nse serve.
 	NSE_BIN_DIR="$(DEBUG_BIN)" bash scripts/interop-aioapns.sh
+	# A real Kamailio (examples/kamailio) holding MESSAGEs and pushing to nse serve over UDP, TCP and TLS.
+	NSE_BIN_DIR="$(DEBUG_BIN)" python3 scripts/interop-kamailio.py
 	# One minute of the soak: both servers under load and faults; nothing lost, nothing leaked, SIGTERM exits 0.
 	NSE_BIN_DIR="$(DEBUG_BIN)" python3 scripts/soak.py --minutes 1
 	# A smoke of the benchmark harness (no timings judged); runs the peer only if linphone-daemon is installed.
 	NSE_BIN_DIR="$(DEBUG_BIN)" python3 bench/bench.py --quick
 
-interop: deps ## Interop test: aioapns (PyPI) pushes to nse serve over h2/TLS with its own ES256 token; results read back.
+interop: deps ## Interop tests: aioapns (PyPI) pushes to nse serve (tokens, certificates); Kamailio holds and pushes MESSAGEs.
 	$(SWIFT) build
 	NSE_BIN_DIR="$(DEBUG_BIN)" bash scripts/interop-aioapns.sh
+	NSE_BIN_DIR="$(DEBUG_BIN)" python3 scripts/interop-kamailio.py
 
 demo: build ## The main job on the embedded default: seal a message to a fresh device and show what the lock screen shows.
 	NSE_BIN_DIR="$(RELEASE_BIN)" bash scripts/demo.sh

@@ -74,6 +74,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds before serviceExtensionTimeWillExpire.")
     var budget: Double = 30
 
+    @Option(help: "Peak memory allowed to each extension, in MB (iOS: 24).")
+    var memoryLimit: Double = RunLimits.memoryLimit.defaultValue
+
     @Option(
         help: ArgumentHelp(
             "Seconds an HTTP/2 connection with no open stream, or an HTTP/1.1 connection between requests, stays open.",
@@ -119,6 +122,9 @@ struct ServeCommand: AsyncParsableCommand {
         }
         guard queue >= 0, queue <= 1_000_000 else { throw ValidationError("--queue must be between 0 and 1000000") }
         guard budget > 0, budget <= 3600 else { throw ValidationError("--budget must be between 0 and 3600 seconds") }
+        guard RunLimits.memoryLimit.accepts(memoryLimit) else {
+            throw ValidationError(RunLimits.memoryLimit.requirement)
+        }
         guard idleTimeout >= 1, idleTimeout <= 86_400 else {
             throw ValidationError("--idle-timeout must be between 1 and 86400 seconds")
         }
@@ -193,7 +199,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let service = PushService(
             devices: opened, folder: folder, concurrency: concurrency, queueCapacity: queue, extensionCommand: command,
-            limits: ExtensionLimits(budget: budget),
+            limits: ExtensionLimits(budget: budget, memoryLimitKilobytes: Int(memoryLimit * 1024)),
             extensionProcesses: processes.pool(),
             authentication: authentication,
             certificates: clientCa.map { _ in
