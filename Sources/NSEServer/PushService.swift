@@ -42,6 +42,16 @@ public final class PushService: Sendable {
     public let requests: RequestLog
     /// What APNs keeps for the devices that are offline.
     let held: HeldPushes
+    /// Low-priority pushes waiting for their burst (`--low-priority-interval`); nil: they go at once.
+    let lowPriority: LowPriorityBatch?
+
+    /// Why a push runs later than it was accepted.
+    enum Lateness: Sendable {
+        /// Its device was offline.
+        case heldOffline
+        /// A low-priority push, delivered with the others of its burst.
+        case burst
+    }
     public let logger: Logger
     /// A push a previous run of the server accepted and never ran.
     struct Unfinished: Sendable {
@@ -72,7 +82,8 @@ public final class PushService: Sendable {
         limits: ExtensionLimits = ExtensionLimits(), extensionProcesses: ExtensionProcessPool? = nil,
         authentication: ProviderAuthentication? = nil, certificates: CertificateAuthentication? = nil,
         faults: FaultPlan = FaultPlan(),
-        requestLogCapacity: Int = PushService.defaultRequestLogCapacity, logger: Logger
+        requestLogCapacity: Int = PushService.defaultRequestLogCapacity, lowPriorityInterval: Double = 0,
+        logger: Logger
     ) {
         let registry = DeviceRegistry(devices: devices, folder: folder)
         self.devices = registry
@@ -126,6 +137,8 @@ public final class PushService: Sendable {
                 + folder.filter { !$0.online }.map(\.directory))
         self.requests = RequestLog(capacity: requestLogCapacity)
         self.logger = logger
+        self.lowPriority = lowPriorityInterval > 0 ? LowPriorityBatch(interval: lowPriorityInterval) : nil
+        lowPriority?.deliver = { [weak self] burst in self?.deliverBurst(burst) }
     }
 
     /// The default `--request-log`: requests kept for `GET /v1/requests`.
@@ -198,6 +211,15 @@ public final class PushService: Sendable {
         let push = HeldPushes.Held(record: record, row: row, device: device, acceptedAt: accepted)
         switch held.hold(push, storable: record.push.expiration != 0) {
         case .deliver:
+            // APNs may deliver low-priority pushes late and in bursts, to spare the device's power.
+            if record.push.priority < 10, let lowPriority {
+                var waiting = push
+                waiting.completion = completion
+                if lowPriority.add(waiting) {
+                    queue.release()
+                    return .running
+                }
+            }
             run(record, row: row, on: device, acceptedAt: accepted, completion: completion)
             return .running
         case .held(let replaced):
@@ -251,6 +273,17 @@ public final class PushService: Sendable {
         applyOnline(online, to: device)
     }
 
+    /// Runs a burst of low-priority pushes, oldest first; once stopping, what cannot be admitted stays in the store
+    /// for the next start.
+    private func deliverBurst(_ burst: [HeldPushes.Held]) {
+        for push in burst {
+            guard queue.readmit() else { break }
+            run(
+                push.record, row: push.row, on: push.device, acceptedAt: push.acceptedAt, late: .burst,
+                completion: push.completion)
+        }
+    }
+
     /// How many pushes the device's offline storage holds now (at most one per topic).
     public func heldCount(for device: Device) -> Int {
         held.count(device.directory)
@@ -266,7 +299,7 @@ public final class PushService: Sendable {
         for push in released {
             // Stopping: the push stays in the store, unfinished, for the next start.
             guard queue.readmit() else { break }
-            run(push.record, row: push.row, on: device, acceptedAt: push.acceptedAt, late: true)
+            run(push.record, row: push.row, on: device, acceptedAt: push.acceptedAt, late: .heldOffline)
         }
     }
 
@@ -312,10 +345,11 @@ public final class PushService: Sendable {
 
     /// Delivers a recorded push in the slot it holds, records its result, and tells the log, the event stream, the
     /// device's callback and `completion`.
-    /// - Parameter late: held for an offline device until now: its expiration is judged now, as a redelivery's.
+    /// - Parameter late: held until now (for an offline device, or for a burst of low-priority pushes): its
+    ///   expiration is judged now, as a redelivery's.
     private func run(
         _ record: AcceptedPushRecord, row: ResultStore.Row, on device: Device, acceptedAt accepted: UInt64,
-        redelivered: Bool = false, late: Bool = false, completion: (@Sendable (JSON) -> Void)? = nil
+        redelivered: Bool = false, late: Lateness? = nil, completion: (@Sendable (JSON) -> Void)? = nil
     ) {
         let push = record.push
         let receivedAt = record.receivedAt
@@ -323,14 +357,16 @@ public final class PushService: Sendable {
             let queuedMilliseconds = Clock.millisecondsSince(accepted)
             // APNs drops a push whose expiration date has passed instead of delivering it; 0 means "now or never".
             // A push run again after a restart is judged now: it may have expired while the server was down.
-            let deliveredAt = redelivered || late ? Clock.unixMilliseconds() : receivedAt
+            let deliveredAt = redelivered || late != nil ? Clock.unixMilliseconds() : receivedAt
             let expired = push.expiration.map { $0 != 0 && $0 * 1000 < deliveredAt } ?? false
             let result: NotificationResult
             if expired {
                 let when =
                     redelivered
                     ? "when the server ran it again after a restart"
-                    : late ? "when the device came back online" : "when the push arrived"
+                    : late == .heldOffline
+                        ? "when the device came back online"
+                        : late == .burst ? "when its burst of low-priority pushes went" : "when the push arrived"
                 result = NotificationResult(
                     outcome: .expired,
                     reason: "apns-expiration \(push.expiration ?? 0) had passed \(when): APNs discards it undelivered",
@@ -365,7 +401,8 @@ public final class PushService: Sendable {
     /// and `completion`. Runs on a delivery or store thread: it may wait for the disk.
     private func finish(
         _ result: NotificationResult, record: AcceptedPushRecord, row: ResultStore.Row, on device: Device,
-        acceptedAt accepted: UInt64, queuedMilliseconds: Double? = nil, redelivered: Bool = false, late: Bool = false,
+        acceptedAt accepted: UInt64, queuedMilliseconds: Double? = nil, redelivered: Bool = false,
+        late: Lateness? = nil,
         completion: (@Sendable (JSON) -> Void)? = nil
     ) {
         let push = record.push
@@ -380,7 +417,11 @@ public final class PushService: Sendable {
         object["queued_ms"] = .double(NotificationResult.rounded(queuedMilliseconds))
         if let collapseID = push.collapseID { object["collapse_id"] = .string(collapseID) }
         if redelivered { object["redelivered"] = true }
-        if late { object["held_offline"] = true }
+        switch late {
+        case .heldOffline?: object["held_offline"] = true
+        case .burst?: object["delivered_in_burst"] = true
+        case nil: break
+        }
         let latencyMilliseconds = Clock.millisecondsSince(accepted)
         object["latency_ms"] = .double(NotificationResult.rounded(latencyMilliseconds))
         object["recorded_at"] = .int(Clock.unixMilliseconds())
@@ -484,6 +525,8 @@ public final class PushService: Sendable {
     /// Stops taking pushes, waits for every accepted one to be recorded and its callback sent, and ends the
     /// event streams.
     public func drain() async {
+        // Low-priority pushes waiting for their burst go now: they were answered 200.
+        lowPriority?.close()
         await queue.drain()
         // No push runs any more: the warm extension processes are evicted, as iOS evicts them.
         extensionProcesses?.evictAll()

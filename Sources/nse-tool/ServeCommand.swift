@@ -104,6 +104,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Requests kept for GET /v1/requests (the oldest go first; 0: none).", valueName: "n"))
     var requestLog: Int = PushService.defaultRequestLogCapacity
 
+    @Option(
+        help: ArgumentHelp(
+            "Deliver low-priority pushes (apns-priority 5 or 1) late and in bursts, every S seconds, as APNs may (default 0: at once).",
+            valueName: "seconds"))
+    var lowPriorityInterval: Double = 0
+
     @OptionGroup var processes: ExtensionProcessOptions
 
     @OptionGroup var providerKey: ProviderKeyOptions
@@ -130,6 +136,9 @@ struct ServeCommand: AsyncParsableCommand {
         }
         guard prefaceTimeout >= 1, prefaceTimeout <= 3600 else {
             throw ValidationError("--preface-timeout must be between 1 and 3600 seconds")
+        }
+        guard lowPriorityInterval >= 0, lowPriorityInterval <= 3600 else {
+            throw ValidationError("--low-priority-interval must be between 0 and 3600 seconds")
         }
         guard requestLog >= 0, requestLog <= 10_000_000 else {
             throw ValidationError("--request-log must be between 0 and 10000000")
@@ -207,7 +216,7 @@ struct ServeCommand: AsyncParsableCommand {
                     environment: ProviderCertificate.Environment(rawValue: apnsEnvironment) ?? .development)
             },
             faults: FaultPlan(rules: rules, unavailable: unavailable),
-            requestLogCapacity: requestLog, logger: logger)
+            requestLogCapacity: requestLog, lowPriorityInterval: lowPriorityInterval, logger: logger)
         let configuration = PushServerConfiguration(
             host: address.host, port: address.port, h2cPort: h2c?.port, tlsCertificatePath: tlsCert, tlsKeyPath: tlsKey,
             timeouts: ConnectionTimeouts(preface: .seconds(prefaceTimeout), idle: .seconds(idleTimeout)),

@@ -28,11 +28,12 @@ struct ServerFixture {
     }
 
     /// A second service on an existing device (a restarted server).
-    init(reopening directory: String, concurrency: Int = 2, queue: Int = 16) throws {
+    init(reopening directory: String, concurrency: Int = 2, queue: Int = 16, lowPriorityInterval: Double = 0) throws {
         device = try Device.open(at: directory)
         service = PushService(
             devices: [device], concurrency: concurrency, queueCapacity: queue,
-            extensionCommand: [TestSupport.referenceExtension], logger: Logger(label: "test"))
+            extensionCommand: [TestSupport.referenceExtension], lowPriorityInterval: lowPriorityInterval,
+            logger: Logger(label: "test"))
     }
 
     var app: some ApplicationProtocol { Application(responder: PushResponder(service: service)) }

@@ -152,6 +152,38 @@ import Testing
         #expect(results.first?["held_offline"]?.boolValue == true)
     }
 
+    /// `--low-priority-interval`: priority-5 pushes wait for their burst and then go together, oldest first; a
+    /// priority-10 push goes at once; a server that stops delivers what waits before it exits.
+    @Test func lowPriorityPushesGoLateAndInABurst() async throws {
+        let fixture = try ServerFixture(
+            reopening: try ServerFixture().device.directory, concurrency: 4, lowPriorityInterval: 0.6)
+        try await fixture.app.test(.router) { client async throws in
+            for id in 21...23 {
+                #expect(try await push(client, fixture.remote, id: id, extra: [("apns-priority", "5")]) == 200)
+            }
+            #expect(try await push(client, fixture.remote, id: 24) == 200)
+        }
+        var results = try await outcomes(fixture, count: 1)
+        #expect(results[24] != nil)
+        // The urgent push was recorded while the three low-priority ones still waited for their burst.
+        #expect(results.count == 1, "\(results.keys.sorted())")
+        results = try await outcomes(fixture, count: 4)
+        let burst = try (21...23).map { try #require(results[$0]) }
+        #expect(burst.allSatisfy { $0["delivered_in_burst"]?.boolValue == true })
+        #expect(burst.allSatisfy { ($0["queued_ms"]?.doubleValue ?? 0) >= 500 })
+        let ids = burst.compactMap { $0["id"]?.intValue }
+        #expect(ids == ids.sorted())
+
+        let stopping = try ServerFixture(
+            reopening: try ServerFixture().device.directory, concurrency: 2, lowPriorityInterval: 3600)
+        try await stopping.app.test(.router) { client async throws in
+            #expect(try await push(client, stopping.remote, id: 25, extra: [("apns-priority", "5")]) == 200)
+        }
+        await stopping.service.drain()
+        let drained = try recordedResults(stopping.device.directory)
+        #expect(drained.count == 1 && drained.first?["delivered_in_burst"]?.boolValue == true)
+    }
+
     /// The binaries as a user runs them: `nse device set --online false`, `nse serve`, a push with curl, the device
     /// back with `nse device set --online true`, the result read back.
     @Test func theCommandLineTakesADeviceOfflineAndBack() async throws {

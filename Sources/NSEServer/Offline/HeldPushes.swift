@@ -1,4 +1,5 @@
 import NSEDevice
+import NSEJSON
 import Synchronization
 
 /// The pushes APNs keeps for devices that are offline: per device and topic (the app's, or its `.voip` one) only
@@ -14,6 +15,8 @@ final class HeldPushes: Sendable {
         let device: Device
         /// When it was accepted (monotonic nanoseconds), for `queued_ms`.
         let acceptedAt: UInt64
+        /// Told the result (`/v1/notify`'s wait), if anyone waits for it.
+        var completion: (@Sendable (JSON) -> Void)? = nil
     }
 
     /// What becomes of a push: delivered now (the device is online), held (replacing an older one for the same
