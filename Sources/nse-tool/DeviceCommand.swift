@@ -71,14 +71,7 @@ struct DeviceCommand: ParsableCommand {
         @Argument(help: ArgumentHelp("The container folder to create.", valueName: "dir"))
         var directory: String
 
-        @Option(help: "The app's bundle id.")
-        var bundleID = "org.example.app"
-
-        @Option(help: "The Apple team id (10 characters).")
-        var teamID = "ABCDE12345"
-
-        @Flag(help: "Grant the com.apple.developer.usernotifications.filtering entitlement.")
-        var filtering = false
+        @OptionGroup var app: AppIdentityOptions
 
         @Option(help: "The app's locale, e.g. en or fr-FR.")
         var locale = "en"
@@ -88,10 +81,7 @@ struct DeviceCommand: ParsableCommand {
         @OptionGroup var voip: VoIPOptions
 
         func run() throws {
-            var options = Device.Options()
-            options.bundleID = bundleID
-            options.teamID = teamID
-            options.filtering = filtering
+            var options = app.options
             options.locale = locale
             options.sipAccount = sip.sipAccount
             options.sipProxy = sip.sipProxy
@@ -125,24 +115,14 @@ struct DeviceCommand: ParsableCommand {
         @Option(help: "How many devices (1 to 100000).")
         var count: Int
 
-        @Option(help: "The app's bundle id.")
-        var bundleID = "org.example.app"
-
-        @Option(help: "The Apple team id (10 characters).")
-        var teamID = "ABCDE12345"
-
-        @Flag(help: "Grant the com.apple.developer.usernotifications.filtering entitlement.")
-        var filtering = false
+        @OptionGroup var app: AppIdentityOptions
 
         func validate() throws {
             guard (1...100_000).contains(count) else { throw ValidationError("--count must be between 1 and 100000") }
         }
 
         func run() throws {
-            var options = Device.Options()
-            options.bundleID = bundleID
-            options.teamID = teamID
-            options.filtering = filtering
+            let options = app.options
             do throws(DeviceError) {
                 // Creating a device is mostly waiting for the disk (the App Group store's sync): a few at a time.
                 let created = try DeviceFolder.create(in: directory, count: count, options: options, workers: 4)
@@ -291,6 +271,26 @@ struct DeviceCommand: ParsableCommand {
                 throw failure.exit()
             }
         }
+    }
+}
+
+/// The app a new device has installed, for `device init` and `device init-many`.
+struct AppIdentityOptions: ParsableArguments {
+    @Option(help: "The app's bundle id.")
+    var bundleID = "org.example.app"
+
+    @Option(help: "The Apple team id (10 characters).")
+    var teamID = "ABCDE12345"
+
+    @Flag(help: "Grant the com.apple.developer.usernotifications.filtering entitlement.")
+    var filtering = false
+
+    var options: Device.Options {
+        var options = Device.Options()
+        options.bundleID = bundleID
+        options.teamID = teamID
+        options.filtering = filtering
+        return options
     }
 }
 

@@ -147,9 +147,9 @@ struct ServeCommand: AsyncParsableCommand {
             do { _ = try FaultRule(spec: spec, now: 0) } catch { throw ValidationError(error.description) }
         }
         if let unavailable {
-            guard !unavailable.isEmpty, unavailable.count <= 64,
-                unavailable.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) })
-            else { throw ValidationError("--unavailable must be an APNs reason word, e.g. Shutdown") }
+            guard FaultRule.isReasonWord(unavailable) else {
+                throw ValidationError("--unavailable must be an APNs reason word, e.g. Shutdown")
+            }
         }
         _ = try Self.parseAddress(listen, option: "--listen")
         if let listenH2c { _ = try Self.parseAddress(listenH2c, option: "--listen-h2c") }

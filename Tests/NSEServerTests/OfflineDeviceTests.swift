@@ -156,13 +156,14 @@ import Testing
     /// priority-10 push goes at once; a server that stops delivers what waits before it exits.
     @Test func lowPriorityPushesGoLateAndInABurst() async throws {
         let fixture = try ServerFixture(
-            reopening: try ServerFixture().device.directory, concurrency: 4, lowPriorityInterval: 0.6)
+            reopening: try ServerFixture().device.directory, concurrency: 4, lowPriorityInterval: 2.5)
         try await fixture.app.test(.router) { client async throws in
             for id in 21...23 {
                 #expect(try await push(client, fixture.remote, id: id, extra: [("apns-priority", "5")]) == 200)
             }
             #expect(try await push(client, fixture.remote, id: 24) == 200)
         }
+        // A generous interval: the urgent push is recorded long before the burst, even on a loaded machine.
         var results = try await outcomes(fixture, count: 1)
         #expect(results[24] != nil)
         // The urgent push was recorded while the three low-priority ones still waited for their burst.
@@ -170,7 +171,8 @@ import Testing
         results = try await outcomes(fixture, count: 4)
         let burst = try (21...23).map { try #require(results[$0]) }
         #expect(burst.allSatisfy { $0["delivered_in_burst"]?.boolValue == true })
-        #expect(burst.allSatisfy { ($0["queued_ms"]?.doubleValue ?? 0) >= 500 })
+        // The first one started the burst's timer and waited all of it; the others joined it.
+        #expect((burst[0]["queued_ms"]?.doubleValue ?? 0) >= 2500)
         let ids = burst.compactMap { $0["id"]?.intValue }
         #expect(ids == ids.sorted())
 

@@ -99,9 +99,9 @@ extension PushResponder {
                 document.keys.allSatisfy({ $0 == "reason" })
             else { return controlError(400, "BadControl", #"the body must be {"reason": "…"} or empty"#) }
             if let given = document["reason"] {
-                guard let text = given.stringValue, !text.isEmpty, text.count <= 64,
-                    text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) })
-                else { return controlError(400, "BadControl", "reason must be an APNs reason word, e.g. Shutdown") }
+                guard let text = given.stringValue, FaultRule.isReasonWord(text) else {
+                    return controlError(400, "BadControl", "reason must be an APNs reason word, e.g. Shutdown")
+                }
                 reason = text
             }
         }

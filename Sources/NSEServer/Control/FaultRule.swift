@@ -73,8 +73,9 @@ public struct FaultRule: Sendable, Equatable {
         }
         let reason = object["reason"]?.stringValue
         if let reason {
-            guard !reason.isEmpty, reason.count <= 64, reason.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) })
-            else { throw Invalid(description: "fault reason must be an APNs reason word, e.g. TooManyRequests") }
+            guard Self.isReasonWord(reason) else {
+                throw Invalid(description: "fault reason must be an APNs reason word, e.g. TooManyRequests")
+            }
         }
         if let status = object["status"], !status.isNull {
             guard let code = status.intValue, let fallback = Self.statuses[Int(code)] else {
@@ -111,6 +112,11 @@ public struct FaultRule: Sendable, Equatable {
             throw Invalid(description: "a fault needs a status, goaway or a delay")
         }
         self = rule
+    }
+
+    /// Whether `text` can be an APNs reason: one word of ASCII letters and digits (`TooManyRequests`), at most 64.
+    public static func isReasonWord(_ text: String) -> Bool {
+        !text.isEmpty && text.count <= 64 && text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) }
     }
 
     /// The reason in a GOAWAY's debug data (`{"reason": …}`, as APNs sends).
