@@ -3,7 +3,8 @@ SHELL := /bin/bash
 SWIFT ?= swift
 # Debian packages the build and the tests need.
 APT_PACKAGES := libsodium-dev libjansson-dev libcurl4-openssl-dev libsqlite3-dev zlib1g-dev pkg-config python3 python3-venv curl openssl nghttp2-server nghttp2-client sip-tester linphone-cli time \
-  kamailio kamailio-utils-modules kamailio-extra-modules kamailio-sqlite-modules kamailio-tls-modules
+  kamailio kamailio-utils-modules kamailio-extra-modules kamailio-sqlite-modules kamailio-tls-modules \
+  chromium chromium-driver fonts-dejavu-core
 RELEASE_FLAGS := -c release --static-swift-stdlib
 RELEASE_BIN = $(shell $(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)
 DEBUG_BIN = $(shell $(SWIFT) build --show-bin-path)
@@ -40,6 +41,8 @@ test: deps ## Build, then run every test: unit tests and end-to-end tests of the
 	NSE_BIN_DIR="$(DEBUG_BIN)" bash scripts/interop-aioapns.sh
 	# A real Kamailio (examples/kamailio) holding MESSAGEs and pushing to nse serve over UDP, TCP and TLS.
 	NSE_BIN_DIR="$(DEBUG_BIN)" python3 scripts/interop-kamailio.py
+	# The lock-screen page in a real browser (chromium headless, selenium from PyPI in .build); screenshot in .build.
+	NSE_BIN_DIR="$(DEBUG_BIN)" python3 scripts/browser-lockscreen.py || [ $$? = 77 ]
 	# One minute of the soak: both servers under load and faults; nothing lost, nothing leaked, SIGTERM exits 0.
 	NSE_BIN_DIR="$(DEBUG_BIN)" python3 scripts/soak.py --minutes 1
 	# A smoke of the benchmark harness (no timings judged); runs the peer only if linphone-daemon is installed.

@@ -3,7 +3,7 @@
 # a sealed MESSAGE held for the offline device, the server's push, one extension process that registers,
 # fetches by Call-ID, decrypts and rewrites; then a message answered from the shared store, a fallback, and an
 # encrypted call that rings; the app in the foreground receiving a message itself; a warm extension process; a
-# verified sender beside a forged one.
+# verified sender beside a forged one; and the lock-screen page of nse serve (NSE_DEMO_KEEP=1 keeps it serving).
 set -euo pipefail
 BIN="${NSE_BIN_DIR:-.build/release}"
 nse="$BIN/nse"
@@ -176,3 +176,16 @@ import json, sys
 for who, line in zip(("signed by Alice:  ", "signed by Mallory:"), sys.stdin):
     r = json.loads(line); d = r["display"]
     print(who, r["outcome"], "|", d["title"], "-", d["body"], "| sender", r.get("sender"), "|", r["reason"].split(":")[0])'
+
+step "13. See the phone: nse serve draws Bob's lock screen at / (live over /v1/events)"
+NSE_LOG_LEVEL=warning "$nse" serve --listen 127.0.0.1:0 --device "$work/bob" >"$work/serve3.out" 2>"$work/serve3.err" &
+page_pid=$!
+pids+=($page_pid)
+wait_line "$work/serve3.out"
+page_url=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["listening"])' <"$work/serve3.out")
+notifications=$(curl -s "$page_url/" | grep -o 'class="card ' | wc -l)
+echo "lock screen: $page_url/ ($notifications notifications drawn)"
+if [ "${NSE_DEMO_KEEP:-0}" = 1 ]; then
+  echo "serving until Ctrl-C (NSE_DEMO_KEEP=1): open the URL, or push with: nse push --url $page_url --device $work/bob payload.json"
+  wait "$page_pid" || true
+fi

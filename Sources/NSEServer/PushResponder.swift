@@ -47,6 +47,7 @@ public struct PushResponder: HTTPResponder {
                         request, token: context.parameters.get("token") ?? "", context: context, service: service)
                 }
             ),
+            ("/", .get, { _, _ in await Self.page(service: service) }),
             ("/v1/events", .get, { request, _ in Self.events(request, service: service) }),
             (
                 "/v1/devices", .get,
@@ -420,6 +421,26 @@ public struct PushResponder: HTTPResponder {
         response.headers[.init("apns-id")!] = push.apnsID
         response.headers[.init("apns-unique-id")!] = uniqueID
         return response
+    }
+
+    /// The most phones the page draws (a server of 10,000 devices shows its first ones).
+    static let pagePhones = 64
+    /// The notifications drawn per phone.
+    static let pageNotifications = 20
+
+    /// `GET /`: the lock screens (``LockScreenPage``), from the results recorded so far.
+    private static func page(service: PushService) async -> Response {
+        var phones: [LockScreenPage.Phone] = []
+        for device in service.devices.all.prefix(Self.pagePhones) {
+            let results = (try? await service.results(for: device, limit: Self.pageNotifications, since: 0)) ?? []
+            phones.append(LockScreenPage.Phone(device: device, results: results))
+        }
+        var fields = HTTPFields()
+        fields[.contentType] = "text/html; charset=utf-8"
+        fields[.cacheControl] = "no-store"
+        return Response(
+            status: .ok, headers: fields,
+            body: ResponseBody(byteBuffer: ByteBuffer(string: LockScreenPage.render(phones))))
     }
 
     /// APNs's error answer: the status and `{"reason": …}`.

@@ -247,7 +247,8 @@ let alertPayload = #"{"aps":{"alert":{"title":"Hi","body":"there"}}}"#
         let fixture = try ServerFixture()
         let other = try await send(fixture, path: "/3/devices/\(fixture.remote)")
         #expect(other.status == 404 && other.reason == "BadPath")
-        #expect(try await send(fixture, path: "/").reason == "BadPath")
+        // `/` is the lock-screen page: GET only.
+        #expect(try await send(fixture, path: "/").reason == "MethodNotAllowed")
         #expect(try await send(fixture, path: "/3/device/\(fixture.remote)/extra").reason == "BadPath")
         let get = try await send(fixture, method: .get, body: nil)
         #expect(get.status == 405 && get.reason == "MethodNotAllowed")

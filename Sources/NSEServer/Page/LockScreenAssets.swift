@@ -1,0 +1,174 @@
+/// The lock-screen page's style and script, embedded in the binary (no CDN, no build step).
+enum LockScreenAssets {
+    static let css = """
+        :root { color-scheme: light dark; --bg: #eef0f4; --phone: #1c2230; --card: rgba(255,255,255,.86);
+          --ink: #111; --faint: #8b93a3; --accent: #0a84ff; }
+        @media (prefers-color-scheme: dark) { :root { --bg: #0d0f14; --phone: #262d3d; --card: rgba(44,48,58,.92);
+          --ink: #f2f2f7; --faint: #9aa1b0; } }
+        * { box-sizing: border-box; }
+        body { margin: 0; font: 15px/1.35 system-ui, -apple-system, "DejaVu Sans", sans-serif; background: var(--bg);
+          color: var(--ink); }
+        header { padding: 12px 20px; } header h1 { margin: 0; font-size: 20px; } header p { margin: 4px 0 0;
+          color: var(--faint); }
+        main { display: flex; flex-wrap: wrap; gap: 24px; padding: 0 20px 24px; }
+        .phone { width: 360px; max-width: 100%; min-height: 560px; border-radius: 40px; padding: 18px 14px;
+          background: linear-gradient(160deg, var(--phone), #4b5a7a); color: #fff; box-shadow: 0 8px 30px #0004; }
+        .status { display: flex; gap: 8px; flex-wrap: wrap; font-size: 12px; opacity: .85; }
+        .device-name { font-weight: 600; } .entitlements { margin-left: auto; }
+        .clock { font-size: 54px; font-weight: 200; text-align: center; margin: 8px 0 12px; }
+        .notifications { list-style: none; margin: 0; padding: 0; display: flex; flex-direction: column; gap: 8px; }
+        .card { background: var(--card); color: var(--ink); border-radius: 16px; padding: 10px 12px; position: relative; }
+        .card[data-thread]:not([data-thread=""]) + .card[data-thread]:not([data-thread=""]) { margin-top: -4px; }
+        .app { display: flex; justify-content: space-between; font-size: 12px; color: var(--faint);
+          text-transform: uppercase; }
+        .title { font-weight: 600; } .subtitle { font-weight: 500; } .body { white-space: pre-wrap; }
+        .badge { position: absolute; top: -6px; right: -6px; background: #ff3b30; color: #fff; border-radius: 10px;
+          padding: 0 7px; font-size: 12px; }
+        .mark { margin-top: 4px; font-size: 12px; color: #c77700; }
+        .silent { font-size: 12px; color: var(--faint); font-style: italic; }
+        .card.outcome-suppressed, .card.outcome-expired, .card.outcome-replaced { background: transparent;
+          color: #fff; padding: 2px 12px; }
+        .call { display: flex; flex-direction: column; align-items: center; gap: 2px; padding: 10px;
+          background: #1f7a3a; color: #fff; border-radius: 14px; margin-bottom: 6px; }
+        .caller { font-size: 22px; font-weight: 600; } .call-kind, .end-reason { font-size: 12px; opacity: .9; }
+        details { margin-top: 6px; font-size: 12px; } summary { cursor: pointer; color: var(--accent); }
+        dl.timeline { display: grid; grid-template-columns: auto 1fr; gap: 2px 10px; margin: 6px 0; }
+        dt { color: var(--faint); } dd { margin: 0; overflow-wrap: anywhere; }
+        pre.document { max-height: 220px; overflow: auto; font-size: 11px; background: #0001; padding: 6px;
+          border-radius: 8px; }
+        form.send { margin-top: 14px; display: flex; flex-direction: column; gap: 6px; font-size: 12px; }
+        form.send textarea { width: 100%; font: 12px monospace; border-radius: 8px; }
+        form.send button { align-self: flex-start; border: 0; border-radius: 8px; padding: 6px 12px;
+          background: var(--accent); color: #fff; }
+        .live { font-size: 12px; color: var(--faint); }
+        """
+
+    /// Follows `/v1/events` (the browser reconnects by itself after a restart) and puts each new result at the top
+    /// of its phone, built with DOM calls and `textContent` only; sends the test push of a phone's form.
+    static let script = """
+        (function () {
+          "use strict";
+          function phoneFor(token) {
+            var phones = document.querySelectorAll(".phone");
+            for (var i = 0; i < phones.length; i++) {
+              if (phones[i].dataset.remote === token || phones[i].dataset.voip === token) { return phones[i]; }
+            }
+            return null;
+          }
+          function el(tag, cls, text) {
+            var node = document.createElement(tag);
+            if (cls) { node.className = cls; }
+            if (text !== undefined && text !== null) { node.textContent = String(text); }
+            return node;
+          }
+          function clock(ms) {
+            if (!ms) { return "--:--"; }
+            return new Date(ms).toISOString().slice(11, 19);
+          }
+          function shorten(value) {
+            if (typeof value === "string" && value.length > 120 && value.indexOf(" ") < 0) {
+              return value.slice(0, 24) + "\\u2026";
+            }
+            if (Array.isArray(value)) { return value.map(shorten); }
+            if (value && typeof value === "object") {
+              var copy = {};
+              Object.keys(value).forEach(function (k) { copy[k] = shorten(value[k]); });
+              return copy;
+            }
+            return value;
+          }
+          function card(result, appName) {
+            var outcome = result.outcome || "unknown";
+            var aps = (result.notification && result.notification.aps) || {};
+            var li = el("li", "card outcome-" + outcome);
+            li.dataset.thread = aps["thread-id"] || "";
+            li.dataset.id = result.apns_id || "";
+            var report = result.call_report;
+            if (report) {
+              var call = el("div", "call");
+              call.appendChild(el("span", "call-kind", report.has_video ? "Video call" : "Audio call"));
+              var name = report.localized_caller_name ||
+                (report.remote_handle && report.remote_handle.value) || "Unknown caller";
+              call.appendChild(el("span", "caller", name));
+              if (result.call && result.call.end_reason) {
+                call.appendChild(el("span", "end-reason", "ended: " + result.call.end_reason));
+              }
+              li.appendChild(call);
+            }
+            var display = result.display;
+            if (display) {
+              var banner = el("div", "banner");
+              var app = el("div", "app");
+              app.appendChild(el("span", null, appName));
+              app.appendChild(el("time", null, clock(result.recorded_at)));
+              banner.appendChild(app);
+              ["title", "subtitle", "body"].forEach(function (f) {
+                if (display[f]) { banner.appendChild(el("div", f, display[f])); }
+              });
+              if (typeof aps.badge === "number") { banner.appendChild(el("span", "badge", aps.badge)); }
+              var word = String(result.reason || "").split(":")[0];
+              if (outcome === "fallback") {
+                banner.appendChild(el("div", "mark", "fallback: the extension could not rewrite it"));
+              } else if (outcome === "original") {
+                banner.appendChild(el("div", "mark", "shown as sent: " + word));
+              }
+              li.appendChild(banner);
+            } else {
+              var lines = { suppressed: "silenced by the extension", expired: "expired: APNs dropped it",
+                replaced: "replaced by a newer push while offline" };
+              var silent = el("div", "silent", lines[outcome] ||
+                (outcome === "rejected" ? "rejected: " + String(result.reason || "").split(":")[0] : outcome));
+              silent.appendChild(document.createTextNode(" "));
+              silent.appendChild(el("time", null, clock(result.recorded_at)));
+              li.appendChild(silent);
+            }
+            var details = el("details");
+            details.appendChild(el("summary", null, "details"));
+            var dl = el("dl", "timeline");
+            function row(name, value) {
+              if (value === undefined || value === null) { return; }
+              dl.appendChild(el("dt", null, name));
+              dl.appendChild(el("dd", null, value));
+            }
+            var ext = result.extension || {};
+            row("queued", result.queued_ms !== undefined ? result.queued_ms + " ms" : null);
+            row("extension", ext.wall_ms !== undefined ? ext.wall_ms + " ms" : null);
+            row("peak memory", ext.peak_rss_kb !== undefined ? ext.peak_rss_kb + " KB" : null);
+            var sip = (ext.info && ext.info.sip_timings) || {};
+            Object.keys(sip).forEach(function (k) { row("SIP " + k.replace(/_/g, " "), JSON.stringify(sip[k])); });
+            if (ext.info && ext.info.call_id) { row("SIP Call-ID", ext.info.call_id); }
+            if (ext.time_will_expire_sent) { row("expiry notice", "sent"); }
+            row("verdict", result.latency_ms !== undefined ? result.latency_ms + " ms after acceptance" : null);
+            row("reason", result.reason);
+            details.appendChild(dl);
+            details.appendChild(el("pre", "document", JSON.stringify(shorten(result), null, 2)));
+            li.appendChild(details);
+            return li;
+          }
+          if (window.EventSource) {
+            var events = new EventSource("/v1/events");
+            events.addEventListener("notification", function (event) {
+              var result;
+              try { result = JSON.parse(event.data); } catch (e) { return; }
+              var phone = phoneFor(String(result.token || "").toLowerCase());
+              if (!phone) { return; }
+              var list = phone.querySelector(".notifications");
+              if (list.querySelector('[data-id="' + (result.apns_id || "").replace(/"/g, "") + '"]')) { return; }
+              list.insertBefore(card(result, phone.dataset.topic), list.firstChild);
+              phone.querySelector(".clock").textContent = clock(result.recorded_at);
+            });
+          }
+          document.querySelectorAll("form.send").forEach(function (form) {
+            form.addEventListener("submit", function (event) {
+              event.preventDefault();
+              var phone = form.closest(".phone");
+              var answer = form.querySelector(".answer");
+              fetch(form.getAttribute("action"), { method: "POST", body: form.elements.payload.value,
+                headers: { "apns-topic": phone.dataset.topic, "apns-push-type": "alert" } })
+                .then(function (r) { return r.text().then(function (t) { answer.textContent = r.status + " " + t; }); })
+                .catch(function (e) { answer.textContent = String(e); });
+            });
+          });
+        })();
+        """
+}

@@ -1,0 +1,181 @@
+import NSEDevice
+import NSEJSON
+import NSESystem
+
+/// The page `nse serve` answers `GET /` with: one phone per served device, drawn as its lock screen, from the
+/// results recorded so far (server-rendered, so the list reads without JavaScript), kept live by a little script
+/// that follows `/v1/events`. Everything taken from a push is escaped; nothing secret is on it (no key, and no
+/// plaintext beyond what the lock screen itself shows).
+enum LockScreenPage {
+    /// One device and its latest results, newest first.
+    struct Phone {
+        var device: Device
+        var results: [JSON]
+    }
+
+    static func render(_ phones: [Phone]) -> String {
+        var html = """
+            <!doctype html>
+            <html lang="en"><head><meta charset="utf-8">
+            <meta name="viewport" content="width=device-width, initial-scale=1">
+            <title>nse serve: lock screens</title>
+            <style>\(LockScreenAssets.css)</style>
+            </head><body>
+            <header><h1>nse serve</h1><p>The lock screen of each served device, as iOS would show it. Live: new pushes
+            appear as they are recorded.</p></header>
+            <main id="phones">
+            """
+        for phone in phones { html += render(phone) }
+        html += "</main><script>\(LockScreenAssets.script)</script></body></html>\n"
+        return html
+    }
+
+    static func render(_ phone: Phone) -> String {
+        let config = phone.device.config
+        let name = Path.basename(phone.device.directory)
+        var html = """
+            <section class="phone" data-remote="\(escape(config.remoteToken.lowercased()))" \
+            data-voip="\(escape(config.voipToken.lowercased()))" data-topic="\(escape(config.bundleID))">
+            <div class="status"><span class="device-name">\(escape(name))</span>\
+            <span class="bundle">\(escape(config.bundleID))</span>\
+            <span class="entitlements">\(config.filtering ? "filtering" : "no filtering")\
+            \(config.online ? "" : " · offline")</span></div>
+            <div class="clock">\(escape(clock(phone.results.first?["recorded_at"]?.intValue)))</div>
+            <ol class="notifications">
+            """
+        for result in phone.results { html += card(result, appName: config.bundleID) }
+        html += """
+            </ol>
+            <form class="send" method="post" action="/3/device/\(escape(config.remoteToken.lowercased()))">
+            <label>Send a test push<textarea name="payload" rows="4">\
+            {"aps":{"alert":{"title":"Test","body":"Hello from the page"},"mutable-content":1}}</textarea></label>
+            <button type="submit">Push</button><output class="answer"></output>
+            </form>
+            </section>
+            """
+        return html
+    }
+
+    /// One recorded result as the lock screen shows it.
+    static func card(_ result: JSON, appName: String) -> String {
+        let outcome = result["outcome"]?.stringValue ?? "unknown"
+        let display = result["display"]
+        let aps = result["notification"]?["aps"]
+        let thread = aps?["thread-id"]?.stringValue ?? ""
+        let time = clock(result["recorded_at"]?.intValue)
+        var html = "<li class=\"card outcome-\(escape(outcome))\" data-thread=\"\(escape(thread))\" "
+        html += "data-id=\"\(escape(result["apns_id"]?.stringValue ?? ""))\">"
+        if let report = result["call_report"], report.objectValue != nil {
+            let name = report["localized_caller_name"]?.stringValue ?? ""
+            let caller = name.isEmpty ? report["remote_handle"]?["value"]?.stringValue ?? "Unknown caller" : name
+            let video = report["has_video"]?.boolValue ?? false
+            html += "<div class=\"call\"><span class=\"call-kind\">\(video ? "Video call" : "Audio call")</span>"
+            html += "<span class=\"caller\">\(escape(caller))</span>"
+            if let end = result["call"]?["end_reason"]?.stringValue {
+                html += "<span class=\"end-reason\">ended: \(escape(end))</span>"
+            }
+            html += "</div>"
+        }
+        if let display, display.objectValue != nil {
+            html +=
+                "<div class=\"banner\"><div class=\"app\"><span>\(escape(appName))</span><time>\(escape(time))</time></div>"
+            for field in ["title", "subtitle", "body"] {
+                if let text = display[field]?.stringValue, !text.isEmpty {
+                    html += "<div class=\"\(field)\">\(escape(text))</div>"
+                }
+            }
+            if let badge = aps?["badge"]?.intValue { html += "<span class=\"badge\">\(badge)</span>" }
+            switch outcome {
+            case "fallback": html += "<div class=\"mark\">fallback: the extension could not rewrite it</div>"
+            case "original":
+                html += "<div class=\"mark\">shown as sent: \(escape(reasonWord(result)))</div>"
+            default: break
+            }
+            html += "</div>"
+        } else {
+            let line: String
+            switch outcome {
+            case "suppressed": line = "silenced by the extension"
+            case "expired": line = "expired: APNs dropped it"
+            case "replaced": line = "replaced by a newer push while offline"
+            case "rejected": line = "rejected: \(reasonWord(result))"
+            default: line = outcome
+            }
+            html += "<div class=\"silent\">\(escape(line)) <time>\(escape(time))</time></div>"
+        }
+        html += details(result)
+        html += "</li>"
+        return html
+    }
+
+    /// The panel behind a notification: its timeline, the extension's figures, the Call-IDs and the document.
+    static func details(_ result: JSON) -> String {
+        var rows: [(String, String)] = []
+        if let queued = result["queued_ms"]?.doubleValue { rows.append(("queued", "\(queued) ms")) }
+        let ext = result["extension"]
+        if let wall = ext?["wall_ms"]?.doubleValue { rows.append(("extension", "\(wall) ms")) }
+        if let peak = ext?["peak_rss_kb"]?.intValue { rows.append(("peak memory", "\(peak) KB")) }
+        if let sip = ext?["info"]?["sip_timings"]?.objectValue {
+            for (key, value) in sip { rows.append(("SIP " + key.replacingUnderscores, value.serialized())) }
+        }
+        if let callID = ext?["info"]?["call_id"]?.stringValue { rows.append(("SIP Call-ID", callID)) }
+        if ext?["time_will_expire_sent"]?.boolValue == true { rows.append(("expiry notice", "sent")) }
+        if let latency = result["latency_ms"]?.doubleValue {
+            rows.append(("verdict", "\(latency) ms after acceptance"))
+        }
+        if let reason = result["reason"]?.stringValue { rows.append(("reason", reason)) }
+        var html = "<details><summary>details</summary><dl class=\"timeline\">"
+        for (name, value) in rows { html += "<dt>\(escape(name))</dt><dd>\(escape(value))</dd>" }
+        html += "</dl><pre class=\"document\">\(escape(shortened(result).serialized(.pretty)))</pre></details>"
+        return html
+    }
+
+    /// The document with long opaque strings (an `enc` blob) cut to their first 24 characters.
+    static func shortened(_ value: JSON) -> JSON {
+        switch value {
+        case .string(let text) where text.count > 120 && !text.contains(" "):
+            return .string(String(text.prefix(24)) + "…")
+        case .object(let object):
+            return .object(JSONObject(object.map { (key: $0.key, value: shortened($0.value)) }))
+        case .array(let items):
+            return .array(items.map(shortened))
+        default:
+            return value
+        }
+    }
+
+    /// The machine-readable first word of a reason (never the text after it).
+    static func reasonWord(_ result: JSON) -> String {
+        let reason = result["reason"]?.stringValue ?? ""
+        return String(reason.prefix { $0 != ":" })
+    }
+
+    /// HH:MM:SS (UTC) of a Unix-milliseconds time.
+    static func clock(_ milliseconds: Int64?) -> String {
+        guard let milliseconds else { return "--:--" }
+        let seconds = (milliseconds / 1000) % 86_400
+        func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(two(seconds / 3600)):\(two(seconds / 60 % 60)):\(two(seconds % 60))"
+    }
+
+    /// Text made safe for HTML content and attribute values.
+    static func escape(_ text: String) -> String {
+        var escaped = ""
+        escaped.reserveCapacity(text.utf8.count)
+        for character in text {
+            switch character {
+            case "&": escaped += "&amp;"
+            case "<": escaped += "&lt;"
+            case ">": escaped += "&gt;"
+            case "\"": escaped += "&quot;"
+            case "'": escaped += "&#39;"
+            default: escaped.append(character)
+            }
+        }
+        return escaped
+    }
+}
+
+extension String {
+    fileprivate var replacingUnderscores: String { String(map { $0 == "_" ? " " : $0 }) }
+}

@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""The lock-screen page of `nse serve` in a real browser: Debian's chromium, headless, driven by selenium (PyPI, in a
+venv under .build) through chromium-driver.
+
+It serves two devices (one with the filtering entitlement), pushes a sealed message, a fallback (an envelope that
+does not open), a sealed call offer (silenced by the extension and reported to CallKit) and a plain alert to the
+other phone, then checks the page's DOM: the rewritten text in the right phone and not in the other, the fallback
+marked, the silenced line, the incoming-call screen, the detail panel's timeline; then a push sent while the page is
+open must appear within 2 s (the page follows /v1/events). A screenshot is saved to .build/lockscreen.png.
+
+usage: NSE_BIN_DIR=.build/debug python3 scripts/browser-lockscreen.py
+exit 0 all passed, 1 a check failed, 77 no browser could be found or installed (one line says so).
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+SELENIUM = "selenium==4.51.0"
+VENV = os.path.abspath(os.environ.get("NSE_BROWSER_VENV", ".build/browser-venv"))
+BIN = os.path.abspath(os.environ.get("NSE_BIN_DIR", ".build/debug"))
+NSE = os.path.join(BIN, "nse")
+SCREENSHOT = os.path.abspath(os.environ.get("NSE_SCREENSHOT", ".build/lockscreen.png"))
+
+
+def ensure_selenium():
+    """Runs this script again inside the venv that has selenium (made on first use)."""
+    try:
+        import selenium  # noqa: F401
+        return
+    except ImportError:
+        pass
+    python = os.path.join(VENV, "bin", "python")
+    if os.environ.get("NSE_BROWSER_IN_VENV") == "1":
+        raise SystemExit("browser-lockscreen: selenium is not importable in " + VENV)
+    if not os.path.exists(python):
+        subprocess.run([sys.executable, "-m", "venv", VENV], check=True)
+    if subprocess.run([python, "-c", "import selenium"], capture_output=True).returncode != 0:
+        done = subprocess.run([python, "-m", "pip", "install", "--disable-pip-version-check", "-q", SELENIUM],
+                              capture_output=True, text=True, timeout=600)
+        if done.returncode != 0:
+            raise SystemExit(f"browser-lockscreen: pip install {SELENIUM} failed: {done.stderr.strip()[-300:]}")
+    os.execve(python, [python] + sys.argv, dict(os.environ, NSE_BROWSER_IN_VENV="1"))
+
+
+def run(argv, stdin=None):
+    done = subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=60)
+    if done.returncode != 0:
+        raise SystemExit(f"browser-lockscreen: {' '.join(argv[:3])} failed: {done.stderr.strip()[-300:]}")
+    return done.stdout
+
+
+def post(url, payload, topic, push_type="alert"):
+    request = urllib.request.Request(url, data=json.dumps(payload).encode(), method="POST",
+                                     headers={"apns-topic": topic, "apns-push-type": push_type})
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        return answer.status
+
+
+def main():
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+    if not chromium or not os.path.exists(driver):
+        print("browser-lockscreen: SKIP: no chromium/chromedriver (apt-get install chromium chromium-driver)")
+        return 77
+    ensure_selenium()
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    work = tempfile.mkdtemp(prefix="nse-browser-")
+    alice = os.path.join(work, "alice-phone")
+    bob = os.path.join(work, "bob-phone")
+    run([NSE, "device", "init", alice, "--bundle-id", "org.example.app", "--filtering"])
+    run([NSE, "device", "init", bob, "--bundle-id", "org.example.other"])
+    tokens = {}
+    for name, directory in (("alice", alice), ("bob", bob)):
+        with open(os.path.join(directory, "device.json")) as file:
+            config = json.load(file)
+        tokens[name] = (config["tokens"]["remote"], config["tokens"]["voip"], config["bundle_id"])
+
+    def seal(plaintext):
+        return run([NSE, "seal", "--device", alice], stdin=json.dumps(plaintext)).strip()
+
+    serve = subprocess.Popen([NSE, "serve", "--listen", "127.0.0.1:0", "--device", alice, "--device", bob],
+                             stdout=subprocess.PIPE, stderr=open(os.path.join(work, "serve.log"), "w"), text=True)
+    failures = []
+
+    def check(ok, what):
+        print(f"{'PASS' if ok else 'FAIL'} {what}", flush=True)
+        if not ok:
+            failures.append(what)
+
+    browser = None
+    try:
+        url = json.loads(serve.stdout.readline())["listening"]
+        remote, _, topic = tokens["alice"]
+        push_url = f"{url}/3/device/{remote}"
+        message = {"type": "message", "from": "sip:carol@example.org", "display_name": "Carol",
+                   "text": "Lunch at 1?"}
+        alert = {"loc-key": "IM_MSG", "loc-args": ["Carol"]}
+        post(push_url, {"aps": {"alert": alert, "mutable-content": 1, "badge": 2, "thread-id": "carol"},
+                        "enc": seal(message)}, topic)
+        post(push_url, {"aps": {"alert": alert, "mutable-content": 1, "thread-id": "carol"},
+                        "enc": "nse1.not-an-envelope"}, topic)
+        offer = {"type": "call", "call_uuid": "6F1C6D3A-3F0B-4C59-9E55-0B7D4E0E8A11", "from": "sip:dave@example.org",
+                 "display_name": "Dave", "video": True}
+        post(push_url, {"aps": {"alert": {"loc-key": "IC_MSG", "loc-args": ["Dave"]}, "mutable-content": 1},
+                        "enc": seal(offer)}, topic)
+        bob_remote, _, bob_topic = tokens["bob"]
+        post(f"{url}/3/device/{bob_remote}", {"aps": {"alert": {"title": "Build", "body": "nightly passed"}}},
+             bob_topic)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with urllib.request.urlopen(f"{url}/v1/devices/{remote}/notifications", timeout=10) as answer:
+                if len(json.loads(answer.read())) >= 3:
+                    break
+            time.sleep(0.2)
+
+        options = webdriver.ChromeOptions()
+        options.binary_location = chromium
+        for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                         "--window-size=1200,1400", f"--user-data-dir={work}/chromium-profile"):
+            options.add_argument(argument)
+        browser = webdriver.Chrome(service=Service(driver), options=options)
+        browser.set_page_load_timeout(30)
+        browser.get(url + "/")
+        phones = {p.get_attribute("data-remote"): p for p in browser.find_elements(By.CSS_SELECTOR, ".phone")}
+        check(len(phones) == 2, f"two phones drawn ({len(phones)})")
+        mine, other = phones.get(remote.lower()), phones.get(bob_remote.lower())
+        check(mine is not None and other is not None, "each phone found by its token")
+        if mine is not None and other is not None:
+            bodies = [e.text for e in mine.find_elements(By.CSS_SELECTOR, ".outcome-rewritten .body")]
+            check("Lunch at 1?" in bodies, f"the rewritten message in alice's phone ({bodies})")
+            check("Lunch at 1?" not in other.text, "and not in bob's")
+            marks = mine.find_elements(By.CSS_SELECTOR, ".outcome-fallback .mark")
+            check(len(marks) == 1 and "fallback" in marks[0].text, "the fallback marked as such")
+            check(any("silenced by the extension" in e.text for e in mine.find_elements(By.CSS_SELECTOR, ".silent")),
+                  "the silenced push as a faint line")
+            callers = [e.text for e in mine.find_elements(By.CSS_SELECTOR, ".call .caller")]
+            kinds = [e.text for e in mine.find_elements(By.CSS_SELECTOR, ".call .call-kind")]
+            check(callers == ["Dave"] and kinds == ["Video call"], f"the incoming-call screen ({callers}, {kinds})")
+            check("nightly passed" in other.text, "bob's own alert in bob's phone")
+            badge = mine.find_elements(By.CSS_SELECTOR, ".outcome-rewritten .badge")
+            check(len(badge) == 1 and badge[0].text == "2", "the badge")
+            summary = mine.find_element(By.CSS_SELECTOR, ".outcome-rewritten details summary")
+            summary.click()
+            terms = [e.text for e in mine.find_elements(By.CSS_SELECTOR, ".outcome-rewritten dl.timeline dt")]
+            check("extension" in terms and "peak memory" in terms and "queued" in terms,
+                  f"the detail panel's timeline ({terms})")
+            document = mine.find_element(By.CSS_SELECTOR, ".outcome-rewritten pre.document").text
+            check("nse1." not in document or "\u2026" in document, "the enc blob shortened in the document")
+
+            # Live: a push while the page is open appears within 2 s, without a reload.
+            time.sleep(0.5)  # the event stream's first comment has arrived by now
+            started = time.monotonic()
+            post(push_url, {"aps": {"alert": alert, "mutable-content": 1},
+                            "enc": seal(dict(message, text="Running late, 1:15"))}, topic)
+            try:
+                WebDriverWait(browser, 2.0, poll_frequency=0.05).until(
+                    lambda b: "Running late, 1:15" in b.find_element(
+                        By.CSS_SELECTOR, f'.phone[data-remote="{remote.lower()}"] .notifications').text)
+                check(True, f"a live push appeared in {(time.monotonic() - started) * 1000:.0f} ms")
+            except Exception:
+                check(False, "a live push appeared within 2 s")
+        os.makedirs(os.path.dirname(SCREENSHOT), exist_ok=True)
+        browser.save_screenshot(SCREENSHOT)
+        print(f"browser-lockscreen: screenshot {SCREENSHOT}")
+    finally:
+        if browser is not None:
+            browser.quit()
+        serve.send_signal(signal.SIGTERM)
+        try:
+            code = serve.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            serve.kill()
+            code = serve.wait()
+        check(code == 0, f"nse serve exited {code} on SIGTERM")
+    if failures:
+        print(f"browser-lockscreen: {len(failures)} failed; kept {work}")
+        return 1
+    shutil.rmtree(work, ignore_errors=True)
+    print("browser-lockscreen: all passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
