@@ -107,8 +107,9 @@ def main():
         alert = {"loc-key": "IM_MSG", "loc-args": ["Carol"]}
         post(push_url, {"aps": {"alert": alert, "mutable-content": 1, "badge": 2, "thread-id": "carol"},
                         "enc": seal(message)}, topic)
+        post(push_url, {"aps": {"alert": alert, "mutable-content": 1}, "enc": "nse1.not-an-envelope"}, topic)
         post(push_url, {"aps": {"alert": alert, "mutable-content": 1, "thread-id": "carol"},
-                        "enc": "nse1.not-an-envelope"}, topic)
+                        "enc": seal(dict(message, text="Or 12:30?"))}, topic)
         offer = {"type": "call", "call_uuid": "6F1C6D3A-3F0B-4C59-9E55-0B7D4E0E8A11", "from": "sip:dave@example.org",
                  "display_name": "Dave", "video": True}
         post(push_url, {"aps": {"alert": {"loc-key": "IC_MSG", "loc-args": ["Dave"]}, "mutable-content": 1},
@@ -119,7 +120,7 @@ def main():
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             with urllib.request.urlopen(f"{url}/v1/devices/{remote}/notifications", timeout=10) as answer:
-                if len(json.loads(answer.read())) >= 3:
+                if len(json.loads(answer.read())) >= 4:
                     break
             time.sleep(0.2)
 
@@ -137,7 +138,15 @@ def main():
         check(mine is not None and other is not None, "each phone found by its token")
         if mine is not None and other is not None:
             bodies = [e.text for e in mine.find_elements(By.CSS_SELECTOR, ".outcome-rewritten .body")]
-            check("Lunch at 1?" in bodies, f"the rewritten message in alice's phone ({bodies})")
+            check("Or 12:30?" in bodies, f"the rewritten message in alice's phone ({bodies})")
+            # Carol's two messages stack as iOS stacks a thread: the newest on top, the other folded.
+            stacks = mine.find_elements(By.CSS_SELECTOR, '.stack[data-thread="carol"]')
+            folded = stacks[0].find_element(By.CSS_SELECTOR, ".stack-more > summary").text if stacks else ""
+            check(len(stacks) == 1 and folded == "1 more", f"carol's thread stacked ({len(stacks)}, {folded!r})")
+            if stacks:
+                stacks[0].find_element(By.CSS_SELECTOR, ".stack-more > summary").click()
+                bodies = [e.text for e in stacks[0].find_elements(By.CSS_SELECTOR, ".stacked .body")]
+                check(bodies == ["Lunch at 1?"], f"the older message under the stack ({bodies})")
             check("Lunch at 1?" not in other.text, "and not in bob's")
             marks = mine.find_elements(By.CSS_SELECTOR, ".outcome-fallback .mark")
             check(len(marks) == 1 and "fallback" in marks[0].text, "the fallback marked as such")
@@ -147,20 +156,20 @@ def main():
             kinds = [e.text for e in mine.find_elements(By.CSS_SELECTOR, ".call .call-kind")]
             check(callers == ["Dave"] and kinds == ["Video call"], f"the incoming-call screen ({callers}, {kinds})")
             check("nightly passed" in other.text, "bob's own alert in bob's phone")
-            badge = mine.find_elements(By.CSS_SELECTOR, ".outcome-rewritten .badge")
+            badge = mine.find_elements(By.CSS_SELECTOR, ".stacked .outcome-rewritten .badge")
             check(len(badge) == 1 and badge[0].text == "2", "the badge")
-            summary = mine.find_element(By.CSS_SELECTOR, ".outcome-rewritten details summary")
+            summary = mine.find_element(By.CSS_SELECTOR, ".stack-top .outcome-rewritten details summary")
             summary.click()
-            terms = [e.text for e in mine.find_elements(By.CSS_SELECTOR, ".outcome-rewritten dl.timeline dt")]
+            terms = [e.text for e in mine.find_elements(By.CSS_SELECTOR, ".stack-top .outcome-rewritten dl.timeline dt")]
             check("extension" in terms and "peak memory" in terms and "queued" in terms,
                   f"the detail panel's timeline ({terms})")
-            document = mine.find_element(By.CSS_SELECTOR, ".outcome-rewritten pre.document").text
+            document = mine.find_element(By.CSS_SELECTOR, ".stack-top .outcome-rewritten pre.document").text
             check("nse1." not in document or "\u2026" in document, "the enc blob shortened in the document")
 
             # Live: a push while the page is open appears within 2 s, without a reload.
             time.sleep(0.5)  # the event stream's first comment has arrived by now
             started = time.monotonic()
-            post(push_url, {"aps": {"alert": alert, "mutable-content": 1},
+            post(push_url, {"aps": {"alert": alert, "mutable-content": 1, "thread-id": "carol"},
                             "enc": seal(dict(message, text="Running late, 1:15"))}, topic)
             try:
                 WebDriverWait(browser, 2.0, poll_frequency=0.05).until(
@@ -169,6 +178,12 @@ def main():
                 check(True, f"a live push appeared in {(time.monotonic() - started) * 1000:.0f} ms")
             except Exception:
                 check(False, "a live push appeared within 2 s")
+            stack = mine.find_elements(By.CSS_SELECTOR, '.stack[data-thread="carol"]')
+            tops = [e.text for e in stack[0].find_elements(By.CSS_SELECTOR, ".stack-top .body")] if stack else []
+            folded = stack[0].find_element(By.CSS_SELECTOR, ".stack-more > summary").text if stack else ""
+            first = mine.find_element(By.CSS_SELECTOR, ".notifications > *")
+            check(tops == ["Running late, 1:15"] and folded == "2 more" and first.get_attribute("data-thread") == "carol",
+                  f"the live push on top of carol's stack, which moved up ({tops}, {folded!r})")
         os.makedirs(os.path.dirname(SCREENSHOT), exist_ok=True)
         browser.save_screenshot(SCREENSHOT)
         print(f"browser-lockscreen: screenshot {SCREENSHOT}")

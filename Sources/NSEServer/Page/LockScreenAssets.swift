@@ -18,7 +18,10 @@ enum LockScreenAssets {
         .clock { font-size: 54px; font-weight: 200; text-align: center; margin: 8px 0 12px; }
         .notifications { list-style: none; margin: 0; padding: 0; display: flex; flex-direction: column; gap: 8px; }
         .card { background: var(--card); color: var(--ink); border-radius: 16px; padding: 10px 12px; position: relative; }
-        .card[data-thread]:not([data-thread=""]) + .card[data-thread]:not([data-thread=""]) { margin-top: -4px; }
+        .stack { list-style: none; } .stack ol { list-style: none; margin: 0; padding: 0; display: flex;
+          flex-direction: column; gap: 6px; }
+        .stack-top > .card { box-shadow: 0 6px 0 -2px var(--card), 0 12px 0 -5px rgba(255,255,255,.45); }
+        .stack-more > summary { color: #fff; opacity: .8; font-size: 12px; margin: 8px 0 2px 6px; }
         .app { display: flex; justify-content: space-between; font-size: 12px; color: var(--faint);
           text-transform: uppercase; }
         .title { font-weight: 600; } .subtitle { font-weight: 500; } .body { white-space: pre-wrap; }
@@ -145,6 +148,35 @@ enum LockScreenAssets {
             li.appendChild(details);
             return li;
           }
+          // A new notification joins its thread's stack (made if the thread had one notification), which moves to
+          // the top, as iOS stacks them; without a thread it stands alone.
+          function stackWith(list, fresh) {
+            var thread = fresh.dataset.thread;
+            if (!thread) { return fresh; }
+            var found = null;
+            for (var i = 0; i < list.children.length; i++) {
+              if (list.children[i].dataset.thread === thread) { found = list.children[i]; break; }
+            }
+            if (!found) { return fresh; }
+            var stack = found;
+            if (!found.classList.contains("stack")) {
+              stack = el("li", "stack");
+              stack.dataset.thread = thread;
+              stack.appendChild(el("ol", "stack-top"));
+              var more = el("details", "stack-more");
+              more.appendChild(el("summary", null, "0 more"));
+              more.appendChild(el("ol", "stacked"));
+              stack.appendChild(more);
+              list.replaceChild(stack, found);
+              stack.querySelector(".stack-top").appendChild(found);
+            }
+            var top = stack.querySelector(".stack-top");
+            var stacked = stack.querySelector(".stacked");
+            while (top.firstChild) { stacked.insertBefore(top.lastChild, stacked.firstChild); }
+            top.appendChild(fresh);
+            stack.querySelector(".stack-more > summary").textContent = stacked.children.length + " more";
+            return stack;
+          }
           if (window.EventSource) {
             var events = new EventSource("/v1/events");
             events.addEventListener("notification", function (event) {
@@ -154,7 +186,8 @@ enum LockScreenAssets {
               if (!phone) { return; }
               var list = phone.querySelector(".notifications");
               if (list.querySelector('[data-id="' + (result.apns_id || "").replace(/"/g, "") + '"]')) { return; }
-              list.insertBefore(card(result, phone.dataset.topic), list.firstChild);
+              var fresh = card(result, phone.dataset.topic);
+              list.insertBefore(stackWith(list, fresh), list.firstChild);
               phone.querySelector(".clock").textContent = clock(result.recorded_at);
             });
           }

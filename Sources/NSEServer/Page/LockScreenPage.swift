@@ -43,7 +43,7 @@ enum LockScreenPage {
             <div class="clock">\(escape(clock(phone.results.first?["recorded_at"]?.intValue)))</div>
             <ol class="notifications">
             """
-        for result in phone.results { html += card(result, appName: config.bundleID) }
+        for group in threads(phone.results) { html += stack(group, appName: config.bundleID) }
         html += """
             </ol>
             <form class="send" method="post" action="/3/device/\(escape(config.remoteToken.lowercased()))">
@@ -53,6 +53,38 @@ enum LockScreenPage {
             </form>
             </section>
             """
+        return html
+    }
+
+    /// The results grouped as iOS stacks them: by `thread-id` (a result without one is alone), each group where its
+    /// newest result is, newest first within it.
+    static func threads(_ results: [JSON]) -> [[JSON]] {
+        var groups: [[JSON]] = []
+        var index: [String: Int] = [:]
+        for result in results {
+            let thread = result["notification"]?["aps"]?["thread-id"]?.stringValue ?? ""
+            if !thread.isEmpty, let at = index[thread] {
+                groups[at].append(result)
+            } else {
+                if !thread.isEmpty { index[thread] = groups.count }
+                groups.append([result])
+            }
+        }
+        return groups
+    }
+
+    /// A thread's stack: its newest notification, and the others folded under "N more" (HTML `<details>`, so it
+    /// opens without JavaScript); a notification alone is its card.
+    static func stack(_ group: [JSON], appName: String) -> String {
+        guard group.count > 1, let newest = group.first else {
+            return group.first.map { card($0, appName: appName) } ?? ""
+        }
+        let thread = newest["notification"]?["aps"]?["thread-id"]?.stringValue ?? ""
+        var html = "<li class=\"stack\" data-thread=\"\(escape(thread))\"><ol class=\"stack-top\">"
+        html += card(newest, appName: appName)
+        html += "</ol><details class=\"stack-more\"><summary>\(group.count - 1) more</summary><ol class=\"stacked\">"
+        for result in group.dropFirst() { html += card(result, appName: appName) }
+        html += "</ol></details></li>"
         return html
     }
 
