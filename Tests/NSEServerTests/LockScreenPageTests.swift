@@ -4,8 +4,9 @@ import HummingbirdTesting
 import NIOCore
 import NSEDevice
 import NSEJSON
-import NSEServer
 import Testing
+
+@testable import NSEServer
 
 /// `GET /`, the lock-screen page, through the router (the browser test is scripts/browser-lockscreen.py): the
 /// served phone and its notifications rendered by the server, and whatever a push carries escaped.
@@ -44,5 +45,38 @@ import Testing
                 .trimmingCharacters(in: .whitespacesAndNewlines)
             #expect(!html.contains(key))
         }
+    }
+
+    /// A push that brought a call: the call screen with the caller and the kind of call, and its steps and end in the
+    /// detail panel; a thread's notifications in one stack, the newest on top.
+    @Test func aCallAndAThreadAreDrawnAsIOSShowsThem() {
+        let call: JSON = [
+            "outcome": "suppressed", "apns_id": "a1", "recorded_at": 3_600_000,
+            "call_report": ["localized_caller_name": "Dave", "has_video": false, "remote_handle": ["value": "dave"]],
+            "call": ["timeline_ms": ["reported": 12, "invite_received": 80], "end_reason": "remoteEnded"],
+        ]
+        let html = LockScreenPage.card(call, appName: "org.example.app")
+        #expect(html.contains(#"<span class="call-kind">Audio call</span><span class="caller">Dave</span>"#))
+        #expect(html.contains(#"<span class="end-reason">ended: remoteEnded</span>"#))
+        #expect(html.contains("<dt>call reported</dt><dd>12 ms</dd>"))
+        #expect(html.contains("<dt>call invite received</dt><dd>80 ms</dd>"))
+        #expect(html.contains("silenced by the extension <time>01:00:00</time>"))
+        func message(_ id: String, thread: String?) -> JSON {
+            var aps: JSONObject = ["alert": "x"]
+            if let thread { aps["thread-id"] = .string(thread) }
+            return [
+                "outcome": "rewritten", "apns_id": .string(id), "notification": ["aps": .object(aps)],
+                "display": ["title": "Carol", "body": .string(id)],
+            ]
+        }
+        let groups = LockScreenPage.threads([
+            message("m4", thread: "carol"), message("m3", thread: nil), message("m2", thread: "carol"),
+            message("m1", thread: "erin"),
+        ])
+        #expect(groups.map { $0.compactMap { $0["apns_id"]?.stringValue } } == [["m4", "m2"], ["m3"], ["m1"]])
+        let stack = LockScreenPage.stack(groups[0], appName: "org.example.app")
+        #expect(stack.hasPrefix(#"<li class="stack" data-thread="carol"><ol class="stack-top"><li class="card"#))
+        #expect(stack.contains("<summary>1 more</summary>"))
+        #expect(stack.firstRange(of: "m4")!.lowerBound < stack.firstRange(of: "m2")!.lowerBound)
     }
 }

@@ -142,6 +142,9 @@ enum LockScreenAssets {
             if (ext.info && ext.info.call_id) { row("SIP Call-ID", ext.info.call_id); }
             if (ext.time_will_expire_sent) { row("expiry notice", "sent"); }
             row("verdict", result.latency_ms !== undefined ? result.latency_ms + " ms after acceptance" : null);
+            var steps = (result.call && result.call.timeline_ms) || {};
+            Object.keys(steps).forEach(function (k) { row("call " + k.replace(/_/g, " "), steps[k] + " ms"); });
+            if (result.call && result.call.end_reason) { row("call ended", result.call.end_reason); }
             row("reason", result.reason);
             details.appendChild(dl);
             details.appendChild(el("pre", "document", JSON.stringify(shorten(result), null, 2)));

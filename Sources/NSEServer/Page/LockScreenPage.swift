@@ -155,6 +155,11 @@ enum LockScreenPage {
         if let latency = result["latency_ms"]?.doubleValue {
             rows.append(("verdict", "\(latency) ms after acceptance"))
         }
+        // The call the push brought, step by step from the push (docs/voip.md).
+        for (step, value) in result["call"]?["timeline_ms"]?.objectValue ?? JSONObject() {
+            rows.append(("call " + step.replacingUnderscores, value.serialized() + " ms"))
+        }
+        if let end = result["call"]?["end_reason"]?.stringValue { rows.append(("call ended", end)) }
         if let reason = result["reason"]?.stringValue { rows.append(("reason", reason)) }
         var html = "<details><summary>details</summary><dl class=\"timeline\">"
         for (name, value) in rows { html += "<dt>\(escape(name))</dt><dd>\(escape(value))</dd>" }
