@@ -52,9 +52,11 @@ public final class DeviceRegistry: Sendable {
     public var count: Int { state.withLock { $0.entries.count } }
 
     /// Every device, as last read (a folder's devices not opened yet are opened for this, and kept).
-    public var all: [Device] {
-        let count = self.count
-        return (0..<count).compactMap { device(at: $0, token: nil) }
+    public var all: [Device] { first(.max) }
+
+    /// The first `limit` devices, in the order they were given (only those are opened).
+    public func first(_ limit: Int) -> [Device] {
+        (0..<min(limit, count)).compactMap { device(at: $0, token: nil) }
     }
 
     /// The device owning `token` (remote or voip token, hex, case-insensitive), re-read if its file changed.

@@ -158,57 +158,54 @@ public struct PushResponder: HTTPResponder {
         _ bytes: [UInt8]?, token: String, headers: APNsHeaders, certificate: NIOSSLCertificate?, context: Context,
         service: PushService
     ) async -> PushAnswer {
-        let connection = context.connection
         let givenID = headers.first(where: { $0.name == "apns-id" })?.value
         let echoedID = givenID.flatMap { APNsValidation.isUUID($0) ? $0 : nil }
         // Injected faults first: the server playing unavailable, then the first scripted rule for this token.
         if let unavailable = service.faults.unavailable { return .refused(unavailable, apnsID: echoedID) }
-        var fault: (id: Int, rule: FaultRule)?
-        if let taken = service.faults.take(token: token) {
-            fault = taken
-            if taken.rule.delay > 0 { try? await Task.sleep(for: .milliseconds(Int(taken.rule.delay * 1000))) }
-            if taken.rule.goAway {
-                await Self.goAway(context.channel, reason: taken.rule.goAwayReason)
-                var answer = PushAnswer.refused(.shutdown, apnsID: echoedID)
-                answer.reason = taken.rule.goAwayReason
-                answer.faultID = taken.id
-                answer.unanswered = true
-                return answer
-            }
-            if let scripted = taken.rule.answer {
-                var answer = PushAnswer.refused(scripted, apnsID: echoedID)
-                answer.faultID = taken.id
-                return answer
-            }
+        let fault = service.faults.take(token: token)
+        if let delay = fault?.rule.delay, delay > 0 { try? await Task.sleep(for: .milliseconds(Int(delay * 1000))) }
+        var answer: PushAnswer
+        if let rule = fault?.rule, rule.goAway {
+            await Self.goAway(context.channel, reason: rule.goAwayReason)
+            answer = .refused(.shutdown, apnsID: echoedID)
+            answer.reason = rule.goAwayReason
+            answer.unanswered = true
+        } else if let scripted = fault?.rule.answer {
+            answer = .refused(scripted, apnsID: echoedID)
+        } else {
+            answer = await Self.authenticateAndAccept(
+                bytes, token: token, headers: headers, echoedID: echoedID, certificate: certificate, context: context,
+                service: service)
         }
+        answer.faultID = fault?.id
+        return answer
+    }
+
+    /// Provider authentication (a verified client certificate, else a provider token), then APNs's rules.
+    private static func authenticateAndAccept(
+        _ bytes: [UInt8]?, token: String, headers: APNsHeaders, echoedID: String?, certificate: NIOSSLCertificate?,
+        context: Context, service: PushService
+    ) async -> PushAnswer {
         var teamID: String?
         var certificateBundleID: String?
-        var refusal: APNsError?
         if let certificates = service.certificates, let certificate {
             switch certificates.authenticate(certificate) {
-            case .failure(let error): refusal = error
+            case .failure(let error): return .refused(error, apnsID: echoedID)
             case .success(let read): certificateBundleID = read.bundleID
             }
         } else if let authentication = service.authentication {
             let authorization = headers.first(where: { $0.name == "authorization" })?.value
-            switch await authentication.authenticate(authorization: authorization, connection: connection) {
-            case .failure(let error): refusal = error
+            switch await authentication.authenticate(authorization: authorization, connection: context.connection) {
+            case .failure(let error): return .refused(error, apnsID: echoedID)
             case .success(let claims): teamID = claims.teamID
             }
         } else if service.certificates != nil {
             // Certificates required and none given, and no key for tokens either.
-            refusal = APNsError(403, "MissingProviderToken")
+            return .refused(APNsError(403, ProviderToken.Rejection.missing.rawValue), apnsID: echoedID)
         }
-        if let refusal {
-            var answer = PushAnswer.refused(refusal, apnsID: echoedID)
-            answer.faultID = fault?.id
-            return answer
-        }
-        var answer = await Self.accept(
+        return await Self.accept(
             token: token, headers: headers, body: bytes, echoedID: echoedID, teamID: teamID,
             certificateBundleID: certificateBundleID, context: context, service: service)
-        answer.faultID = fault?.id
-        return answer
     }
 
     private static func accept(
@@ -431,7 +428,7 @@ public struct PushResponder: HTTPResponder {
     /// `GET /`: the lock screens (``LockScreenPage``), from the results recorded so far.
     private static func page(service: PushService) async -> Response {
         var phones: [LockScreenPage.Phone] = []
-        for device in service.devices.all.prefix(Self.pagePhones) {
+        for device in service.devices.first(Self.pagePhones) {
             let results = (try? await service.results(for: device, limit: Self.pageNotifications, since: 0)) ?? []
             phones.append(LockScreenPage.Phone(device: device, results: results))
         }

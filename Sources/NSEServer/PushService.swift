@@ -138,7 +138,7 @@ public final class PushService: Sendable {
         self.requests = RequestLog(capacity: requestLogCapacity)
         self.logger = logger
         self.lowPriority = lowPriorityInterval > 0 ? LowPriorityBatch(interval: lowPriorityInterval) : nil
-        lowPriority?.deliver = { [weak self] burst in self?.deliverBurst(burst) }
+        lowPriority?.deliver = { [weak self] burst in self?.release(burst, late: .burst) }
     }
 
     /// The default `--request-log`: requests kept for `GET /v1/requests`.
@@ -209,7 +209,7 @@ public final class PushService: Sendable {
         }
         acknowledgements.expect(uniqueID, row: row, device: device)
         let push = HeldPushes.Held(record: record, row: row, device: device, acceptedAt: accepted)
-        switch held.hold(push, storable: record.push.expiration != 0) {
+        switch holdIfOffline(push, completion: completion) {
         case .deliver:
             // APNs may deliver low-priority pushes late and in bursts, to spare the device's power.
             if record.push.priority < 10, let lowPriority {
@@ -222,15 +222,27 @@ public final class PushService: Sendable {
             }
             run(record, row: row, on: device, acceptedAt: accepted, completion: completion)
             return .running
-        case .held(let replaced):
+        case .held:
             queue.release()
-            if let replaced { drop(replaced, by: record.push) }
             return .held
         case .dropped:
             queue.release()
-            drop(push, by: nil, completion: completion)
             return .running
         }
+    }
+
+    /// Holds `push` if its device is offline, as APNs stores it, recording the push it replaces or, for
+    /// `apns-expiration: 0`, the push itself as dropped (`completion` told then). `.deliver`: the device is online.
+    private func holdIfOffline(
+        _ push: HeldPushes.Held, completion: (@Sendable (JSON) -> Void)? = nil
+    ) -> HeldPushes.Holding {
+        let holding = held.hold(push, storable: push.record.push.expiration != 0)
+        switch holding {
+        case .deliver: break
+        case .held(let replaced): if let replaced { drop(replaced, by: push.record.push) }
+        case .dropped: drop(push, by: nil, completion: completion)
+        }
+        return holding
     }
 
     /// Records a push the offline device will never get: `apns-expiration: 0` ("now or never") while it was
@@ -273,13 +285,14 @@ public final class PushService: Sendable {
         applyOnline(online, to: device)
     }
 
-    /// Runs a burst of low-priority pushes, oldest first; once stopping, what cannot be admitted stays in the store
-    /// for the next start.
-    private func deliverBurst(_ burst: [HeldPushes.Held]) {
-        for push in burst {
+    /// Runs pushes that waited (a device back online, a burst of low-priority pushes), oldest first; once
+    /// stopping, what cannot be admitted stays in the store, unfinished, for the next start.
+    /// - Parameter device: the device as it is now, if it was re-read since the pushes waited.
+    private func release(_ pushes: [HeldPushes.Held], late: Lateness, on device: Device? = nil) {
+        for push in pushes {
             guard queue.readmit() else { break }
             run(
-                push.record, row: push.row, on: push.device, acceptedAt: push.acceptedAt, late: .burst,
+                push.record, row: push.row, on: device ?? push.device, acceptedAt: push.acceptedAt, late: late,
                 completion: push.completion)
         }
     }
@@ -296,11 +309,7 @@ public final class PushService: Sendable {
                 "device back online: delivering what APNs kept",
                 metadata: ["device": .string(device.directory), "pushes": "\(released.count)"])
         }
-        for push in released {
-            // Stopping: the push stays in the store, unfinished, for the next start.
-            guard queue.readmit() else { break }
-            run(push.record, row: push.row, on: device, acceptedAt: push.acceptedAt, late: .heldOffline)
-        }
+        release(released, late: .heldOffline, on: device)
     }
 
     /// Queues again every push a previous run of the server answered 200 and never finished (it crashed, was
@@ -325,15 +334,7 @@ public final class PushService: Sendable {
             // An offline device's pushes are held again, the newest per topic (replacing, as when they came).
             let kept = HeldPushes.Held(
                 record: push.record, row: push.row, device: push.device, acceptedAt: Clock.monotonicNanoseconds())
-            switch held.hold(kept, storable: push.record.push.expiration != 0) {
-            case .deliver: break
-            case .held(let replaced):
-                if let replaced { drop(replaced, by: push.record.push) }
-                continue
-            case .dropped:
-                drop(kept, by: nil)
-                continue
-            }
+            guard case .deliver = holdIfOffline(kept) else { continue }
             guard queue.readmit() else { break }
             run(
                 push.record, row: push.row, on: push.device, acceptedAt: Clock.monotonicNanoseconds(),
