@@ -204,22 +204,66 @@ def results_of(devices):
 
 
 class LineCounter:
-    """Counts recorded results (rows with a result) in the devices' results.db files: a count, not a read of them."""
+    """Counts recorded results (rows with a result) in the devices' results.db files, cheaply: the bench shares the
+    machine with what it measures. A poll stats each device's database and its WAL and queries only those that
+    changed since the last count (a write to results.db changes one of them), each over a read-only connection kept
+    open (opening a database costs more than the query); every `FULL_RECOUNT_S` all are queried again, in case two
+    writes left the same size within one timestamp tick."""
+
+    FULL_RECOUNT_S = 2.0
 
     def __init__(self, devices):
         self.paths = [results_db(device) for device in devices]
+        self.known = {}  # path -> (signature, count)
+        self.connections = {}
+        self.last_full = time.monotonic()
+
+    @staticmethod
+    def signature(path):
+        stamps = []
+        for suffix in ("", "-wal"):
+            try:
+                st = os.stat(path + suffix)
+                stamps.append((st.st_mtime_ns, st.st_size, st.st_ino))
+            except FileNotFoundError:
+                stamps.append(None)
+        return tuple(stamps)
+
+    def query(self, path):
+        db = self.connections.get(path)
+        if db is None:
+            db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
+            self.connections[path] = db
+        return db.execute("SELECT COUNT(*) FROM results WHERE result IS NOT NULL").fetchone()[0]
 
     def count(self):
+        full = time.monotonic() - self.last_full >= self.FULL_RECOUNT_S
+        if full:
+            self.last_full = time.monotonic()
         total = 0
         for path in self.paths:
-            if not os.path.exists(path):
+            signature = self.signature(path)
+            known = self.known.get(path)
+            if known and known[0] == signature and not full:
+                total += known[1]
                 continue
-            try:
-                with contextlib.closing(sqlite3.connect(path, timeout=10)) as db:
-                    total += db.execute("SELECT COUNT(*) FROM results WHERE result IS NOT NULL").fetchone()[0]
-            except sqlite3.OperationalError:
-                continue  # not created yet (no table): nothing recorded
+            count = 0
+            if signature[0] is not None:
+                try:
+                    count = self.query(path)
+                except sqlite3.OperationalError:
+                    signature = None  # not created yet (no table): nothing recorded, look again next time
+                    db = self.connections.pop(path, None)
+                    if db:
+                        db.close()
+            self.known[path] = (signature, count)
+            total += count
         return total
+
+    def close(self):
+        for db in self.connections.values():
+            db.close()
+        self.connections = {}
 
 
 def clear_results(devices):
@@ -235,7 +279,7 @@ def wait_for_lines(counter, expected, timeout):
     while time.monotonic() < deadline:
         if counter.count() >= expected:
             return True
-        time.sleep(0.1)
+        time.sleep(0.2)
     return False
 
 
@@ -265,6 +309,7 @@ def load_run(work, devices, concurrency, make_argv, pushes, expect_outcome, labe
         own1, children1 = server.cpu()
         sip1 = sum(process_cpu(sip_pid)) if sip_pid else 0
         lines_before_stop = counter.count()
+        counter.close()
     finally:
         if perf_process:
             perf_process.send_signal(signal.SIGINT)
@@ -357,6 +402,7 @@ def warm_sip_run(work, setup, concurrency, waves, label):
             measured["results"] += fresh
             measured["requests_log"] += requests
     finally:
+        counter.close()
         server.stop()
     total = len(results_of(setup.devices))
     if total != expected:

@@ -54,6 +54,12 @@ public struct Device: Sendable {
         try AppGroupStore(containerDirectory: directory)
     }
 
+    /// The container's App Group store as a process that lives on between pushes uses it: opened on first use and
+    /// kept open for the life of the process (reopened if its file is replaced). See `KeptAppGroupStores`.
+    public func keptAppGroup() throws(DeviceError) -> AppGroupStore {
+        try KeptAppGroupStores.store(containerDirectory: directory)
+    }
+
     /// Creates a new container with a fresh key pair and push tokens.
     public static func create(at path: String, options: Options = Options()) throws(DeviceError) -> Device {
         try validate(options)

@@ -218,3 +218,29 @@ import Testing
         #expect(try store.messages.keep(message("after@host", at: 1000), now: 1000) == .kept)
     }
 }
+
+/// The store an extension process keeps open between pushes (`Device.keptAppGroup()`).
+@Suite struct KeptAppGroupStoreTests {
+    @Test func oneConnectionServesEveryPushAndAReplacedFileIsOpenedAnew() throws {
+        let root = try TestSupport.temporaryDirectory()
+        let path = root + "/device"
+        let device = try Device.create(at: path)
+        let first = try device.keptAppGroup()
+        #expect(try device.keptAppGroup() === first)
+        try first.messages.keep(
+            StoredMessage(
+                callID: "kept@host", from: "sip:alice@example.org", to: "sip:bob@example.org",
+                contentType: "text/plain", body: Array("hello".utf8), receivedAt: 1000), now: 1000)
+        // Another process (the host, another extension) sees what the kept connection wrote.
+        #expect(try AppGroupStore(containerDirectory: path).messages.contains(callID: "kept@host", now: 1001))
+
+        // The device is made again at the same place: its new database is opened, not the removed one written to.
+        try FileManager.default.removeItem(atPath: path)
+        let again = try Device.create(at: path)
+        let second = try again.keptAppGroup()
+        #expect(second !== first)
+        #expect(try !second.messages.contains(callID: "kept@host", now: 1001))
+        try second.messages.markShown(callID: "new@host", now: 1002)
+        #expect(try AppGroupStore(containerDirectory: path).messages.shownBy(callID: "new@host", now: 1003) != nil)
+    }
+}

@@ -59,7 +59,7 @@ public struct SIPFetch: Sendable {
         var store: MessageStore?
         var group: AppGroupStore?
         do {
-            group = try device.appGroup()
+            group = try device.keptAppGroup()
             store = group?.messages
             try store?.purge()
         } catch {
