@@ -164,17 +164,25 @@ public final class ResultStore: Sendable {
 
     /// Fills a push's row with its result (and lets go of the push's payload and delivered content, which only a
     /// rerun needed).
+    ///
+    /// Crash-safe, not synced: what this write would lose to a power loss can be made again. The push was acknowledged
+    /// by its durable `accept`, and what its extension delivered by the durable `keep` before `content-accepted`; a
+    /// row that loses this update still holds both, so the server starting again records the result from the kept
+    /// content (as after any crash between the two). A result can then be announced twice (a callback, an event),
+    /// never lost. One sync fewer per push: the syncs were a sixth of the server's CPU on this VM's disk.
     public func complete(_ row: Row, result: JSON, for device: Device) throws(DatabaseError) {
         try writing(for: device) { database throws(DatabaseError) in
-            try database.execute(
-                """
-                UPDATE results SET outcome = ?, recorded_at = ?, result = ?, payload = NULL, delivered = NULL
-                WHERE id = ?
-                """,
-                [
-                    .text(result["outcome"]?.stringValue), .integer(result["recorded_at"]?.intValue),
-                    .text(result.serialized()), .integer(row.id),
-                ])
+            try database.write(.crashSafe) { transaction throws(DatabaseError) in
+                try transaction.execute(
+                    """
+                    UPDATE results SET outcome = ?, recorded_at = ?, result = ?, payload = NULL, delivered = NULL
+                    WHERE id = ?
+                    """,
+                    [
+                        .text(result["outcome"]?.stringValue), .integer(result["recorded_at"]?.intValue),
+                        .text(result.serialized()), .integer(row.id),
+                    ])
+            }
         }
     }
 
