@@ -18,7 +18,8 @@ Load comes from h2load (Debian's nghttp2-client) over h2c with prior knowledge o
    each push goes to its own device (own AOR, one held MESSAGE) to make every extension do the network fetch.
 3b. The SIP-fetch path with warm extension processes (`--extension-process warm`, as iOS keeps an extension's
    process): one server for the run; a first wave starts every device's process, then NSE_SERVE_BENCH_WARM_WAVES
-   waves each hold one new MESSAGE per device and push every device once (warm_sip_run).
+   waves each hold one new MESSAGE per device and push every device once (warm_sip_run); then, with another server,
+   a starting wave and one wave at NSE_SERVE_BENCH_RATE for the warm path's latency.
 3c. Many devices (fleet_run): `nse device init-many` makes NSE_SERVE_BENCH_FLEET devices, `nse serve --devices`
    serves them; the server's memory per idle device (its RSS with the fleet against its RSS with one device, both
    idle after start), then one push to every device (h2load over the token list), throughput and lost.
@@ -351,13 +352,14 @@ def load_run(work, devices, concurrency, make_argv, pushes, expect_outcome, labe
     }
 
 
-def warm_sip_run(work, setup, concurrency, waves, label):
+def warm_sip_run(work, setup, concurrency, waves, label, rate=None):
     """The SIP path as phones live it: one `nse serve --extension-process warm` for the whole run, each device's
     extension process kept between its pushes (iOS keeps an extension's process for about 30 minutes). Wave 0 starts
     every device's process and is not measured; then each wave holds one new MESSAGE per device (not timed: a REGISTER
     flushes everything held for its AOR, so a device's next message must be held after its last fetch) and pushes
     every device once. Throughput is the pushes of the measured waves over the sum of their times (first request to
-    last `recorded_at`); CPU per push counts the live extension processes, which are reaped only at the end."""
+    last `recorded_at`); CPU per push counts the live extension processes, which are reaped only at the end. With
+    `rate`, the measured waves are sent at that many pushes a second (over one connection), for latency."""
     clear_results(setup.devices)
     server = Server(setup.devices, concurrency, work, ["--extension-process", "warm"])
     measured = {"label": label, "concurrency": concurrency, "requests": 0, "accepted": 0, "refused": 0,
@@ -373,7 +375,7 @@ def warm_sip_run(work, setup, concurrency, waves, label):
             own0, reaped0 = server.cpu()
             live0 = live_children_cpu(server.process.pid)
             sip0 = sum(process_cpu(setup.server.pid))
-            requests, h2load_cpu = h2load(setup.argv(server.url, payload) + ["-N", "60"],
+            requests, h2load_cpu = h2load(setup.argv(server.url, payload, rate if wave > 0 else None) + ["-N", "60"],
                                           os.path.join(work, f"{label}-w{wave}.h2load.log"),
                                           timeout=len(setup.devices) / 5 + 120)
             accepted = sum(1 for _, status, _ in requests if status == 200)
@@ -738,7 +740,7 @@ def bench(work):
                              perf=True)["perf_data"]
 
     sip, sip_latency, sip_latency_figures, best_sip = {}, None, None, None
-    warm, best_warm = {}, None
+    warm, best_warm, warm_latency, warm_latency_figures = {}, None, None, None
     if SIP_PUSHES > 0:
         started = time.monotonic()
         setup = SIPSetup(work, SIP_PUSHES)
@@ -763,6 +765,9 @@ def bench(work):
                     warm.setdefault(concurrency, []).append(summarize(measured))
             if warm:
                 best_warm = max(SIP_CONCURRENCY, key=lambda c: median([m["per_second"] for m in warm[c]]))
+                warm_latency = warm_sip_run(work, setup, best_warm, 1, "warm-latency", rate=RATE)
+                warm_latency_figures = latency_figures(warm_latency)
+                summarize(warm_latency)
         finally:
             setup.close()
 
@@ -806,6 +811,8 @@ def bench(work):
               f"of {sum(m['accepted'] for m in best)}, REGISTER round trip median "
               f"{median([m['register_ms'] for m in best]):.2f} ms, SIP fetch total "
               f"{median([m['sip_total_ms'] for m in best]):.2f} ms")
+        print_latency("SIP-fetch path, warm processes, fixed rate (after a wave that starts them)", warm_latency,
+                      warm_latency_figures)
 
     p99 = q(enc_latency_figures["end_to_end"], .99)
     enc_wrong = sum(m["wrong"] for runs in enc.values() for m in runs) + enc_latency["wrong"]
@@ -824,8 +831,12 @@ def bench(work):
               f"p99 {q(sip_latency_figures['end_to_end'], .99):.1f} ms at {RATE}/s")
     if warm:
         warm_rate = median([m["per_second"] for m in warm[best_warm]])
-        print(f"SIP-fetch path, warm processes: {warm_rate:.0f}/s at --concurrency {best_warm} = "
-              f"{warm_rate / floor_best:.2f} x floor, {sum(m['lost'] for runs in warm.values() for m in runs)} lost")
+        warm_lost = sum(m['lost'] for runs in warm.values() for m in runs) + warm_latency["lost"]
+        warm_p99 = q(warm_latency_figures["end_to_end"], .99)
+        verdict = "meets" if warm_rate >= 300 and warm_lost == 0 and warm_p99 <= 30 else "MISSES"
+        print(f"target (SIP, warm processes): >= 300 notifications/s, 0 lost, p99 <= 30 ms at {RATE}/s -> {verdict} "
+              f"({warm_rate:.0f}/s at --concurrency {best_warm} = {warm_rate / floor_best:.2f} x floor, {warm_lost} "
+              f"lost, p99 {warm_p99:.1f} ms request->recorded)")
     if fleet:
         print(f"\nmany devices: {fleet['devices']} made by nse device init-many in {fleet['init_s']:.0f} s, served by "
               f"one nse serve --devices (listening {fleet['start_s']:.1f} s after start)")
