@@ -182,10 +182,7 @@ struct DurableStateTests {
                 #expect(String(decoding: received[0].body, as: UTF8.self) == "migrated body")
                 #expect(received[0].from?.tag == "a1")
                 // The device has the message once its 200 has reached the server (the app may see it a moment before).
-                for _ in 0..<250 where !(await server.undeliveredCallIDs().isEmpty) {
-                    try await Task.sleep(for: .milliseconds(20))
-                }
-                #expect(await server.undeliveredCallIDs().isEmpty)
+                try await eventually("delivered") { await server.undeliveredCallIDs().isEmpty }
             }
         }
         // A second start imports nothing again.
