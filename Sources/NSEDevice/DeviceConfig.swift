@@ -1,4 +1,5 @@
 public import NSEJSON
+import NSEPayload
 
 /// A device's identity and settings, stored as `device.json` in its container.
 public struct DeviceConfig: Sendable, Equatable, JSONConvertible {
@@ -114,7 +115,16 @@ public struct DeviceConfig: Sendable, Equatable, JSONConvertible {
                 path: ["shared_core", "watchdog_s"], expected: "a number of seconds from 1 to 3600",
                 problem: .found(String(sharedCoreWatchdog)))
         }
+        if let conflict = releaseConflict {
+            throw JSONFieldError(
+                path: ["voip", "framework"], expected: "a framework of iOS \(iosVersion) (\(conflict))",
+                problem: .found(voip.framework.rawValue))
+        }
     }
+
+    /// Why the app cannot use its VoIP framework on the release the device runs (LiveCommunicationKit needs
+    /// iOS 17.4), nil when it can.
+    public var releaseConflict: String? { iosVersion.conflict(reportingThrough: voip.framework) }
 }
 
 /// A device's SIP account: what the app registers with.

@@ -1,4 +1,5 @@
 public import NSEJSON
+public import NSEPayload
 
 /// The iOS release a device runs (`nse device set --ios-version 11.4`): the rules that changed between releases
 /// follow it. Below iOS 12, an extension whose process has not answered within 1 s of its start is killed and the
@@ -43,6 +44,32 @@ public struct IOSVersion: Sendable, Equatable, Comparable, CustomStringConvertib
     /// How long a freshly started extension process has to answer before it is killed, in seconds; nil when the
     /// release puts no such limit (iOS 12 and later).
     public var extensionStartLimit: Double? { major < 12 ? 1 : nil }
+
+    /// The first release whose apps can report an incoming call through `framework` (CallKit: iOS 10;
+    /// LiveCommunicationKit's `ConversationManager`: iOS 17.4).
+    public static func firstReleaseReporting(through framework: VoIPFramework) -> IOSVersion {
+        switch framework {
+        case .callKit: IOSVersion(major: 10)
+        case .liveCommunicationKit: IOSVersion(major: 17, minor: 4)
+        }
+    }
+
+    /// Why an app on this release cannot report calls through `framework`, nil when it can.
+    public func conflict(reportingThrough framework: VoIPFramework) -> String? {
+        let first = Self.firstReleaseReporting(through: framework)
+        guard self < first else { return nil }
+        return "\(framework.rawValue) needs iOS \(first) or later; the device runs iOS \(self)"
+    }
+
+    /// The first release whose extensions can hand a call offer to `framework`'s `reportNewIncomingVoIPPushPayload`
+    /// (CallKit's `CXProvider`: iOS 14.5; LiveCommunicationKit's `ConversationManager`: iOS 17.4). An extension
+    /// that calls it on an older release calls a method that is not there.
+    public static func firstReleaseEscalating(through framework: VoIPFramework) -> IOSVersion {
+        switch framework {
+        case .callKit: IOSVersion(major: 14, minor: 5)
+        case .liveCommunicationKit: IOSVersion(major: 17, minor: 4)
+        }
+    }
 
     public static func < (lhs: IOSVersion, rhs: IOSVersion) -> Bool {
         (lhs.major, lhs.minor) < (rhs.major, rhs.minor)

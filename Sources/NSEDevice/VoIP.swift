@@ -1,4 +1,5 @@
 public import NSEJSON
+public import NSEPayload
 import NSESystem
 
 /// How the device's app handles VoIP payloads (the PushKit side of the app).
@@ -45,6 +46,9 @@ public struct VoIPSettings: Sendable, Equatable, JSONConvertible {
     }
 
     public var appHandler: AppHandler = .builtIn
+    /// What the app reports its calls through: CallKit, or LiveCommunicationKit (iOS 17.4; docs/voip.md). The
+    /// reference extension hands call offers to the same framework's `reportNewIncomingVoIPPushPayload`.
+    public var framework = VoIPFramework.callKit
     /// Seconds the app has to report the call before it is terminated.
     public var appDeadline: Double = 5
     /// Failures to report after which iOS stops delivering VoIP payloads to the app.
@@ -60,7 +64,8 @@ public struct VoIPSettings: Sendable, Equatable, JSONConvertible {
 
     public var json: JSON {
         [
-            "app_handler": appHandler.json, "app_deadline_s": .double(appDeadline), "max_strikes": maxStrikes.json,
+            "framework": framework.json, "app_handler": appHandler.json, "app_deadline_s": .double(appDeadline),
+            "max_strikes": maxStrikes.json,
             "max_offer_age_s": .double(maxOfferAge), "call": call.json,
         ]
     }
@@ -68,6 +73,7 @@ public struct VoIPSettings: Sendable, Equatable, JSONConvertible {
     /// Reads the settings; each one left out keeps its default.
     public init(json: JSON) throws(JSONFieldError) {
         let settings = try JSONObject(json: json)
+        framework = try settings.field("framework") ?? framework
         appHandler = try settings.field("app_handler") ?? appHandler
         appDeadline = try settings.field("app_deadline_s") ?? appDeadline
         maxStrikes = try settings.field("max_strikes") ?? maxStrikes

@@ -4,7 +4,8 @@ import NSEPayload
 import NSESystem
 
 /// Apple's "end-to-end encrypted VoIP calls" path: a decrypted call offer is handed to
-/// `CXProvider.reportNewIncomingVoIPPushPayload`, and the alert is silenced with empty content.
+/// `reportNewIncomingVoIPPushPayload` of the framework the app uses (CallKit's `CXProvider`, or LiveCommunicationKit's
+/// `ConversationManager`), and the alert is silenced with empty content.
 struct CallEscalation: Sendable {
     var device: Device
     var rewriter: Rewriter
@@ -40,7 +41,8 @@ struct CallEscalation: Sendable {
             payload["call-id"] = .string(callID)
         }
         if let sentAt = call.sentAt { payload["sent_at"] = .string(Clock.rfc3339(unixSeconds: sentAt)) }
-        channel.send(.reportVoIP(payload))
+        let framework = device.config.voip.framework
+        channel.send(.reportVoIP(payload, framework: framework))
         let waitUntil = request.deadlineUnixMilliseconds + 1000
         while true {
             let remaining = waitUntil - Clock.unixMilliseconds()
@@ -51,10 +53,11 @@ struct CallEscalation: Sendable {
             case .reportVoIPResult(nil)?:
                 return DeliveredContent(
                     content: [:],
-                    reason: "voip-escalated: call offer from \(source) reported to CallKit; alert silenced",
+                    reason:
+                        "voip-escalated: call offer from \(source) reported to \(framework.rawValue); alert silenced",
                     info: ["content_type": "call", "source": .string(source)])
             case .reportVoIPResult(let error?)?:
-                return rewriter.callFallback(call, reason: "voip-report-failed: \(error.name) (\(error.rawValue))")
+                return rewriter.callFallback(call, reason: "voip-report-failed: \(error)")
             case .timeWillExpire?:
                 return rewriter.callFallback(call, reason: "time-will-expire: no answer to the VoIP report")
             case .request?, .contentAccepted?:

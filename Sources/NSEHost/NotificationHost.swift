@@ -181,7 +181,7 @@ public struct NotificationHost: Sendable {
             content.kept.map(ExtensionRun.resumed)
             ?? ExtensionRun.run(
                 command: extensionCommand, request: request, limits: limits, filteringEntitlement: filtering,
-                pool: extensionProcesses, keepContent: content.keep)
+                release: device.config.iosVersion, pool: extensionProcesses, keepContent: content.keep)
         var verdict = ContentRules.verdict(
             run.record, exitCode: run.exitCode, exitSignal: run.exitSignal, original: payload,
             originalDisplay: original,
@@ -202,7 +202,8 @@ public struct NotificationHost: Sendable {
                 into: &result)
         }
         if run.record.voipReported {
-            result.voip = .notificationServiceExtension(error: run.record.voipError, app: launch)
+            result.voip = .notificationServiceExtension(
+                error: run.record.voipError, framework: run.record.voipFramework, app: launch)
         }
         result.extensionReport = NotificationResult.ExtensionReport(
             command: extensionCommand, wallMilliseconds: run.wallMilliseconds,

@@ -57,17 +57,23 @@ public struct NotificationResult: Sendable, JSONEncodable {
     public enum VoIPPath: Sendable, Equatable, JSONEncodable {
         /// A VoIP push: no extension, iOS launched the app.
         case pushKit(AppLaunch)
-        /// The extension reported a call: CallKit's error (nil when it accepted), and the app's launch when it did.
-        case notificationServiceExtension(error: VoIPReportError?, app: AppLaunch?)
+        /// The extension reported a call through `framework`: the error (nil when it was accepted), and the app's
+        /// launch when it was.
+        case notificationServiceExtension(error: VoIPReportFailure?, framework: VoIPFramework, app: AppLaunch?)
 
-        /// `{"path": "pushkit", "app"}`, or `{"path": "notification-service-extension", "error"}` with `app` when
-        /// the app was launched.
+        /// `{"path": "pushkit", "app"}` (with `framework` when the app reported), or `{"path":
+        /// "notification-service-extension", "framework", "error"}` with `app` when the app was launched.
         public var json: JSON {
             switch self {
             case .pushKit(let app):
-                return ["path": "pushkit", "app": app.json]
-            case .notificationServiceExtension(let error, let app):
-                var object: JSONObject = ["path": "notification-service-extension", "error": error.json]
+                var object: JSONObject = ["path": "pushkit", "app": app.json]
+                if let report = app.report { object["framework"] = .string(report.framework.rawValue) }
+                return .object(object)
+            case .notificationServiceExtension(let error, let framework, let app):
+                var object: JSONObject = [
+                    "path": "notification-service-extension", "framework": .string(framework.rawValue),
+                    "error": error.json,
+                ]
                 if let app { object["app"] = app.json }
                 return .object(object)
             }
@@ -193,7 +199,7 @@ public struct NotificationResult: Sendable, JSONEncodable {
         }
         if let call = callReport {
             let caller = call.localizedCallerName ?? call.handleValue
-            lines.append("call:     \(safe(caller)) rings (CallKit uuid \(safe(call.uuid)))")
+            lines.append("call:     \(safe(caller)) rings (\(call.framework.rawValue) uuid \(safe(call.uuid)))")
         }
         for warning in warnings { lines.append("warning:  \(safe(warning))") }
         return lines.joined(separator: "\n") + "\n"

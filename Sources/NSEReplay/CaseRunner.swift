@@ -226,6 +226,7 @@ struct CaseRunner {
         if let strikes = replayCase.device.maxStrikes { voip.maxStrikes = strikes }
         if let age = replayCase.device.maxOfferAge { voip.maxOfferAge = age }
         if let call = replayCase.device.call { voip.call = call }
+        if let framework = replayCase.device.voipFramework { voip.framework = framework }
         device.config.voip = voip
         if let version = replayCase.device.iosVersion { device.config.iosVersion = version }
         if let watchdog = replayCase.device.coreWatchdog { device.config.sharedCoreWatchdog = watchdog }

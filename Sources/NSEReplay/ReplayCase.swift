@@ -2,6 +2,7 @@ import NSECrypto
 public import NSEDevice
 public import NSEHost
 public import NSEJSON
+public import NSEPayload
 import NSESystem
 
 /// One replay case, read from a JSON file (format: docs/replay.md, schema: docs/replay-case.schema.json).
@@ -27,6 +28,8 @@ public struct ReplayCase: Sendable {
         /// What the device's user and app do with a call (`device.call`, as `voip.call` in device.json).
         public var call: CallSettings?
         public var iosVersion: IOSVersion?
+        /// What the app reports calls through (`device.voip_framework`, as `voip.framework` in device.json).
+        public var voipFramework: VoIPFramework?
         public var coreWatchdog: Double?
         /// The senders the device trusts: for each contact, the names of the identities whose keys it trusts.
         public var trust: [String: [String]] = [:]
@@ -216,7 +219,7 @@ public struct ReplayCase: Sendable {
                 "bundle_id", "team_id", "filtering", "locale", "strings", "locale_strings", "app_handler",
                 "app_deadline",
                 "max_strikes", "max_offer_age", "strikes", "key_mode", "call", "ios_version", "core_watchdog", "trust",
-                "require_signed_sender",
+                "require_signed_sender", "voip_framework",
             ]
             for key in spec.keys where !allowed.contains(key) { throw fail("device.\(key)", "is not a device field") }
             device.bundleID = try string(spec["bundle_id"], "device.bundle_id") ?? device.bundleID
@@ -254,6 +257,17 @@ public struct ReplayCase: Sendable {
                 do { device.iosVersion = try IOSVersion(json: version) } catch {
                     throw ReplayError(
                         file: file, field: nil, message: error.inside(["device", "ios_version"]).description)
+                }
+            }
+            if let framework = spec["voip_framework"] {
+                do { device.voipFramework = try VoIPFramework(json: framework) } catch {
+                    throw ReplayError(
+                        file: file, field: nil, message: error.inside(["device", "voip_framework"]).description)
+                }
+                if let framework = device.voipFramework,
+                    let conflict = (device.iosVersion ?? .current).conflict(reportingThrough: framework)
+                {
+                    throw fail("device.voip_framework", conflict)
                 }
             }
         }

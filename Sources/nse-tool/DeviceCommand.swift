@@ -6,6 +6,7 @@ import NSECrypto
 import NSEDevice
 import NSEHost
 import NSEJSON
+import NSEPayload
 import NSESIP
 import NSESystem
 
@@ -243,6 +244,7 @@ struct DeviceCommand: ParsableCommand {
                 if let callbackUrl { device.config.callbackURL = callbackUrl == "none" ? nil : callbackUrl }
                 if let online { device.config.online = online }
                 voip.apply(to: &device.config.voip)
+                if let conflict = device.config.releaseConflict { throw Failure(.usage, conflict) }
                 if noSipAccount {
                     device.config.sip = nil
                     do { try FileSystem.remove(device.sipPasswordPath) } catch {
@@ -302,6 +304,12 @@ struct VoIPOptions: ParsableArguments {
             valueName: "cmd|url"))
     var appHandler: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "What the app reports calls through, and the extension hands call offers to: callkit (default) or livecommunicationkit (lck; iOS 17.4 or later).",
+            valueName: "framework"))
+    var voipFramework: String?
+
     @Option(help: ArgumentHelp("Seconds the app has to report the call (default 5).", valueName: "seconds"))
     var appDeadline: Double?
 
@@ -340,7 +348,8 @@ struct VoIPOptions: ParsableArguments {
     var hangupAfter: Double?
 
     var isSet: Bool {
-        appHandler != nil || appDeadline != nil || maxStrikes != nil || maxOfferAge != nil || callAction != nil
+        appHandler != nil || voipFramework != nil || appDeadline != nil || maxStrikes != nil || maxOfferAge != nil
+            || callAction != nil
             || answerAfter != nil || inviteTimeout != nil || hangupAfter != nil
     }
 
@@ -352,6 +361,9 @@ struct VoIPOptions: ParsableArguments {
             throw ValidationError("--max-strikes must be between 1 and 1000")
         }
         if let maxOfferAge, !(maxOfferAge >= 0) { throw ValidationError("--max-offer-age must be 0 or more seconds") }
+        if let voipFramework, VoIPFramework(option: voipFramework) == nil {
+            throw ValidationError("--voip-framework \(voipFramework): expected callkit or livecommunicationkit")
+        }
         if let appHandler, appHandler.allSatisfy({ $0 == " " }) {
             throw ValidationError("--app-handler needs a command or a URL")
         }
@@ -373,6 +385,7 @@ struct VoIPOptions: ParsableArguments {
 
     func apply(to settings: inout VoIPSettings) {
         if let appHandler { settings.appHandler = VoIPSettings.handler(from: appHandler) }
+        if let framework = voipFramework.flatMap(VoIPFramework.init(option:)) { settings.framework = framework }
         if let appDeadline { settings.appDeadline = appDeadline }
         if let maxStrikes { settings.maxStrikes = maxStrikes }
         if let maxOfferAge { settings.maxOfferAge = maxOfferAge }

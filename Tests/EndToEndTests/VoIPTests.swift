@@ -74,6 +74,53 @@ import Testing
         #expect(result["call_report"]?["uuid"] == .string(Self.uuid))
     }
 
+    /// LiveCommunicationKit (iOS 17.4): the extension hands the offer to `ConversationManager`, the app reports a
+    /// conversation, and a refusal has no documented domain or code.
+    @Test func liveCommunicationKitRoute() throws {
+        let bob = try device("lck", ["--voip-framework", "lck"])
+        let result = try run(bob, try callPush(to: bob))
+        #expect(result["outcome"] == "suppressed", "\(result["reason"] ?? .null)")
+        #expect(result["extension"]?["info"]?["reason"] == nil)
+        #expect(result["voip"]?["framework"] == "LiveCommunicationKit")
+        #expect(result["voip"]?["error"] == .null)
+        #expect(result["call_report"]?["framework"] == "LiveCommunicationKit")
+        #expect(result["call_report"]?["uuid"] == .string(Self.uuid))
+        #expect(result["reason"]?.stringValue?.contains("reported the conversation to LiveCommunicationKit") == true)
+
+        let plain = try device("lck-plain", ["--voip-framework", "livecommunicationkit"], filtering: false)
+        let refused = try run(plain, try callPush(to: plain))
+        #expect(refused["outcome"] == "fallback")
+        #expect(
+            refused["reason"]?.stringValue
+                == "voip-report-failed: LiveCommunicationKit disallowed the conversation (missingNotificationFilteringEntitlement)"
+        )
+        #expect(
+            refused["voip"]?["error"]
+                == [
+                    "framework": "LiveCommunicationKit", "domain": .null, "code": .null,
+                    "name": "missingNotificationFilteringEntitlement",
+                ])
+
+        // The framework needs iOS 17.4: the device cannot be set back to an older release while it uses it.
+        let older = try TestSupport.nse(["device", "set", bob, "--ios-version", "17.3"])
+        #expect(older.status == 64)
+        #expect(older.stderr.contains("LiveCommunicationKit needs iOS 17.4 or later; the device runs iOS 17.3"))
+        let back = try TestSupport.nse(["device", "set", bob, "--ios-version", "17.3", "--voip-framework", "callkit"])
+        #expect(back.status == 0, "\(back.stderr)")
+        #expect(try run(bob, try callPush(to: bob))["voip"]?["framework"] == "CallKit")
+
+        // An extension that calls the method on a release without it dies as on a missing method.
+        let conversation = ["--extension", TestSupport.fixtures + "/extensions/report-conversation.py"]
+        let crashed = try run(bob, #"{"aps":{"alert":"x","mutable-content":1}}"#, conversation)
+        #expect(crashed["outcome"] == "original")
+        #expect(crashed["extension"]?["killed"] == "protocol")
+        #expect(crashed["reason"]?.stringValue?.contains("which came with iOS 17.4; the device runs iOS 17.3") == true)
+        let bad = try TestSupport.nse(["device", "set", bob, "--voip-framework", "telepathy"])
+        #expect(
+            bad.status == 64
+                && bad.stderr.contains("--voip-framework telepathy: expected callkit or livecommunicationkit"))
+    }
+
     @Test func staleOfferIsAMissedCall() throws {
         let bob = try device("stale")
         let result = try run(bob, try callPush(to: bob, sentAt: "2026-01-01T00:00:00Z"))

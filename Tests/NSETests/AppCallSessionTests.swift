@@ -1,4 +1,5 @@
 import NSEJSON
+import NSEPayload
 import Testing
 
 @testable import NSEHost
@@ -62,5 +63,15 @@ import Testing
         #expect(CallRecord.callID(in: ["call-id": "b", "aps": [:]]) == "b")
         #expect(CallRecord.callID(in: ["call-id": ""]) == nil)
         #expect(CallRecord.callID(in: ["aps": ["alert": "x"]]) == nil)
+    }
+
+    /// LiveCommunicationKit's `Conversation.EndedReason` says `joinedElsewhere` where CallKit says
+    /// `answeredElsewhere`; the other reasons are spelled alike.
+    @Test func endReasonsAreNamedAsTheFrameworkNamesThem() {
+        #expect(CallRecord.endReason("answeredElsewhere", in: .liveCommunicationKit) == "joinedElsewhere")
+        #expect(CallRecord.endReason("answeredElsewhere", in: .callKit) == "answeredElsewhere")
+        for reason in ["remoteEnded", "unanswered", "declinedElsewhere", "failed", "declined", "hungUp"] {
+            #expect(CallRecord.endReason(reason, in: .liveCommunicationKit) == reason)
+        }
     }
 }

@@ -13,9 +13,12 @@ import Testing
             hasVideo: true, supportsHolding: false, supportsDTMF: true, supportsGrouping: true)
         #expect(
             report.json.serialized()
-                == #"{"uuid":"6F1C0000-0000-4000-8000-00000000000A","remote_handle":{"type":"phoneNumber","value":"+33 1 23"},"localized_caller_name":null,"has_video":true,"supports_holding":false,"supports_dtmf":true,"supports_grouping":true,"supports_ungrouping":false}"#
+                == #"{"uuid":"6F1C0000-0000-4000-8000-00000000000A","remote_handle":{"type":"phoneNumber","value":"+33 1 23"},"localized_caller_name":null,"has_video":true,"supports_holding":false,"supports_dtmf":true,"supports_grouping":true,"supports_ungrouping":false,"framework":"CallKit"}"#
         )
         #expect(try CallReport(json: JSON.parse(report.json.serialized())) == report)
+        var conversation = report
+        conversation.framework = .liveCommunicationKit
+        #expect(try CallReport(json: JSON.parse(conversation.json.serialized())) == conversation)
     }
 
     @Test func leftOutMembersTakeCallKitsDefaults() throws {
@@ -35,6 +38,10 @@ import Testing
         (
             #"{"uuid":"\#(uuid)","remote_handle":{"type":"sip","value":"bob"}}"#,
             #""remote_handle.type" must be generic, phoneNumber or emailAddress"#
+        ),
+        (
+            #"{"uuid":"\#(uuid)","remote_handle":{"type":"generic","value":"bob"},"framework":"PushKit"}"#,
+            #""framework" must be "CallKit" or "LiveCommunicationKit""#
         ),
         (
             #"{"uuid":"\#(uuid)","remote_handle":{"type":"generic","value":""}}"#,

@@ -26,7 +26,7 @@ import Testing
         let text = config.json.serialized()
         #expect(
             text
-                == #"{"format":1,"bundle_id":"org.example.app","team_id":"ABCDE12345","locale":"fr-FR","entitlements":{"com.apple.developer.usernotifications.filtering":true},"tokens":{"remote":"aa","voip":"bb"},"public_key":"cHVi","key_id":"k1","created_at":"2026-11-23T10:00:00Z","sip":{"aor":"sip:bob@example.org","proxy":"sip:127.0.0.1:5060;transport=tcp","expires":600,"instance":"urn:uuid:1","ca_file":"/ca.pem"},"voip":{"app_handler":{"url":"http://127.0.0.1:9000/voip"},"app_deadline_s":0.5,"max_strikes":2,"max_offer_age_s":30,"call":{"action":"decline","answer_after_s":0.5,"invite_timeout_s":10,"hangup_after_s":5,"ring_timeout_s":120,"ack_timeout_s":32}},"apns":{"uninstalled_at":1795300000000,"callback_url":null,"online":true},"ios_version":"26.1","shared_core":{"watchdog_s":30},"senders":{"require_signed":false}}"#
+                == #"{"format":1,"bundle_id":"org.example.app","team_id":"ABCDE12345","locale":"fr-FR","entitlements":{"com.apple.developer.usernotifications.filtering":true},"tokens":{"remote":"aa","voip":"bb"},"public_key":"cHVi","key_id":"k1","created_at":"2026-11-23T10:00:00Z","sip":{"aor":"sip:bob@example.org","proxy":"sip:127.0.0.1:5060;transport=tcp","expires":600,"instance":"urn:uuid:1","ca_file":"/ca.pem"},"voip":{"framework":"CallKit","app_handler":{"url":"http://127.0.0.1:9000/voip"},"app_deadline_s":0.5,"max_strikes":2,"max_offer_age_s":30,"call":{"action":"decline","answer_after_s":0.5,"invite_timeout_s":10,"hangup_after_s":5,"ring_timeout_s":120,"ack_timeout_s":32}},"apns":{"uninstalled_at":1795300000000,"callback_url":null,"online":true},"ios_version":"26.1","shared_core":{"watchdog_s":30},"senders":{"require_signed":false}}"#
         )
         #expect(try DeviceConfig(json: JSON.parse(text), path: "device.json") == config)
         for handler in [VoIPSettings.AppHandler.builtIn, .command("./app.sh")] {
@@ -72,6 +72,14 @@ import Testing
         (
             #"{"format":1,"bundle_id":"b","team_id":"t","locale":"en","tokens":{"remote":"r","voip":"v"},"public_key":"p","key_id":"k","created_at":"c","voip":{"call":{"action":"maybe"}}}"#,
             #"d/device.json: "voip.call.action" must be answer, decline, busy, ignore or answer-before-invite"#
+        ),
+        (
+            #"{"format":1,"bundle_id":"b","team_id":"t","locale":"en","tokens":{"remote":"r","voip":"v"},"public_key":"p","key_id":"k","created_at":"c","voip":{"framework":"Telepathy"}}"#,
+            #"d/device.json: "voip.framework" must be "CallKit" or "LiveCommunicationKit""#
+        ),
+        (
+            #"{"format":1,"bundle_id":"b","team_id":"t","locale":"en","tokens":{"remote":"r","voip":"v"},"public_key":"p","key_id":"k","created_at":"c","voip":{"framework":"LiveCommunicationKit"},"ios_version":"16.7"}"#,
+            #"d/device.json: "voip.framework" must be a framework of iOS 16.7 (LiveCommunicationKit needs iOS 17.4 or later; the device runs iOS 16.7), not LiveCommunicationKit"#
         ),
     ])
     func corruptMembersAreNamed(document: String, message: String) throws {

@@ -1,3 +1,4 @@
+import NSEDevice
 import NSEJSON
 import NSEPayload
 import NSEProtocol
@@ -190,15 +191,57 @@ import Testing
         var entitled = started(filtering: true)
         #expect(entitled.handle(.voipReportAsked(call)) == [.send(.reportVoIPResult(nil))])
         #expect(entitled.record.acceptedVoIPPayload == call && entitled.record.voipError == nil)
-        #expect(entitled.handle(.voipReportAsked(["again": true])) == [.send(.reportVoIPResult(.invalidClientProcess))])
-        #expect(entitled.record.acceptedVoIPPayload == call && entitled.record.voipError == .invalidClientProcess)
+        let twice = VoIPReportFailure(.invalidClientProcess)
+        #expect(entitled.handle(.voipReportAsked(["again": true])) == [.send(.reportVoIPResult(twice))])
+        #expect(entitled.record.acceptedVoIPPayload == call && entitled.record.voipError == twice)
+
+        var plain = started(filtering: false)
+        let unentitled = VoIPReportFailure(.missingNotificationFilteringEntitlement)
+        #expect(plain.handle(.voipReportAsked(call)) == [.send(.reportVoIPResult(unentitled))])
+        #expect(plain.record.voipReported && plain.record.acceptedVoIPPayload == nil)
+        #expect(plain.phase == .running(expiryAt: 12 * Self.second))
+    }
+
+    /// LiveCommunicationKit's `ConversationManager.reportNewIncomingVoIPPushPayload` answers as CallKit's, its
+    /// refusals its own; on a release without it the extension dies as on a missing method.
+    @Test func liveCommunicationKitsReportFollowsTheSameRulesOnItsReleases() {
+        let call: JSONObject = ["call": true]
+        var entitled = started(filtering: true)
+        #expect(
+            entitled.handle(.voipReportAsked(call, framework: .liveCommunicationKit)) == [.send(.reportVoIPResult(nil))]
+        )
+        #expect(entitled.record.acceptedVoIPPayload == call && entitled.record.voipFramework == .liveCommunicationKit)
+        let twice = VoIPReportFailure(.invalidClientProcess, framework: .liveCommunicationKit)
+        #expect(
+            entitled.handle(.voipReportAsked(call, framework: .liveCommunicationKit)) == [
+                .send(.reportVoIPResult(twice))
+            ])
 
         var plain = started(filtering: false)
         #expect(
-            plain.handle(.voipReportAsked(call)) == [.send(.reportVoIPResult(.missingNotificationFilteringEntitlement))]
-        )
-        #expect(plain.record.voipReported && plain.record.acceptedVoIPPayload == nil)
-        #expect(plain.phase == .running(expiryAt: 12 * Self.second))
+            plain.handle(.voipReportAsked(call, framework: .liveCommunicationKit)) == [
+                .send(
+                    .reportVoIPResult(
+                        VoIPReportFailure(.missingNotificationFilteringEntitlement, framework: .liveCommunicationKit)))
+            ])
+
+        for (release, framework, first) in [
+            (IOSVersion(major: 17, minor: 3), VoIPFramework.liveCommunicationKit, "17.4"),
+            (IOSVersion(major: 14, minor: 4), .callKit, "14.5"),
+        ] {
+            var old = ExtensionSession(request: request, limits: limits, filteringEntitlement: true, release: release)
+            _ = old.handle(.launched(at: 10 * Self.second))
+            let why =
+                "called \(framework.rawValue)'s reportNewIncomingVoIPPushPayload, which came with iOS \(first); the device runs iOS \(release)"
+            #expect(
+                old.handle(.voipReportAsked(call, framework: framework)) == [.kill(.protocolViolation(why)), .finish])
+            #expect(old.record.termination == .protocolViolation(why) && old.record.acceptedVoIPPayload == nil)
+        }
+        var current = ExtensionSession(
+            request: request, limits: limits, filteringEntitlement: true, release: IOSVersion(major: 17, minor: 4))
+        _ = current.handle(.launched(at: 10 * Self.second))
+        #expect(
+            current.handle(.voipReportAsked(call, framework: .liveCommunicationKit)) == [.send(.reportVoIPResult(nil))])
     }
 
     @Test func exitWithoutContentEndsTheSession() {
@@ -224,7 +267,10 @@ import Testing
         #expect(session.observe(ProcessObservation.line(Array("  \r".utf8), at: 1)) == [])
         #expect(
             session.observe(ProcessObservation.line(Array(#"{"type":"report-voip","payload":{}}"#.utf8), at: 1))
-                == [.write(HostMessage.reportVoIPResult(.missingNotificationFilteringEntitlement).line)])
+                == [
+                    .write(
+                        HostMessage.reportVoIPResult(VoIPReportFailure(.missingNotificationFilteringEntitlement)).line)
+                ])
         #expect(session.observe(ProcessObservation.line(Array("not json".utf8), at: 1)) == [.kill, .finish])
         guard case .protocolViolation(let reason) = session.session.record.termination else {
             Issue.record("not a protocol violation")

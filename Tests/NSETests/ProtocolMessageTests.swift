@@ -16,8 +16,12 @@ import Testing
         container: "/tmp/device", budgetMilliseconds: 1500, deadlineUnixMilliseconds: 1_795_300_000_000)
 
     static let hostMessages: [HostMessage] = [
-        .request(request), .timeWillExpire, .contentAccepted, .reportVoIPResult(nil), .reportVoIPResult(.unknown),
-        .reportVoIPResult(.invalidClientProcess), .reportVoIPResult(.missingNotificationFilteringEntitlement),
+        .request(request), .timeWillExpire, .contentAccepted, .reportVoIPResult(nil),
+        .reportVoIPResult(VoIPReportFailure(.unknown)), .reportVoIPResult(VoIPReportFailure(.invalidClientProcess)),
+        .reportVoIPResult(VoIPReportFailure(.missingNotificationFilteringEntitlement)),
+        .reportVoIPResult(VoIPReportFailure(.invalidClientProcess, framework: .liveCommunicationKit)),
+        .reportVoIPResult(
+            VoIPReportFailure(.missingNotificationFilteringEntitlement, framework: .liveCommunicationKit)),
     ]
 
     static let extensionMessages: [ExtensionMessage] = [
@@ -27,6 +31,7 @@ import Testing
                 content: ["aps": ["alert": ["title": "Alice", "body": "Lunch at 1?"]], "from": "sip:a@example.org"],
                 isFallback: true, reason: "envelope-wrong-key: no", info: ["source": "enc"])),
         .reportVoIP(["call_uuid": "6F1C0000-0000-4000-8000-000000000000", "video": true]),
+        .reportVoIP(["call_uuid": "6F1C0000-0000-4000-8000-000000000000"], framework: .liveCommunicationKit),
     ]
 
     @Test(arguments: hostMessages)
@@ -59,9 +64,25 @@ import Testing
                 == #"{"type":"request","protocol":2,"request_id":"6F1C0000-0000-4000-8000-000000000000","push_type":"voip","container":"/tmp/device","budget_ms":1500,"deadline_unix_ms":1795300000000,"payload":{"aps":{"alert":{"loc-key":"IM_MSG"},"mutable-content":1},"enc":"nse1.x"}}"#
                 + "\n")
         #expect(
-            String(decoding: HostMessage.reportVoIPResult(.invalidClientProcess).line, as: UTF8.self)
-                == #"{"type":"report-voip-result","ok":false,"error":{"domain":"CXErrorDomainNotificationServiceExtension","code":1,"name":"invalidClientProcess"}}"#
+            String(decoding: HostMessage.reportVoIPResult(VoIPReportFailure(.invalidClientProcess)).line, as: UTF8.self)
+                == #"{"type":"report-voip-result","ok":false,"error":{"framework":"CallKit","domain":"CXErrorDomainNotificationServiceExtension","code":1,"name":"invalidClientProcess"}}"#
                 + "\n")
+        #expect(
+            String(
+                decoding: HostMessage.reportVoIPResult(
+                    VoIPReportFailure(.missingNotificationFilteringEntitlement, framework: .liveCommunicationKit)
+                ).line, as: UTF8.self)
+                == #"{"type":"report-voip-result","ok":false,"error":{"framework":"LiveCommunicationKit","domain":null,"code":null,"name":"missingNotificationFilteringEntitlement"}}"#
+                + "\n")
+        // CallKit's report is written as before LiveCommunicationKit; the other names its framework.
+        #expect(
+            String(decoding: ExtensionMessage.reportVoIP(["video": true]).line, as: UTF8.self)
+                == #"{"type":"report-voip","payload":{"video":true}}"# + "\n")
+        #expect(
+            String(
+                decoding: ExtensionMessage.reportVoIP(["video": true], framework: .liveCommunicationKit).line,
+                as: UTF8.self)
+                == #"{"type":"report-voip","payload":{"video":true},"framework":"LiveCommunicationKit"}"# + "\n")
         #expect(
             String(decoding: HostMessage.contentAccepted.line, as: UTF8.self) == #"{"type":"content-accepted"}"# + "\n")
         #expect(
@@ -96,7 +117,16 @@ import Testing
                         deadlineUnixMilliseconds: 0)))
         #expect(
             try HostMessage(json: JSON.parse(#"{"type":"report-voip-result","ok":false,"error":{"code":99}}"#))
-                == .reportVoIPResult(.unknown))
+                == .reportVoIPResult(VoIPReportFailure(.unknown)))
+        // A host before LiveCommunicationKit wrote no framework: CallKit's; a name without a code is read by name.
+        #expect(
+            try HostMessage(
+                json: JSON.parse(
+                    #"{"type":"report-voip-result","ok":false,"error":{"framework":"LiveCommunicationKit","name":"invalidClientProcess"}}"#
+                )) == .reportVoIPResult(VoIPReportFailure(.invalidClientProcess, framework: .liveCommunicationKit)))
+        #expect(
+            try HostMessage(json: JSON.parse(#"{"type":"report-voip-result","ok":false,"error":{"code":1}}"#))
+                == .reportVoIPResult(VoIPReportFailure(.invalidClientProcess)))
         #expect(
             try ExtensionMessage(json: JSON.parse(#"{"type":"content","content":{},"reason":null,"info":null}"#))
                 == .content(DeliveredContent(content: [:])))

@@ -36,17 +36,44 @@ import Testing
     @Test func theExtensionsReportWithTheAppsLaunch() {
         let launch = Self.launch(.reported, report: Self.report)
         #expect(
-            Self.voipMembers(launch.report, .notificationServiceExtension(error: nil, app: launch))
-                == #""call_report":{"uuid":"6F1C0000-0000-4000-8000-00000000000A","remote_handle":{"type":"generic","value":"sip:bob@example.org"},"localized_caller_name":"Bob","has_video":true,"supports_holding":true,"supports_dtmf":true,"supports_grouping":false,"supports_ungrouping":false},"voip":{"path":"notification-service-extension","error":null,"app":{"handler":"command","outcome":"reported","failure":null,"wall_ms":1.235,"strikes":0,"max_strikes":3,"must_report":true}}"#
+            Self.voipMembers(launch.report, .notificationServiceExtension(error: nil, framework: .callKit, app: launch))
+                == #""call_report":{"uuid":"6F1C0000-0000-4000-8000-00000000000A","remote_handle":{"type":"generic","value":"sip:bob@example.org"},"localized_caller_name":"Bob","has_video":true,"supports_holding":true,"supports_dtmf":true,"supports_grouping":false,"supports_ungrouping":false,"framework":"CallKit"},"voip":{"path":"notification-service-extension","framework":"CallKit","error":null,"app":{"handler":"command","outcome":"reported","failure":null,"wall_ms":1.235,"strikes":0,"max_strikes":3,"must_report":true}}"#
         )
     }
 
     @Test func aRefusedReportHasItsErrorAndNoApp() {
         #expect(
             Self.voipMembers(
-                nil, .notificationServiceExtension(error: .missingNotificationFilteringEntitlement, app: nil))
-                == #""call_report":null,"voip":{"path":"notification-service-extension","error":{"domain":"CXErrorDomainNotificationServiceExtension","code":2,"name":"missingNotificationFilteringEntitlement"}}"#
+                nil,
+                .notificationServiceExtension(
+                    error: VoIPReportFailure(.missingNotificationFilteringEntitlement), framework: .callKit, app: nil))
+                == #""call_report":null,"voip":{"path":"notification-service-extension","framework":"CallKit","error":{"framework":"CallKit","domain":"CXErrorDomainNotificationServiceExtension","code":2,"name":"missingNotificationFilteringEntitlement"}}"#
         )
+    }
+
+    /// LiveCommunicationKit documents no error domain or codes: its refusal names the condition and leaves them null.
+    @Test func liveCommunicationKitsRefusalHasNoDomainOrCode() {
+        #expect(
+            Self.voipMembers(
+                nil,
+                .notificationServiceExtension(
+                    error: VoIPReportFailure(.invalidClientProcess, framework: .liveCommunicationKit),
+                    framework: .liveCommunicationKit, app: nil))
+                == #""call_report":null,"voip":{"path":"notification-service-extension","framework":"LiveCommunicationKit","error":{"framework":"LiveCommunicationKit","domain":null,"code":null,"name":"invalidClientProcess"}}"#
+        )
+    }
+
+    @Test func aConversationReportedThroughPushKitSaysItsFramework() {
+        var report = Self.report
+        report.framework = .liveCommunicationKit
+        let members = Self.voipMembers(report, .pushKit(Self.launch(.reported, report: report)))
+        #expect(
+            members.contains(
+                #""supports_ungrouping":false,"framework":"LiveCommunicationKit"},"voip":{"path":"pushkit","app":"#))
+        #expect(members.hasSuffix(#""must_report":true},"framework":"LiveCommunicationKit"}"#))
+        #expect(
+            Self.launch(.reported, report: report).summary
+                == "the app reported the conversation to LiveCommunicationKit")
     }
 
     @Test func pushKitWithATerminatedApp() {

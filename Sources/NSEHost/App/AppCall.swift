@@ -1,5 +1,6 @@
 import NSEDevice
 import NSEJSON
+import NSEPayload
 import NSESystem
 
 /// "The app handles the call just like any incoming VoIP call" (Apple's E2EE VoIP article, step 4): once the
@@ -34,7 +35,9 @@ struct AppCall {
         _ = ProcessDriver.run(AppCall.command(), session: &session)
         record.timeline += session.steps.map { ($0.step, milliseconds($0.at)) }
         if let outcome = session.outcome {
-            record.endReason = outcome["end_reason"]?.stringValue
+            record.endReason = outcome["end_reason"]?.stringValue.map {
+                CallRecord.endReason($0, in: launch.report?.framework ?? .callKit)
+            }
             record.sipStatus = outcome["sip_status"]?.intValue.map(Int.init)
             record.video = outcome["video"]?.boolValue
             record.registrationStatus = outcome["registration_status"]?.intValue.map(Int.init)

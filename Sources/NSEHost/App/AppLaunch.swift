@@ -53,7 +53,9 @@ public struct AppLaunch: Sendable, Equatable, JSONEncodable {
     /// One sentence for the result's reason.
     var summary: String {
         switch outcome {
-        case .reported: "the app reported the call to CallKit"
+        case .reported:
+            report?.framework == .liveCommunicationKit
+                ? "the app reported the conversation to LiveCommunicationKit" : "the app reported the call to CallKit"
         case .terminated:
             "the app did not report the call (\(failure ?? "no report")): iOS terminated it, strike \(strikes) of \(maxStrikes)"
         case .notReported:

@@ -38,7 +38,7 @@ struct AppLauncher {
         let answer: Result<[UInt8], AppFailure>
         switch settings.appHandler {
         case .builtIn:
-            answer = .success(BuiltInApp.report(for: payload).json.serializedBytes())
+            answer = .success(BuiltInApp.report(for: payload, through: settings.framework).json.serializedBytes())
         case .command(let command):
             answer = runCommand(command, payload: payload, deadline: settings.appDeadline, mustReport: mustReport)
         case .url(let url):
@@ -66,12 +66,19 @@ struct AppLauncher {
                     report = try CallReport(json: json)
                 }
             } catch { throw AppFailure("malformed report: \(error)") }
+            let first = IOSVersion.firstReleaseReporting(through: report.framework)
+            guard device.config.iosVersion >= first else {
+                throw AppFailure(
+                    "reported through \(report.framework.rawValue), which came with iOS \(first); the device runs iOS \(device.config.iosVersion)"
+                )
+            }
             launch.report = report
             launch.outcome = .reported
             do {
                 try state?.record([
                     "outcome": "reported", "uuid": .string(report.uuid), "handle": .string(report.handleValue),
                     "caller": .string(report.localizedCallerName), "video": .bool(report.hasVideo),
+                    "framework": .string(report.framework.rawValue),
                 ])
             } catch { note(error) }
         } catch  where !mustReport {

@@ -4,7 +4,7 @@ import NSEPayload
 
 /// The app nse provides when none is configured: it reports every call correctly.
 enum BuiltInApp {
-    static func report(for payload: JSONObject) -> CallReport {
+    static func report(for payload: JSONObject, through framework: VoIPFramework = .callKit) -> CallReport {
         let aps = payload["aps"]?.objectValue
         let from = payload["from"]?.stringValue ?? payload["from-uri"]?.stringValue ?? ""
         let callID = payload["call-id"]?.stringValue ?? aps?["call-id"]?.stringValue
@@ -19,6 +19,7 @@ enum BuiltInApp {
             ?? aps?["loc-args"]?.arrayValue?.first?.stringValue
         return CallReport(
             uuid: uuid, handleType: type, handleValue: from.isEmpty ? "unknown" : from,
-            localizedCallerName: (name?.isEmpty ?? true) ? nil : name, hasVideo: payload["video"]?.boolValue ?? false)
+            localizedCallerName: (name?.isEmpty ?? true) ? nil : name, hasVideo: payload["video"]?.boolValue ?? false,
+            framework: framework)
     }
 }

@@ -18,7 +18,7 @@ public struct CallRecord: Sendable, Equatable, JSONEncodable {
     /// The steps of the call, in order, in milliseconds since the push came in (`reported`, `registered`,
     /// `invite_received`, `ringing`, `answered`, `confirmed`, `ended`, …).
     public var timeline: [(step: String, milliseconds: Double)] = []
-    /// CallKit's end reason, or this end's action (`declined`, `hungUp`); nil when the app's process failed.
+    /// CallKit's end reason (LiveCommunicationKit's, for a call reported to it), or this end's action (`declined`, `hungUp`); nil when the app's process failed.
     public var endReason: String?
     /// The SIP status that ended the call on the phone's side.
     public var sipStatus: Int?
@@ -66,6 +66,14 @@ public struct CallRecord: Sendable, Equatable, JSONEncodable {
         if let failure { object["failure"] = .string(failure) }
         if let callKit { object["callkit"] = callKit.json }
         return .object(object)
+    }
+
+    /// An end reason as the framework the call was reported to names it: CallKit's `CXCallEndedReason`, or
+    /// LiveCommunicationKit's `Conversation.EndedReason`, which says `joinedElsewhere` where CallKit says
+    /// `answeredElsewhere` (the others are spelled alike; `declined` and `hungUp` are the user's own end action).
+    static func endReason(_ reason: String, in framework: VoIPFramework) -> String {
+        guard framework == .liveCommunicationKit else { return reason }
+        return reason == "answeredElsewhere" ? "joinedElsewhere" : reason
     }
 
     /// The SIP Call-ID a VoIP payload announces: Flexisip's `call-id`, at the top (alert form, and what the

@@ -12,7 +12,9 @@ public struct ExtensionHandover: Sendable, Equatable, JSONConvertible {
     public var afterExpiry: Bool
     /// Whether it called `reportNewIncomingVoIPPushPayload`, and what the host answered last.
     public var voipReported: Bool
-    public var voipError: VoIPReportError?
+    public var voipError: VoIPReportFailure?
+    /// The framework it reported through.
+    public var voipFramework: VoIPFramework
     /// The call offer the host accepted: once the push is judged the app is launched with it, to report the call.
     public var acceptedVoIPPayload: JSONObject?
 
@@ -22,6 +24,7 @@ public struct ExtensionHandover: Sendable, Equatable, JSONConvertible {
         afterExpiry = record.deliveredAfterExpiry
         voipReported = record.voipReported
         voipError = record.voipError
+        voipFramework = record.voipFramework
         acceptedVoIPPayload = record.acceptedVoIPPayload
     }
 
@@ -33,6 +36,7 @@ public struct ExtensionHandover: Sendable, Equatable, JSONConvertible {
         record.expirySent = afterExpiry
         record.voipReported = voipReported
         record.voipError = voipError
+        record.voipFramework = voipFramework
         record.acceptedVoIPPayload = acceptedVoIPPayload
         return record
     }
@@ -40,13 +44,14 @@ public struct ExtensionHandover: Sendable, Equatable, JSONConvertible {
     public static var jsonKind: String { "an object" }
 
     /// `{"content": <the extension's content line>, "after_expiry", "voip_reported", "voip_error",
-    /// "accepted_voip_payload"}`.
+    /// "accepted_voip_payload"}`, and `voip_framework` when it was not CallKit.
     public var json: JSON {
         var object: JSONObject = [
             "content": ExtensionMessage.content(content).json, "after_expiry": .bool(afterExpiry),
             "voip_reported": .bool(voipReported),
         ]
         if let voipError { object["voip_error"] = voipError.json }
+        if voipFramework != .callKit { object["voip_framework"] = voipFramework.json }
         if let acceptedVoIPPayload { object["accepted_voip_payload"] = .object(acceptedVoIPPayload) }
         return .object(object)
     }
@@ -61,6 +66,7 @@ public struct ExtensionHandover: Sendable, Equatable, JSONConvertible {
         afterExpiry = try object.field("after_expiry") ?? false
         voipReported = try object.field("voip_reported") ?? false
         voipError = try object.field("voip_error")
+        voipFramework = try object.field("voip_framework") ?? .callKit
         acceptedVoIPPayload = try object.field("accepted_voip_payload")
     }
 }

@@ -30,7 +30,7 @@ struct ExtensionProcess: ProcessSession {
             }
             switch message {
             case .content(let content): return .contentProposed(content, at: at)
-            case .reportVoIP(let payload): return .voipReportAsked(payload)
+            case .reportVoIP(let payload, let framework): return .voipReportAsked(payload, framework: framework)
             case .hello(let hello): return .helloReceived(hello)
             case .ready: return .readyReceived
             case nil: return nil

@@ -1,3 +1,4 @@
+import NSEDevice
 import NSEProtocol
 import NSESystem
 
@@ -18,7 +19,8 @@ struct ExtensionRun {
     /// `keepContent` keeps what it delivers before it is told so (``ExtensionProcess/keepContent``).
     static func run(
         command: [String], request: ServiceRequest, limits: ExtensionLimits, filteringEntitlement: Bool,
-        pool: ExtensionProcessPool? = nil, keepContent: (@Sendable (ExtensionHandover) -> Bool)? = nil
+        release: IOSVersion = .current, pool: ExtensionProcessPool? = nil,
+        keepContent: (@Sendable (ExtensionHandover) -> Bool)? = nil
     ) -> ExtensionRun {
         let key = ExtensionProcessPool.Key(container: request.container, command: command)
         let warm = pool?.checkOut(key)
@@ -27,7 +29,8 @@ struct ExtensionRun {
             startTime: warm == nil ? limits.startTime.map(ExtensionLimits.nanoseconds) : nil)
         var process = ExtensionProcess(
             session: ExtensionSession(
-                request: request, limits: limits, filteringEntitlement: filteringEntitlement, terms: terms),
+                request: request, limits: limits, filteringEntitlement: filteringEntitlement, release: release,
+                terms: terms),
             keepContent: keepContent)
         let report: ProcessDriver.Report
         var use = NotificationResult.ExtensionReport.ProcessUse(

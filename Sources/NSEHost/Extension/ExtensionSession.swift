@@ -1,3 +1,4 @@
+public import NSEDevice
 public import NSEJSON
 public import NSEPayload
 public import NSEProtocol
@@ -32,7 +33,7 @@ public struct ExtensionSession: Sendable {
         /// `contentHandler(content)`, at time `at`.
         case contentProposed(DeliveredContent, at: UInt64)
         /// `reportNewIncomingVoIPPushPayload(payload)`.
-        case voipReportAsked(JSONObject)
+        case voipReportAsked(JSONObject, framework: VoIPFramework = .callKit)
         /// `hello` (version 2): what the process says of itself.
         case helloReceived(ExtensionHello)
         /// `ready` (version 2): the instance is gone, the process waits for the next request.
@@ -111,7 +112,9 @@ public struct ExtensionSession: Sendable {
         public var peakKilobytes: Int?
         /// Whether it called `reportNewIncomingVoIPPushPayload`, and what the host answered last.
         public var voipReported = false
-        public var voipError: VoIPReportError?
+        public var voipError: VoIPReportFailure?
+        /// The framework it reported through (the last report's).
+        public var voipFramework = VoIPFramework.callKit
         /// The payload of the report the host accepted.
         public var acceptedVoIPPayload: JSONObject?
         /// What the process said of itself (`hello`), in this session or when it started.
@@ -143,6 +146,8 @@ public struct ExtensionSession: Sendable {
     public let limits: ExtensionLimits
     /// Whether the app has the notification-filtering entitlement (required to report a VoIP push from an NSE).
     public let filteringEntitlement: Bool
+    /// The iOS release the device runs: which frameworks' `reportNewIncomingVoIPPushPayload` exist.
+    public let release: IOSVersion
     public let terms: ProcessTerms
     public private(set) var phase: Phase = .launching
     public private(set) var record = Record()
@@ -154,11 +159,13 @@ public struct ExtensionSession: Sendable {
     private var handoverRefused = false
 
     public init(
-        request: ServiceRequest, limits: ExtensionLimits, filteringEntitlement: Bool, terms: ProcessTerms = .fresh
+        request: ServiceRequest, limits: ExtensionLimits, filteringEntitlement: Bool, release: IOSVersion = .current,
+        terms: ProcessTerms = .fresh
     ) {
         self.request = request
         self.limits = limits
         self.filteringEntitlement = filteringEntitlement
+        self.release = release
         self.terms = terms
         record.hello = terms.hello
     }
@@ -232,16 +239,26 @@ public struct ExtensionSession: Sendable {
             record.released = true
             phase = .finished
             return [.release]
-        case (.running, .voipReportAsked(let payload)), (.expiring, .voipReportAsked(let payload)):
-            // As CXProvider.reportNewIncomingVoIPPushPayload answers an NSE.
+        case (.running, .voipReportAsked(let payload, let framework)),
+            (.expiring, .voipReportAsked(let payload, let framework)):
+            let first = IOSVersion.firstReleaseEscalating(through: framework)
+            guard release >= first else {
+                // The method is not there on this release: the extension dies as on a missing symbol.
+                return kill(
+                    .protocolViolation(
+                        "called \(framework.rawValue)'s reportNewIncomingVoIPPushPayload, which came with iOS \(first); the device runs iOS \(release)"
+                    ))
+            }
+            // As CXProvider's (and ConversationManager's) reportNewIncomingVoIPPushPayload answers an NSE.
             let error: VoIPReportError? =
                 record.voipReported
                 ? .invalidClientProcess
                 : filteringEntitlement ? nil : .missingNotificationFilteringEntitlement
             if error == nil { record.acceptedVoIPPayload = payload }
             record.voipReported = true
-            record.voipError = error
-            return [.send(.reportVoIPResult(error))]
+            record.voipFramework = framework
+            record.voipError = error.map { VoIPReportFailure($0, framework: framework) }
+            return [.send(.reportVoIPResult(record.voipError))]
         case (.running, .protocolViolation(let message)), (.expiring, .protocolViolation(let message)):
             return kill(.protocolViolation(message))
         case (.starting, .startTimeOver):

@@ -1,6 +1,8 @@
 public import NSEJSON
 
-/// What the app reports to CallKit for an incoming call (`CXCallUpdate` + the call's UUID).
+/// What the app reports for an incoming call: to CallKit (`CXCallUpdate` + the call's UUID), or to
+/// LiveCommunicationKit (`reportNewIncomingConversation(uuid:update:)`: its `Conversation.Update` holds the same facts:
+/// the remote member's `Handle`, with `capabilities` video, pausing, playingTones, merging, unmerging).
 public struct CallReport: Sendable, Equatable, JSONConvertible {
     /// `CXHandle.HandleType`.
     public enum HandleType: String, Sendable, CaseIterable, JSONConvertible { case generic, phoneNumber, emailAddress }
@@ -16,12 +18,15 @@ public struct CallReport: Sendable, Equatable, JSONConvertible {
     public var supportsDTMF: Bool
     public var supportsGrouping: Bool
     public var supportsUngrouping: Bool
+    /// The framework it was reported to.
+    public var framework: VoIPFramework
 
     public init(
         uuid: String, handleType: HandleType, handleValue: String, localizedCallerName: String?, hasVideo: Bool,
         supportsHolding: Bool = true, supportsDTMF: Bool = true, supportsGrouping: Bool = false,
-        supportsUngrouping: Bool = false
+        supportsUngrouping: Bool = false, framework: VoIPFramework = .callKit
     ) {
+        self.framework = framework
         self.uuid = uuid
         self.handleType = handleType
         self.handleValue = handleValue
@@ -44,6 +49,7 @@ public struct CallReport: Sendable, Equatable, JSONConvertible {
             "supports_dtmf": .bool(supportsDTMF),
             "supports_grouping": .bool(supportsGrouping),
             "supports_ungrouping": .bool(supportsUngrouping),
+            "framework": .string(framework.rawValue),
         ]
     }
 
@@ -67,34 +73,7 @@ public struct CallReport: Sendable, Equatable, JSONConvertible {
             supportsHolding: try object.field("supports_holding") ?? true,
             supportsDTMF: try object.field("supports_dtmf") ?? true,
             supportsGrouping: try object.field("supports_grouping") ?? false,
-            supportsUngrouping: try object.field("supports_ungrouping") ?? false)
-    }
-}
-
-/// `CXErrorCodeNotificationServiceExtensionError`: why `reportNewIncomingVoIPPushPayload` failed.
-public enum VoIPReportError: Int, Sendable, Equatable, JSONConvertible {
-    case unknown = 0
-    case invalidClientProcess = 1
-    case missingNotificationFilteringEntitlement = 2
-
-    /// The error's name, as Swift spells the case.
-    public var name: String {
-        switch self {
-        case .unknown: "unknown"
-        case .invalidClientProcess: "invalidClientProcess"
-        case .missingNotificationFilteringEntitlement: "missingNotificationFilteringEntitlement"
-        }
-    }
-
-    public static var jsonKind: String { "an object" }
-
-    /// `{"domain", "code", "name"}`.
-    public var json: JSON {
-        ["domain": "CXErrorDomainNotificationServiceExtension", "code": .int(Int64(rawValue)), "name": .string(name)]
-    }
-
-    /// Read by its `code`: a code this build does not know is `unknown`, as a newer iOS's would be to an older app.
-    public init(json: JSON) throws(JSONFieldError) {
-        self = VoIPReportError(rawValue: try JSONObject(json: json).field("code")) ?? .unknown
+            supportsUngrouping: try object.field("supports_ungrouping") ?? false,
+            framework: try object.field("framework") ?? .callKit)
     }
 }

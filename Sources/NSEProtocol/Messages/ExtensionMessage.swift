@@ -1,11 +1,13 @@
 public import NSEJSON
+public import NSEPayload
 
 /// A message from the extension to the host.
 public enum ExtensionMessage: Sendable, Equatable {
     /// `contentHandler(content)`: the content to show; the first one ends the request.
     case content(DeliveredContent)
-    /// `CXProvider.reportNewIncomingVoIPPushPayload(payload)`: the host answers with `report-voip-result`.
-    case reportVoIP(JSONObject)
+    /// `reportNewIncomingVoIPPushPayload(payload)` of CallKit's `CXProvider` or of LiveCommunicationKit's
+    /// `ConversationManager` (`"framework"`, CallKit when left out): the host answers with `report-voip-result`.
+    case reportVoIP(JSONObject, framework: VoIPFramework = .callKit)
     /// Version 2, optional: the process's first line, saying which protocol it speaks and whether it serves more than
     /// one request (a warm process, as iOS keeps an extension's process for the next pushes).
     case hello(ExtensionHello)
@@ -22,8 +24,10 @@ public enum ExtensionMessage: Sendable, Equatable {
             if let reason = delivered.reason { object["reason"] = .string(reason) }
             if let info = delivered.info { object["info"] = .object(info) }
             return .object(object)
-        case .reportVoIP(let payload):
-            return ["type": "report-voip", "payload": .object(payload)]
+        case .reportVoIP(let payload, let framework):
+            var object: JSONObject = ["type": "report-voip", "payload": .object(payload)]
+            if framework != .callKit { object["framework"] = framework.json }
+            return .object(object)
         case .hello(let hello):
             return [
                 "type": "hello", "protocol": .int(hello.protocolVersion),
@@ -49,7 +53,7 @@ public enum ExtensionMessage: Sendable, Equatable {
                     content: try message.field("content"), isFallback: try message.field("fallback") ?? false,
                     reason: try message.field("reason"), info: try message.field("info")))
         case "report-voip":
-            return .reportVoIP(try message.field("payload"))
+            return .reportVoIP(try message.field("payload"), framework: try message.field("framework") ?? .callKit)
         case "hello":
             let version: Int64 = try message.field("protocol")
             guard version >= 1 else {

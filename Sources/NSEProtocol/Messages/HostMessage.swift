@@ -7,8 +7,9 @@ public enum HostMessage: Sendable, Equatable {
     case request(ServiceRequest)
     /// `serviceExtensionTimeWillExpire()`: deliver a best attempt now.
     case timeWillExpire
-    /// The completion of `reportNewIncomingVoIPPushPayload`: nil on success, else the error.
-    case reportVoIPResult(VoIPReportError?)
+    /// The completion of `reportNewIncomingVoIPPushPayload`: nil on success, else the error (its framework the one
+    /// the extension asked).
+    case reportVoIPResult(VoIPReportFailure?)
     /// The host has the extension's content and keeps it whatever happens to either process from now on (a host that
     /// records results has it on disk): what the extension took from its App Group store for it may be let go.
     case contentAccepted
@@ -57,7 +58,8 @@ public enum HostMessage: Sendable, Equatable {
         case "time-will-expire":
             return .timeWillExpire
         case "report-voip-result":
-            return .reportVoIPResult(try message.field("ok") ?? false ? nil : try message.field("error") ?? .unknown)
+            return .reportVoIPResult(
+                try message.field("ok") ?? false ? nil : try message.field("error") ?? VoIPReportFailure(.unknown))
         case "content-accepted":
             return .contentAccepted
         case let other:
