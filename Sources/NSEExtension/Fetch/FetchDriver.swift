@@ -29,7 +29,7 @@ struct FetchDriver {
     private var notice: (to: String, body: [UInt8])?
     private var offers: [Int: (message: SIPReceivedMessage, reply: CheckedContinuation<SIPMessageAnswer, Never>)] = [:]
     private var nextOfferID = 0
-    private var timers: [Int: Task<Void, Never>] = [:]
+    private var timers: [Int: SIPArmedTimer] = [:]
     private var outcome: FetchMachine.Outcome?
 
     init(
@@ -145,10 +145,11 @@ struct FetchDriver {
                 offer.reply.resume(returning: answer)
                 queue += machine.handle(.messageAnswered(id: id), at: Clock.monotonicNanoseconds())
             case .arm(let timer, let at):
+                // On the user agent's event loop: no task, and no timer thread to wake, for timers mostly cancelled.
                 timers[timer.slot]?.cancel()
                 let feed = feed
-                timers[timer.slot] = Task {
-                    do { try await Clock.sleep(until: at) } catch { return }
+                let delay = Int64(bitPattern: at &- Clock.monotonicNanoseconds())
+                timers[timer.slot] = SIPArmedTimer.after(.nanoseconds(max(0, delay)), on: agent.eventLoop) {
                     feed.yield(.event(.timerFired(timer)))
                 }
             case .sendNotice:

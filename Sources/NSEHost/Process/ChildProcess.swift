@@ -41,6 +41,7 @@ final class ChildProcess {
         closeStdin()
         close(stdoutFD)
         close(stderrFD)
+        if statusFD >= 0 { close(statusFD) }
         if exit == nil {
             kill(-pid, SIGKILL)
             var status: Int32 = 0
@@ -170,6 +171,7 @@ final class ChildProcess {
             let result = wait4(pid, &status, blocking ? 0 : WNOHANG, &usage)
             if result == pid {
                 exit = ExitInfo(status: status, usage: usage)
+                endSampling()
                 return exit
             }
             if result < 0 && errno == EINTR { continue }
@@ -183,6 +185,18 @@ final class ChildProcess {
     private static let hostExecutable = FileSystem.executablePath()
     /// Reused for every read of `/proc/PID/status`.
     private var statusBuffer = [UInt8](repeating: 0, count: 4096)
+    /// `/proc/PID/status`, open from a session's first sample to its end (``endSampling()``): each sample reads it
+    /// again from the start (the kernel renders it anew), without a path lookup, an open and a close per sample. The
+    /// open file stays bound to this child: once it is gone, reads fail rather than show another process given its
+    /// PID. A warm process waiting for its next push holds no such descriptor.
+    private var statusFD: Int32 = -1
+
+    /// Closes `/proc/PID/status` until the next sample.
+    func endSampling() {
+        guard statusFD >= 0 else { return }
+        close(statusFD)
+        statusFD = -1
+    }
 
     /// The child's peak resident set so far (`VmHWM` in `/proc/PID/status`), in kilobytes; `nil` until its exec has
     /// completed. posix_spawn returns as soon as the exec releases the host's address space, which the kernel does
@@ -196,10 +210,12 @@ final class ChildProcess {
             }
             execConfirmed = true
         }
-        let fd = open("/proc/\(pid)/status", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        let count = statusBuffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if statusFD < 0 {
+            statusFD = open("/proc/\(pid)/status", O_RDONLY | O_CLOEXEC)
+            guard statusFD >= 0 else { return nil }
+        }
+        let fd = statusFD
+        let count = statusBuffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
         guard count > 0 else { return nil }
         return Self.field("VmHWM:", in: statusBuffer[0..<count])
     }

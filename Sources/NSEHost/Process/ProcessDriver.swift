@@ -149,6 +149,7 @@ enum ProcessDriver {
             if !stdoutOpen && !stderrOpen { observe(.pipesClosed) }
         }
         report.wallMilliseconds = Clock.millisecondsSince(start)
+        child.endSampling()
         if report.released { return report }
         child.closeStdin()
         report.exit = child.reap(blocking: true)

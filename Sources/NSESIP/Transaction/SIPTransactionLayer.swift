@@ -12,7 +12,7 @@ public actor SIPTransactionLayer {
         var bytes: [UInt8]
         var continuation: CheckedContinuation<SIPResponse, any Error>
         var proceeding = false
-        var timerTask: Task<Void, Never>?
+        var timerTask: SIPArmedTimer?
         var retransmissions = 0
         /// The INVITE of an INVITE transaction (nil for a non-INVITE one): its ACK is built from it.
         var invite: SIPRequest?
@@ -31,7 +31,7 @@ public actor SIPTransactionLayer {
     private struct AnswerAwaitingAck {
         var bytes: [UInt8]
         var isSuccess: Bool
-        var timerTask: Task<Void, Never>?
+        var timerTask: SIPArmedTimer?
     }
 
     /// The transport carrying the transactions.
@@ -130,7 +130,7 @@ public actor SIPTransactionLayer {
     ) async throws -> SIPResponse {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<SIPResponse, any Error>) in
             var entry = ClientEntry(bytes: bytes, continuation: continuation, invite: invite, provisional: provisional)
-            entry.timerTask = invite == nil ? makeTimer(key: key) : makeInviteTimer(key: key)
+            entry.timerTask = invite == nil ? makeTimer(key: key) : .task(makeInviteTimer(key: key))
             clients[key] = entry
             do throws(SIPError) {
                 try transport.send(bytes: bytes)
@@ -158,7 +158,7 @@ public actor SIPTransactionLayer {
             awaitingAck[key]?.timerTask?.cancel()
             awaitingAck[key] = AnswerAwaitingAck(
                 bytes: bytes, isSuccess: response.statusCode < 300,
-                timerTask: transport.kind.isReliable ? nil : makeAnswerTimer(ackKey: key))
+                timerTask: transport.kind.isReliable ? nil : .task(makeAnswerTimer(ackKey: key)))
         }
         try transport.send(bytes: bytes)
     }
@@ -251,16 +251,26 @@ public actor SIPTransactionLayer {
         return ack
     }
 
-    private func makeTimer(key: String) -> Task<Void, Never> {
+    private func makeTimer(key: String) -> SIPArmedTimer {
         let (timers, reliable) = (self.timers, transport.kind.isReliable)
-        return Task { [weak self] in
-            let end = await SIPRetransmissions.run(timers: timers, reliable: reliable) { [weak self] in
-                await self?.retransmit(key: key)
+        if reliable {
+            // Nothing is sent again: Timer F alone, on the connection's own event loop.
+            return SIPArmedTimer.after(timers.timerF, on: transport.eventLoop) { [weak self] in
+                Task { [weak self] in
+                    await self?.fail(
+                        key: key, error: SIPError(.timeout, "no final response within Timer F (\(timers.timerF))"))
+                }
             }
-            guard end == .timedOut else { return }
-            await self?.fail(
-                key: key, error: SIPError(.timeout, "no final response within Timer F (\(timers.timerF))"))
         }
+        return .task(
+            Task { [weak self] in
+                let end = await SIPRetransmissions.run(timers: timers, reliable: reliable) { [weak self] in
+                    await self?.retransmit(key: key)
+                }
+                guard end == .timedOut else { return }
+                await self?.fail(
+                    key: key, error: SIPError(.timeout, "no final response within Timer F (\(timers.timerF))"))
+            })
     }
 
     /// Retransmits a pending request; returns whether it is proceeding, or nil when it is gone.

@@ -40,6 +40,9 @@ public final class SIPTransport: Sendable {
         self.limits = limits
     }
 
+    /// The event loop the connection is served on (its timers can run there).
+    public var eventLoop: any EventLoop { channel.eventLoop }
+
     /// The local IP address as text (IPv6 without brackets).
     public var localHost: String { localAddress.ipAddress ?? "127.0.0.1" }
     /// The local port.

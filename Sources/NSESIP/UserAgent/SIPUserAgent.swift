@@ -46,6 +46,10 @@ public actor SIPUserAgent {
     /// on (a warm extension fetching push after push): no thread started and joined for each of them.
     public static let processEventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 
+    /// An event loop of the agent's group: where its connections are served, and where a caller's timers can run
+    /// without a task of their own (``SIPArmedTimer``).
+    public nonisolated var eventLoop: any EventLoop { group.next() }
+
     /// Creates a user agent; without a group it owns a one-thread event loop group, released by `close()`.
     public init(
         configuration: SIPUserAgentConfiguration = SIPUserAgentConfiguration(),
