@@ -83,12 +83,12 @@ public final class PushService: Sendable {
         authentication: ProviderAuthentication? = nil, certificates: CertificateAuthentication? = nil,
         faults: FaultPlan = FaultPlan(),
         requestLogCapacity: Int = PushService.defaultRequestLogCapacity, lowPriorityInterval: Double = 0,
-        logger: Logger
+        openDatabases: Int = ResultStore.defaultMaxOpen, logger: Logger
     ) {
         let registry = DeviceRegistry(devices: devices, folder: folder)
         self.devices = registry
         self.queue = DeliveryQueue(concurrency: concurrency, capacity: queueCapacity)
-        let store = ResultStore(logger: logger)
+        let store = ResultStore(logger: logger, maxOpen: openDatabases)
         var unfinished: [Unfinished] = []
         let used = folder.filter { FileSystem.exists(Path.join($0.directory, "notifications", "results.db")) }
             .compactMap { registry.device(for: $0.remoteToken) }

@@ -23,4 +23,24 @@ public enum Processes {
         let state = stat[stat.index(after: close)...].drop(while: { $0 == " " }).first
         return state != "Z" && state != "X"
     }
+
+    /// Raises this process's soft limit on open descriptors towards `wanted`, as far as the hard limit lets it (a
+    /// server's usual first step: the soft limit is often 1024); returns the soft limit now in force.
+    @discardableResult
+    public static func raiseDescriptorLimit(to wanted: Int) -> Int {
+        #if canImport(Glibc)
+            let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+        #else
+            let resource = RLIMIT_NOFILE
+        #endif
+        var limit = rlimit()
+        guard getrlimit(resource, &limit) == 0 else { return 1024 }
+        let target = rlim_t(max(0, wanted))
+        if limit.rlim_cur < target {
+            var raised = limit
+            raised.rlim_cur = min(target, limit.rlim_max)
+            if setrlimit(resource, &raised) == 0 { limit = raised }
+        }
+        return limit.rlim_cur >= rlim_t(Int.max) ? Int.max : Int(limit.rlim_cur)
+    }
 }

@@ -110,6 +110,12 @@ struct ServeCommand: AsyncParsableCommand {
             valueName: "seconds"))
     var lowPriorityInterval: Double = 0
 
+    @Option(
+        help: ArgumentHelp(
+            "Devices' result databases kept open at once; the least recently used is closed (default 512, fewer if the descriptor limit is low).",
+            valueName: "n"))
+    var openDatabases: Int?
+
     @OptionGroup var processes: ExtensionProcessOptions
 
     @OptionGroup var providerKey: ProviderKeyOptions
@@ -142,6 +148,9 @@ struct ServeCommand: AsyncParsableCommand {
         }
         guard requestLog >= 0, requestLog <= 10_000_000 else {
             throw ValidationError("--request-log must be between 0 and 10000000")
+        }
+        if let openDatabases, !(1...100_000).contains(openDatabases) {
+            throw ValidationError("--open-databases must be between 1 and 100000")
         }
         for spec in fault {
             do { _ = try FaultRule(spec: spec, now: 0) } catch { throw ValidationError(error.description) }
@@ -206,6 +215,10 @@ struct ServeCommand: AsyncParsableCommand {
         let rules = try fault.map { spec in
             do { return try FaultRule(spec: spec, now: now) } catch { throw ValidationError("\(error)") }
         }
+        // Three descriptors per open database, two pipes and more per running extension: the soft limit (often
+        // 1024) is raised as far as the hard one allows, and the databases kept open fit what it gives.
+        let wanted = openDatabases ?? ResultStore.defaultMaxOpen
+        let descriptors = Processes.raiseDescriptorLimit(to: wanted * 4 + 4096)
         let service = PushService(
             devices: opened, folder: folder, concurrency: concurrency, queueCapacity: queue, extensionCommand: command,
             limits: ExtensionLimits(budget: budget, memoryLimitKilobytes: Int(memoryLimit * 1024)),
@@ -216,7 +229,8 @@ struct ServeCommand: AsyncParsableCommand {
                     environment: ProviderCertificate.Environment(rawValue: apnsEnvironment) ?? .development)
             },
             faults: FaultPlan(rules: rules, unavailable: unavailable),
-            requestLogCapacity: requestLog, lowPriorityInterval: lowPriorityInterval, logger: logger)
+            requestLogCapacity: requestLog, lowPriorityInterval: lowPriorityInterval,
+            openDatabases: min(wanted, ResultStore.maxOpen(fitting: descriptors)), logger: logger)
         let configuration = PushServerConfiguration(
             host: address.host, port: address.port, h2cPort: h2c?.port, tlsCertificatePath: tlsCert, tlsKeyPath: tlsKey,
             timeouts: ConnectionTimeouts(preface: .seconds(prefaceTimeout), idle: .seconds(idleTimeout)),

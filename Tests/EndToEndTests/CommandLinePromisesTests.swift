@@ -55,6 +55,7 @@ extension CommandLineTests {
             ["run", "--push-type", "sms"], ["run", "-", "-"], ["no-such-command"], ["push"],
             ["device", "init"],
             ["device", "set"], ["serve", "--listen"], ["replay", "--jobs", "0", "x"],
+            ["serve", "--device", "d", "--open-databases", "0"],
         ]
         for arguments in cases {
             // No stdin: these end before reading it, and writing to a pipe nobody reads would kill the test (SIGPIPE).

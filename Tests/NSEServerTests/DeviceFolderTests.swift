@@ -4,6 +4,7 @@ import NSEDevice
 import NSEJSON
 import NSEPayload
 import NSEServer
+import NSESystem
 import NSETestSupport
 import Testing
 
@@ -71,5 +72,18 @@ import Testing
             #expect(try store.results(for: device, limit: 10, since: 0).count == 1)
         }
         #expect(store.openCount == 2)
+    }
+
+    /// The databases kept open fit the descriptor limit, a quarter of it (at least 256) left to the rest; the
+    /// server raises its soft limit, never above the hard one, and never lowers it.
+    @Test func openDatabasesFitTheDescriptorLimit() {
+        #expect(ResultStore.maxOpen(fitting: 1024) == 256)
+        #expect(ResultStore.maxOpen(fitting: 4096) == 1024)
+        #expect(ResultStore.maxOpen(fitting: 300) == 16)
+        #expect(ResultStore.defaultMaxOpen <= ResultStore.maxOpen(fitting: ResultStore.defaultMaxOpen * 4 + 4096))
+        let before = Processes.raiseDescriptorLimit(to: 0)
+        #expect(before > 0)
+        #expect(Processes.raiseDescriptorLimit(to: before + 1) >= before)
+        #expect(Processes.raiseDescriptorLimit(to: 0) >= before)
     }
 }

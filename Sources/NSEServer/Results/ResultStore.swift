@@ -69,8 +69,18 @@ public final class ResultStore: Sendable {
     private let logger: Logger
     /// Databases kept open at once.
     public let maxOpen: Int
+    /// How many databases a server keeps open unless told (`nse serve --open-databases`): enough for the devices a
+    /// busy server pushes to in turn (with fewer, every push to a device seen before would open its database again:
+    /// a schema read, its write-ahead log's index rebuilt), each ~150 KB and three descriptors.
+    public static let defaultMaxOpen = 512
 
-    public init(logger: Logger, maxOpen: Int = 256) {
+    /// The most databases that fit `descriptors` open descriptors, leaving a quarter of them (at least 256) to
+    /// everything else: connections, extension pipes, logs.
+    public static func maxOpen(fitting descriptors: Int) -> Int {
+        max(16, (descriptors - max(256, descriptors / 4)) / 3)
+    }
+
+    public init(logger: Logger, maxOpen: Int = ResultStore.defaultMaxOpen) {
         self.logger = logger
         self.maxOpen = max(1, maxOpen)
     }
