@@ -10,6 +10,8 @@ struct HeldStore {
     private let database: ServerDatabase?
     private let logger: Logger
     private var messages: [String: HeldMessage] = [:]
+    /// The undelivered messages' ids by AOR: a REGISTER looks up its own, not every message kept for the lifetime.
+    private var undelivered: [String: Set<String>] = [:]
     /// The last arrival order given out (orders stay strictly increasing, across restarts too).
     private var lastOrder: Int64 = 0
 
@@ -24,6 +26,7 @@ struct HeldStore {
         let loaded = try database.heldMessages()
         for message in loaded {
             messages[message.id] = message
+            if !message.isDelivered { undelivered[message.aor, default: []].insert(message.id) }
             lastOrder = max(lastOrder, message.order)
         }
         if !loaded.isEmpty {
@@ -48,12 +51,19 @@ struct HeldStore {
     mutating func hold(_ record: HeldMessage) throws(SIPServerError) {
         try database?.insert(record)
         messages[record.id] = record
+        if !record.isDelivered { undelivered[record.aor, default: []].insert(record.id) }
     }
 
     /// Undelivered messages that have not expired, oldest first, of one AOR or of all.
     func waiting(aor: String?, now: Int64? = nil) -> [HeldMessage] {
-        messages.values.filter { message in
-            !message.isDelivered && (aor == nil || message.aor == aor) && (now.map { message.expiresAt > $0 } ?? true)
+        let candidates: [HeldMessage]
+        if let aor {
+            candidates = (undelivered[aor] ?? []).compactMap { messages[$0] }
+        } else {
+            candidates = Array(messages.values)
+        }
+        return candidates.filter { message in
+            !message.isDelivered && (now.map { message.expiresAt > $0 } ?? true)
         }.sorted { $0.order < $1.order }
     }
 
@@ -88,7 +98,15 @@ struct HeldStore {
                 metadata: ["sip.call_id": "\(message.callID)", "sip.error": "\(error)"])
         }
         messages[id] = message
+        forget(message)
         return message
+    }
+
+    /// Takes a message out of the undelivered index.
+    private mutating func forget(_ message: HeldMessage) {
+        guard var ids = undelivered[message.aor] else { return }
+        ids.remove(message.id)
+        undelivered[message.aor] = ids.isEmpty ? nil : ids
     }
 
     /// Drops the messages whose lifetime is over (and the database's expired records); returns those that expired
@@ -103,7 +121,10 @@ struct HeldStore {
         var expired: [HeldMessage] = []
         for (id, message) in messages where message.expiresAt <= now {
             messages[id] = nil
-            if !message.isDelivered { expired.append(message) }
+            if !message.isDelivered {
+                expired.append(message)
+                forget(message)
+            }
         }
         return expired
     }
