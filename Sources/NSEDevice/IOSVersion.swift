@@ -47,7 +47,7 @@ public struct IOSVersion: Sendable, Equatable, Comparable, CustomStringConvertib
 
     /// The first release whose apps can report an incoming call through `framework` (CallKit: iOS 10;
     /// LiveCommunicationKit's `ConversationManager`: iOS 17.4).
-    public static func firstReleaseReporting(through framework: VoIPFramework) -> IOSVersion {
+    private static func firstReleaseReporting(through framework: VoIPFramework) -> IOSVersion {
         switch framework {
         case .callKit: IOSVersion(major: 10)
         case .liveCommunicationKit: IOSVersion(major: 17, minor: 4)

@@ -115,6 +115,21 @@ import Testing
         #expect(crashed["outcome"] == "original")
         #expect(crashed["extension"]?["killed"] == "protocol")
         #expect(crashed["reason"]?.stringValue?.contains("which came with iOS 17.4; the device runs iOS 17.3") == true)
+        // An app that reports a conversation where the release has no LiveCommunicationKit has not reported: a strike.
+        let handler = root + "/report-conversation.sh"
+        try
+            ("#!/bin/sh\ncat >/dev/null\n"
+            + #"echo '{"uuid":"\#(Self.uuid)","remote_handle":{"type":"generic","value":"sip:bob@example.org"},"framework":"LiveCommunicationKit"}'"#
+            + "\n").write(toFile: handler, atomically: true, encoding: .utf8)
+        #expect(chmod(handler, 0o755) == 0)
+        #expect(try TestSupport.nse(["device", "set", bob, "--app-handler", handler]).status == 0)
+        let unreported = try run(bob, try callPush(to: bob))
+        #expect(unreported["voip"]?["app"]?["outcome"] == "terminated")
+        #expect(unreported["voip"]?["app"]?["strikes"] == 1)
+        #expect(
+            unreported["voip"]?["app"]?["failure"]?.stringValue?.contains(
+                "LiveCommunicationKit needs iOS 17.4 or later; the device runs iOS 17.3") == true)
+        #expect(unreported["call_report"] == .null)
         let bad = try TestSupport.nse(["device", "set", bob, "--voip-framework", "telepathy"])
         #expect(
             bad.status == 64

@@ -66,11 +66,8 @@ struct AppLauncher {
                     report = try CallReport(json: json)
                 }
             } catch { throw AppFailure("malformed report: \(error)") }
-            let first = IOSVersion.firstReleaseReporting(through: report.framework)
-            guard device.config.iosVersion >= first else {
-                throw AppFailure(
-                    "reported through \(report.framework.rawValue), which came with iOS \(first); the device runs iOS \(device.config.iosVersion)"
-                )
+            if let conflict = device.config.iosVersion.conflict(reportingThrough: report.framework) {
+                throw AppFailure("reported through a framework the device does not have: \(conflict)")
             }
             launch.report = report
             launch.outcome = .reported

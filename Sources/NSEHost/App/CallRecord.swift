@@ -18,7 +18,8 @@ public struct CallRecord: Sendable, Equatable, JSONEncodable {
     /// The steps of the call, in order, in milliseconds since the push came in (`reported`, `registered`,
     /// `invite_received`, `ringing`, `answered`, `confirmed`, `ended`, …).
     public var timeline: [(step: String, milliseconds: Double)] = []
-    /// CallKit's end reason (LiveCommunicationKit's, for a call reported to it), or this end's action (`declined`, `hungUp`); nil when the app's process failed.
+    /// CallKit's end reason (LiveCommunicationKit's, for a call reported to it), or this end's action (`declined`,
+    /// `hungUp`); nil when the app's process failed.
     public var endReason: String?
     /// The SIP status that ended the call on the phone's side.
     public var sipStatus: Int?

@@ -4,7 +4,7 @@ public import NSEJSON
 /// (`CXErrorCodeNotificationServiceExtensionError`, domain `CXErrorDomainNotificationServiceExtension`);
 /// LiveCommunicationKit only documents that its method throws "when the system disallows a conversation", with no
 /// domain or codes, so on that route nse names the same condition and leaves the domain and code out.
-public enum VoIPReportError: Int, Sendable, Equatable {
+public enum VoIPReportError: Int, Sendable, Equatable, CaseIterable {
     case unknown = 0
     case invalidClientProcess = 1
     case missingNotificationFilteringEntitlement = 2
@@ -20,10 +20,7 @@ public enum VoIPReportError: Int, Sendable, Equatable {
 
     /// The condition a name stands for.
     public init?(name: String) {
-        guard
-            let error = [Self.unknown, .invalidClientProcess, .missingNotificationFilteringEntitlement]
-                .first(where: { $0.name == name })
-        else { return nil }
+        guard let error = Self.allCases.first(where: { $0.name == name }) else { return nil }
         self = error
     }
 }

@@ -15,9 +15,7 @@ public enum SIPArmedTimer: Sendable {
     public static func after(
         _ delay: Duration, on eventLoop: any EventLoop, fire: @escaping @Sendable () -> Void
     ) -> SIPArmedTimer {
-        let (seconds, attoseconds) = delay.components
-        let nanoseconds = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-        return .scheduled(eventLoop.scheduleTask(in: .nanoseconds(max(0, nanoseconds)), fire))
+        .scheduled(eventLoop.scheduleTask(in: TimeAmount(delay), fire))
     }
 
     public func cancel() {
