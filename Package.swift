@@ -68,6 +68,8 @@ let package = Package(
         // libcurl is not linked but loaded on first use (see Sources/CCurl/shim.h): no pkg-config link flags.
         .systemLibrary(name: "CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // Not a library: the Swift runtime's global-executor hook, declared for the extension's one event loop.
+        .systemLibrary(name: "CConcurrencyHook"),
 
         // MARK: - Foundations
         .target(name: "NSESystem"),
@@ -110,8 +112,9 @@ let package = Package(
         .target(
             name: "NSEExtension",
             dependencies: [
-                "NSEAppRegistration", "NSEChat", "NSECrypto", "NSEDevice", "NSEJSON", "NSEPayload", "NSEProtocol",
-                "NSESIP", "NSESystem", logging,
+                "CConcurrencyHook", "NSEAppRegistration", "NSEChat", "NSECrypto", "NSEDevice", "NSEJSON", "NSEPayload",
+                "NSEProtocol",
+                "NSESIP", "NSESystem", logging, nioCore,
             ]
         ),
         // The two ends of a call as their users drive them: the caller (`nse call`) and the app that takes the

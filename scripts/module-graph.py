@@ -28,7 +28,7 @@ END = "<!-- module-graph: end -->"
 
 # Bottom to top: a module may depend on its own layer and the layers below it, never above.
 LAYERS = [
-    ("c", "C libraries", ["CSodium", "CJansson", "CCurl", "CSQLite"]),
+    ("c", "C libraries", ["CSodium", "CJansson", "CCurl", "CSQLite", "CConcurrencyHook"]),
     ("foundations", "Foundations", [
         "NSESystem", "NSEJSON", "NSECrypto", "NSEHTTP", "NSEDatabase", "NSEChat", "NSECertificates", "NSESIP",
     ]),
@@ -45,6 +45,9 @@ PACKAGE_NAMES = {
     "jwt-kit": "JWTKit", "swift-certificates": "X509", "swift-crypto": "Crypto", "swift-asn1": "SwiftASN1",
     "swift-argument-parser": "ArgumentParser", "swift-http-types": "HTTPTypes",
 }
+
+# System targets that declare something of the Swift runtime rather than a library.
+HEADER_ONLY = {"CConcurrencyHook": "Swift runtime"}
 
 
 def load_manifest(path):
@@ -77,6 +80,8 @@ def read_targets(manifest):
             # No pkg-config name (CCurl is loaded at first use, not linked): name the library after its apt package.
             apt = [p for provider in target.get("providers") or [] for p in provider.get("apt", [[]])[0]]
             library = re.sub(r"\d+$", "", apt[0].split("-")[0]) if apt else None
+        if target["type"] == "system" and not library:
+            library = HEADER_ONLY.get(target["name"])
         targets[target["name"]] = (internal, packages, library)
     return targets
 
