@@ -33,10 +33,12 @@ public enum TestSupport {
     /// The built reference extension.
     public static var referenceExtension: String { binDirectory + "/nse-extension" }
 
-    /// A new empty temporary folder.
+    /// A new empty temporary folder, removed with everything in it when the test process exits (kept when
+    /// `NSE_KEEP_TEST_DIRS` is set, to look at after a failure).
     public static func temporaryDirectory(_ prefix: String = "nse-test") throws -> String {
         let path = NSTemporaryDirectory() + "\(prefix)-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        TemporaryFolders.remember(path)
         return path
     }
 
