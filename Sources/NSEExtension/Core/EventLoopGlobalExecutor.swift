@@ -20,7 +20,8 @@ import NSESIP
 /// thread waits for the fetch (`BlockingWait`), and the fetch waits for the host on the listener's thread, never on
 /// the loop.
 public enum EventLoopGlobalExecutor {
-    /// Where every global-executor job runs once installed: the process's one event loop.
+    /// Where every global-executor job runs once installed: the process's one event loop, started by the first job
+    /// (a process that runs no task, such as one opening a sealed payload, starts no thread).
     private static let executor: any SerialExecutor = SIPUserAgent.processEventLoopGroup.next().executor
 
     private typealias Hook = @convention(thin) (UnownedJob, @convention(thin) (UnownedJob) -> Void) -> Void
@@ -30,7 +31,6 @@ public enum EventLoopGlobalExecutor {
     @discardableResult
     public static func install() -> Bool {
         guard nse_enqueue_global_hook() == nil else { return false }
-        _ = executor  // the loop started now, on the main thread, before the first job needs it
         let hook: Hook = { job, _ in EventLoopGlobalExecutor.executor.enqueue(ExecutorJob(job)) }
         nse_set_enqueue_global_hook(unsafeBitCast(hook, to: UnsafeMutableRawPointer.self))
         return true
