@@ -470,4 +470,40 @@ struct StoreAndForwardTests {
             try await eventually("delivered after retry") { await server.undeliveredCallIDs().isEmpty }
         }
     }
+
+    @Test("Over TCP a held message's transaction ends at Timer F: a silent device's next REGISTER gets it again")
+    func timerFOverTCPEndsTheTransaction() async throws {
+        let sender = fastUA()
+        let silent = SIPUserAgent(
+            configuration: SIPUserAgentConfiguration(
+                timers: SIPTimers(t1: .milliseconds(100)), autoAnswerStatus: nil), logger: quietLogger)
+        var configuration = serverConfiguration([.tcp], acceptTimeout: .milliseconds(200))
+        configuration.timers = SIPTimers(t1: .milliseconds(10), t2: .milliseconds(40))  // Timer F: 640 ms
+        try await withSIPServer(configuration, closing: [silent, sender]) { server, addresses in
+            let proxy = addresses.proxy(.tcp)
+            let device = fastUA()
+            #expect(try await registerDevice(device, proxy: proxy).statusCode == 200)
+            await device.close()
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(
+                try await sendFromAlice(sender, proxy: proxy, body: "anyone?", callID: "silent-1").statusCode == 202)
+            @Sendable func attempts() async -> [Int] {
+                await server.eventLog().compactMap { event in
+                    if case .forwarded(_, "silent-1", .tcp, let attempt) = event { return attempt }
+                    return nil
+                }
+            }
+            #expect(try await registerDevice(silent, proxy: proxy).statusCode == 200)
+            try await eventually("the first copy sent") { await attempts() == [1] }
+            // Unanswered and within Timer F: a REGISTER over the same connection does not send it again.
+            #expect(try await registerDevice(silent, proxy: proxy).statusCode == 200)
+            try await Task.sleep(for: .milliseconds(150))
+            #expect(await attempts() == [1])
+            // Past Timer F the transaction has timed out: still held, and the next REGISTER sends it again.
+            try await Task.sleep(for: .milliseconds(700))
+            #expect(await server.undeliveredCallIDs() == ["silent-1"])
+            #expect(try await registerDevice(silent, proxy: proxy).statusCode == 200)
+            try await eventually("the second copy sent") { await attempts() == [1, 2] }
+        }
+    }
 }

@@ -1,4 +1,5 @@
 import Logging
+import NIOCore
 import NSESIP
 
 /// Store-and-forward delivery: sends a MESSAGE (one the `HeldStore` holds, or a sender's copy forwarded live) to a
@@ -6,8 +7,10 @@ import NSESIP
 /// message counts as delivered only once a device answers it 2xx.
 ///
 /// A value owned by `SIPServer`'s actor, like `Registrar`; it owns the `HeldStore`, since what is held is what it
-/// delivers. Each transaction's retransmissions run as a `Transmission`, a child task of the server's task tree that
-/// the forwarder calls off when the device answers.
+/// delivers. Over UDP each transaction's retransmissions run as a `Transmission`, a child task of the server's task
+/// tree that the forwarder calls off when the device answers; over TCP/TLS there is nothing to retransmit, and its
+/// one timer, Timer F, is a callback armed on the connection's event loop (``SIPArmedTimer``), cancelled by the
+/// answer a few milliseconds later.
 ///
 /// Not `SIPTransactionLayer`: that layer owns one client connection (`SIPTransport`) and reads it itself, while the
 /// server sends over flows it shares with everything else arriving from a device (a UDP listener, an accepted
@@ -33,14 +36,22 @@ struct Forwarder {
         var succeeded: Bool { (200..<300).contains(status) }
     }
 
-    /// One copy on its way: the events to report, and the retransmissions to run as a child task.
+    /// One copy on its way: the events to report, and how its timers run.
     struct Sent {
         var events: [SIPServerEvent]
-        var transmission: Transmission
+        var timing: Timing
     }
 
-    /// The retransmissions of one transaction (``SIPRetransmissions``: every T1, doubling up to T2, on UDP; none on
-    /// TCP/TLS) until Timer F.
+    /// How a sent copy's timers run.
+    enum Timing {
+        /// Over UDP: retransmissions until Timer F, a child task the server runs.
+        case retransmitting(Transmission)
+        /// Over TCP/TLS: Timer F, to arm on the connection's event loop (``Forwarder/armTimerF(branch:fire:)``).
+        case timerF(branch: String)
+    }
+
+    /// The retransmissions of one transaction over UDP (``SIPRetransmissions``: every T1, doubling up to T2) until
+    /// Timer F.
     struct Transmission: Sendable {
         let branch: String
         let bytes: [UInt8]
@@ -53,7 +64,7 @@ struct Forwarder {
         func run() async -> Int? {
             let (bytes, flow, timers) = (self.bytes, self.flow, self.timers)
             return await stop.run {
-                let end = await SIPRetransmissions.run(timers: timers, reliable: flow.kind != .udp) {
+                let end = await SIPRetransmissions.run(timers: timers, reliable: false) {
                     guard flow.isLive else { return nil }
                     flow.send(bytes)
                     return false
@@ -66,12 +77,25 @@ struct Forwarder {
         }
     }
 
+    /// What ends a transaction's timers when it is answered.
+    private enum Timer {
+        case retransmissions(StopSignal)
+        case timerF(SIPArmedTimer?)
+
+        func cancel() {
+            switch self {
+            case .retransmissions(let stop): stop.stop()
+            case .timerF(let armed): armed?.cancel()
+            }
+        }
+    }
+
     private struct Transaction {
         var flow: ServerFlow
         var carrying: Carrying
         var aor: String
         var callID: String
-        var stop: StopSignal
+        var timer: Timer
     }
 
     /// The messages held for fork-late delivery.
@@ -140,7 +164,8 @@ struct Forwarder {
         let bytes = request.serialized()
         let stop = StopSignal()
         transactions[branch] = Transaction(
-            flow: flow, carrying: carrying, aor: record.aor, callID: record.callID, stop: stop)
+            flow: flow, carrying: carrying, aor: record.aor, callID: record.callID,
+            timer: flow.kind == .udp ? .retransmissions(stop) : .timerF(nil))
         var events: [SIPServerEvent] = []
         for _ in 0..<max(1, copies) {
             flow.send(bytes)
@@ -152,11 +177,19 @@ struct Forwarder {
                 "sip.call_id": "\(record.callID)", "sip.method": "MESSAGE", "sip.aor": "\(record.aor)",
                 "sip.transport": "\(flow.kind.rawValue)", "sip.duplicate": "\(copies > 1)",
             ])
+        guard flow.kind == .udp else { return Sent(events: events, timing: .timerF(branch: branch)) }
         return Sent(
             events: events,
-            transmission: Transmission(
-                branch: branch, bytes: bytes, flow: flow, timers: timers,
-                stop: stop))
+            timing: .retransmitting(
+                Transmission(branch: branch, bytes: bytes, flow: flow, timers: timers, stop: stop)))
+    }
+
+    /// Arms Timer F of a transaction over TCP/TLS on its connection's event loop; `fire` runs there when no answer
+    /// came in time (the server then ends it with 408).
+    mutating func armTimerF(branch: String, fire: @escaping @Sendable () -> Void) {
+        guard let transaction = transactions[branch], case .timerF = transaction.timer else { return }
+        let armed = SIPArmedTimer.after(timers.timerF, on: transaction.flow.channel.eventLoop, fire: fire)
+        transactions[branch]?.timer = .timerF(armed)
     }
 
     /// The copies of `senderKey`'s MESSAGE still on their way now deliver the held message `heldID` (the sender's
@@ -187,7 +220,7 @@ struct Forwarder {
     /// when it already ended.
     mutating func finish(branch: String, status: Int) -> Outcome? {
         guard let transaction = transactions.removeValue(forKey: branch) else { return nil }
-        transaction.stop.stop()
+        transaction.timer.cancel()
         logger.debug(
             "sip server device answered",
             metadata: [
@@ -203,7 +236,7 @@ struct Forwarder {
 
     /// Calls off every transaction (the server is stopping).
     mutating func stopAll() {
-        for (_, transaction) in transactions { transaction.stop.stop() }
+        for (_, transaction) in transactions { transaction.timer.cancel() }
         transactions = [:]
     }
 }

@@ -109,13 +109,22 @@ extension SIPServer {
             sender.request, flow: sender.flow, transactionKey: sender.transactionKey, status: status, reason: reason)
     }
 
-    /// Reports a copy sent and runs its retransmissions as a child task.
+    /// Reports a copy sent and runs its timers: retransmissions as a child task (UDP), or Timer F armed on its
+    /// connection's event loop (TCP/TLS).
     func transmit(_ sent: Forwarder.Sent) {
         for event in sent.events { emit(event) }
-        let transmission = sent.transmission
-        spawn { [weak self] in
-            guard let status = await transmission.run() else { return }
-            await self?.transmissionEnded(branch: transmission.branch, status: status)
+        switch sent.timing {
+        case .retransmitting(let transmission):
+            spawn { [weak self] in
+                guard let status = await transmission.run() else { return }
+                await self?.transmissionEnded(branch: transmission.branch, status: status)
+            }
+        case .timerF(let branch):
+            // Fires on the event loop: the 408 goes to the actor as a job of the tree (dropped once it is finished).
+            let tree = self.tree
+            forwarder.armTimerF(branch: branch) { [weak self] in
+                tree.spawn { [weak self] in await self?.transmissionEnded(branch: branch, status: 408) }
+            }
         }
     }
 

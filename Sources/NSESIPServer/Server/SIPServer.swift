@@ -45,7 +45,7 @@ public actor SIPServer {
     }
 
     private var phase = Phase.created
-    private let tree = TaskTree()
+    let tree = TaskTree()
     var faults: FaultPlan
     let pushSender: PushSender
     var listeners = Listeners()
