@@ -125,6 +125,12 @@ public struct Device: Sendable {
         return Device(directory: directory, config: try DeviceConfig(json: json, path: configPath))
     }
 
+    /// ``open(at:)`` for a process that lives on (a warm extension): the device it read before, while its
+    /// `device.json` is unchanged (``KeptDevices``).
+    public static func kept(at path: String) throws(DeviceError) -> Device {
+        try KeptDevices.device(at: path)
+    }
+
     /// Opens the container at `path`, creating it with default options when it does not exist yet.
     public static func openOrCreate(at path: String) throws(DeviceError) -> Device {
         if FileSystem.exists(Path.join(path, "device.json")) { return try open(at: path) }
@@ -180,31 +186,47 @@ public struct Device: Sendable {
 
     /// The app's strings for the device's locale: Linphone's defaults, then `Base.lproj`, then the language
     /// (`fr.lproj`), then the full tag (`fr-FR.lproj`); later files win. Unreadable files are skipped and listed.
+    ///
+    /// A process that lives on (a warm extension, `nse serve`) reads and parses them again only when one of the
+    /// folders or files has changed since it last did (``KeptStrings``).
     public func strings() -> (table: StringsTable, problems: [String]) {
-        var table = StringsTable.linphoneDefaults
-        var problems: [String] = []
+        KeptStrings.strings(folders: stringsFolders) { files in Device.strings(from: files) }
+    }
+
+    /// The folders `strings()` reads, in order.
+    var stringsFolders: [String] {
         var folders = ["Base.lproj"]
         let language = String(config.locale.split(separator: "-").first ?? "")
         if !language.isEmpty { folders.append("\(language).lproj") }
         if config.locale != language { folders.append("\(config.locale).lproj") }
-        for folder in folders {
-            let path = Path.join(stringsDirectory, folder)
+        return folders.map { Path.join(stringsDirectory, $0) }
+    }
+
+    /// The `.strings` files of `folders`, in the order they apply (missing folders skipped).
+    static func stringsFiles(in folders: [String]) -> [String] {
+        folders.flatMap { path -> [String] in
             guard FileSystem.isDirectory(path), let names = try? FileSystem.contents(ofDirectory: path) else {
-                continue
+                return []
             }
-            for name in names where name.hasSuffix(".strings") {
-                let file = Path.join(path, name)
-                do {
-                    guard let text = try FileSystem.readText(file, limit: 1024 * 1024) else {
-                        problems.append("\(file): larger than 1 MiB")
-                        continue
-                    }
-                    table = table.merging(try StringsTable(stringsFile: text))
-                } catch let error as StringsFileError {
-                    problems.append("\(file): \(error.description)")
-                } catch {
-                    problems.append("\(file): \(error)")
+            return names.filter { $0.hasSuffix(".strings") }.map { Path.join(path, $0) }
+        }
+    }
+
+    /// Linphone's defaults merged with `files`, read now.
+    static func strings(from files: [String]) -> (table: StringsTable, problems: [String]) {
+        var table = StringsTable.linphoneDefaults
+        var problems: [String] = []
+        for file in files {
+            do {
+                guard let text = try FileSystem.readText(file, limit: 1024 * 1024) else {
+                    problems.append("\(file): larger than 1 MiB")
+                    continue
                 }
+                table = table.merging(try StringsTable(stringsFile: text))
+            } catch let error as StringsFileError {
+                problems.append("\(file): \(error.description)")
+            } catch {
+                problems.append("\(file): \(error)")
             }
         }
         return (table, problems)

@@ -140,6 +140,27 @@ public enum FileSystem {
         )
     }
 
+    /// What identifies one state of a file: its inode, size, and the times of its last write and last change of
+    /// any kind (a chmod or chown changes the latter only). A file replaced (renamed over), rewritten in place or
+    /// touched has another stamp; only two writes of the same size to the same inode within one timestamp tick
+    /// (the kernel's clock tick, a few ms) could leave it alone.
+    public struct Stamp: Hashable, Sendable {
+        public let inode: UInt64
+        public let size: Int64
+        public let modified: Int64
+        public let changed: Int64
+    }
+
+    /// The stamp of `path` now, or `nil` if it does not exist.
+    public static func stamp(_ path: String) -> Stamp? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Stamp(
+            inode: UInt64(info.st_ino), size: Int64(info.st_size),
+            modified: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec),
+            changed: Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec))
+    }
+
     /// The permission bits of `path`.
     public static func permissions(_ path: String) throws(SystemError) -> mode_t {
         var info = stat()

@@ -65,6 +65,36 @@ import Testing
         } catch { #expect(error.code == .corrupt) }
     }
 
+    /// A process that lives on keeps what it read of a device (``Device/kept(at:)``, `strings()`), and reads it
+    /// again once the files change: a strings file rewritten in place, one added, `device.json` replaced.
+    @Test func keptDeviceAndStringsFollowTheirFiles() throws {
+        let path = try TestSupport.temporaryDirectory() + "/kept"
+        _ = try Device.create(at: path)
+        let device = try Device.kept(at: path)
+        #expect(try Device.kept(at: path).config == device.config)
+        #expect(device.strings().table.localized("IM_MSG") == "You have received a message")
+        let base = device.stringsDirectory + "/Base.lproj/Localizable.strings"
+        // Rewritten in place (same inode): its size and times change.
+        let handle = try #require(FileHandle(forWritingAtPath: base))
+        try handle.truncate(atOffset: 0)
+        try handle.write(contentsOf: Data("\"IM_MSG\" = \"New message\";\n".utf8))
+        try handle.close()
+        #expect(device.strings().table.localized("IM_MSG") == "New message")
+        #expect(device.strings().table.localized("IM_MSG") == "New message")
+        // A file added to the folder.
+        try TestSupport.write("\"IC_MSG\" = \"Ringing\";", to: device.stringsDirectory + "/Base.lproj/More.strings")
+        #expect(device.strings().table.localized("IC_MSG") == "Ringing")
+        // device.json replaced (`nse device set` renames a new file over it).
+        var changed = device
+        changed.config.locale = "de-DE"
+        try changed.save()
+        let reopened = try Device.kept(at: path)
+        #expect(reopened.config.locale == "de-DE")
+        // Gone: the same error as opening it.
+        try FileManager.default.removeItem(atPath: path + "/device.json")
+        #expect(throws: DeviceError.self) { try Device.kept(at: path) }
+    }
+
     @Test func stringsLayerByLocale() throws {
         var options = Device.Options()
         options.locale = "fr-FR"
