@@ -25,37 +25,19 @@ import Testing
         #expect(sent.status == 0, "\(sent.stderr)")
         let callID = try #require(try JSON.parse(sent.stdout)["call_id"]?.stringValue)
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: TestSupport.referenceExtension)
-        let (input, output) = (Pipe(), Pipe())
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        defer {
-            try? input.fileHandleForWriting.close()
-            process.waitUntilExit()
-        }
-        let deadline = Int64(Date().timeIntervalSince1970 * 1000) + 10_000
-        let payload =
-            #"{"aps":{"alert":{"loc-key":"IM_MSG","loc-args":["Alice"]},"mutable-content":1},"call-id":"\#(callID)"}"#
-        let request =
-            #"{"type":"request","protocol":1,"request_id":"r-1","push_type":"alert","container":"\#(bob)","#
-            + #""budget_ms":10000,"deadline_unix_ms":\#(deadline),"payload":\#(payload)}"# + "\n"
-        input.fileHandleForWriting.write(Data(request.utf8))
+        let running = try ExtensionUnderTest()
+        defer { running.end() }
+        running.request(
+            container: bob,
+            payload:
+                #"{"aps":{"alert":{"loc-key":"IM_MSG","loc-args":["Alice"]},"mutable-content":1},"call-id":"\#(callID)"}"#
+        )
         // The hello, then the content; the process then waits for the host to accept it.
-        var received = Data()
-        let readUntil = Date().addingTimeInterval(15)
-        while received.split(separator: 0x0A).count < 2 || received.last != 0x0A, Date() < readUntil {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            received.append(chunk)
-        }
-        let lines = received.split(separator: 0x0A).map { String(decoding: $0, as: UTF8.self) }
-        let content = try JSON.parse(lines.count > 1 ? lines[1] : "")
+        let lines = try running.lines(2)
+        let content = try #require(lines.count == 2 ? lines[1] : nil)
         #expect(content["content"]?["aps"]?["alert"]?["body"] == "on my way", "\(content)")
 
-        let tasks = "/proc/\(process.processIdentifier)/task"
+        let tasks = "/proc/\(running.pid)/task"
         let names = try FileManager.default.contentsOfDirectory(atPath: tasks).map { tid in
             (try? String(contentsOfFile: "\(tasks)/\(tid)/comm", encoding: .utf8))?
                 .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""

@@ -120,33 +120,15 @@ import Testing
         let callID = try send("see you at 8", via: proxy, to: bob)
 
         // A host that reads the content, then goes away without accepting it.
-        let extensionProcess = Process()
-        extensionProcess.executableURL = URL(fileURLWithPath: TestSupport.referenceExtension)
-        let (input, output) = (Pipe(), Pipe())
-        extensionProcess.standardInput = input
-        extensionProcess.standardOutput = output
-        extensionProcess.standardError = FileHandle.nullDevice
-        try extensionProcess.run()
-        let deadline = Int64(Date().timeIntervalSince1970 * 1000) + 10_000
-        let request =
-            #"{"type":"request","protocol":1,"request_id":"r-1","push_type":"alert","container":"\#(bob)","#
-            + #""budget_ms":10000,"deadline_unix_ms":\#(deadline),"payload":\#(push(callID))}"# + "\n"
-        input.fileHandleForWriting.write(Data(request.utf8))
+        let extensionProcess = try ExtensionUnderTest()
+        extensionProcess.request(container: bob, payload: push(callID))
         // Its first line is its hello (protocol version 2); the content follows.
-        var received = Data()
-        let readUntil = Date().addingTimeInterval(15)
-        while received.split(separator: 0x0A).count < 2 || received.last != 0x0A, Date() < readUntil {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            received.append(chunk)
-        }
-        let lines = received.split(separator: 0x0A).map { String(decoding: $0, as: UTF8.self) }
-        #expect(try JSON.parse(lines.first ?? "")["type"] == "hello")
-        let content = try JSON.parse(lines.count > 1 ? lines[1] : "")
+        let lines = try extensionProcess.lines(2)
+        #expect(lines.first?["type"] == "hello")
+        let content = try #require(lines.count == 2 ? lines[1] : nil)
         #expect(content["type"] == "content")
         #expect(content["content"]?["aps"]?["alert"]?["body"] == "see you at 8")
-        try input.fileHandleForWriting.close()
-        extensionProcess.waitUntilExit()
+        extensionProcess.end()
 
         // The next push for it finds the message in the App Group store, and this host keeps the content.
         let again = try JSON.parse(
