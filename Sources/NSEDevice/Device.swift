@@ -190,7 +190,7 @@ public struct Device: Sendable {
     /// A process that lives on (a warm extension, `nse serve`) reads and parses them again only when one of the
     /// folders or files has changed since it last did (``KeptStrings``).
     public func strings() -> (table: StringsTable, problems: [String]) {
-        KeptStrings.strings(folders: stringsFolders) { files in Device.strings(from: files) }
+        KeptStrings.strings(folders: stringsFolders)
     }
 
     /// The folders `strings()` reads, in order.

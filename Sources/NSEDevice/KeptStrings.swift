@@ -22,10 +22,9 @@ enum KeptStrings {
     private static let kept = Mutex<[String: Kept]>([:])
     static let capacity = 1024
 
-    /// The strings of `folders` (in order): the kept table when nothing changed, else `read` of their files now.
-    static func strings(
-        folders: [String], read: ([String]) -> (table: StringsTable, problems: [String])
-    ) -> (table: StringsTable, problems: [String]) {
+    /// The strings of `folders` (in order): the kept table when nothing changed, else their files read now
+    /// (``Device/strings(from:)``).
+    static func strings(folders: [String]) -> (table: StringsTable, problems: [String]) {
         let key = folders.joined(separator: "\n")
         let folderStamps = folders.map(FileSystem.stamp)
         if let kept = kept.withLock({ $0[key] }), kept.folders == folderStamps,
@@ -35,7 +34,7 @@ enum KeptStrings {
         }
         let files = Device.stringsFiles(in: folders)
         let fileStamps = files.map { (path: $0, stamp: FileSystem.stamp($0)) }
-        let strings = read(files)
+        let strings = Device.strings(from: files)
         kept.withLock { kept in
             if kept.count >= capacity, kept[key] == nil { kept.removeAll(keepingCapacity: true) }
             kept[key] = Kept(folders: folderStamps, files: fileStamps, strings: strings)

@@ -11,7 +11,7 @@ public final class DeviceRegistry: Sendable {
         let directory: String
         /// Nil until the device is first needed.
         var device: Device?
-        var stamp: (nanoseconds: Int64, inode: UInt64, size: Int64)?
+        var stamp: FileSystem.Stamp?
     }
 
     private struct State {
@@ -38,7 +38,7 @@ public final class DeviceRegistry: Sendable {
             index(
                 Entry(
                     directory: device.directory, device: device,
-                    stamp: FileSystem.modificationStamp(device.configPath)),
+                    stamp: FileSystem.stamp(device.configPath)),
                 tokens: [device.config.remoteToken.lowercased(), device.config.voipToken.lowercased()])
         }
         for item in folder {
@@ -69,7 +69,7 @@ public final class DeviceRegistry: Sendable {
 
     private func device(at index: Int, token: String?) -> Device? {
         let entry = state.withLock { $0.entries[index] }
-        let stamp = FileSystem.modificationStamp(Path.join(entry.directory, "device.json"))
+        let stamp = FileSystem.stamp(Path.join(entry.directory, "device.json"))
         if let device = entry.device, let stamp, let old = entry.stamp, stamp == old { return device }
         guard let fresh = try? Device.open(at: entry.directory), token.map(fresh.ownsToken) ?? true else {
             return entry.device

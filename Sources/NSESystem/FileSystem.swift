@@ -128,18 +128,6 @@ public enum FileSystem {
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
-    /// When `path` last changed (modification time in nanoseconds since the epoch, its inode and its size), or
-    /// `nil` if it does not exist. Two atomic rewrites within one timestamp tick may reuse the inode the first one
-    /// freed: the size tells most of those apart.
-    public static func modificationStamp(_ path: String) -> (nanoseconds: Int64, inode: UInt64, size: Int64)? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        return (
-            Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec), UInt64(info.st_ino),
-            Int64(info.st_size)
-        )
-    }
-
     /// What identifies one state of a file: its inode, size, and the times of its last write and last change of
     /// any kind (a chmod or chown changes the latter only). A file replaced (renamed over), rewritten in place or
     /// touched has another stamp; only two writes of the same size to the same inode within one timestamp tick

@@ -24,12 +24,12 @@ enum KeptAppGroupStores {
     /// its database file is no longer the one the kept store has open.
     static func store(containerDirectory directory: String) throws(DeviceError) -> AppGroupStore {
         let path = Path.join(directory, AppGroupStore.fileName)
-        let current = FileSystem.modificationStamp(path)?.inode
+        let current = FileSystem.stamp(path)?.inode
         if let current, let kept = stores.withLock({ $0[directory] }), kept.inode == current {
             return kept.store
         }
         let store = try AppGroupStore(containerDirectory: directory)
-        if let inode = FileSystem.modificationStamp(path)?.inode {
+        if let inode = FileSystem.stamp(path)?.inode {
             stores.withLock { $0[directory] = Kept(store: store, inode: inode) }
         }
         return store

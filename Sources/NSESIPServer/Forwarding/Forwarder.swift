@@ -162,10 +162,20 @@ struct Forwarder {
         for (name, value) in record.headers { request.headers.add(name, value) }
         request.headers.add("CSeq", SIPCSeq(sequence: UInt32(attempt), method: "MESSAGE").description)
         let bytes = request.serialized()
-        let stop = StopSignal()
+        // Over UDP a stop signal ends the retransmission task; over TCP/TLS Timer F is armed by the server.
+        let timer: Timer
+        let timing: Timing
+        if flow.kind == .udp {
+            let stop = StopSignal()
+            timer = .retransmissions(stop)
+            timing = .retransmitting(
+                Transmission(branch: branch, bytes: bytes, flow: flow, timers: timers, stop: stop))
+        } else {
+            timer = .timerF(nil)
+            timing = .timerF(branch: branch)
+        }
         transactions[branch] = Transaction(
-            flow: flow, carrying: carrying, aor: record.aor, callID: record.callID,
-            timer: flow.kind == .udp ? .retransmissions(stop) : .timerF(nil))
+            flow: flow, carrying: carrying, aor: record.aor, callID: record.callID, timer: timer)
         var events: [SIPServerEvent] = []
         for _ in 0..<max(1, copies) {
             flow.send(bytes)
@@ -177,11 +187,7 @@ struct Forwarder {
                 "sip.call_id": "\(record.callID)", "sip.method": "MESSAGE", "sip.aor": "\(record.aor)",
                 "sip.transport": "\(flow.kind.rawValue)", "sip.duplicate": "\(copies > 1)",
             ])
-        guard flow.kind == .udp else { return Sent(events: events, timing: .timerF(branch: branch)) }
-        return Sent(
-            events: events,
-            timing: .retransmitting(
-                Transmission(branch: branch, bytes: bytes, flow: flow, timers: timers, stop: stop)))
+        return Sent(events: events, timing: timing)
     }
 
     /// Arms Timer F of a transaction over TCP/TLS on its connection's event loop; `fire` runs there when no answer
