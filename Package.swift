@@ -70,6 +70,8 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // Not a library: the Swift runtime's global-executor hook, declared for the extension's one event loop.
         .systemLibrary(name: "CConcurrencyHook"),
+        // Not a library: the pidfd_open system call, for the host's wait on a child's exit.
+        .systemLibrary(name: "CProcessHandle"),
 
         // MARK: - Foundations
         .target(name: "NSESystem"),
@@ -144,7 +146,10 @@ let package = Package(
         ),
         .target(
             name: "NSEHost",
-            dependencies: ["NSECrypto", "NSEDevice", "NSEHTTP", "NSEJSON", "NSEPayload", "NSEProtocol", "NSESystem"]
+            dependencies: [
+                "CProcessHandle", "NSECrypto", "NSEDevice", "NSEHTTP", "NSEJSON", "NSEPayload", "NSEProtocol",
+                "NSESystem",
+            ]
         ),
         // APNs's provider side shared by `nse serve` and `nse push`: ES256 provider tokens (jwt-kit, in one file)
         // and the push request/answer of the provider API.

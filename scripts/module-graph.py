@@ -28,7 +28,7 @@ END = "<!-- module-graph: end -->"
 
 # Bottom to top: a module may depend on its own layer and the layers below it, never above.
 LAYERS = [
-    ("c", "C libraries", ["CSodium", "CJansson", "CCurl", "CSQLite", "CConcurrencyHook"]),
+    ("c", "C libraries", ["CSodium", "CJansson", "CCurl", "CSQLite", "CConcurrencyHook", "CProcessHandle"]),
     ("foundations", "Foundations", [
         "NSESystem", "NSEJSON", "NSECrypto", "NSEHTTP", "NSEDatabase", "NSEChat", "NSECertificates", "NSESIP",
     ]),
@@ -47,7 +47,7 @@ PACKAGE_NAMES = {
 }
 
 # System targets that declare something of the Swift runtime rather than a library.
-HEADER_ONLY = {"CConcurrencyHook": "Swift runtime"}
+HEADER_ONLY = {"CConcurrencyHook": "Swift runtime", "CProcessHandle": "Linux system call"}
 
 
 def load_manifest(path):

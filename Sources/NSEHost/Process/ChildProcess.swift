@@ -1,3 +1,4 @@
+import CProcessHandle
 import NSEProtocol
 import NSESystem
 
@@ -19,6 +20,9 @@ final class ChildProcess {
     var stdoutFD: Int32 { channel.input }
     /// Read end of the child's stderr.
     let stderrFD: Int32
+    /// A process descriptor (pidfd) for the child, readable once it has exited: the driver waits for the exit in
+    /// `poll`. -1 where the kernel has none (before Linux 5.3); closed once the child is reaped.
+    private(set) var exitFD: Int32
     private(set) var exit: ExitInfo?
 
     /// How a process ended, with what `wait4` measured.
@@ -35,12 +39,14 @@ final class ChildProcess {
         self.pid = pid
         self.channel = LineChannel(input: stdoutFD, output: stdinFD, maxLineBytes: maxLineBytes)
         self.stderrFD = stderrFD
+        self.exitFD = nse_pidfd_open(pid)
     }
 
     deinit {
         closeStdin()
         close(stdoutFD)
         close(stderrFD)
+        if exitFD >= 0 { close(exitFD) }
         if statusFD >= 0 { close(statusFD) }
         if exit == nil {
             kill(-pid, SIGKILL)
@@ -172,6 +178,10 @@ final class ChildProcess {
             if result == pid {
                 exit = ExitInfo(status: status, usage: usage)
                 endSampling()
+                if exitFD >= 0 {
+                    close(exitFD)
+                    exitFD = -1
+                }
                 return exit
             }
             if result < 0 && errno == EINTR { continue }

@@ -97,8 +97,15 @@ enum ProcessDriver {
                     observe(.exited)
                     break
                 }
-                usleep(exitWait)
-                exitWait = min(exitWait * 2, 2000)
+                if child.exitFD >= 0 {
+                    // Its process descriptor turns readable when it has exited; the deadline (or a memory sample)
+                    // ends the wait before that.
+                    var exit = [pollfd(fd: child.exitFD, events: Int16(POLLIN), revents: 0)]
+                    _ = poll(&exit, 1, waitTimeout(session, pollInterval: &pollInterval))
+                } else {
+                    usleep(exitWait)
+                    exitWait = min(exitWait * 2, 2000)
+                }
                 continue
             }
             var descriptors: [pollfd] = []
@@ -106,16 +113,7 @@ enum ProcessDriver {
             if stderrOpen { descriptors.append(pollfd(fd: child.stderrFD, events: Int16(POLLIN), revents: 0)) }
             let shutdown = session.endsOnShutdown && !toldShutdown ? HostShutdown.descriptor : -1
             if shutdown >= 0 { descriptors.append(pollfd(fd: shutdown, events: Int16(POLLIN), revents: 0)) }
-            let now = Clock.monotonicNanoseconds()
-            var timeout: Int32 = 1000
-            if let deadline = session.deadline {
-                timeout = deadline > now ? Int32(min((deadline - now) / 1_000_000 + 1, 1000)) : 0
-            }
-            if session.samplesMemory {
-                timeout = min(timeout, pollInterval)
-                pollInterval = min(pollInterval * 2, 20)
-            }
-            let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)
+            let ready = poll(&descriptors, nfds_t(descriptors.count), waitTimeout(session, pollInterval: &pollInterval))
             if ready < 0 && errno != EINTR { break }
             if ready <= 0 { continue }
             for descriptor in descriptors where descriptor.revents != 0 && !finished {
@@ -155,6 +153,21 @@ enum ProcessDriver {
         report.exit = child.reap(blocking: true)
         report.wallMilliseconds = Clock.millisecondsSince(start)
         return report
+    }
+
+    /// How long one wait may last, in milliseconds: until the session's deadline (at most a second), and, while the
+    /// session samples memory, until the next sample (`pollInterval`, doubled up to 20 ms each time).
+    private static func waitTimeout(_ session: some ProcessSession, pollInterval: inout Int32) -> Int32 {
+        let now = Clock.monotonicNanoseconds()
+        var timeout: Int32 = 1000
+        if let deadline = session.deadline {
+            timeout = deadline > now ? Int32(min((deadline - now) / 1_000_000 + 1, 1000)) : 0
+        }
+        if session.samplesMemory {
+            timeout = min(timeout, pollInterval)
+            pollInterval = min(pollInterval * 2, 20)
+        }
+        return timeout
     }
 
     /// Hands every complete line waiting in `channel` to the session, sampling memory once before the first (the
