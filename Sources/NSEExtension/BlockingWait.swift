@@ -1,3 +1,4 @@
+import NSESystem
 import Synchronization
 
 #if canImport(Glibc)
@@ -13,6 +14,20 @@ enum BlockingWait {
         Task.detached { box.set(await operation()) }
         return box.wait()
     }
+}
+
+/// Work started on a thread of its own, its value waited for later by another thread.
+final class Background<T: Sendable>: Sendable {
+    private let box = ResultBox<T>()
+
+    /// Starts `work` on a new thread (`onThread`), or does it at once on this one (also when no thread can be made).
+    init(onThread: Bool = true, _ work: @escaping @Sendable () -> T) {
+        let box = box
+        if !onThread || !Threads.detach({ box.set(work()) }) { box.set(work()) }
+    }
+
+    /// Blocks until the work is done; its value.
+    func value() -> T { box.wait() }
 }
 
 /// A one-shot value handed from a task to a waiting thread (a pthread condition, no Foundation).

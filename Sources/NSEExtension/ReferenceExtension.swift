@@ -16,7 +16,7 @@ public struct ReferenceExtension: Sendable {
     ///
     /// Synchronous on purpose: an async `main` ends the main thread with `pthread_exit`, whose forced unwind makes
     /// a static executable sort every unwind entry it has (~20 ms here). Only the SIP fetch runs async, on the
-    /// cooperative pool, while the main thread waits.
+    /// process's event-loop thread, while the main thread waits.
     public func main() -> Int32 {
         let channel = ExtensionChannel()
         channel.send(.hello(ExtensionHello(servesMany: true)))
@@ -45,7 +45,12 @@ public struct ReferenceExtension: Sendable {
             case .fetch(let fetch, let callID):
                 let reader = listener ?? HostListener(channel: channel)
                 listener = reader
-                let fetched = BlockingWait.run { await fetch.with(host: reader).run(callID: callID, request: request) }
+                // Begun on this thread (the App Group store) while the event loop connects; finished on the loop.
+                let fetched: SIPFetch.Fetched
+                switch fetch.with(host: reader).begin(callID: callID, request: request) {
+                case .done(let done): fetched = done
+                case .network(let network): fetched = BlockingWait.run { await network.finish() }
+                }
                 // The message is shown once the host says it keeps the content (`content-accepted`: a recording host
                 // has it on disk). A process killed before that, or a host gone before it could keep it (its server
                 // crashed: it runs the push again when it restarts), leaves the message claimed in the App Group

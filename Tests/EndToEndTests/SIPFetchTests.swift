@@ -177,6 +177,28 @@ final class SIPServerProcess: @unchecked Sendable {
         #expect(later["extension"]?["info"]?["register_status"] == .null)
     }
 
+    @Test func aPushAnsweredFromTheStoreRegistersNothing() throws {
+        // The fetch starts connecting to the proxy while it reads the App Group store; a message found there is shown
+        // without a REGISTER, the connection closed unused, while the server is up.
+        let server = try SIPServerProcess(["--listen", "tcp:127.0.0.1:0", "--no-push", "--accept-timeout", "0.2"])
+        let proxy = try #require(server.uris["tcp"])
+        let bob = try makeDevice("bob", proxy: proxy)
+        #expect(try TestSupport.nse(["device", "register", bob]).status == 0)
+        #expect(server.waitFor("registered") != nil)
+        let first = try send("first", via: proxy, to: bob)
+        let second = try send("second", via: proxy, to: bob)
+        let fetched = try run(bob, second)
+        #expect(fetched["display"]?["body"] == "second")
+        #expect(fetched["extension"]?["info"]?["stored_for_later"] == 1)
+        #expect(server.waitFor("registered") != nil)
+        let later = try run(bob, first)
+        #expect(later["display"]?["body"] == "first")
+        #expect(later["extension"]?["info"]?["from_store"] == true)
+        #expect(later["extension"]?["info"]?["register_status"] == .null)
+        #expect(later["extension"]?["info"]?["registrations"] == 0)
+        #expect(server.waitFor("registered", timeout: 1) == nil, "a push answered from the store registered")
+    }
+
     @Test func serverThatNeverAnswersFallsBackInsideTheBudget() throws {
         let server = try SIPServerProcess(["--listen", "udp:127.0.0.1:0", "--no-push", "--never-answer"])
         let bob = try makeDevice("bob", proxy: try #require(server.uris["udp"]))

@@ -33,24 +33,24 @@ import Testing
 
     @Test func foundThenDrainThenLeave() throws {
         var machine = registered()
-        // Ours 100 µs after the 200; answered 200 µs later.
+        // Ours arrives 200 µs after the 200; answered 100 µs later.
         #expect(
-            machine.handle(.messageOffered(id: 0, callID: "ours", wantsNotice: false), at: 5_100_000) == [
+            machine.handle(.messageOffered(id: 0, callID: "ours", wantsNotice: false), at: 5_200_000) == [
                 .answer(id: 0, .target)
             ])
         let armed = try #require(quietTimer(machine.handle(.messageAnswered(id: 0), at: 5_300_000)))
-        // The window is 4 x the 100 µs wait, above the 300 µs floor: 400 µs after the answer.
-        #expect(machine.quiet == 400_000)
-        #expect(armed.1 == 5_700_000)
+        // The window is 4 x the 200 µs wait, above the 500 µs floor: 800 µs after the answer.
+        #expect(machine.quiet == 800_000)
+        #expect(armed.1 == 6_100_000)
         // Another message of the flush: answered as "other", and the window restarts from its answer.
         #expect(
             machine.handle(.messageOffered(id: 1, callID: "theirs", wantsNotice: false), at: 5_350_000) == [
                 .answer(id: 1, .other)
             ])
         #expect(
-            machine.handle(.timerFired(armed.0), at: 5_700_000) == [], "a window restarted by a MESSAGE does not end")
-        let second = try #require(quietTimer(machine.handle(.messageAnswered(id: 1), at: 6_000_000)))
-        #expect(second.1 == 6_000_000 + machine.quiet)
+            machine.handle(.timerFired(armed.0), at: 6_100_000) == [], "a window restarted by a MESSAGE does not end")
+        let second = try #require(quietTimer(machine.handle(.messageAnswered(id: 1), at: 6_200_000)))
+        #expect(second.1 == 6_200_000 + machine.quiet)
         #expect(machine.handle(.timerFired(second.0), at: second.1) == [.close])
         #expect(machine.phase == .closing(.found(.network)))
         // Late messages while the user agent closes are kept for a later push, ours too.
@@ -72,6 +72,11 @@ import Testing
         var fast = registered()
         _ = fast.handle(.messageOffered(id: 0, callID: "ours", wantsNotice: false), at: 5_000_010)
         #expect(fast.quiet == Machine.Rules().quietFloor)
+        // A MESSAGE that arrived before the 200 was handled (the same read) is no wait at all: the floor.
+        var sameRead = registered()
+        _ = sameRead.handle(.messageOffered(id: 0, callID: "ours", wantsNotice: false), at: 4_900_000)
+        #expect(sameRead.longestWait == nil)
+        #expect(sameRead.quiet == Machine.Rules().quietFloor)
     }
 
     @Test func targetBeforeTheRegisterAnswerWaitsForTheFlush() throws {

@@ -2,10 +2,11 @@ import NSEDevice
 import NSESIP
 import NSESystem
 
-/// What reaches the fetch's loop: the machine's events, and each new MESSAGE with the reply its sender waits for.
+/// What reaches the fetch's loop: the machine's events, and each new MESSAGE with the reply its sender waits for and
+/// when the user agent handed it over (its arrival, for the flush's quiet window).
 enum FetchInput: Sendable {
     case event(FetchMachine.Event)
-    case offered(SIPReceivedMessage, CheckedContinuation<SIPMessageAnswer, Never>)
+    case offered(SIPReceivedMessage, CheckedContinuation<SIPMessageAnswer, Never>, at: UInt64)
 }
 
 /// Runs a `FetchMachine`: one loop over one merged stream of inputs, doing the I/O its actions ask for. The user
@@ -51,8 +52,11 @@ struct FetchDriver {
         -> @Sendable (SIPReceivedMessage) async -> SIPMessageAnswer
     {
         { message in
-            await withCheckedContinuation { reply in
-                if case .terminated = feed.yield(.offered(message, reply)) { reply.resume(returning: notStored) }
+            let arrival = Clock.monotonicNanoseconds()
+            return await withCheckedContinuation { reply in
+                if case .terminated = feed.yield(.offered(message, reply, at: arrival)) {
+                    reply.resume(returning: notStored)
+                }
             }
         }
     }
@@ -78,7 +82,7 @@ struct FetchDriver {
                 }
                 if case .noticeAnswered(let status) = event { report.imdnStatus = status }
                 perform(machine.handle(event, at: Clock.monotonicNanoseconds()))
-            case .offered(let message, let reply):
+            case .offered(let message, let reply, let arrival):
                 let id = nextOfferID
                 nextOfferID += 1
                 offers[id] = (message, reply)
@@ -88,17 +92,20 @@ struct FetchDriver {
                     notice = ReceivedContent(message).deliveryNotice(recipient: aor)
                     wantsNotice = notice != nil
                 }
+                // At its arrival: the wait the quiet window scales with is the network's and the user agent's, not
+                // the time this loop took to build the notice.
                 perform(
                     machine.handle(
-                        .messageOffered(id: id, callID: message.callID, wantsNotice: wantsNotice),
-                        at: Clock.monotonicNanoseconds()))
+                        .messageOffered(id: id, callID: message.callID, wantsNotice: wantsNotice), at: arrival))
             }
             if outcome != nil { break }
         }
         for (_, timer) in timers { timer.cancel() }
         // The user agent is closed: nothing can offer a message any more. Answer anything left, for good measure.
         feed.finish()
-        for await input in inputs { if case .offered(_, let reply) = input { reply.resume(returning: Self.notStored) } }
+        for await input in inputs {
+            if case .offered(_, let reply, _) = input { reply.resume(returning: Self.notStored) }
+        }
         for (_, offer) in offers { offer.reply.resume(returning: Self.notStored) }
         report.registrations = machine.registrations
         switch outcome {

@@ -7,9 +7,11 @@
 ///
 /// **The flush is over** when the awaited message has been answered, the 200 to our REGISTER has arrived, the IMDN
 /// (if any) is answered, and no MESSAGE has arrived for `quiet` after our last answer, where `quiet` is
-/// `quietFactor` times the longest wait seen so far between the 200 or one of our answers and the next MESSAGE,
-/// bounded by `quietFloor` and `quietCeiling`. The registrar sends the flush back to back, so each next MESSAGE is
-/// already in our socket buffer when we answer the previous one, and that wait is only our own hand-off latency.
+/// `quietFactor` times the longest wait seen so far between the 200 or one of our answers and the arrival of the next
+/// MESSAGE (when the user agent hands it over), bounded by `quietFloor` and `quietCeiling`. The registrar sends the
+/// flush back to back, so each next MESSAGE is already in our socket buffer when we answer the previous one, and that
+/// wait is only the user agent's hand-off latency; a MESSAGE that arrived before the 200 or our answer was handled
+/// counts as no wait.
 /// Leaving early never loses a message: one we have not answered 200 stays held by the server for the next REGISTER.
 struct FetchMachine: Sendable {
     /// Where the fetch is.
@@ -116,7 +118,7 @@ struct FetchMachine: Sendable {
         /// Re-REGISTER this long after the last answer while waiting, so messages held since are flushed to us too.
         var reregisterNanoseconds: UInt64 = 2_000_000_000
         var quietFactor: UInt64 = 4
-        var quietFloor: UInt64 = 300_000
+        var quietFloor: UInt64 = 500_000
         var quietCeiling: UInt64 = 5_000_000
         /// Give up on the IMDN's answer after this long.
         var noticeNanoseconds: UInt64 = 2_000_000_000

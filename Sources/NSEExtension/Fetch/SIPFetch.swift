@@ -7,6 +7,7 @@ import NSEJSON
 import NSEPayload
 import NSESIP
 import NSESystem
+import Synchronization
 
 /// The Linphone path: the push carries only a Call-ID; register, let the server re-deliver the held MESSAGE,
 /// pick the one with that Call-ID, keep every other one in the shared store for a later push.
@@ -52,8 +53,49 @@ public struct SIPFetch: Sendable {
 
     /// Fetches the message with `callID` and turns it into content; ``Fetched/markShown()`` once the host has it.
     public func run(callID: String, request: ServiceRequest) async -> Fetched {
+        switch begin(callID: callID, request: request) {
+        case .done(let fetched): fetched
+        case .network(let network): await network.finish()
+        }
+    }
+
+    /// How a fetch goes on after ``begin(callID:request:)``.
+    public enum Begun: Sendable {
+        /// Decided without the network: the App Group store had the message, it was shown before, the device has
+        /// no account, or the main app has the shared core.
+        case done(Fetched)
+        /// Register and wait for the message: ``Network/finish()``, in async code.
+        case network(Network)
+    }
+
+    /// The part of a fetch that needs no waiting, on the calling thread: it starts opening the connection to the
+    /// proxy first (on the process's event loop), then reads the App Group store while that connects. The decisions
+    /// keep their order (the store's copy, then "already shown", then the account and the shared core); a fetch
+    /// decided here closes the connection it opened, in the background, without sending anything on it.
+    ///
+    /// The extension calls it on its main thread. A fresh process's first connection (the event loop's thread
+    /// started, the socket, NIO's types used for the first time) and its first App Group store read (the database
+    /// opened, the write-ahead log's index, the schema) each take about a millisecond: the process's first fetch
+    /// makes its user agent on a thread of its own, so that the two overlap; later ones, with the loop running, make
+    /// it here.
+    public func begin(callID: String, request: ServiceRequest) -> Begun {
         let start = Clock.monotonicNanoseconds()
         var report = FetchReport()
+        // The account's registration, and the connection to its proxy opening while the store is read.
+        let (inputs, feed) = AsyncStream<FetchInput>.makeStream()
+        let device = device
+        let opening = device.config.sip.map { account in
+            Background(onThread: !Self.opened.exchange(true, ordering: .relaxed)) {
+                Result { () throws(SIPFetchFailure) in try Connection(device: device, account: account, feed: feed) }
+            }
+        }
+        var connected: Result<Connection, SIPFetchFailure>? { opening?.value() }
+        func done(_ fetched: Fetched) -> Begun {
+            if case .success(let connection)? = connected { connection.abandon() }
+            feed.finish()
+            return .done(fetched)
+        }
+
         // The App Group store. When it cannot be opened the fetch still shows its own message, but refuses (500) the
         // others, so the server keeps them: a message is answered 200 only once it is durably kept.
         var store: MessageStore?
@@ -66,16 +108,12 @@ public struct SIPFetch: Sendable {
             report.storeError = error.description
         }
         func finish(_ content: DeliveredContent, _ report: FetchReport, shown: Bool = false) -> Fetched {
-            var content = content
-            var info = content.info ?? JSONObject()
-            for (key, value) in report.json(total: Clock.millisecondsSince(start)) { info[key] = value }
-            content.info = info
-            return Fetched(content: content, shown: shown ? store : nil, callID: callID)
+            Self.finished(content, report, start: start, shown: shown ? store : nil, callID: callID)
         }
         do {
             if let stored = try store?.take(callID: callID) {
                 report.fromStore = true
-                return finish(content(for: ReceivedContent(stored), request: request), report, shown: true)
+                return done(finish(content(for: ReceivedContent(stored), request: request), report, shown: true))
             }
             if let viewer = try store?.shownBy(callID: callID) {
                 // The same push again (APNs may deliver twice), or a message the app in the foreground received
@@ -84,28 +122,29 @@ public struct SIPFetch: Sendable {
                 report.alreadyShown = true
                 let by = viewer == .app ? "by the app in the foreground" : "by an earlier notification"
                 let reason = "already-shown: the message with Call-ID \(callID) was shown \(by)"
-                return finish(
-                    device.config.filtering
-                        ? DeliveredContent(content: [:], reason: reason) : rewriter.fallback(reason: reason), report)
+                return done(
+                    finish(
+                        device.config.filtering
+                            ? DeliveredContent(content: [:], reason: reason) : rewriter.fallback(reason: reason), report
+                    ))
             }
         } catch {
             report.storeError = report.storeError ?? error.description
         }
-        guard let account = device.config.sip else {
-            return finish(
-                rewriter.fallback(
-                    reason:
-                        "fetch-unavailable: the payload names Call-ID \(callID) but the device has no SIP account to fetch it with"
-                ), report)
+        guard let account = device.config.sip, let connected else {
+            return done(
+                finish(
+                    rewriter.fallback(
+                        reason:
+                            "fetch-unavailable: the payload names Call-ID \(callID) but the device has no SIP account to fetch it with"
+                    ), report))
         }
-        let registration: SIPRegistration
-        do {
-            registration = try AppRegistration.registration(
-                for: device, account: account, password: try device.sipPassword())
-            report.transport = try SIPTransportKind(proxy: registration.proxy).rawValue
-        } catch {
-            return finish(rewriter.fallback(reason: "sip-account-invalid: \(error)"), report)
+        let connection: Connection
+        switch connected {
+        case .success(let value): connection = value
+        case .failure(let failure): return done(finish(rewriter.fallback(reason: failure.reason), report))
         }
+        report.transport = connection.transport.rawValue
 
         // The shared core (liblinphone): an extension starts its core only while the main app's is not running. As
         // linphone-iphone, it then cannot fetch the message and delivers empty content: the app in the foreground
@@ -116,11 +155,13 @@ public struct SIPFetch: Sendable {
                 switch try shared.startExecutor() {
                 case .mainCoreRunning:
                     report.sharedCore = "main-core-running"
-                    return finish(
-                        DeliveredContent(
-                            content: [:],
-                            reason: "main-core-running: the app is in the foreground and receives the message itself"),
-                        report)
+                    return done(
+                        finish(
+                            DeliveredContent(
+                                content: [:],
+                                reason:
+                                    "main-core-running: the app is in the foreground and receives the message itself"),
+                            report))
                 case .started:
                     report.sharedCore = "executor-started"
                     core = shared
@@ -129,54 +170,125 @@ public struct SIPFetch: Sendable {
                 report.storeError = report.storeError ?? error.description
             }
         }
+        return .network(
+            Network(
+                fetch: self, callID: callID, request: request, start: start, report: report, store: store, core: core,
+                account: account, registration: connection.registration, agent: connection.agent, inputs: inputs,
+                feed: feed))
+    }
 
-        let budget = Double(request.budgetMilliseconds) * fetchFraction
-        let (inputs, feed) = AsyncStream<FetchInput>.makeStream()
-        var configuration = AppRegistration.configuration(for: account)
-        configuration.messageAcceptor = FetchDriver.acceptor(feeding: feed)
-        // The process's one event-loop thread: a warm process starts no thread per fetch.
-        let agent = SIPUserAgent(
-            configuration: configuration, eventLoopGroup: SIPUserAgent.processEventLoopGroup,
-            logger: Logger(label: "nse.extension.sip"))
-        host?.onExpiry { feed.yield(.event(.expiryNotice)) }
-        // The main app asks for the core with SIGUSR1; one that asked before the handler was in place is seen in the
-        // store.
-        CoreStopSignal.onStop { feed.yield(.event(.coreStopRequested)) }
-        if (try? core?.isStopRequested()) == true { feed.yield(.event(.coreStopRequested)) }
-        var driver = FetchDriver(
-            machine: FetchMachine(target: callID, deadline: start + UInt64(budget * 1_000_000), rules: rules),
-            agent: agent, registration: registration, store: store, aor: account.aor, feed: feed, start: start,
-            report: report)
-        let outcome = await driver.run(inputs)
-        host?.stopExpiryHandler()
-        CoreStopSignal.clear()
-        // The core is stopped: an app waiting for it is woken.
-        if let waiting = try? core?.releaseExecutor() { CoreStopSignal.wake(waiting) }
-        report = driver.report
+    /// Whether a fetch has made its user agent in this process (and so started its event loop).
+    private static let opened = Atomic<Bool>(false)
 
-        let content: DeliveredContent
-        switch outcome {
-        case .found(let found):
-            // Shown once the host has it (Fetched.markShown): then the copy kept on arrival (or claimed from the
-            // store), and any copy another extension process kept from the same flush, is not shown again.
-            return finish(self.content(for: found, request: request), report, shown: true)
-        case .expired:
-            content = rewriter.fallback(reason: "time-will-expire: Call-ID \(callID) had not arrived")
-        case .registerFailed(let failure):
-            report.error = failure
-            content = rewriter.fallback(reason: failure)
-        case .notFound:
-            content = rewriter.fallback(
-                reason: "not-found: no MESSAGE with Call-ID \(callID) arrived within \(Int(budget)) ms")
-        case .coreStopped:
-            report.sharedCore = "executor-stopped"
-            content = DeliveredContent(
-                content: [:],
-                reason:
-                    "core-stopped: the app came to the foreground and took the shared core; it receives the message itself"
-            )
+    /// The account's registration and the user agent of a fetch, opening its connection to the proxy from the moment
+    /// the fetch begins.
+    struct Connection: Sendable {
+        let registration: SIPRegistration
+        let transport: SIPTransportKind
+        let agent: SIPUserAgent
+
+        /// Throws when the account cannot register as configured (its password file, its proxy's transport).
+        init(device: Device, account: SIPAccount, feed: AsyncStream<FetchInput>.Continuation) throws(SIPFetchFailure) {
+            do {
+                registration = try AppRegistration.registration(
+                    for: device, account: account, password: try device.sipPassword())
+                transport = try SIPTransportKind(proxy: registration.proxy)
+            } catch {
+                throw SIPFetchFailure(reason: "sip-account-invalid: \(error)")
+            }
+            let proxy = registration.proxy
+            var configuration = AppRegistration.configuration(for: account)
+            configuration.messageAcceptor = FetchDriver.acceptor(feeding: feed)
+            // The process's one event-loop thread: a warm process starts no thread per fetch.
+            let agent = SIPUserAgent(
+                configuration: configuration, eventLoopGroup: SIPUserAgent.processEventLoopGroup,
+                logger: Logger(label: "nse.extension.sip"))
+            self.agent = agent
+            // A connection that fails here fails again, with its error, when the fetch registers.
+            Task { _ = try? await agent.transport(for: proxy) }
         }
-        return finish(content, report)
+
+        /// The fetch was decided without the network: the connection is closed, unused, in the background.
+        func abandon() {
+            let agent = agent
+            Task { await agent.close() }
+        }
+    }
+
+    /// A fetch that registers and waits for its message: begun on a thread, finished in async code.
+    public struct Network: Sendable {
+        let fetch: SIPFetch
+        let callID: String
+        let request: ServiceRequest
+        let start: UInt64
+        let report: FetchReport
+        let store: MessageStore?
+        let core: SharedCore?
+        let account: SIPAccount
+        let registration: SIPRegistration
+        let agent: SIPUserAgent
+        let inputs: AsyncStream<FetchInput>
+        let feed: AsyncStream<FetchInput>.Continuation
+
+        /// Registers, takes the awaited message from the flush and keeps the others, then turns it into content.
+        public func finish() async -> Fetched {
+            let budget = Double(request.budgetMilliseconds) * fetch.fetchFraction
+            let feed = feed
+            fetch.host?.onExpiry { feed.yield(.event(.expiryNotice)) }
+            // The main app asks for the core with SIGUSR1; one that asked before the handler was in place is seen in
+            // the store.
+            CoreStopSignal.onStop { feed.yield(.event(.coreStopRequested)) }
+            if (try? core?.isStopRequested()) == true { feed.yield(.event(.coreStopRequested)) }
+            var driver = FetchDriver(
+                machine: FetchMachine(target: callID, deadline: start + UInt64(budget * 1_000_000), rules: fetch.rules),
+                agent: agent, registration: registration, store: store, aor: account.aor, feed: feed, start: start,
+                report: report)
+            let outcome = await driver.run(inputs)
+            fetch.host?.stopExpiryHandler()
+            CoreStopSignal.clear()
+            // The core is stopped: an app waiting for it is woken.
+            if let waiting = try? core?.releaseExecutor() { CoreStopSignal.wake(waiting) }
+            var report = driver.report
+
+            let content: DeliveredContent
+            switch outcome {
+            case .found(let found):
+                // Shown once the host has it (Fetched.markShown): then the copy kept on arrival (or claimed from the
+                // store), and any copy another extension process kept from the same flush, is not shown again.
+                return finished(fetch.content(for: found, request: request), report, shown: true)
+            case .expired:
+                content = fetch.rewriter.fallback(reason: "time-will-expire: Call-ID \(callID) had not arrived")
+            case .registerFailed(let failure):
+                report.error = failure
+                content = fetch.rewriter.fallback(reason: failure)
+            case .notFound:
+                content = fetch.rewriter.fallback(
+                    reason: "not-found: no MESSAGE with Call-ID \(callID) arrived within \(Int(budget)) ms")
+            case .coreStopped:
+                report.sharedCore = "executor-stopped"
+                content = DeliveredContent(
+                    content: [:],
+                    reason:
+                        "core-stopped: the app came to the foreground and took the shared core; it receives the message itself"
+                )
+            }
+            return finished(content, report)
+        }
+
+        private func finished(_ content: DeliveredContent, _ report: FetchReport, shown: Bool = false) -> Fetched {
+            SIPFetch.finished(content, report, start: start, shown: shown ? store : nil, callID: callID)
+        }
+    }
+
+    /// The content with the fetch's diagnostics in its `info`.
+    static func finished(
+        _ content: DeliveredContent, _ report: FetchReport, start: UInt64, shown: MessageStore?, callID: String
+    ) -> Fetched {
+        var content = content
+        var info = content.info ?? JSONObject()
+        for (key, value) in report.json(total: Clock.millisecondsSince(start)) { info[key] = value }
+        content.info = info
+        return Fetched(content: content, shown: shown, callID: callID)
     }
 
     /// Opens a received message: a sealed envelope (in CPIM or bare), or plain text shown as it is.
@@ -204,4 +316,9 @@ public struct SIPFetch: Sendable {
         }
         return content
     }
+}
+
+/// Why a fetch cannot register, decided before the store is read and reported after it.
+struct SIPFetchFailure: Error, Sendable {
+    let reason: String
 }
