@@ -43,13 +43,20 @@ public struct ReferenceExtension: Sendable {
             case .deliver(let content):
                 if host.send(.content(content)) { _ = host.waitForAcceptance() }
             case .fetch(let fetch, let callID):
+                let first = listener == nil
                 let reader = listener ?? HostListener(channel: channel)
                 listener = reader
-                // Begun on this thread (the App Group store) while the event loop connects; finished on the loop.
+                // The process's first fetch begins on this thread (the App Group store read while its connection
+                // opens on a thread of its own) and finishes on the event loop; a warm process's later ones, the loop
+                // running, run whole on the loop: one hand-off between threads instead of three.
                 let fetched: SIPFetch.Fetched
-                switch fetch.with(host: reader).begin(callID: callID, request: request) {
-                case .done(let done): fetched = done
-                case .network(let network): fetched = BlockingWait.run { await network.finish() }
+                if first {
+                    switch fetch.with(host: reader).begin(callID: callID, request: request) {
+                    case .done(let done): fetched = done
+                    case .network(let network): fetched = BlockingWait.run { await network.finish() }
+                    }
+                } else {
+                    fetched = BlockingWait.run { await fetch.with(host: reader).run(callID: callID, request: request) }
                 }
                 // The message is shown once the host says it keeps the content (`content-accepted`: a recording host
                 // has it on disk). A process killed before that, or a host gone before it could keep it (its server

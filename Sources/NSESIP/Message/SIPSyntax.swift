@@ -149,8 +149,17 @@ enum SIPSyntax {
     }
 
     static func equalsIgnoringCase(_ a: some StringProtocol, _ b: some StringProtocol) -> Bool {
-        guard a.utf8.count == b.utf8.count else { return false }
-        for (x, y) in zip(a.utf8, b.utf8) where ASCII.lowercased(x) != ASCII.lowercased(y) { return false }
+        let (left, right) = (a.utf8, b.utf8)
+        guard left.count == right.count else { return false }
+        // Indices, not `zip`: a zip of two UTF-8 views is a generic type whose metadata a fresh process builds at
+        // run time on first use (~50 µs of an extension's SIP fetch).
+        var i = left.startIndex
+        var j = right.startIndex
+        while i != left.endIndex {
+            if ASCII.lowercased(left[i]) != ASCII.lowercased(right[j]) { return false }
+            left.formIndex(after: &i)
+            right.formIndex(after: &j)
+        }
         return true
     }
 
