@@ -51,7 +51,7 @@ public struct ReferenceExtension: Sendable {
                 // running, run whole on the loop: one hand-off between threads instead of three.
                 let fetched: SIPFetch.Fetched
                 if first {
-                    switch fetch.with(host: reader).begin(callID: callID, request: request) {
+                    switch fetch.with(host: reader).begin(callID: callID, request: request, connectingOnThread: true) {
                     case .done(let done): fetched = done
                     case .network(let network): fetched = BlockingWait.run { await network.finish() }
                     }

@@ -7,7 +7,6 @@ import NSEJSON
 import NSEPayload
 import NSESIP
 import NSESystem
-import Synchronization
 
 /// The Linphone path: the push carries only a Call-ID; register, let the server re-deliver the held MESSAGE,
 /// pick the one with that Call-ID, keep every other one in the shared store for a later push.
@@ -52,8 +51,9 @@ public struct SIPFetch: Sendable {
     }
 
     /// Fetches the message with `callID` and turns it into content; ``Fetched/markShown()`` once the host has it.
+    /// Called on the event loop, where the loop already runs: the user agent is made on this thread.
     public func run(callID: String, request: ServiceRequest) async -> Fetched {
-        switch begin(callID: callID, request: request) {
+        switch begin(callID: callID, request: request, connectingOnThread: false) {
         case .done(let fetched): fetched
         case .network(let network): await network.finish()
         }
@@ -73,19 +73,18 @@ public struct SIPFetch: Sendable {
     /// keep their order (the store's copy, then "already shown", then the account and the shared core); a fetch
     /// decided here closes the connection it opened, in the background, without sending anything on it.
     ///
-    /// The extension calls it on its main thread. A fresh process's first connection (the event loop's thread
-    /// started, the socket, NIO's types used for the first time) and its first App Group store read (the database
-    /// opened, the write-ahead log's index, the schema) each take about a millisecond: the process's first fetch
-    /// makes its user agent on a thread of its own, so that the two overlap; later ones, with the loop running, make
-    /// it here.
-    public func begin(callID: String, request: ServiceRequest) -> Begun {
+    /// The extension calls it on its main thread for a process's first fetch. Its first connection (the event loop's
+    /// thread started, the socket, NIO's types used for the first time) and its first App Group store read (the
+    /// database opened, the write-ahead log's index, the schema) each take about a millisecond: with
+    /// `connectingOnThread` the user agent is made on a thread of its own, so that the two overlap.
+    public func begin(callID: String, request: ServiceRequest, connectingOnThread: Bool) -> Begun {
         let start = Clock.monotonicNanoseconds()
         var report = FetchReport()
         // The account's registration, and the connection to its proxy opening while the store is read.
         let (inputs, feed) = AsyncStream<FetchInput>.makeStream()
         let device = device
         let opening = device.config.sip.map { account in
-            Background(onThread: !Self.opened.exchange(true, ordering: .relaxed)) {
+            Background(onThread: connectingOnThread) {
                 Result { () throws(SIPFetchFailure) in try Connection(device: device, account: account, feed: feed) }
             }
         }
@@ -173,12 +172,8 @@ public struct SIPFetch: Sendable {
         return .network(
             Network(
                 fetch: self, callID: callID, request: request, start: start, report: report, store: store, core: core,
-                account: account, registration: connection.registration, agent: connection.agent, inputs: inputs,
-                feed: feed))
+                account: account, connection: connection, inputs: inputs, feed: feed))
     }
-
-    /// Whether a fetch has made its user agent in this process (and so started its event loop).
-    private static let opened = Atomic<Bool>(false)
 
     /// The account's registration and the user agent of a fetch, opening its connection to the proxy from the moment
     /// the fetch begins.
@@ -225,8 +220,7 @@ public struct SIPFetch: Sendable {
         let store: MessageStore?
         let core: SharedCore?
         let account: SIPAccount
-        let registration: SIPRegistration
-        let agent: SIPUserAgent
+        let connection: Connection
         let inputs: AsyncStream<FetchInput>
         let feed: AsyncStream<FetchInput>.Continuation
 
@@ -241,8 +235,8 @@ public struct SIPFetch: Sendable {
             if (try? core?.isStopRequested()) == true { feed.yield(.event(.coreStopRequested)) }
             var driver = FetchDriver(
                 machine: FetchMachine(target: callID, deadline: start + UInt64(budget * 1_000_000), rules: fetch.rules),
-                agent: agent, registration: registration, store: store, aor: account.aor, feed: feed, start: start,
-                report: report)
+                agent: connection.agent, registration: connection.registration, store: store, aor: account.aor,
+                feed: feed, start: start, report: report)
             let outcome = await driver.run(inputs)
             fetch.host?.stopExpiryHandler()
             CoreStopSignal.clear()
