@@ -4,6 +4,7 @@ import HummingbirdHTTP2
 public import Logging
 import NIOCore
 import NIOSSL
+import NSESystem
 import Synchronization
 
 /// How `nse serve` listens.
@@ -127,7 +128,14 @@ public enum PushServer {
             try await app.runService()
         } catch {
             await service.drain()
-            throw error
+            guard let socketError = error as? IOError else { throw error }
+            // A listener that could not be bound: the one that never reported itself running.
+            let main = bound.entries.withLock { entries in !entries.contains { $0.0 == "listening" } }
+            let port = main ? configuration.port : configuration.h2cPort ?? configuration.port
+            let address = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+            throw PushServerError(
+                description: NetworkFailure.describe(
+                    .listen, address, reason: NetworkFailure.phrase(errno: socketError.errnoCode)))
         }
         await service.drain()
     }

@@ -108,6 +108,10 @@ public enum TestSupport {
     /// Why a test's set-up failed.
     public struct SetupError: Error, CustomStringConvertible {
         public var description: String
+
+        public init(description: String) {
+            self.description = description
+        }
     }
 
     /// Where ``selfSignedCertificate(in:name:)`` wrote a certificate, and its pin. A type of this module, so a test

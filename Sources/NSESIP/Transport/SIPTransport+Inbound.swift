@@ -1,6 +1,7 @@
 import Logging
 import NIOCore
 import NIOSSL
+import NSESystem
 
 extension SIPTransport {
     /// The messages a connection receives, in order. It ends when the peer closes the connection (or `close()`
@@ -71,7 +72,6 @@ extension SIPTransport {
                 "sip connection failed", metadata: ["sip.transport": "\(kind.rawValue)", "sip.error": "\(error)"])
         }
         if let sipError = error as? SIPError { return sipError }
-        if error is NIOSSLError || error is BoringSSLError { return SIPError(.transport, "TLS failure: \(error)") }
-        return SIPError(.transport, "connection failed: \(error)")
+        return SIPError(.transport, "connection failed: \(NetworkFailure.reason(error))")
     }
 }

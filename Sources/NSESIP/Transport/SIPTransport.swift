@@ -2,6 +2,7 @@ public import Logging
 public import NIOCore
 import NIOPosix
 import NIOSSL
+import NSESystem
 
 /// A client connection (UDP socket, TCP or TLS stream) carrying SIP messages to one remote endpoint: its addresses
 /// and its sending half. The receiving half is the `Inbound` sequence that `withConnection` hands to its body.
@@ -84,7 +85,7 @@ public final class SIPTransport: Sendable {
             throw error
         } catch {
             // executeThenClose only rethrows what its body throws, and that is a SIPError.
-            throw SIPError(.transport, "connection failed: \(error)")
+            throw SIPError(.transport, "connection failed: \(NetworkFailure.reason(error))")
         }
     }
 
@@ -189,7 +190,7 @@ public final class SIPTransport: Sendable {
         } catch let error as SIPError {
             throw error
         } catch {
-            throw SIPError(.transport, "cannot connect to \(endpoint): \(error)")
+            throw SIPError(.transport, NetworkFailure.describe(.connect, "\(endpoint)", error))
         }
     }
 

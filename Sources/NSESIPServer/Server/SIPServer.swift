@@ -100,12 +100,13 @@ public actor SIPServer {
             listeners = try await Listeners.bind(configuration, group: loops.group, logger: logger)
             try restoreBindings()
         } catch {
+            await discardUnservedListeners()
             await shutdown()
             throw error
         }
         guard case .starting = phase else {
             // `shutdown()` ran while the listeners were being bound: close what it could not see.
-            listeners.closeAll()
+            await discardUnservedListeners()
             throw SIPServerError("server was shut down")
         }
         let serving = listeners.bound
@@ -113,6 +114,13 @@ public actor SIPServer {
         sweep()
         logger.info("sip server started", metadata: ["sip.listeners": "\(listeners.addresses.map(\.description))"])
         return listeners.addresses
+    }
+
+    /// Closes the listeners `start()` bound and will not serve.
+    private func discardUnservedListeners() async {
+        var unserved = listeners
+        listeners = Listeners()
+        await unserved.discard()
     }
 
     /// Closes listeners and connections, cancels timers and pushes, finishes `events`; idempotent.

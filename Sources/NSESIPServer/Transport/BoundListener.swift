@@ -3,6 +3,7 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 import NSESIP
+import NSESystem
 
 /// Logs a listener socket's errors and keeps them from ending its `NIOAsyncChannel` (whose inbound stream finishes
 /// on the first error): an ICMP error after a datagram, or a failed accept, must not stop the listener.
@@ -53,8 +54,29 @@ enum BoundListener: Sendable {
         return try NIOSSLContext(configuration: config)
     }
 
-    /// Binds one configured listener.
+    /// Binds one configured listener; a socket that cannot be bound is a `SIPServerError` naming its address.
     static func bind(
+        _ listener: SIPServerConfiguration.Listener, group: any EventLoopGroup, tls: NIOSSLContext?,
+        limits: SIPParserLimits, logger: Logger
+    ) async throws -> BoundListener {
+        if listener.transport == .tls, tls == nil { throw SIPServerError("a tls listener needs certificate and key files") }
+        do {
+            return try await bindSocket(listener, group: group, tls: tls, limits: limits, logger: logger)
+        } catch {
+            throw SIPServerError(NetworkFailure.describe(.listen, "\(listener)", error))
+        }
+    }
+
+    /// Closes a listener that was never served: through `executeThenClose`, as NIO asks of every channel an
+    /// `NIOAsyncChannel` wraps (one dropped unfinished stops the process).
+    func discard() async {
+        switch self {
+        case .datagram(let datagrams): try? await datagrams.executeThenClose { _, _ in }
+        case .stream(_, let server): try? await server.executeThenClose { _ in }
+        }
+    }
+
+    private static func bindSocket(
         _ listener: SIPServerConfiguration.Listener, group: any EventLoopGroup, tls: NIOSSLContext?,
         limits: SIPParserLimits, logger: Logger
     ) async throws -> BoundListener {
@@ -71,7 +93,6 @@ enum BoundListener: Sendable {
             return .datagram(datagrams)
         case .tcp, .tls:
             let kind = listener.transport
-            if kind == .tls, tls == nil { throw SIPServerError("a tls listener needs certificate and key files") }
             let context = kind == .tls ? tls : nil
             let server = try await ServerBootstrap(group: group)
                 .serverChannelOption(.backlog, value: 256)

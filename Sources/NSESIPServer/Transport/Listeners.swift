@@ -34,10 +34,18 @@ struct Listeners {
                         port: address?.port ?? listener.port))
             }
         } catch {
-            listeners.closeAll()
+            await listeners.discard()
             throw error
         }
         return listeners
+    }
+
+    /// Closes listeners that were bound but never served (a later one failed, or the server stopped first), and
+    /// forgets them.
+    mutating func discard() async {
+        let unserved = bound
+        bound = []
+        for listener in unserved { await listener.discard() }
     }
 
     /// The UDP path to a device through the listener bound on `localPort` (the port its REGISTER came in on), if
