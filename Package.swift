@@ -166,7 +166,7 @@ let package = Package(
             dependencies: [
                 "NSEAPNs", "NSEHost", "NSEDatabase", "NSEDevice", "NSEHTTP", "NSEJSON", "NSEPayload", "NSECrypto",
                 "NSESystem", logging,
-                nioCore, nioPosix, nioSSL,
+                nioCore, nioPosix, nioSSL, .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -20,7 +20,8 @@ public enum ProviderToken {
     public struct Claims: Sendable, Equatable {
         public var keyID: String
         public var teamID: String
-        public var issuedAt: Int64
+        /// Unix seconds; a NumericDate may have a fraction (RFC 7519 §2), as clients that sign `time.time()` send.
+        public var issuedAt: Double
     }
 
     /// Why a token is refused, as APNs names it.
@@ -106,16 +107,31 @@ public struct ProviderTokenVerifier: Sendable {
         guard segments.count == 3,
             let header = Self.decodeSegment(segments[0]), let claims = Self.decodeSegment(segments[1]),
             header["alg"]?.stringValue == "ES256", header["kid"]?.stringValue == keyID,
-            claims["iss"]?.stringValue == teamID, let issuedAt = claims["iat"]?.intValue
+            claims["iss"]?.stringValue == teamID, let issuedAt = claims["iat"].flatMap(Self.numericDate)
         else { return .failure(.invalid) }
         do {
             _ = try await keys.verify(token, as: UncheckedClaims.self)
         } catch {
             return .failure(.invalid)
         }
-        if issuedAt > now + ProviderToken.futureSkewSeconds { return .failure(.invalid) }
-        if now - issuedAt > ProviderToken.lifetimeSeconds { return .failure(.expired) }
+        if issuedAt > Double(now + ProviderToken.futureSkewSeconds) { return .failure(.invalid) }
+        if Double(now) - issuedAt > Double(ProviderToken.lifetimeSeconds) { return .failure(.expired) }
         return .success(ProviderToken.Claims(keyID: keyID, teamID: teamID, issuedAt: issuedAt))
+    }
+
+    /// A NumericDate (RFC 7519 §2): a JSON number, integer or not, finite. Compared as a number.
+    static func numericDate(_ value: JSON) -> Double? {
+        switch value {
+        case .int(let seconds): return Double(seconds)
+        case .double(let seconds) where seconds.isFinite: return seconds
+        default: return nil
+        }
+    }
+
+    /// The key id (`kid`) a token's header names, unverified: which key to verify it with.
+    public static func keyID(of token: String) -> String? {
+        guard let header = token.split(separator: ".", maxSplits: 1).first else { return nil }
+        return decodeSegment(header)?["kid"]?.stringValue
     }
 
     /// The token in an `authorization` header value (`bearer <jwt>`, scheme case-insensitive), or `nil`.

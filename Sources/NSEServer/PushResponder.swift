@@ -90,7 +90,11 @@ public struct PushResponder: HTTPResponder {
     }
 
     public func respond(to request: Request, context: Context) async throws -> Response {
-        try await router.respond(to: request, context: context)
+        var response = try await router.respond(to: request, context: context)
+        // HEAD is answered with the head alone (RFC 9110 §9.3.2). HTTP/1.1's encoder drops the body itself; over
+        // HTTP/2 a body would be DATA on a stream that must carry none, which NIOHTTP2 refuses.
+        if request.method == .head { response.body = ResponseBody() }
+        return response
     }
 
     /// APNs's answer to a path it does not serve, in place of the router's plain 404.
@@ -195,7 +199,10 @@ public struct PushResponder: HTTPResponder {
             }
         } else if let authentication = service.authentication {
             let authorization = headers.first(where: { $0.name == "authorization" })?.value
-            switch await authentication.authenticate(authorization: authorization, connection: context.connection) {
+            switch await authentication.authenticate(
+                authorization: authorization, connection: context.connection,
+                forwardedClient: ProviderAuthentication.forwardedClient(in: headers))
+            {
             case .failure(let error): return .refused(error, apnsID: echoedID)
             case .success(let claims): teamID = claims.teamID
             }

@@ -118,7 +118,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup var processes: ExtensionProcessOptions
 
-    @OptionGroup var providerKey: ProviderKeyOptions
+    @OptionGroup var providerKey: ServeProviderKeyOptions
 
     func validate() throws {
         if (tlsCert == nil) != (tlsKey == nil) { throw ValidationError("--tls-cert and --tls-key go together") }
@@ -203,13 +203,17 @@ struct ServeCommand: AsyncParsableCommand {
         let command =
             extensionCommand.map(NotificationHost.shellCommand) ?? NotificationHost.referenceExtensionCommand()
         var authentication: ProviderAuthentication?
-        if let key = providerKey.key {
-            do {
-                authentication = ProviderAuthentication(
-                    verifier: try await ProviderTokenVerifier(keyFile: key.file, keyID: key.keyID, teamID: key.teamID))
-            } catch {
-                throw Failure(.config, "--auth-key-file \(error.description)").exit()
+        if !providerKey.keys.isEmpty {
+            var verifiers: [ProviderTokenVerifier] = []
+            for key in providerKey.keys {
+                do {
+                    verifiers.append(
+                        try await ProviderTokenVerifier(keyFile: key.file, keyID: key.keyID, teamID: key.teamID))
+                } catch {
+                    throw Failure(.config, "--auth-key-file \(error.description)").exit()
+                }
             }
+            authentication = ProviderAuthentication(verifiers: verifiers)
         }
         let now = Clock.unixMilliseconds()
         let rules = try fault.map { spec in

@@ -262,7 +262,9 @@ let alertPayload = #"{"aps":{"alert":{"title":"Hi","body":"there"}}}"#
         ]
         for (path, method) in wrongMethods {
             let answer = try await send(fixture, path: path, method: method, body: nil)
-            #expect(answer.status == 405 && answer.reason == "MethodNotAllowed", "\(method) \(path)")
+            // A HEAD answer is the head alone (RFC 9110 §9.3.2): its status, no body to carry the reason.
+            let reason = method == .head ? nil : "MethodNotAllowed"
+            #expect(answer.status == 405 && answer.reason == reason, "\(method) \(path)")
         }
         for path in ["/v1", "/v1/nothing", "/v1/devices/\(fixture.remote)", "/3", "/4/device/\(fixture.remote)"] {
             let answer = try await send(fixture, path: path, method: .get, body: nil)

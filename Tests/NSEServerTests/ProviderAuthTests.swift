@@ -28,6 +28,20 @@ struct TestAPNsKey {
     {
         try await ProviderTokenSigner(keyFile: path, keyID: keyID, teamID: teamID).token(issuedAt: issuedAt)
     }
+
+    /// A token whose claims are `claims` as written (a JSON object's text), signed ES256 with this key by hand, as a
+    /// client library that builds its own JWT does (e.g. `iat` as `time.time()`, a float).
+    func token(rawClaims claims: String, keyID: String = keyID) throws -> String {
+        func base64URL(_ bytes: some Sequence<UInt8>) -> String {
+            Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        }
+        let key = try P256.Signing.PrivateKey(pemRepresentation: try String(contentsOfFile: path, encoding: .utf8))
+        let signed =
+            base64URL(Array(#"{"alg":"ES256","kid":"\#(keyID)"}"#.utf8)) + "." + base64URL(Array(claims.utf8))
+        let signature = try key.signature(for: Data(signed.utf8))
+        return signed + "." + base64URL(signature.rawRepresentation)
+    }
 }
 
 /// A device and a service that requires provider tokens signed by `key`.
@@ -135,6 +149,78 @@ struct AuthFixture {
             authorization: "Bearer " + (try await fixture.key.token(issuedAt: now - 3500)))
         #expect(fresh.status == 200)
         try await fixture.settle()
+    }
+
+    /// RFC 7519's NumericDate may have a fraction: Python clients sign `time.time()`. Compared as a number, the hour
+    /// and the future skew still apply; a number in a string is not a NumericDate (docs/serve.md).
+    @Test func anIssueTimeWithAFractionIsANumericDate() async throws {
+        let fixture = try await AuthFixture()
+        let now = Date().timeIntervalSince1970
+        let team = TestAPNsKey.teamID
+        let cases: [(String, String)] = [
+            (#"{"iss":"\#(team)","iat":\#(now - 5.25)}"#, "200"),
+            (#"{"iss":"\#(team)","iat":\#(now - 3599.5)}"#, "200"),
+            (#"{"iss":"\#(team)","iat":\#(now - 3600.75 - 2)}"#, "403 ExpiredProviderToken"),
+            (#"{"iss":"\#(team)","iat":\#(now + 3600.5)}"#, "403 InvalidProviderToken"),
+            (#"{"iss":"\#(team)","iat":1.7e9}"#, "403 ExpiredProviderToken"),
+            (#"{"iss":"\#(team)","iat":"\#(Int(now))"}"#, "403 InvalidProviderToken"),
+            (#"{"iss":"\#(team)","iat":null}"#, "403 InvalidProviderToken"),
+        ]
+        for (claims, expected) in cases {
+            let answer = try await fixture.send(authorization: "bearer " + (try fixture.key.token(rawClaims: claims)))
+            let got = answer.status == 200 ? "200" : "\(answer.status) \(answer.reason ?? "")"
+            #expect(got == expected, "\(claims)")
+        }
+        try await fixture.settle()
+    }
+
+    /// Behind an HTTP/2 proxy several providers share one connection: the 20-minute rule is each provider's (its key
+    /// and team, and the client a proxy names), not the connection's.
+    @Test func providersSharingAConnectionAreToldApart() async throws {
+        let root = try TestSupport.temporaryDirectory("nse-serve-auth-shared")
+        let first = try TestAPNsKey(in: root, name: "first.p8")
+        let second = try TestAPNsKey(in: root, name: "second.p8")
+        let authentication = ProviderAuthentication(verifiers: [
+            try await ProviderTokenVerifier(keyFile: first.path, keyID: "FIRSTKEY01", teamID: "TEAMONE001"),
+            try await ProviderTokenVerifier(keyFile: second.path, keyID: "SECONDKEY2", teamID: "TEAMTWO002"),
+        ])
+        let channel = EmbeddedChannel()
+        defer { _ = try? channel.finish() }
+        let connection = ConnectionIdentity(channel: channel)
+        func check(_ token: String, client: String? = nil) async -> String {
+            switch await authentication.authenticate(
+                authorization: "bearer " + token, connection: connection, forwardedClient: client)
+            {
+            case .success(let claims): return "ok \(claims.teamID)"
+            case .failure(let error): return "\(error.status) \(error.reason)"
+            }
+        }
+        let one = try await first.token(issuedAt: now - 60, keyID: "FIRSTKEY01", teamID: "TEAMONE001")
+        let two = try await second.token(issuedAt: now - 30, keyID: "SECONDKEY2", teamID: "TEAMTWO002")
+        for _ in 0..<3 {
+            #expect(await check(one) == "ok TEAMONE001")
+            #expect(await check(two) == "ok TEAMTWO002")
+        }
+        // One key, two processes a proxy names apart.
+        let early = try await first.token(issuedAt: now - 50, keyID: "FIRSTKEY01", teamID: "TEAMONE001")
+        let late = try await first.token(issuedAt: now - 40, keyID: "FIRSTKEY01", teamID: "TEAMONE001")
+        for _ in 0..<2 {
+            #expect(await check(early, client: "127.0.0.1:40001") == "ok TEAMONE001")
+            #expect(await check(late, client: "127.0.0.1:40002") == "ok TEAMONE001")
+        }
+        // One of them changing its token within 20 minutes is still too many updates.
+        #expect(await check(late, client: "127.0.0.1:40001") == "429 TooManyProviderTokenUpdates")
+        // An unknown key id.
+        #expect(
+            await check(try await first.token(keyID: "NOSUCHKEY0", teamID: "TEAMONE001")) == "403 InvalidProviderToken")
+        #expect(
+            ProviderAuthentication.forwardedClient(in: [("forwarded", #"for="[::1]:4711";proto=https, for=x"#)])
+                == "[::1]:4711")
+        #expect(
+            ProviderAuthentication.forwardedClient(in: [
+                ("x-forwarded-for", "127.0.0.1, 10.0.0.1"), ("x-forwarded-port", "40003"),
+            ]) == "127.0.0.1:40003")
+        #expect(ProviderAuthentication.forwardedClient(in: [("x-other", "1")]) == nil)
     }
 
     @Test func anotherTeamsAppIsTopicDisallowed() async throws {

@@ -53,7 +53,8 @@ struct HTTP2ConnectionChannel: ServerChildChannel {
                 AdvertisedStreamLimit(advertised: UInt32(limits.maxConcurrentStreams)))
             let streamChannel = self.streamChannel
             let multiplexer = try channel.pipeline.syncOperations.configureAsyncHTTP2Pipeline(
-                mode: .server, streamDelegate: manager.streamDelegate, configuration: configuration
+                mode: .server, streamDelegate: manager.streamDelegate, frameDelegate: manager.frameDelegate,
+                configuration: configuration
             ) { stream in
                 stream.eventLoop.makeCompletedFuture { () throws -> Stream in
                     guard boundManager.value.admit(stream) else {

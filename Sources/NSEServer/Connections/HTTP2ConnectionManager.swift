@@ -88,8 +88,38 @@ final class HTTP2ConnectionManager: ChannelDuplexHandler {
         context.fireUserInboundEventTriggered(event)
     }
 
+    /// NIOHTTP2 hands on stream errors as well as connection errors. A stream error (a client's malformed stream,
+    /// an answer its stream cannot carry) has reset that stream alone: the connection and its other streams go on.
+    /// A connection error it has answered with GOAWAY and its code (RFC 9113 §5.4.1): the streams it took still get
+    /// their answers, then the connection closes, as after a graceful close. Anything else (a reset socket, TLS)
+    /// ends the connection at once.
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        close(context: context)
+        if sentErrorGoAway {
+            // After the stream delegate's calls already queued (each comes on the loop after the frame that made
+            // it): a stream opened by the same read is counted before the close is decided.
+            let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+            context.eventLoop.execute {
+                guard let context = bound.value.context else { return }
+                bound.value.closeAfterStreams(context: context)
+            }
+        } else if !(error is any NIOHTTP2Error) {
+            close(context: context)
+        }
+    }
+
+    /// Set when NIOHTTP2 writes a GOAWAY with an error code: the next error it hands on is a connection error.
+    private var sentErrorGoAway = false
+
+    var frameDelegate: FrameDelegate { FrameDelegate(manager: self) }
+
+    /// Sees the frames NIOHTTP2 writes, its own GOAWAYs for connection errors among them (they do not pass through
+    /// this handler, which sits after it).
+    struct FrameDelegate: NIOHTTP2FrameDelegate, @unchecked Sendable {
+        let manager: HTTP2ConnectionManager
+
+        func wroteFrame(_ frame: HTTP2Frame) {
+            if case .goAway(_, let code, _) = frame.payload, code != .noError { manager.sentErrorGoAway = true }
+        }
     }
 
     // MARK: - Streams (NIOHTTP2's stream delegate, on the connection's event loop)
@@ -168,9 +198,19 @@ final class HTTP2ConnectionManager: ChannelDuplexHandler {
 
     private func sendFinalGoAway(context: ChannelHandlerContext) {
         guard case .draining = state else { return }
-        timer?.cancel()
-        state = .closing
         write(goAway: lastStreamID, context: context)
+        closeAfterStreams(context: context)
+    }
+
+    /// The last GOAWAY is out: close when the open streams end, or ``HTTP2Limits/gracefulCloseTimeout`` from now.
+    private func closeAfterStreams(context: ChannelHandlerContext) {
+        switch state {
+        case .closing, .closed: return
+        case .open, .draining: break
+        }
+        timer?.cancel()
+        timer = nil
+        state = .closing
         guard openStreams > 0 else { return close(context: context) }
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
         timer = context.eventLoop.scheduleTask(in: limits.gracefulCloseTimeout) {

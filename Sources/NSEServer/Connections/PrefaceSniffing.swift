@@ -2,6 +2,7 @@ import HummingbirdCore
 import Logging
 import NIOCore
 import NIOSSL
+import NIOTLS
 
 /// One cleartext listener for HTTP/1.1 and HTTP/2 with prior knowledge: the first bytes of a connection decide.
 /// A connection that opens with the HTTP/2 client preface (`PRI * HTTP/2.0…`, RFC 9113 §3.4) gets the HTTP/2
@@ -152,6 +153,9 @@ final class PrefaceSniffer: ChannelInboundHandler, RemovableChannelHandler {
     private let timeout: TimeAmount
     private var buffered: ByteBuffer?
     private var state = State.sniffing
+    /// The protocol TLS's ALPN agreed on, if any: then the first bytes are that protocol's, whatever they are. Only
+    /// where nothing was agreed (cleartext, TLS without ALPN) do the first bytes decide.
+    private var agreed: String?
     private var timer: Scheduled<Void>?
 
     init(
@@ -175,13 +179,23 @@ final class PrefaceSniffer: ChannelInboundHandler, RemovableChannelHandler {
         var incoming = unwrapInboundIn(data)
         if buffered == nil { buffered = incoming } else { buffered!.writeBuffer(&incoming) }
         guard case .sniffing = state, let bytes = buffered?.readableBytesView else { return }
-        let count = min(bytes.count, Self.preface.count)
-        let isPrefix = bytes.prefix(count).elementsEqual(Self.preface.prefix(count))
-        if isPrefix && count < Self.preface.count { return }  // a prefix of the preface so far: wait for more
+        let isHTTP2: Bool
+        switch agreed {
+        case "h2"?:
+            // Agreed by ALPN: whatever comes is HTTP/2's, and a bad preface is a connection error for NIOHTTP2 to
+            // answer (GOAWAY PROTOCOL_ERROR, RFC 9113 §3.4), not an HTTP/1.1 request.
+            isHTTP2 = true
+        case "http/1.1"?:
+            isHTTP2 = false
+        default:
+            let count = min(bytes.count, Self.preface.count)
+            isHTTP2 = bytes.prefix(count).elementsEqual(Self.preface.prefix(count))
+            if isHTTP2 && count < Self.preface.count { return }  // a prefix of the preface so far: wait for more
+        }
         state = .decided
         timer?.cancel()
         timer = nil
-        configure(isPrefix).assumeIsolated().whenComplete { result in
+        configure(isHTTP2).assumeIsolated().whenComplete { result in
             switch result {
             case .success(let negotiated):
                 self.promise.succeed(negotiated)
@@ -204,7 +218,10 @@ final class PrefaceSniffer: ChannelInboundHandler, RemovableChannelHandler {
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         guard case .sniffing = state else { return context.fireUserInboundEventTriggered(event) }
-        if event is ChannelShouldQuiesceEvent {
+        if case .handshakeCompleted(let negotiated) = event as? TLSUserEvent {
+            agreed = negotiated
+            context.fireUserInboundEventTriggered(event)
+        } else if event is ChannelShouldQuiesceEvent {
             abandon(context: context, ChannelError.ioOnClosedChannel)
         } else if let event = event as? ChannelEvent, event == .inputClosed {
             abandon(context: context, ChannelError.eof)
