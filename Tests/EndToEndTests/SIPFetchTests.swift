@@ -261,6 +261,30 @@ final class SIPServerProcess: @unchecked Sendable {
         #expect(fromNetwork + fromStore == sent.count)
     }
 
+    /// One held MESSAGE pushed twice at once (issue #31, defect 5: a token on two registrations): both extension
+    /// processes fetch it, one shows it and the other answers `already-shown` at once, not after its budget.
+    @Test func oneMessagePushedTwiceAtOnceIsShownOnce() throws {
+        let server = try SIPServerProcess(["--listen", "tcp:127.0.0.1:0", "--no-push", "--accept-timeout", "0.3"])
+        let proxy = try #require(server.uris["tcp"])
+        let bob = try makeDevice("bob", proxy: proxy)
+        _ = try TestSupport.nse(["device", "register", bob])
+        for round in 0..<4 {
+            let text = "twice \(round)"
+            let callID = try send(text, via: proxy, to: bob)
+            let outputs = try TestSupport.nseAtOnce(
+                ["run", "--device", bob, "--budget", "30"], stdins: [push(callID), push(callID)])
+            let results = try outputs.map { try JSON.parse($0) }
+            let shown = results.filter { $0["display"]?["body"] == .string(text) }
+            #expect(shown.count == 1, "round \(round): \(results.map { $0["reason"] ?? .null })")
+            let other = try #require(results.first { $0["display"]?["body"] != .string(text) })
+            // Filtering entitlement: the already-shown answer is empty content (nothing shown twice).
+            #expect(other["outcome"] == "suppressed", "round \(round): \(other["reason"] ?? .null)")
+            #expect(other["extension"]?["info"]?["already_shown"] == true, "round \(round)")
+            // At once: not after the fetch's 25 s of a 30 s budget.
+            #expect((other["extension"]?["wall_ms"]?.doubleValue ?? .infinity) < 20_000, "round \(round)")
+        }
+    }
+
     @Test func imdnDeliveryNotificationIsSent() throws {
         let server = try SIPServerProcess(["--listen", "tcp:127.0.0.1:0", "--no-push", "--accept-timeout", "0.3"])
         let proxy = try #require(server.uris["tcp"])

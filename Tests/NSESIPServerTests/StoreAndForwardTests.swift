@@ -298,6 +298,37 @@ struct StoreAndForwardTests {
         }
     }
 
+    /// A device token on two registrations (the app registered again under another instance) is pushed once per
+    /// message: two pushes would wake two extensions for one message (issue #31, defect 5).
+    @Test func oneTokenOnTwoBindingsIsPushedOnce() async throws {
+        let dir = try TempDir()
+        defer { dir.cleanup() }
+        let push = try await PushReceiver(directory: dir)
+        defer { push.stop() }
+        let sender = fastUA()
+        try await withSIPServer(
+            serverConfiguration([.tcp], push: push, acceptTimeout: .milliseconds(200)), closing: [sender]
+        ) { server, addresses in
+            let proxy = addresses.proxy(.tcp)
+            for instance in [bobInstance, "\"<urn:uuid:6f2b1c3a-0000-4000-8000-00000000b0b1>\""] {
+                let device = fastUA()
+                let registered = try await device.register(
+                    aor: bobAOR, password: nil, proxy: proxy, expires: 3600,
+                    contactURIParameters: pushContactParameters,
+                    contactHeaderParameters: [SIPParameter("+sip.instance", instance)])
+                #expect(registered.statusCode == 200)
+                await device.close()
+            }
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(
+                try await sendFromAlice(sender, proxy: proxy, body: "once", callID: "twice-bound-1").statusCode == 202)
+            _ = try await push.waitForRecords(1)
+            // A second push would leave at once, beside the first.
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(push.records.count == 1, "\(push.records.map(\.path))")
+        }
+    }
+
     @Test("IMDNs (plain and inside CPIM) are held but never pushed")
     func imdnNotPushed() async throws {
         let dir = try TempDir()

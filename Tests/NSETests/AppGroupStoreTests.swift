@@ -85,6 +85,37 @@ import Testing
         #expect(try store.keep(message("alive@host", at: 3003), now: 3003) == .alreadyShown)
     }
 
+    /// Two extension processes woken for one message (a server that pushed twice) both receive it from the network:
+    /// one transaction decides which shows it, and a push for it while it is being shown learns so at once
+    /// (issue #31, defect 5).
+    @Test func oneMessageArrivingInTwoProcessesIsShownByOne() throws {
+        let store = try store().messages
+        // pid 1 (init) always runs: "another extension process that is alive".
+        let other: Int32 = 1
+        #expect(
+            try store.claimArrived(message("twice@host", at: 1000), now: 1000)
+                == .claimed(message("twice@host", at: 1000)))
+        #expect(try store.claimArrived(message("twice@host", at: 1000), now: 1001, claimer: other) == .claimedElsewhere)
+        #expect(try store.claim(callID: "twice@host", now: 1002, claimer: other) == .claimedElsewhere)
+        // The other way round: the second process's copy was held by an earlier flush; the first to claim shows it.
+        try store.keep(message("held@host", at: 1000), now: 1000)
+        #expect(
+            try store.claimArrived(message("held@host", at: 1000), now: 1003, claimer: other)
+                == .claimed(message("held@host", at: 1000)))
+        #expect(try store.claimArrived(message("held@host", at: 1000), now: 1004) == .claimedElsewhere)
+        // Once shown, both say so.
+        try store.markShown(callID: "twice@host", now: 1005)
+        #expect(
+            try store.claimArrived(message("twice@host", at: 1000), now: 1006, claimer: other) == .shown(.notification))
+        #expect(try store.claim(callID: "twice@host", now: 1006, claimer: other) == .shown(.notification))
+        // A claimer that died before showing it: the copy that arrives is this process's to show.
+        #expect(try store.claimArrived(message("dead@host", at: 1000), now: 1007, claimer: Self.deadProcess) != .absent)
+        #expect(
+            try store.claimArrived(message("dead@host", at: 1000), now: 1008)
+                == .claimed(message("dead@host", at: 1000)))
+        #expect(try store.claim(callID: "dead@host", now: 1009, claimer: other) == .claimedElsewhere)
+    }
+
     @Test func aClaimOlderThanItsLifetimeGoesBackEvenIfThePidRuns() throws {
         let store = try store().messages
         try store.keep(message("stuck@host", at: 1000), now: 1000)

@@ -62,6 +62,25 @@ import Testing
         #expect(machine.phase == .done)
     }
 
+    /// The awaited message came, but the App Group store says another process shows it (a server that pushed
+    /// twice): leave at once, whether it came from the network or was seen claimed in the store.
+    @Test func theTargetShownElsewhereEndsTheFetchAtOnce() {
+        var machine = registered()
+        #expect(
+            machine.handle(.messageOffered(id: 0, callID: "ours", wantsNotice: false), at: 6 * Self.ms) == [
+                .answer(id: 0, .target)
+            ])
+        _ = machine.handle(.messageAnswered(id: 0), at: 6 * Self.ms)
+        #expect(machine.handle(.targetShownElsewhere, at: 6 * Self.ms) == [.close])
+        #expect(machine.phase == .closing(.shownElsewhere))
+        #expect(machine.handle(.agentClosed, at: 7 * Self.ms) == [.finish(.shownElsewhere)])
+
+        var waiting = started()
+        _ = waiting.handle(.registerAnswered(status: 200), at: 5 * Self.ms)
+        #expect(waiting.handle(.targetShownElsewhere, at: 5 * Self.ms) == [.close])
+        #expect(waiting.handle(.targetShownElsewhere, at: 5 * Self.ms) == [], "once")
+    }
+
     @Test func quietWindowIsBounded() throws {
         var machine = registered()
         // A slow store makes a long wait before the next message: the window is capped.

@@ -107,30 +107,124 @@ public struct MessageStore: Sendable {
         }
     }
 
+    /// Who shows the message with a Call-ID, as one transaction decided it.
+    public enum Claim: Sendable, Equatable {
+        /// This process: it has the message and shows it.
+        case claimed(StoredMessage)
+        /// Another extension process that is alive has claimed it and is showing it now.
+        case claimedElsewhere
+        /// It was shown (within the last day).
+        case shown(Viewer)
+        /// The store has no message to show for it.
+        case absent
+    }
+
     /// Claims the held message with this Call-ID for this process, if it is there and fresh: of any number of
-    /// processes asking at once, exactly one gets it. The claimer marks it shown (``markShown(callID:now:)``) once
-    /// the host has its content; if the claimer dies first, the message goes back to held. Crash-safe, not synced.
-    public func take(
+    /// processes asking at once, exactly one gets it, and the others learn in the same transaction who shows it.
+    /// The claimer marks it shown (``markShown(callID:by:now:)``) once the host has its content; if the claimer dies
+    /// first, the message goes back to held. Crash-safe, not synced.
+    public func claim(
         callID: String, now: Int64 = Clock.unixMilliseconds(), claimer: Int32 = Processes.current
-    ) throws(DeviceError) -> StoredMessage? {
+    ) throws(DeviceError) -> Claim {
         do {
-            return try database.write(.crashSafe) { tx throws(DatabaseError) -> StoredMessage? in
+            return try database.write(.crashSafe) { tx throws(DatabaseError) -> Claim in
                 let rows = try tx.execute(
                     """
-                    SELECT sender, recipient, content_type, body, received_at FROM messages
-                    WHERE call_id = ? AND state = 'held' AND received_at >= ?
-                    """, [.text(callID), .integer(now - lifetimeMilliseconds)])
-                guard let row = rows.first else { return nil }
+                    SELECT state, sender, recipient, content_type, body, received_at, claimed_at, claimed_by, shown_at,
+                        shown_by
+                    FROM messages WHERE call_id = ?
+                    """, [.text(callID)])
+                guard let row = rows.first else { return .absent }
+                let message = StoredMessage(
+                    callID: callID, from: row.text(1) ?? "", to: row.text(2) ?? "", contentType: row.text(3) ?? "",
+                    body: row.blob(4) ?? [], receivedAt: row.integer(5) ?? now)
+                switch State(rawValue: row.text(0) ?? "") {
+                case .held? where message.receivedAt >= now - lifetimeMilliseconds:
+                    break
+                case .claimed?:
+                    // Another live process is showing it. A claim whose process is gone is the purge's to give back
+                    // (`purge(now:)`, which a fetch runs first); this process's own is not taken twice.
+                    let claimedBy = Int32(truncatingIfNeeded: row.integer(7) ?? 0)
+                    let gone = claimGone(claimedAt: row.integer(6) ?? 0, by: claimedBy, now: now)
+                    return claimedBy != claimer && !gone ? .claimedElsewhere : .absent
+                case .shown? where (row.integer(8) ?? 0) >= now - shownMemoryMilliseconds:
+                    return .shown(row.text(9).flatMap(Viewer.init(rawValue:)) ?? .notification)
+                default:
+                    return .absent
+                }
                 try tx.execute(
                     "UPDATE messages SET state = 'claimed', claimed_at = ?, claimed_by = ? WHERE call_id = ?",
                     [.integer(now), .integer(Int64(claimer)), .text(callID)])
-                return StoredMessage(
-                    callID: callID, from: row.text(0) ?? "", to: row.text(1) ?? "", contentType: row.text(2) ?? "",
-                    body: row.blob(3) ?? [], receivedAt: row.integer(4) ?? now)
+                return .claimed(message)
             }
         } catch {
             throw error.deviceError
         }
+    }
+
+    /// ``claim(callID:now:claimer:)``'s message when this process got it.
+    public func take(
+        callID: String, now: Int64 = Clock.unixMilliseconds(), claimer: Int32 = Processes.current
+    ) throws(DeviceError) -> StoredMessage? {
+        guard case .claimed(let message) = try claim(callID: callID, now: now, claimer: claimer) else { return nil }
+        return message
+    }
+
+    /// Claims a message that has just arrived from the network for this process to show: it is kept (claimed, so
+    /// a kill before it is shown leaves it held for the next push) unless another process already has it. Two
+    /// processes woken for the same message (the server pushed twice) both receive it; this transaction decides
+    /// which one shows it. Crash-safe, not synced: the copy guards against this process dying, and the 200 does not
+    /// wait for the disk.
+    public func claimArrived(
+        _ message: StoredMessage, now: Int64 = Clock.unixMilliseconds(), claimer: Int32 = Processes.current
+    ) throws(DeviceError) -> Claim {
+        do {
+            let inserted = try database.write(.crashSafe) { tx throws(DatabaseError) -> Bool in
+                try tx.execute(
+                    """
+                    INSERT INTO messages (call_id, sender, recipient, content_type, body, received_at, state,
+                        claimed_at, claimed_by)
+                    VALUES (?, ?, ?, ?, ?, ?, 'claimed', ?, ?) ON CONFLICT (call_id) DO NOTHING
+                    """,
+                    [
+                        .text(message.callID), .text(message.from), .text(message.to), .text(message.contentType),
+                        .blob(message.body), .integer(message.receivedAt), .integer(now), .integer(Int64(claimer)),
+                    ])
+                return tx.changes == 1
+            }
+            if inserted { return .claimed(message) }
+        } catch {
+            throw error.deviceError
+        }
+        // Kept before (held by an earlier flush, or claimed or shown by another process): the usual claim decides,
+        // and a copy that was held but had grown old is this process's to show all the same.
+        switch try claim(callID: message.callID, now: now, claimer: claimer) {
+        case .claimed(let stored): return .claimed(stored)
+        case .absent: return try reclaimStale(message, now: now, claimer: claimer)
+        case let other: return other
+        }
+    }
+
+    /// A row this message's Call-ID had that no push may take (held too long, unnotified, a claim whose process is
+    /// gone): claimed for this process, which received the message itself.
+    private func reclaimStale(_ message: StoredMessage, now: Int64, claimer: Int32) throws(DeviceError) -> Claim {
+        do {
+            try database.write(.crashSafe) { tx throws(DatabaseError) in
+                try tx.execute(
+                    """
+                    UPDATE messages SET state = 'claimed', claimed_at = ?, claimed_by = ?
+                    WHERE call_id = ? AND state != 'shown'
+                    """, [.integer(now), .integer(Int64(claimer)), .text(message.callID)])
+            }
+            return .claimed(message)
+        } catch {
+            throw error.deviceError
+        }
+    }
+
+    /// Whether a claim no longer stands: its process is gone, or it is older than any extension lives.
+    private func claimGone(claimedAt: Int64, by claimer: Int32, now: Int64) -> Bool {
+        claimedAt < now - claimMilliseconds || !Processes.isRunning(claimer)
     }
 
     /// Who showed a message.
@@ -227,9 +321,8 @@ public struct MessageStore: Sendable {
                 let claims = try tx.execute(
                     "SELECT call_id, claimed_at, claimed_by FROM messages WHERE state = 'claimed'")
                 for row in claims {
-                    let claimedAt = row.integer(1) ?? 0
                     let claimer = Int32(truncatingIfNeeded: row.integer(2) ?? 0)
-                    guard claimedAt < now - claimMilliseconds || !Processes.isRunning(claimer) else { continue }
+                    guard claimGone(claimedAt: row.integer(1) ?? 0, by: claimer, now: now) else { continue }
                     try tx.execute(
                         """
                         UPDATE messages SET state = 'held', claimed_at = NULL, claimed_by = NULL

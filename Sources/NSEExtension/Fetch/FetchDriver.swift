@@ -27,6 +27,8 @@ struct FetchDriver {
 
     /// The awaited message, once here.
     private(set) var found: ReceivedContent?
+    /// The awaited message came but is another process's to show: who showed it (`.some(nil)`: being shown).
+    private var shownElsewhere: MessageStore.Viewer??
     private var notice: (to: String, body: [UInt8])?
     private var offers: [Int: (message: SIPReceivedMessage, reply: CheckedContinuation<SIPMessageAnswer, Never>)] = [:]
     private var nextOfferID = 0
@@ -64,6 +66,8 @@ struct FetchDriver {
     /// How the fetch ended, with the awaited message when it came.
     enum Result {
         case found(ReceivedContent)
+        /// The awaited message came, but another process had it first (`nil`: it is showing it now).
+        case alreadyShown(MessageStore.Viewer?)
         case expired
         case registerFailed(String)
         case notFound
@@ -110,6 +114,7 @@ struct FetchDriver {
         report.registrations = machine.registrations
         switch outcome {
         case .found?: return found.map(Result.found) ?? .notFound
+        case .shownElsewhere?: return .alreadyShown(shownElsewhere ?? nil)
         case .expired?: return .expired
         case .registerFailed(let reason)?: return .registerFailed(reason)
         case .coreStopped?: return .coreStopped
@@ -135,6 +140,10 @@ struct FetchDriver {
                 }
             case .checkStore:
                 let stored = takeFromStore()
+                if shownElsewhere != nil {
+                    queue += machine.handle(.targetShownElsewhere, at: Clock.monotonicNanoseconds())
+                    continue
+                }
                 if let stored {
                     let content = ReceivedContent(stored)
                     found = content
@@ -151,6 +160,9 @@ struct FetchDriver {
                 if (200..<300).contains(answer.statusCode) { report.callIDsReceived.append(offer.message.callID) }
                 offer.reply.resume(returning: answer)
                 queue += machine.handle(.messageAnswered(id: id), at: Clock.monotonicNanoseconds())
+                if disposition == .target, shownElsewhere != nil {
+                    queue += machine.handle(.targetShownElsewhere, at: Clock.monotonicNanoseconds())
+                }
             case .arm(let timer, let at):
                 // On the user agent's event loop: no task, and no timer thread to wake, for timers mostly cancelled.
                 timers[timer.slot]?.cancel()
@@ -200,13 +212,20 @@ struct FetchDriver {
         let received = ReceivedContent(message)
         switch disposition {
         case .target:
-            found = received
             report.foundMilliseconds = Clock.millisecondsSince(start)
-            if let store {
-                do { try store.keep(StoredMessage(received), shown: .now) } catch {
-                    report.storeError = report.storeError ?? error.description
+            found = received
+            guard let store else { return .accepted }
+            do {
+                switch try store.claimArrived(StoredMessage(received)) {
+                case .claimed, .absent: break
+                case .claimedElsewhere: shownElsewhere = .some(nil)
+                case .shown(let viewer): shownElsewhere = viewer
                 }
+            } catch {
+                // Not kept: this process shows it all the same.
+                report.storeError = report.storeError ?? error.description
             }
+            if shownElsewhere != nil { found = nil }
             return .accepted
         case .other:
             guard let store else { return Self.notStored }
@@ -220,10 +239,18 @@ struct FetchDriver {
         }
     }
 
+    /// The awaited message, if another process kept it since the fetch began; notes when another shows it.
     private mutating func takeFromStore() -> StoredMessage? {
-        do { return try store?.take(callID: machine.target) } catch {
+        do {
+            switch try store?.claim(callID: machine.target) {
+            case .claimed(let message)?: return message
+            case .claimedElsewhere?: shownElsewhere = .some(nil)
+            case .shown(let viewer)?: shownElsewhere = viewer
+            case .absent?, nil: break
+            }
+        } catch {
             report.storeError = report.storeError ?? error.description
-            return nil
         }
+        return nil
     }
 }

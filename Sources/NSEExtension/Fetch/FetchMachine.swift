@@ -52,6 +52,9 @@ struct FetchMachine: Sendable {
         case notFound
         /// The main app took the core before the awaited message came: it receives the message itself.
         case coreStopped
+        /// The awaited message came, but another extension process showed it or is showing it (the server pushed
+        /// twice): this one leaves at once and shows nothing of it.
+        case shownElsewhere
     }
 
     /// Where the awaited message came from.
@@ -91,6 +94,8 @@ struct FetchMachine: Sendable {
         case messageAnswered(id: Int)
         /// The result of `checkStore`: whether another process had kept the awaited message.
         case storeChecked(found: Bool, wantsNotice: Bool)
+        /// The awaited message, answered, is another process's to show (the App Group store's claim decided).
+        case targetShownElsewhere
         /// The host's `timeWillExpire`.
         case expiryNotice
         /// The main app came to the foreground and asks for the shared core.
@@ -172,6 +177,11 @@ struct FetchMachine: Sendable {
         case .storeChecked(let found, let wantsNotice):
             guard found, isAwaiting else { return [] }
             return enterDrain(.store, wantsNotice: wantsNotice, at: now)
+        case .targetShownElsewhere:
+            switch phase {
+            case .registering, .waiting, .draining: return close(.shownElsewhere)
+            case .closing, .done: return []
+            }
         case .expiryNotice:
             return leave(awaiting: .expired)
         case .coreStopRequested:

@@ -110,22 +110,16 @@ public struct SIPFetch: Sendable {
             Self.finished(content, report, start: start, shown: shown ? store : nil, callID: callID)
         }
         do {
-            if let stored = try store?.take(callID: callID) {
+            switch try store?.claim(callID: callID) {
+            case .claimed(let stored)?:
                 report.fromStore = true
                 return done(finish(content(for: ReceivedContent(stored), request: request), report, shown: true))
-            }
-            if let viewer = try store?.shownBy(callID: callID) {
-                // The same push again (APNs may deliver twice), or a message the app in the foreground received
-                // itself: it was shown; it is not fetched again and not shown twice. An app that may filter shows
-                // nothing; one that may not shows its loc-key text.
-                report.alreadyShown = true
-                let by = viewer == .app ? "by the app in the foreground" : "by an earlier notification"
-                let reason = "already-shown: the message with Call-ID \(callID) was shown \(by)"
-                return done(
-                    finish(
-                        device.config.filtering
-                            ? DeliveredContent(content: [:], reason: reason) : rewriter.fallback(reason: reason), report
-                    ))
+            case .shown(let viewer)?:
+                return done(finish(alreadyShown(callID, by: viewer, report: &report), report))
+            case .claimedElsewhere?:
+                return done(finish(alreadyShown(callID, by: nil, report: &report), report))
+            case .absent?, nil:
+                break
             }
         } catch {
             report.storeError = report.storeError ?? error.description
@@ -173,6 +167,23 @@ public struct SIPFetch: Sendable {
             Network(
                 fetch: self, callID: callID, request: request, start: start, report: report, store: store, core: core,
                 account: account, connection: connection, inputs: inputs, feed: feed))
+    }
+
+    /// The same push again (APNs may deliver twice, a server may push twice), or a message the app in the foreground
+    /// received itself: shown, or being shown by another extension process (`viewer` nil); it is not fetched again
+    /// and not shown twice. An app that may filter shows nothing; one that may not shows its loc-key text.
+    func alreadyShown(_ callID: String, by viewer: MessageStore.Viewer?, report: inout FetchReport) -> DeliveredContent
+    {
+        report.alreadyShown = true
+        let by: String
+        switch viewer {
+        case .app?: by = "was shown by the app in the foreground"
+        case .notification?: by = "was shown by an earlier notification"
+        case nil: by = "is being shown by another notification"
+        }
+        let reason = "already-shown: the message with Call-ID \(callID) \(by)"
+        return device.config.filtering
+            ? DeliveredContent(content: [:], reason: reason) : rewriter.fallback(reason: reason)
     }
 
     /// The account's registration and the user agent of a fetch, opening its connection to the proxy from the moment
@@ -258,6 +269,8 @@ public struct SIPFetch: Sendable {
             case .notFound:
                 content = fetch.rewriter.fallback(
                     reason: "not-found: no MESSAGE with Call-ID \(callID) arrived within \(Int(budget)) ms")
+            case .alreadyShown(let viewer):
+                content = fetch.alreadyShown(callID, by: viewer, report: &report)
             case .coreStopped:
                 report.sharedCore = "executor-stopped"
                 content = DeliveredContent(

@@ -45,6 +45,9 @@ struct PushSender: Sendable {
             return request
         }
 
+        /// Where the push goes: the APNs host, the device token and the topic (one push per message each).
+        var destination: String { "\(push.baseURL) \(push.deviceToken) \(push.topic ?? "")" }
+
         /// Adds the provider token (when configured) and sends the request.
         func run() async -> Outcome {
             var job = self

@@ -71,7 +71,19 @@ extension SIPServer {
             log.debug("sip server not pushing an IMDN")
             return
         }
-        for binding in active { push(record: record, request: request, binding: binding) }
+        // One push per device token and topic: a token on several bindings (the app registered again under another
+        // instance, as after a reinstall) would wake two extensions for one message.
+        var pushed = Set<String>()
+        for binding in active {
+            guard let push = binding.push,
+                let plan = pushSender.plan(record: record, request: request, push: push, instance: binding.instance)
+            else { continue }
+            if case .send(let job) = plan, !pushed.insert(job.destination).inserted {
+                log.debug("sip server not pushing one token twice", metadata: ["sip.call_id": "\(record.callID)"])
+                continue
+            }
+            sendPush(plan)
+        }
     }
 
     /// Stores a message for later delivery; it counts as held (and its sender may hear 202) only once stored.
@@ -148,13 +160,6 @@ extension SIPServer {
     }
 
     // MARK: - pushes
-
-    private func push(record: HeldMessage, request: SIPRequest, binding: Registrar.Binding) {
-        guard let push = binding.push,
-            let plan = pushSender.plan(record: record, request: request, push: push, instance: binding.instance)
-        else { return }
-        sendPush(plan)
-    }
 
     /// Reports a push that cannot go, or sends it as a child task and reports how it went.
     func sendPush(_ plan: PushSender.Plan) {
