@@ -186,11 +186,13 @@ struct ServeCommand: AsyncParsableCommand {
         var logger = Logger(label: "nse.serve")
         if Environment.get("NSE_LOG_LEVEL") == nil { logger.logLevel = .info }
         var folder: [DeviceFolder.Entry] = []
+        var folders: [(folder: String, devices: [String])] = []
         for path in devices {
             do {
                 let (entries, problems) = try DeviceFolder.scan(path)
                 for problem in problems { logger.warning("device not served", metadata: ["problem": .string(problem)]) }
                 folder += entries
+                folders.append((path, entries.map(\.directory)))
             } catch {
                 throw Failure(error).exit()
             }
@@ -198,6 +200,12 @@ struct ServeCommand: AsyncParsableCommand {
         if device.isEmpty && folder.isEmpty {
             throw Failure(.config, "--devices \(devices.joined(separator: " ")): no device in it").exit()
         }
+        // Held until the server exits: a second server on these devices would run their pushes twice.
+        let lock: ServeLock
+        do { lock = try ServeLock.acquire(devices: device, folders: folders) } catch {
+            throw Failure(.tempFail, "serve: \(error.description)").exit()
+        }
+        defer { withExtendedLifetime(lock) {} }
         let address = try Self.parseAddress(listen, option: "--listen")
         let h2c = try listenH2c.map { try Self.parseAddress($0, option: "--listen-h2c") }
         let command =
