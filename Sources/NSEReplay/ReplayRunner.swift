@@ -202,7 +202,9 @@ enum Recorder {
 /// Reporters: text lines, JSON, JUnit XML.
 public enum ReplayReport {
     /// One progress line: status, name, outcome, time.
-    public static func line(_ result: CaseResult) -> String {
+    /// - Parameter logsKept: whether the cases' folders outlive the replay (`--keep`, `--work-dir`): a failure's line
+    ///   points at its log only then.
+    public static func line(_ result: CaseResult, logsKept: Bool = true) -> String {
         let status = result.passed ? "PASS" : (result.error != nil ? "ERROR" : "FAIL")
         // A sequence shows each push's outcome in order.
         let outcome =
@@ -213,7 +215,9 @@ public enum ReplayReport {
         var text = "\(status)  \(result.name)  \(outcome)  \(Int(result.milliseconds)) ms"
         if let error = result.error { text += "\n      \(error)" }
         for difference in result.differences { text += "\n      \(difference)" }
-        if !result.passed, let log = result.logPath { text += "\n      full log: \(log)" }
+        if !result.passed, let log = result.logPath {
+            text += logsKept ? "\n      full log: \(log)" : "\n      full log: removed with the run (--keep keeps it)"
+        }
         return text
     }
 

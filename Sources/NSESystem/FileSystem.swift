@@ -180,6 +180,19 @@ public enum FileSystem {
         if unlink(path) != 0, errno != ENOENT { throw SystemError.current("unlink", path: path) }
     }
 
+    /// Removes a folder and everything in it, without following symbolic links (a link is removed, not what it
+    /// points to); a missing path is fine.
+    public static func removeTree(_ path: String) throws(SystemError) {
+        var info = stat()
+        guard lstat(path, &info) == 0 else {
+            if errno == ENOENT { return }
+            throw SystemError.current("lstat", path: path)
+        }
+        guard (info.st_mode & S_IFMT) == S_IFDIR else { return try remove(path) }
+        for name in try contents(ofDirectory: path) { try removeTree(Path.join(path, name)) }
+        if rmdir(path) != 0, errno != ENOENT { throw SystemError.current("rmdir", path: path) }
+    }
+
     /// The absolute form of `path`, resolved against the working directory (no symlink resolution).
     public static func absolute(_ path: String) -> String {
         if path.hasPrefix("/") { return Path.normalize(path) }

@@ -45,6 +45,12 @@ struct ReplayCommand: AsyncParsableCommand {
             "Keep every case's folder (devices, logs) here instead of a temporary folder.", valueName: "dir"))
     var workDir: String?
 
+    @Flag(
+        help:
+            "Keep the temporary folder with every case's devices and logs (its path is printed on stderr); by default it is removed when the replay ends. --work-dir folders are always kept."
+    )
+    var keep = false
+
     func validate() throws {
         guard ["text", "json"].contains(format) else { throw ValidationError("--format must be text or json") }
         if let jobs, jobs < 1 || jobs > 64 { throw ValidationError("--jobs must be between 1 and 64") }
@@ -59,6 +65,10 @@ struct ReplayCommand: AsyncParsableCommand {
             workDir
             ?? Path.join(
                 Environment.get("TMPDIR") ?? "/tmp", "nse-replay-\(Clock.unixMilliseconds())-\(Processes.current)")
+        // A temporary folder goes with the replay, pass or fail (tens of MB a run), unless asked to stay.
+        let keepRoot = workDir != nil || keep || Environment.get("NSE_KEEP_TEST_DIRS") != nil
+        if workDir == nil, keepRoot { StandardStreams.writeError("nse: replay: cases kept in \(root)\n") }
+        defer { if !keepRoot { try? FileSystem.removeTree(root) } }
         var runner = ReplayRunner(
             jobs: jobs ?? Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))), filter: filter, update: update, workRoot: root,
             extensionCommand: NotificationHost.referenceExtensionCommand())
@@ -67,7 +77,7 @@ struct ReplayCommand: AsyncParsableCommand {
         runner.warmIdle = processes.warmIdle
         let text = format == "text"
         let results = await runner.run(files: search.files) { result in
-            if text { StandardStreams.writeOut(ReplayReport.line(result) + "\n") }
+            if text { StandardStreams.writeOut(ReplayReport.line(result, logsKept: keepRoot) + "\n") }
         }
         if let junit {
             do { try FileSystem.writeAtomically(junit, ReplayReport.junit(results)) } catch {

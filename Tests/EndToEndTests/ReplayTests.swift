@@ -37,6 +37,30 @@ import Testing
         #expect(xml.contains("<failure message=\"outcome: expected"))
     }
 
+    /// A replay's work folder (tens of MB of devices and logs) goes with it, pass or fail, unless asked to stay
+    /// (issue #39, defect 4). `NSE_KEEP_TEST_DIRS` keeps it too, so the test needs it unset.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["NSE_KEEP_TEST_DIRS"] == nil))
+    func theWorkFolderIsRemovedUnlessKept() throws {
+        _ = try write("a.json", passing)
+        _ = try write("b.json", failing)
+        let temporary = root + "/tmp"
+        try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: true)
+        let removed = try TestSupport.nse(
+            ["replay", root + "/a.json", root + "/b.json"], environment: ["TMPDIR": temporary])
+        #expect(removed.status == 1)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: temporary) == [])
+        #expect(removed.stdout.contains("full log: removed with the run (--keep keeps it)"))
+        let kept = try TestSupport.nse(
+            ["replay", "--keep", root + "/a.json", root + "/b.json"], environment: ["TMPDIR": temporary])
+        #expect(kept.status == 1)
+        let folders = try FileManager.default.contentsOfDirectory(atPath: temporary)
+        #expect(folders.count == 1 && folders[0].hasPrefix("nse-replay-"))
+        #expect(kept.stderr.contains("cases kept in \(temporary)/\(folders.first ?? "")"))
+        let log = try #require(kept.stdout.split(separator: "\n").first { $0.contains("full log: ") })
+        let path = String(log.split(separator: " ").last ?? "")
+        #expect(FileManager.default.fileExists(atPath: path), "\(path)")
+    }
+
     @Test func brokenCasesNameTheFileAndField() throws {
         let bad = try write("bad.json", #"{"payload":{"aps":{}},"expect":{"outcome":"rewritten"},"budget":"soon"}"#)
         let output = try TestSupport.nse(["replay", bad])

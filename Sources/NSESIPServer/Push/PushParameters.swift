@@ -35,6 +35,14 @@ public struct PushParameters: Sendable, Hashable {
     /// The token to use for a MESSAGE (the `remote` one), if any.
     public var remoteToken: String? { tokens["remote"] }
 
+    /// Whether these parameters wake the same app on the same device as `other`: the same provider and app, and a
+    /// token in common. Flexisip keeps one binding for such parameters (`Record::matchContacts`): the app registered
+    /// again under another instance, or a reinstall that kept its token.
+    public func wakesSameApp(as other: PushParameters) -> Bool {
+        provider == other.provider && teamID == other.teamID && bundleID == other.bundleID
+            && !Set(tokens.values).isDisjoint(with: other.tokens.values)
+    }
+
     /// True for `apns` / `apns.dev`.
     public var isAPNs: Bool { provider == "apns" || provider == "apns.dev" }
 

@@ -196,6 +196,16 @@ struct Registrar {
                 let push = PushParameters(contactURI: contact.uri)
                 let key = Registrar.bindingKey(contact: contact, instance: instance, push: push)
                 current.removeAll { $0.key == key }
+                // One binding per app on a device, as Flexisip: a binding whose push parameters wake the same app
+                // (its token again, under another instance) replaces the older one, which would be pushed twice.
+                if let push, expires > 0 {
+                    for older in current where older.push?.wakesSameApp(as: push) == true {
+                        changes.append(.unregistered(aor: aor, contact: older.contact.uri.description))
+                        log.notice(
+                            "sip server binding replaced: same push parameters", metadata: ["sip.aor": "\(aor)"])
+                    }
+                    current.removeAll { $0.push?.wakesSameApp(as: push) == true }
+                }
                 if expires == 0 {
                     changes.append(.unregistered(aor: aor, contact: contact.uri.description))
                     continue
