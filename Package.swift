@@ -157,7 +157,7 @@ let package = Package(
             name: "NSEAPNs",
             dependencies: [
                 "NSECrypto", "NSEHTTP", "NSEJSON", "NSEPayload", "NSESystem",
-                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "JWTKit", package: "jwt-kit"), .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         // `nse serve`: the APNs-shaped HTTP endpoint (HTTP/1.1, h2 over TLS, h2c) that runs the host per push.

@@ -1,3 +1,4 @@
+import Crypto
 import JWTKit
 import NSECrypto
 import NSEJSON
@@ -112,20 +113,42 @@ public struct ProviderTokenVerifier: Sendable {
         do {
             _ = try await keys.verify(token, as: UncheckedClaims.self)
         } catch {
-            return .failure(.invalid)
+            // APNs also takes an ES256 signature in DER (an ASN.1 sequence of r and s), as apnotic signs, besides
+            // JWS's 64 bytes of r and s (RFC 7518 §3.4).
+            guard let joseForm = Self.withJOSESignature(segments),
+                (try? await keys.verify(joseForm, as: UncheckedClaims.self)) != nil
+            else { return .failure(.invalid) }
         }
         if issuedAt > Double(now + ProviderToken.futureSkewSeconds) { return .failure(.invalid) }
         if Double(now) - issuedAt > Double(ProviderToken.lifetimeSeconds) { return .failure(.expired) }
         return .success(ProviderToken.Claims(keyID: keyID, teamID: teamID, issuedAt: issuedAt))
     }
 
-    /// A NumericDate (RFC 7519 §2): a JSON number, integer or not, finite. Compared as a number.
+    /// An issue time as APNs takes it: a NumericDate (RFC 7519 §2: a JSON number, integer or not), or the same
+    /// number written as a string of digits, which APNs accepts too (APNSwift 5–6 and kalyke-apns send one:
+    /// docs/serve.md). Compared as a number.
     static func numericDate(_ value: JSON) -> Double? {
         switch value {
         case .int(let seconds): return Double(seconds)
         case .double(let seconds) where seconds.isFinite: return seconds
+        case .string(let text):
+            // Digits, with an optional fraction: not Double's own parser, which takes "inf", "0x1p3", " 1".
+            let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+            guard !parts[0].isEmpty, parts[0].count <= 15,
+                parts.allSatisfy({ $0.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } }),
+                parts.count == 1 || !parts[1].isEmpty
+            else { return nil }
+            return Double(text)
         default: return nil
         }
+    }
+
+    /// The token with its signature turned from DER into JWS's r and s, when it is a DER ECDSA signature.
+    static func withJOSESignature(_ segments: [Substring]) -> String? {
+        guard segments.count == 3, let der = Base64.decodeURLSafe(String(segments[2])), der.first == 0x30,
+            let signature = try? P256.Signing.ECDSASignature(derRepresentation: der)
+        else { return nil }
+        return segments[0] + "." + segments[1] + "." + Base64.encodeURLSafe(Array(signature.rawRepresentation))
     }
 
     /// The key id (`kid`) a token's header names, unverified: which key to verify it with.

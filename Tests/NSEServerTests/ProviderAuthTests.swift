@@ -31,7 +31,7 @@ struct TestAPNsKey {
 
     /// A token whose claims are `claims` as written (a JSON object's text), signed ES256 with this key by hand, as a
     /// client library that builds its own JWT does (e.g. `iat` as `time.time()`, a float).
-    func token(rawClaims claims: String, keyID: String = keyID) throws -> String {
+    func token(rawClaims claims: String, keyID: String = keyID, derSignature: Bool = false) throws -> String {
         func base64URL(_ bytes: some Sequence<UInt8>) -> String {
             Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
                 .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
@@ -40,7 +40,7 @@ struct TestAPNsKey {
         let signed =
             base64URL(Array(#"{"alg":"ES256","kid":"\#(keyID)"}"#.utf8)) + "." + base64URL(Array(claims.utf8))
         let signature = try key.signature(for: Data(signed.utf8))
-        return signed + "." + base64URL(signature.rawRepresentation)
+        return signed + "." + base64URL(derSignature ? signature.derRepresentation : signature.rawRepresentation)
     }
 }
 
@@ -152,7 +152,7 @@ struct AuthFixture {
     }
 
     /// RFC 7519's NumericDate may have a fraction: Python clients sign `time.time()`. Compared as a number, the hour
-    /// and the future skew still apply; a number in a string is not a NumericDate (docs/serve.md).
+    /// and the future skew still apply; a number written in a string is taken as APNs takes it (docs/serve.md).
     @Test func anIssueTimeWithAFractionIsANumericDate() async throws {
         let fixture = try await AuthFixture()
         let now = Date().timeIntervalSince1970
@@ -163,9 +163,23 @@ struct AuthFixture {
             (#"{"iss":"\#(team)","iat":\#(now - 3600.75 - 2)}"#, "403 ExpiredProviderToken"),
             (#"{"iss":"\#(team)","iat":\#(now + 3600.5)}"#, "403 InvalidProviderToken"),
             (#"{"iss":"\#(team)","iat":1.7e9}"#, "403 ExpiredProviderToken"),
-            (#"{"iss":"\#(team)","iat":"\#(Int(now))"}"#, "403 InvalidProviderToken"),
+            // A number written as a string, as APNSwift 5–6 and kalyke-apns send it: APNs accepts it.
+            (#"{"iss":"\#(team)","iat":"\#(Int(now))"}"#, "200"),
+            (#"{"iss":"\#(team)","iat":"\#(Int(now) - 3700)"}"#, "403 ExpiredProviderToken"),
+            (#"{"iss":"\#(team)","iat":"\#(Int(now)).5"}"#, "200"),
+            (#"{"iss":"\#(team)","iat":"1e9"}"#, "403 InvalidProviderToken"),
+            (#"{"iss":"\#(team)","iat":" \#(Int(now))"}"#, "403 InvalidProviderToken"),
+            (#"{"iss":"\#(team)","iat":"inf"}"#, "403 InvalidProviderToken"),
+            (#"{"iss":"\#(team)","iat":""}"#, "403 InvalidProviderToken"),
             (#"{"iss":"\#(team)","iat":null}"#, "403 InvalidProviderToken"),
         ]
+        // A DER signature (apnotic signs so), which APNs takes as well; a DER signature of other claims does not pass.
+        let der = try fixture.key.token(rawClaims: #"{"iss":"\#(team)","iat":\#(Int(now))}"#, derSignature: true)
+        #expect(try await fixture.send(authorization: "bearer " + der).status == 200)
+        let other = try fixture.key.token(rawClaims: #"{"iss":"\#(team)","iat":\#(Int(now) - 1)}"#, derSignature: true)
+        let swapped =
+            der.split(separator: ".")[0] + "." + der.split(separator: ".")[1] + "." + other.split(separator: ".")[2]
+        #expect(try await fixture.send(authorization: "bearer " + swapped).reason == "InvalidProviderToken")
         for (claims, expected) in cases {
             let answer = try await fixture.send(authorization: "bearer " + (try fixture.key.token(rawClaims: claims)))
             let got = answer.status == 200 ? "200" : "\(answer.status) \(answer.reason ?? "")"
