@@ -8,6 +8,9 @@ public enum ExitStatus: Int32, Sendable {
     case rejected = 65
     /// An input file does not exist or cannot be read.
     case noInput = 66
+    /// A program nse needs is missing or cannot run: a half-installed nse (`nse-extension` or `nse-tool` not beside
+    /// `nse`), or an extension that cannot be started. Never a device's outcome, so CI cannot pass on it.
+    case unavailable = 69
     /// An internal error.
     case software = 70
     /// Reading or writing failed (a registrar that refuses or does not answer included).

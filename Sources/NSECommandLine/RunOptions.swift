@@ -61,6 +61,9 @@ public struct RunOptions: Sendable, Equatable {
         } catch {
             return fail(error.code == .io ? .ioError : .config, error.description)
         }
+        if extensionCommand == nil, let problem = NotificationHost.referenceExtensionProblem() {
+            return fail(.unavailable, problem)
+        }
         if let callAction { device.config.voip.call.action = callAction }
         var host = NotificationHost(
             device: device,
@@ -87,6 +90,10 @@ public struct RunOptions: Sendable, Equatable {
                 : result.json.serialized(sequence ? .compact : .pretty) + "\n"
             StandardStreams.writeOut(document)
             if result.isRejected { rejected.append(result.reason) }
+            // An extension that cannot be started is a broken setup, not an outcome a device could show.
+            if result.extensionReport?.killed == "spawn" {
+                return fail(.unavailable, "cannot start the extension: \(result.reason)")
+            }
         }
         guard let first = rejected.first else { return .ok }
         return fail(

@@ -46,6 +46,24 @@ public struct NotificationHost: Sendable {
         ChildProcess.sibling("nse-extension", overriddenBy: "NSE_EXTENSION")
     }
 
+    /// Why the reference extension cannot run, or nil when it can: `nse-extension` must sit beside the running
+    /// executable (or `$NSE_EXTENSION` name it). Checked before any push, so a half-installed nse fails instead of
+    /// showing every push's original alert.
+    public static func referenceExtensionProblem() -> String? {
+        let command = referenceExtensionCommand()
+        let path = command[0]
+        if path.contains("/") {
+            return FileSystem.isExecutable(path) ? nil : "the reference extension \(path) is missing or not executable"
+        }
+        // Not beside nse: found on PATH, if at all.
+        let found = (Environment.get("PATH") ?? "").split(separator: ":").contains {
+            FileSystem.isExecutable(Path.join(String($0), path))
+        }
+        return found
+            ? nil
+            : "the reference extension nse-extension is not beside \(FileSystem.executablePath() ?? "nse") nor on PATH (install nse with its four binaries together, or set NSE_EXTENSION)"
+    }
+
     /// Whether `command` runs the reference extension, however its path is spelled (a folder reached through a
     /// symbolic link, as `.build/debug` is, names the same file).
     static func isReferenceExtension(_ command: [String]) -> Bool {

@@ -57,6 +57,9 @@ struct ReplayCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if let problem = NotificationHost.referenceExtensionProblem() {
+            throw Failure(.unavailable, "replay: \(problem)").exit()
+        }
         let search: ReplayRunner.CaseSearch
         do { search = try ReplayRunner.findCases(paths) } catch { throw Failure(.noInput, error.description).exit() }
         for line in search.skipped { StandardStreams.writeError(line + "\n") }

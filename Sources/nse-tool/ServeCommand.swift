@@ -208,6 +208,9 @@ struct ServeCommand: AsyncParsableCommand {
         defer { withExtendedLifetime(lock) {} }
         let address = try Self.parseAddress(listen, option: "--listen")
         let h2c = try listenH2c.map { try Self.parseAddress($0, option: "--listen-h2c") }
+        if extensionCommand == nil, let problem = NotificationHost.referenceExtensionProblem() {
+            throw Failure(.unavailable, "serve: \(problem)").exit()
+        }
         let command =
             extensionCommand.map(NotificationHost.shellCommand) ?? NotificationHost.referenceExtensionCommand()
         var authentication: ProviderAuthentication?

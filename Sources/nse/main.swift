@@ -22,4 +22,4 @@ var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
 execv(tool, &argv)
 StandardStreams.writeError(
     "nse: cannot run \(tool): \(String(cString: strerror(errno))) (nse-tool must sit beside nse)\n")
-exit(ExitStatus.software.rawValue)
+exit(ExitStatus.unavailable.rawValue)
