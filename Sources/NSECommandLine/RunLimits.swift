@@ -16,7 +16,11 @@ public struct RunLimit: Sendable {
     }
 
     /// The one-line usage error for a value out of range.
-    public var requirement: String { "\(option) must be between \(lowerBound) and \(upperBound) \(unit)" }
+    public var requirement: String {
+        excludesLowerBound
+            ? "\(option) must be more than \(lowerBound) and at most \(upperBound) \(unit)"
+            : "\(option) must be between \(lowerBound) and \(upperBound) \(unit)"
+    }
 }
 
 /// `nse run`'s limits: the one table read by both front doors' parsers (the hand parser in `nse` and

@@ -28,7 +28,7 @@ struct AppCommand: AsyncParsableCommand {
 
     func validate() throws {
         if let stayFor, !(stayFor > 0 && stayFor <= 86400) {
-            throw ValidationError("--for must be between 0 and 86400 seconds")
+            throw ValidationError("--for must be more than 0 and at most 86400 seconds")
         }
     }
 

@@ -298,6 +298,22 @@ struct AppIdentityOptions: ParsableArguments {
 
 /// The VoIP options of `device init` and `device set`: the app side of the call-report path.
 struct VoIPOptions: ParsableArguments {
+    /// A handler command with its relative paths made absolute against `directory`, where the user typed them: the
+    /// handler runs later, from wherever `nse run` or `nse serve` runs. A word is a path when it starts with `./`
+    /// or `../`, or names a file that exists there; URLs, `builtin` and commands found on PATH are left as they are.
+    /// A command with quotes is left whole (its words cannot be split without a shell).
+    static func resolvingPaths(_ command: String, against directory: String) -> String {
+        if case .command = VoIPSettings.handler(from: command), !command.contains("\""), !command.contains("'") {
+            return command.split(separator: " ", omittingEmptySubsequences: false).map { word in
+                guard !word.isEmpty, !word.hasPrefix("/"), !word.hasPrefix("-") else { return String(word) }
+                let path = Path.normalize(Path.join(directory, String(word)))
+                let relative = word.hasPrefix("./") || word.hasPrefix("../") || FileSystem.exists(path)
+                return relative ? path : String(word)
+            }.joined(separator: " ")
+        }
+        return command
+    }
+
     @Option(
         help: ArgumentHelp(
             "What iOS launches for a VoIP payload: a command (payload JSON on stdin, call report on stdout), an http(s) URL (payload POSTed, report in the answer), or 'builtin'.",
@@ -384,7 +400,10 @@ struct VoIPOptions: ParsableArguments {
     }
 
     func apply(to settings: inout VoIPSettings) {
-        if let appHandler { settings.appHandler = VoIPSettings.handler(from: appHandler) }
+        if let appHandler {
+            let resolved = Self.resolvingPaths(appHandler, against: FileSystem.currentDirectory())
+            settings.appHandler = VoIPSettings.handler(from: resolved)
+        }
         if let framework = voipFramework.flatMap(VoIPFramework.init(option:)) { settings.framework = framework }
         if let appDeadline { settings.appDeadline = appDeadline }
         if let maxStrikes { settings.maxStrikes = maxStrikes }

@@ -16,7 +16,8 @@ struct NSE: AsyncParsableCommand {
         abstract:
             "Run iOS Notification Service Extension pushes on Linux: one extension process per notification, under iOS's rules.",
         discussion:
-            "Exit status: 0 any outcome a device could show, 64 usage, 65 payload rejected, 66 input missing, 74 I/O error, 78 device or configuration problem.",
+            "Exit status: 0 any outcome a device could show, 64 usage, 65 payload rejected, 66 input missing, 69 nse not installed whole, 74 I/O error, 75 busy, 78 device or configuration problem.",
+        version: NSEVersion.current,
         subcommands: [
             RunCommand.self, SealCommand.self, DeviceCommand.self, SendCommand.self, CallCommand.self,
             SIPServerCommand.self,

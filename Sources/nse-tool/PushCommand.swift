@@ -81,7 +81,7 @@ struct PushCommand: AsyncParsableCommand {
             throw ValidationError("--url \(url): expected an http:// or https:// URL")
         }
         guard timeout > 0, timeout <= 3600 else {
-            throw ValidationError("--timeout must be between 0 and 3600 seconds")
+            throw ValidationError("--timeout must be more than 0 and at most 3600 seconds")
         }
     }
 

@@ -133,7 +133,9 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("--concurrency must be between 1 and 1024")
         }
         guard queue >= 0, queue <= 1_000_000 else { throw ValidationError("--queue must be between 0 and 1000000") }
-        guard budget > 0, budget <= 3600 else { throw ValidationError("--budget must be between 0 and 3600 seconds") }
+        guard budget > 0, budget <= 3600 else {
+            throw ValidationError(RunLimits.budget.requirement)
+        }
         guard RunLimits.memoryLimit.accepts(memoryLimit) else {
             throw ValidationError(RunLimits.memoryLimit.requirement)
         }

@@ -70,11 +70,48 @@ extension CommandLineTests {
             }
         }
         let budget = try TestSupport.nse(["run", "--device", device, "--budget", "-1"])
-        #expect(budget.stderr == "nse: --budget must be between 0 and 3600 seconds\n")
+        #expect(budget.stderr == "nse: --budget must be more than 0 and at most 3600 seconds\n")
         // Help is still help: on stdout, status 0.
         for (name, help) in try both(["run", "--help"]) {
             #expect(help.status == 0 && help.stdout.contains("USAGE: nse run") && help.stderr.isEmpty, "\(name)")
         }
+    }
+
+    /// Small things a new user meets first (issue #39, defect 7).
+    @Test func theFirstMistakesAreExplained() throws {
+        // `nse seal | nse run`: the envelope alone is not a payload; the error says where it goes.
+        let sealed = try TestSupport.nse(["seal", "--device", device], stdin: plaintext)
+        let run = try TestSupport.nse(["run", "--device", device], stdin: sealed.stdout)
+        #expect(run.status == 65)
+        #expect(run.stderr.contains(#"a payload carries it under "enc""#), "\(run.stderr)")
+        #expect(!run.stderr.contains("Lunch"))
+        // A range that excludes its lower bound says so.
+        let budget = try TestSupport.nse(["run", "--device", device, "--budget", "0"])
+        #expect(budget.status == 64 && budget.stderr == "nse: --budget must be more than 0 and at most 3600 seconds\n")
+        // --version, from both front doors.
+        for (name, version) in try both(["--version"]) {
+            #expect(
+                version.status == 0 && version.stdout.split(separator: ".").count == 3, "\(name): \(version.stdout)")
+        }
+    }
+
+    /// A relative `--app-handler` is relative to where the user typed it, not to where `nse run` runs later.
+    @Test func aRelativeAppHandlerIsResolvedWhereItWasGiven() throws {
+        let apps = root + "/apps"
+        try FileManager.default.createDirectory(atPath: apps, withIntermediateDirectories: true)
+        let handler = apps + "/app.sh"
+        try TestSupport.write("#!/bin/sh\nexit 0\n", to: handler)
+        chmod(handler, 0o755)
+        let set = try TestSupport.run(
+            "/bin/sh", ["-c", "cd \(apps) && \(TestSupport.nse) device set \(device) --app-handler './app.sh --flag' "])
+        #expect(set.status == 0, "\(set.stderr)")
+        let config = try JSON.parse(try String(contentsOfFile: device + "/device.json", encoding: .utf8))
+        #expect(
+            config["voip"]?["app_handler"]?["command"] == .string(handler + " --flag"), "\(config["voip"] ?? .null)")
+        let url = try TestSupport.nse(["device", "set", device, "--app-handler", "http://127.0.0.1:9/voip"])
+        #expect(url.status == 0)
+        let kept = try JSON.parse(try String(contentsOfFile: device + "/device.json", encoding: .utf8))
+        #expect(kept["voip"]?["app_handler"]?["url"] == "http://127.0.0.1:9/voip")
     }
 
     @Test func anOversizePayloadPrintsItsRejectedResult() throws {

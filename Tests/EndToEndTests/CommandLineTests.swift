@@ -108,7 +108,7 @@ import Testing
 
     @Test func exitStatusesAreDocumented() throws {
         let usage = try TestSupport.nse(["run", "--device", device, "--budget", "-1"])
-        #expect(usage.status == 64 && usage.stderr == "nse: --budget must be between 0 and 3600 seconds\n")
+        #expect(usage.status == 64 && usage.stderr == "nse: --budget must be more than 0 and at most 3600 seconds\n")
         let unknown = try TestSupport.nse(["run", "--no-such-flag"])
         #expect(unknown.status == 64)
         let missing = try TestSupport.nse(["run", "--device", device, root + "/nope.json"])

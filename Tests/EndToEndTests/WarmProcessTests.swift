@@ -156,7 +156,7 @@ import Testing
     @Test func badOptionsAreOneLineUsageErrors() throws {
         for (arguments, message) in [
             (["run", "--extension-process", "lukewarm"], "--extension-process must be fresh or warm"),
-            (["run", "--warm-idle", "0"], "--warm-idle must be between 0 and 86400 seconds"),
+            (["run", "--warm-idle", "0"], "--warm-idle must be more than 0 and at most 86400 seconds"),
             (["device", "set", device, "--ios-version", "9.3"], "--ios-version 9.3: expected a release"),
             (["device", "set", device, "--ios-version", "eleven"], "--ios-version eleven: expected a release"),
         ] {

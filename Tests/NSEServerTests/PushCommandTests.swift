@@ -157,7 +157,9 @@ import Testing
         #expect(missing.status == 66 && missing.stderr.contains("nope.json"))
         let malformed = try await push(
             server, ["--device", root + "/bob"], payload: try write("bad.json", "{\"aps\":"))
-        #expect(malformed.status == 65 && malformed.stderr.contains("bad.json") && malformed.stderr.contains("line 1"))
+        // Sent byte for byte, as docs/serve.md says: a malformed payload on purpose gets the server's answer (APNs
+        // takes it; the device judges it: `rejected`, MalformedPayload).
+        #expect(malformed.status == 0 && malformed.answer?["status"]?.intValue == 200, "\(malformed.stderr)")
         let huge = try write("huge.json", #"{"aps":{"alert":"\#(String(repeating: "x", count: 1 << 20))"}}"#)
         let tooBig = try await push(server, ["--device", root + "/bob"], payload: huge)
         #expect(tooBig.status == 65 && tooBig.stderr.contains("larger than 1 MiB"), "\(tooBig.stderr)")
@@ -179,6 +181,10 @@ import Testing
         #expect(refused.status == 74 && refused.stderr.split(separator: "\n").count == 1, "\(refused.stderr)")
         let usage = try await runOffPool(TestSupport.nse, ["push", alert], timeout: 60)
         #expect(usage.status == 64)
+        #expect(server.stop() == 0)
+        let recorded = try recordedResults(root + "/bob")
+        #expect(recorded.count == 1 && recorded.first?["outcome"] == "rejected", "\(recorded)")
+        #expect(recorded.first?["apns_reason"] == "MalformedPayload")
         for output in [missing.stderr, malformed.stderr, badKey.stderr, untrusted.stderr, refused.stderr] {
             #expect(!output.contains("BEGIN"), "no key material in errors")
         }

@@ -77,7 +77,7 @@ public enum Intake {
         do {
             document = try JSON.parse(bytes, options: JSONParseOptions(maxDepth: maxDepth, requireObject: true))
         } catch {
-            throw PayloadRejection(.malformedPayload, "\(source.name): \(error.description)")
+            throw PayloadRejection(.malformedPayload, "\(source.name): \(error.description)" + envelopeHint(bytes))
         }
         guard var root = document.objectValue else {
             throw PayloadRejection(.malformedPayload, "\(source.name): the top level is not an object")
@@ -100,5 +100,16 @@ public enum Intake {
                 .malformedPayload, "\(source.name) is a simctl .apns file without a \"\(simulatorTargetKey)\" key")
         }
         return Payload(root: root)
+    }
+}
+
+extension Intake {
+    /// A hint when the input is a sealed envelope itself (what `nse seal` prints), a common first mistake: the
+    /// envelope goes in a payload, under `enc`. Names no content: an envelope is sealed.
+    static func envelopeHint(_ bytes: [UInt8]) -> String {
+        let start = bytes.drop { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
+        guard start.starts(with: Array("nse1.".utf8)) || start.starts(with: Array("nse2.".utf8)) else { return "" }
+        return
+            #" (this is a sealed envelope, as nse seal prints it: a payload carries it under "enc", e.g. {"aps":{"alert":{"loc-key":"IM_MSG"},"mutable-content":1},"enc":"nse1.…"})"#
     }
 }
