@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 SWIFT ?= swift
 # Debian packages the build and the tests need.
-APT_PACKAGES := libsodium-dev libjansson-dev libcurl4-openssl-dev libsqlite3-dev zlib1g-dev pkg-config python3 python3-venv curl openssl nghttp2-server nghttp2-client sip-tester linphone-cli time \
+APT_PACKAGES := libsodium-dev libjansson-dev libcurl4-openssl-dev libsqlite3-dev zlib1g-dev pkg-config python3 python3-venv curl openssl jq nghttp2-server nghttp2-client sip-tester linphone-cli time \
   kamailio kamailio-utils-modules kamailio-extra-modules kamailio-sqlite-modules kamailio-tls-modules \
   chromium chromium-driver fonts-dejavu-core
 RELEASE_FLAGS := -c release --static-swift-stdlib
@@ -37,6 +37,8 @@ test: deps ## Build, then run every test: unit tests and end-to-end tests of the
 	NSE_BIN_DIR="$(DEBUG_BIN)" $(SWIFT) test --skip-build --no-parallel
 	# The scenario corpus, as a user's CI would replay theirs.
 	"$(DEBUG_BIN)/nse" replay fixtures/cases --junit .build/replay-junit.xml
+	# Every shell example of README.md and docs/ run as written (or checked against --help), and the case counts.
+	NSE_BIN_DIR="$(DEBUG_BIN)" python3 scripts/doc-examples.py
 	# A real APNs client from PyPI (aioapns, in a venv kept in .build) against nse serve.
 	NSE_BIN_DIR="$(DEBUG_BIN)" bash scripts/interop-aioapns.sh
 	# A real Kamailio (examples/kamailio) holding MESSAGEs and pushing to nse serve over UDP, TCP and TLS.
