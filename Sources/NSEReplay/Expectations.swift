@@ -71,6 +71,29 @@ public enum Expectations {
         return differences
     }
 
+    /// The first member of an `expect` that a case cannot mean as written: an unknown name, or a value of the
+    /// wrong kind (a reason that is a number would otherwise check nothing and let every result pass).
+    public static func problem(in expect: JSONObject) -> (key: String, message: String)? {
+        for (key, value) in expect {
+            let wanted: String?
+            switch key {
+            case "outcome", "apns_reason", "sender", "reason", "reason_contains", "warnings_contain":
+                wanted = value.stringValue != nil ? nil : "a string"
+            case "display", "call_report":
+                wanted = value.isNull || value.objectValue != nil ? nil : "an object or null"
+            case "call_timeline", "caller_timeline":
+                let steps = value.arrayValue
+                wanted = steps != nil && steps!.allSatisfy { $0.stringValue != nil } ? nil : "an array of step names"
+            case "notification", "info", "voip", "extension", "call", "caller":
+                wanted = value.objectValue != nil ? nil : "an object of dotted paths and their values"
+            default:
+                return (key, "is not something a case can expect")
+            }
+            if let wanted { return (key, "must be \(wanted), not a \(value.typeName)") }
+        }
+        return nil
+    }
+
     /// A dotted path into a value (`aps.alert.title`).
     static func lookup(_ value: JSON?, _ path: String) -> JSON? {
         var current = value

@@ -407,6 +407,7 @@ public struct ReplayCase: Sendable {
                 throw fail("expect", "is required (an object with at least outcome)")
             }
             guard expect["outcome"]?.stringValue != nil else { throw fail("expect.outcome", "is required") }
+            if let problem = Expectations.problem(in: expect) { throw fail("expect." + problem.key, problem.message) }
             step.expect = expect
             return step
         }

@@ -61,6 +61,34 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: path), "\(path)")
     }
 
+    /// An expectation of the wrong kind would check nothing and let any result pass: it is a broken case
+    /// (issue #39). And `--update` keeps enough of a reason to tell failures apart (a 503 from a 403).
+    @Test func expectationsOfTheWrongKindAreBrokenCasesAndUpdateKeepsDistinctReasons() throws {
+        let cases: [(String, String)] = [
+            (#""reason":5"#, "expect.reason: must be a string, not a number"),
+            (#""display":"x""#, "expect.display: must be an object or null, not a string"),
+            (#""call_timeline":"ringing""#, "expect.call_timeline: must be an array of step names, not a string"),
+            (#""info":true"#, "expect.info: must be an object of dotted paths and their values, not a boolean"),
+            (#""outcomes":"x""#, "expect.outcomes: is not something a case can expect"),
+        ]
+        for (index, (member, message)) in cases.enumerated() {
+            let path = try write(
+                "wrong-\(index).json",
+                #"{"payload":{"aps":{"alert":"hi"}},"expect":{"outcome":"not-invoked",\#(member)}}"#)
+            let output = try TestSupport.nse(["replay", path])
+            #expect(output.status == 65, "\(member): \(output.stdout)")
+            #expect(output.stdout.contains("wrong-\(index).json: \(message)"), "\(output.stdout)")
+        }
+        let refused = try write(
+            "refused.json",
+            #"{"sip":{"transport":"tcp","register":false,"faults":{"answer_503":true}},"payload":{"aps":{"alert":{"loc-key":"IM_MSG"},"mutable-content":1},"call-id":"x@y"},"expect":{"outcome":"rewritten"}}"#
+        )
+        let updated = try TestSupport.nse(["replay", "--update", refused])
+        #expect(updated.stdout.contains("expectations re-recorded: "), "\(updated.stdout)")
+        let document = try JSON.parse(try String(contentsOfFile: refused, encoding: .utf8))
+        #expect(document["expect"]?["reason"] == "sip-register-failed: the registrar answered 503", "\(document)")
+    }
+
     @Test func brokenCasesNameTheFileAndField() throws {
         let bad = try write("bad.json", #"{"payload":{"aps":{}},"expect":{"outcome":"rewritten"},"budget":"soon"}"#)
         let output = try TestSupport.nse(["replay", bad])
