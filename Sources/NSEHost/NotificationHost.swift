@@ -229,6 +229,7 @@ public struct NotificationHost: Sendable {
             wait4MaxRSSKilobytes: run.wait4MaxRSSKilobytes, exitCode: run.exitCode, exitSignal: run.exitSignal,
             killed: run.killedName, timeWillExpireSent: run.record.expirySent, stderr: run.stderrTail,
             info: run.record.delivered?.info)
+        result.extensionReport?.peakFootprintKilobytes = run.record.peakFootprintKilobytes
         if content.kept == nil {
             result.extensionReport?.process = run.process
         }

@@ -30,6 +30,9 @@ public struct NotificationResult: Sendable, JSONEncodable {
         public var wallMilliseconds: Double
         /// Peak resident memory of the extension's own address space (VmHWM), in KB.
         public var peakRSSKilobytes: Int?
+        /// Peak footprint (private dirty and swapped memory, what iOS's limit counts), in KB; nil where the kernel
+        /// cannot tell it, or when the process was never sampled.
+        public var peakFootprintKilobytes: Int? = nil
         /// `ru_maxrss` from wait4: on Linux it includes the spawning host's own high-water mark.
         public var wait4MaxRSSKilobytes: Int?
         public var exitCode: Int32?
@@ -140,6 +143,7 @@ public struct NotificationResult: Sendable, JSONEncodable {
                 "command": .array(report.command.map(JSON.string)),
                 "wall_ms": .double(NotificationResult.rounded(report.wallMilliseconds)),
                 "peak_rss_kb": JSON.int(report.peakRSSKilobytes),
+                "peak_footprint_kb": JSON.int(report.peakFootprintKilobytes),
                 "wait4_maxrss_kb": JSON.int(report.wait4MaxRSSKilobytes),
                 "exit": .object(exit),
                 "killed": JSON.string(report.killed),
@@ -193,9 +197,13 @@ public struct NotificationResult: Sendable, JSONEncodable {
         if let report = extensionReport {
             var exit = report.exitCode.map { "exit \($0)" } ?? report.exitSignal.map { "signal \($0)" } ?? "not run"
             if let killed = report.killed { exit += ", killed (\(killed))" }
-            let rss = report.peakRSSKilobytes.map { "\($0 / 1024).\($0 % 1024 * 10 / 1024) MB" } ?? "?"
+            func megabytes(_ kilobytes: Int?) -> String {
+                kilobytes.map { "\($0 / 1024).\($0 % 1024 * 10 / 1024) MB" } ?? "?"
+            }
             lines.append(
-                "extension: \(NotificationResult.rounded(report.wallMilliseconds)) ms, peak RSS \(rss), \(exit)")
+                "extension: \(NotificationResult.rounded(report.wallMilliseconds)) ms, footprint "
+                    + "\(megabytes(report.peakFootprintKilobytes)), peak RSS \(megabytes(report.peakRSSKilobytes)), \(exit)"
+            )
         }
         if let call = callReport {
             let caller = call.localizedCallerName ?? call.handleValue

@@ -69,14 +69,14 @@ import Testing
     }
 
     /// docs/examples/leaky_extension.py keeps what every request allocates. The memory limit is set from its first
-    /// push's peak, so that two leaks fit and three do not whatever Python's own size on this machine.
+    /// push's footprint, so that two leaks fit and three do not whatever Python's own size on this machine.
     @Test func aLeakKillsALaterPushOfAWarmProcessOnly() throws {
         let payloads = try sealedPayloads(4)
         let leakMegabytes = 12
         let leaky =
             "env LEAK_MB=\(leakMegabytes) python3 " + TestSupport.packageRoot + "/docs/examples/leaky_extension.py"
         let probe = try run(["--extension", leaky], [payloads[0]])
-        let firstPeak = try #require(probe.first?["extension"]?["peak_rss_kb"]?.intValue)
+        let firstPeak = try #require(probe.first?["extension"]?["peak_footprint_kb"]?.intValue)
         let limitMegabytes = Double(firstPeak) / 1024 + Double(leakMegabytes) * 1.5
         let options = ["--extension", leaky, "--memory-limit", String(format: "%.1f", limitMegabytes)]
 

@@ -155,8 +155,9 @@ struct HTTP1Tests {
             }
             #expect(error?.code == .timeout)
             #expect(error?.description.contains("timed out") == true)
-            // The server sleeps 3 s: finishing well before proves the timeout, not the answer, ended it.
-            #expect(Date().timeIntervalSince(start) < 2.9)
+            // The server sleeps 10 s: finishing well before proves the timeout, not the answer, ended it (the bound
+            // leaves a loaded 2-core machine seconds to spare).
+            #expect(Date().timeIntervalSince(start) < 8)
         }
     }
 
@@ -184,8 +185,9 @@ struct HTTP1Tests {
             task.cancel()
             let error = await expectError { try await task.value }
             #expect(error?.code == .cancelled)
-            // Cancellation wakes the transfer loop (curl_multi_wakeup), so it ends promptly.
-            #expect(Date().timeIntervalSince(cancelledAt) < 0.8)
+            // Cancellation wakes the transfer loop (curl_multi_wakeup), so it ends long before the server's 10 s
+            // answer or the 10 s timeout would.
+            #expect(Date().timeIntervalSince(cancelledAt) < 8)
         }
     }
 }

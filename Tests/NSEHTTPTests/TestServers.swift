@@ -167,7 +167,7 @@ enum TestServers {
                 elif path == "/headers":
                     self.reply(200, b"ok", [("Set-Cookie", "a=1"), ("X-Mixed-Case", "Yes"), ("Set-Cookie", "b=2")])
                 elif path.startswith("/sleep"):
-                    time.sleep(3)
+                    time.sleep(10)
                     self.reply(200, b"late")
                 elif path.startswith("/big/"):
                     self.reply(200, b"x" * int(path.split("/")[2]))

@@ -162,20 +162,41 @@ import Testing
 
     @Test func memoryOverTheLimitKillsLikeJetsamUntilThePipesClose() {
         var session = started()
-        #expect(session.handle(.memorySampled(peakKilobytes: 900)) == [])
-        #expect(session.handle(.memorySampled(peakKilobytes: 1000)) == [])
-        #expect(session.handle(.memorySampled(peakKilobytes: 1001)) == [.kill(.memory(peakKilobytes: 1001)), .finish])
-        #expect(session.record.termination == .memory(peakKilobytes: 1001) && session.record.peakKilobytes == 1001)
+        #expect(session.handle(.memorySampled(residentPeak: 5000, footprint: 900)) == [])
+        #expect(session.handle(.memorySampled(residentPeak: 5000, footprint: 1000)) == [])
+        #expect(
+            session.handle(.memorySampled(residentPeak: 5000, footprint: 1001)) == [
+                .kill(.memory(footprintKilobytes: 1001)), .finish,
+            ])
+        #expect(session.record.termination == .memory(footprintKilobytes: 1001))
+        #expect(session.record.peakKilobytes == 5000 && session.record.peakFootprintKilobytes == 1001)
 
         // After delivery the limit still holds while the process is there; once it is leaving, it is only measured.
         var delivered = started()
         _ = delivered.handle(.contentProposed(content, at: 11 * Self.second))
         #expect(
-            delivered.handle(.memorySampled(peakKilobytes: 2000)) == [.kill(.memory(peakKilobytes: 2000)), .finish])
+            delivered.handle(.memorySampled(residentPeak: 3000, footprint: 2000)) == [
+                .kill(.memory(footprintKilobytes: 2000)), .finish,
+            ])
         var leaving = started()
         _ = leaving.handle(.pipesClosed)
-        #expect(leaving.handle(.memorySampled(peakKilobytes: 5000)) == [])
-        #expect(leaving.record.peakKilobytes == 5000 && leaving.record.termination == .exited)
+        #expect(leaving.handle(.memorySampled(residentPeak: 6000, footprint: 5000)) == [])
+        #expect(leaving.record.peakFootprintKilobytes == 5000 && leaving.record.termination == .exited)
+    }
+
+    /// iOS counts an extension's footprint, not the clean pages of its code: a resident set far over the limit
+    /// whose dirty memory is small is not killed. Where the kernel cannot tell the footprint, the resident peak is
+    /// what is judged.
+    @Test func theLimitJudgesTheFootprintNotTheResidentSet() {
+        var session = started()
+        #expect(session.handle(.memorySampled(residentPeak: 40_000, footprint: 800)) == [])
+        #expect(session.record.peakKilobytes == 40_000 && session.record.termination == .exited)
+        var old = started()
+        #expect(
+            old.handle(.memorySampled(residentPeak: 1001, footprint: nil)) == [
+                .kill(.memory(footprintKilobytes: 1001)), .finish,
+            ])
+        #expect(old.record.peakFootprintKilobytes == nil)
     }
 
     @Test func aDeliveredExtensionThatLingersIsEndedWithoutBlame() {

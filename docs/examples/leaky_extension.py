@@ -5,7 +5,8 @@ It speaks protocol version 2 (docs/protocol.md): it says `hello` with "requests"
 extension processes warm sends it the next push's request after its `ready`. Every request keeps 6 MB it never
 frees (LEAK_MB in the environment changes that), as Element X's extension leaked 6-9 MB a push. With a fresh process
 per push nothing is lost; with a warm one the process grows push after push until the 24 MB limit kills it, as jetsam
-does, on a later push: about the third, from Python's own 9-10 MB.
+does, on a later push: about the third, from Python's own footprint of about 7 MB (dirty memory: the limit does not
+count the interpreter's clean code pages, as iOS does not).
 """
 import json
 import os

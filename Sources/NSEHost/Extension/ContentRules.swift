@@ -24,9 +24,9 @@ enum ContentRules {
         switch record.termination {
         case .spawnFailed(let message):
             return showOriginal("extension-not-started: \(message)")
-        case .memory(let peak):
+        case .memory(let footprint):
             return showOriginal(
-                "memory-limit: the extension's peak RSS reached \(peak) KB, over the \(limits.memoryLimitKilobytes) KB limit; iOS kills it and shows the original"
+                "memory-limit: the extension's footprint reached \(footprint) KB, over the \(limits.memoryLimitKilobytes) KB limit; iOS kills it and shows the original"
             )
         case .protocolViolation(let message):
             return showOriginal("extension-protocol-error: \(message)")

@@ -42,8 +42,8 @@ struct ExtensionProcess: ProcessSession {
             return nil
         case .pipesClosed:
             return .pipesClosed
-        case .memory(let peak):
-            return .memorySampled(peakKilobytes: peak)
+        case .memory(let sample):
+            return .memorySampled(residentPeak: sample.residentPeak, footprint: sample.footprint)
         case .deadline(let now):
             return session.timerEvent(now: now)
         case .exited:

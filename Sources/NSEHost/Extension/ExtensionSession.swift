@@ -43,8 +43,9 @@ public struct ExtensionSession: Sendable {
         case handoverRefused
         /// A line that breaks the protocol: too long, not JSON, an unknown message.
         case protocolViolation(String)
-        /// The process's peak resident set so far, in kilobytes.
-        case memorySampled(peakKilobytes: Int)
+        /// The process's peak resident set so far and its footprint now (nil where the kernel cannot tell), in
+        /// kilobytes: the limit applies to the footprint, as iOS's (``MemorySample``).
+        case memorySampled(residentPeak: Int, footprint: Int?)
         /// The budget ran out at `at`.
         case expiryNoticeDue(at: UInt64)
         /// The grace after the expiry notice is over.
@@ -62,7 +63,7 @@ public struct ExtensionSession: Sendable {
     /// Why the host kills the process.
     public enum KillReason: Sendable, Equatable {
         case budget
-        case memory(peakKilobytes: Int)
+        case memory(footprintKilobytes: Int)
         case protocolViolation(String)
         /// Delivered, but still running after the linger time: ended so every notification gets a fresh process.
         case lingered
@@ -94,7 +95,7 @@ public struct ExtensionSession: Sendable {
             /// Killed because it overran the budget and the grace after the expiry notice.
             case budget
             /// Killed by the memory limit.
-            case memory(peakKilobytes: Int)
+            case memory(footprintKilobytes: Int)
             /// Could not be started.
             case spawnFailed(String)
             /// Sent a line that breaks the protocol.
@@ -110,6 +111,8 @@ public struct ExtensionSession: Sendable {
         public var expirySent = false
         /// Highest peak resident set sampled, in kilobytes.
         public var peakKilobytes: Int?
+        /// Highest footprint sampled (private dirty and swapped memory), in kilobytes: what the limit judges.
+        public var peakFootprintKilobytes: Int?
         /// Whether it called `reportNewIncomingVoIPPushPayload`, and what the host answered last.
         public var voipReported = false
         public var voipError: VoIPReportFailure?
@@ -216,11 +219,14 @@ public struct ExtensionSession: Sendable {
         case (_, .pipesClosed):
             pipesOpen = false
             return []
-        case (_, .memorySampled(let peak)):
-            record.peakKilobytes = max(record.peakKilobytes ?? 0, peak)
-            // Like jetsam, on the peak; not once the process is leaving (its pipes closed).
-            guard pipesOpen, peak > limits.memoryLimitKilobytes else { return [] }
-            return kill(.memory(peakKilobytes: peak))
+        case (_, .memorySampled(let residentPeak, let footprint)):
+            record.peakKilobytes = max(record.peakKilobytes ?? 0, residentPeak)
+            // The footprint, as iOS counts it; the resident peak only where the kernel cannot tell it.
+            let charged = footprint ?? residentPeak
+            if let footprint { record.peakFootprintKilobytes = max(record.peakFootprintKilobytes ?? 0, footprint) }
+            // Like jetsam, at once; not once the process is leaving (its pipes closed).
+            guard pipesOpen, charged > limits.memoryLimitKilobytes else { return [] }
+            return kill(.memory(footprintKilobytes: charged))
         case (.running, .helloReceived(let hello)), (.expiring, .helloReceived(let hello)):
             record.hello = hello
             return []
@@ -280,7 +286,7 @@ public struct ExtensionSession: Sendable {
     private mutating func kill(_ reason: KillReason) -> [Action] {
         switch reason {
         case .budget: record.termination = .budget
-        case .memory(let peak): record.termination = .memory(peakKilobytes: peak)
+        case .memory(let footprint): record.termination = .memory(footprintKilobytes: footprint)
         case .protocolViolation(let message): record.termination = .protocolViolation(message)
         case .slowStart: record.termination = .slowStart
         case .lingered: break

@@ -201,11 +201,37 @@ final class ChildProcess {
     /// PID. A warm process waiting for its next push holds no such descriptor.
     private var statusFD: Int32 = -1
 
+    /// Whether `/proc/PID/smaps_rollup` exists (Linux 4.14 and later); found out on the first sample.
+    private var hasRollup = true
+    private var rollupBuffer = [UInt8](repeating: 0, count: 2048)
+
     /// Closes `/proc/PID/status` until the next sample.
     func endSampling() {
         guard statusFD >= 0 else { return }
         close(statusFD)
         statusFD = -1
+    }
+
+    /// The child's memory now: its resident peak and its footprint as iOS counts one (``MemorySample``); `nil`
+    /// until its exec has completed (``peakRSSKilobytes()``).
+    ///
+    /// `smaps_rollup` is opened anew for each sample: an open one is bound to the address space it was opened on,
+    /// and a process that execs again (a shell script's `exec python3 …`) gets a new one.
+    func memory() -> MemorySample? {
+        guard let peak = peakRSSKilobytes() else { return nil }
+        guard hasRollup else { return MemorySample(residentPeak: peak, footprint: nil) }
+        let fd = open("/proc/\(pid)/smaps_rollup", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            if errno == ENOENT, exit == nil { hasRollup = false }
+            return MemorySample(residentPeak: peak, footprint: nil)
+        }
+        defer { close(fd) }
+        let count = rollupBuffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        guard count > 0, let dirty = Self.field("Private_Dirty:", in: rollupBuffer[0..<count]) else {
+            return MemorySample(residentPeak: peak, footprint: nil)
+        }
+        let swapped = Self.field("Swap:", in: rollupBuffer[0..<count]) ?? 0
+        return MemorySample(residentPeak: peak, footprint: dirty + swapped)
     }
 
     /// The child's peak resident set so far (`VmHWM` in `/proc/PID/status`), in kilobytes; `nil` until its exec has

@@ -71,7 +71,7 @@ enum ProcessDriver {
             if !finished { apply(session.observe(observation)) }
         }
         func sampleMemory() {
-            if session.samplesMemory, let peak = child.peakRSSKilobytes() { observe(.memory(peakKilobytes: peak)) }
+            if session.samplesMemory, let sample = child.memory() { observe(.memory(sample)) }
         }
 
         observe(.launched(at: start))

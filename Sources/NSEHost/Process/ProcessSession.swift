@@ -12,8 +12,8 @@ enum ProcessObservation: Equatable {
     case stdoutClosed(unterminated: [UInt8])
     /// Both its stdout and its stderr are closed: it is exiting (or left them to another process).
     case pipesClosed
-    /// Its peak resident set so far, in kilobytes.
-    case memory(peakKilobytes: Int)
+    /// Its memory now (``MemorySample``).
+    case memory(MemorySample)
     /// The session's ``ProcessSession/deadline`` has passed; it is now `now`.
     case deadline(now: UInt64)
     /// The process has exited (and was reaped).
