@@ -52,7 +52,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
-        // Already in the graph through hummingbird and swift-nio-extras (at 1.8.0); declared because NSEServer imports
+        // Already in the graph through hummingbird and swift-nio-extras (at 1.8.0); declared because NSEAPNsServer imports
         // HTTPTypes itself (the `apns-unique-id` field its answer observer reads).
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
@@ -162,7 +162,7 @@ let package = Package(
         ),
         // `nse serve`: the APNs-shaped HTTP endpoint (HTTP/1.1, h2 over TLS, h2c) that runs the host per push.
         .target(
-            name: "NSEServer",
+            name: "NSEAPNsServer",
             dependencies: [
                 "NSEAPNs", "NSEHost", "NSEDatabase", "NSEDevice", "NSEHTTP", "NSEJSON", "NSEPayload", "NSECrypto",
                 "NSESystem", logging,
@@ -204,7 +204,7 @@ let package = Package(
                 "NSECrypto",
                 "NSEDevice", "NSEHTTP",
                 "NSEHost", "NSEJSON", "NSEMainApp", "NSEPayload", "NSEReplay", "NSESIP", "NSESIPServer", "NSESystem",
-                "NSEServer",
+                "NSEAPNsServer",
             ]
         ),
         // The per-notification process: links the reference extension alone, so it starts fast and stays small.
@@ -222,7 +222,7 @@ let package = Package(
         .target(
             name: "NSEFuzzTargets",
             dependencies: [
-                "NSEChat", "NSECrypto", "NSEDevice", "NSEJSON", "NSEPayload", "NSEProtocol", "NSESIP", "NSEServer",
+                "NSEChat", "NSECrypto", "NSEDevice", "NSEJSON", "NSEPayload", "NSEProtocol", "NSESIP", "NSEAPNsServer",
                 "NSESystem",
                 nioCore,
             ]
@@ -263,9 +263,9 @@ let package = Package(
         ),
         .testTarget(name: "EndToEndTests", dependencies: ["NSEDevice", "NSEJSON", "NSEReplay", "NSETestSupport"]),
         .testTarget(
-            name: "NSEServerTests",
+            name: "NSEAPNsServerTests",
             dependencies: [
-                "NSEAPNs", "NSEServer", "NSEDatabase", "NSEDevice", "NSEHost", "NSEHTTP", "NSEJSON", "NSEPayload",
+                "NSEAPNs", "NSEAPNsServer", "NSEDatabase", "NSEDevice", "NSEHost", "NSEHTTP", "NSEJSON", "NSEPayload",
                 "NSEProtocol", "NSETestSupport", logging, nioCore,
                 // APNs keys for the provider-token tests, made in process.
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -43,7 +43,8 @@ command -v openssl >/dev/null || die "openssl not found (Debian: openssl)"
 if ! dpkg -s haproxy >/dev/null 2>&1; then
   say "installing haproxy (apt-get)" >&2
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
-  { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive timeout 600 $SUDO apt-get install -y -qq haproxy >/dev/null; } \
+  { timeout 300 $SUDO apt-get update -qq \
+      && timeout 600 $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy >/dev/null; } \
     || die "apt-get install haproxy failed"
 fi
 HAPROXY="$(command -v haproxy || echo /usr/sbin/haproxy)"
@@ -95,7 +96,7 @@ stop() {  # pid, signal: signal it, wait up to 10 s, then SIGKILL
 cleanup() {
   stop "$client_pid" TERM
   stop "$haproxy_pid" TERM
-  stop "$server_pid" KILL
+  stop "$server_pid" TERM  # it exits within seconds of SIGTERM (SIGKILL after 10 s)
   if [ "${NSE_INTEROP_KEEP:-0}" = 1 ]; then echo "interop-apns-clients: kept $work" >&2; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
@@ -246,7 +247,8 @@ done
 if [ "$server_rc" = 0 ]; then
   echo "PASS nse serve exited 0 on SIGTERM" | tee -a "$work/results.txt"
 else
-  echo "FAIL nse serve exit status ${server_rc:-none (still running 30 s after SIGTERM)}, expected 0" | tee -a "$work/results.txt"
+  echo "FAIL nse serve exit status ${server_rc:-none (still running 30 s after SIGTERM)}, expected 0" \
+    | tee -a "$work/results.txt"
 fi
 
 passed=$(grep -c '^PASS ' "$work/results.txt" || true)
@@ -255,13 +257,15 @@ skipped=$(grep -c '^SKIP ' "$work/results.txt" || true)
 # Each driver prints one line per case; fewer lines than cases means one died early.
 expected=$((7 + 7 + 5 + 1))
 if [ $((passed + failed + skipped)) != "$expected" ]; then
-  echo "FAIL $((passed + failed + skipped)) case lines, expected $expected (a driver stopped early)" | tee -a "$work/results.txt"
+  echo "FAIL $((passed + failed + skipped)) case lines, expected $expected (a driver stopped early)" \
+    | tee -a "$work/results.txt"
   failed=$((failed + 1))
 fi
 if [ "$failed" != 0 ]; then
   echo "interop-apns-clients: nse serve's log ends:" >&2
   tail -n 15 "$work/serve.err" | sed 's/^/  serve: /' >&2
 fi
-summary="$passed passed, $failed failed, $skipped skipped (pyapns_client $PYAPNS_VERSION, kalyke-apns $KALYKE_VERSION, haproxy $haproxy_version; cases ${t_cases} s, haproxy ${t_haproxy} s, total $(elapsed "$started") s)"
+summary="$passed passed, $failed failed, $skipped skipped (pyapns_client $PYAPNS_VERSION, kalyke-apns $KALYKE_VERSION,"
+summary+=" haproxy $haproxy_version; cases ${t_cases} s, haproxy ${t_haproxy} s, total $(elapsed "$started") s)"
 if [ "$failed" = 0 ]; then say "PASS: $summary"; else say "FAIL: $summary" >&2; fi
 [ "$failed" = 0 ]

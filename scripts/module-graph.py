@@ -34,7 +34,7 @@ LAYERS = [
     ]),
     ("domain", "Domain", ["NSEPayload", "NSEProtocol", "NSEDevice", "NSEAppRegistration", "NSEAPNs"]),
     ("hostext", "Host and extension", ["NSEHost", "NSEExtension", "NSECall"]),
-    ("servers", "Servers, the main app and replay", ["NSESIPServer", "NSEServer", "NSEMainApp", "NSEReplay"]),
+    ("servers", "Servers, the main app and replay", ["NSESIPServer", "NSEAPNsServer", "NSEMainApp", "NSEReplay"]),
     ("executables", "Executables and entry points", ["NSECommandLine", "nse", "nse-tool", "nse-extension", "nse-app", "NSEFuzzTargets"]),
 ]
 

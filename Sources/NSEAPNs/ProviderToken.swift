@@ -61,7 +61,7 @@ public struct ProviderTokenSigner: Sendable {
     }
 
     /// A token issued at `issuedAt` (Unix seconds; now when omitted).
-    public func token(issuedAt: Int64 = Clock.unixSeconds()) async throws(ProviderKeyError) -> String {
+    public func token(issuedAt: Int64 = SystemClock.unixSeconds()) async throws(ProviderKeyError) -> String {
         do {
             return try await keys.sign(
                 APNsClaims(iss: teamID, iat: issuedAt), kid: JWKIdentifier(string: keyID),
@@ -98,7 +98,7 @@ public struct ProviderTokenVerifier: Sendable {
 
     /// Verifies the value of an `authorization` header (`bearer <jwt>`, scheme case-insensitive).
     /// - Parameter now: Unix seconds.
-    public func verify(authorization: String?, now: Int64 = Clock.unixSeconds()) async -> Result<
+    public func verify(authorization: String?, now: Int64 = SystemClock.unixSeconds()) async -> Result<
         ProviderToken.Claims, ProviderToken.Rejection
     > {
         guard let token = authorization.flatMap(Self.bearerToken) else { return .failure(.missing) }
@@ -232,7 +232,7 @@ public actor ProviderTokenCache {
     }
 
     /// The token to send now; `nil` if signing failed.
-    public func token(now: Int64 = Clock.unixSeconds()) async -> String? {
+    public func token(now: Int64 = SystemClock.unixSeconds()) async -> String? {
         if let current, now - current.issuedAt < Self.renewAfterSeconds { return current.token }
         guard let token = try? await signer.token(issuedAt: now) else { return nil }
         current = (token, now)

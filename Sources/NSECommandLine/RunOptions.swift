@@ -104,7 +104,7 @@ public struct RunOptions: Sendable, Equatable {
     private func deliver(_ payload: String?, host: NotificationHost) -> Result<NotificationResult, CommandInput.Failure>
     {
         let source: PayloadSource = (payload == nil || payload == "-") ? .stdin : .file(payload!)
-        let start = Clock.monotonicNanoseconds()
+        let start = SystemClock.monotonicNanoseconds()
         let bytes: [UInt8]?
         do { bytes = try CommandInput.read(payload, limit: RunOptions.readLimit) } catch { return .failure(error) }
         if let bytes { return .success(host.deliver(bytes, pushType: pushType, source: source)) }
@@ -116,7 +116,7 @@ public struct RunOptions: Sendable, Equatable {
         return .success(
             NotificationResult.rejected(
                 rejection, requestID: (try? SecureRandom.uuid()) ?? "00000000-0000-4000-8000-000000000000",
-                pushType: pushType, intakeMilliseconds: Clock.millisecondsSince(start)))
+                pushType: pushType, intakeMilliseconds: SystemClock.millisecondsSince(start)))
     }
 
     /// The most `nse run` reads of a payload: far above APNs's limits, so that an oversize payload is measured and

@@ -55,9 +55,9 @@ public struct Device: Sendable {
     }
 
     /// The container's App Group store as a process that lives on between pushes uses it: opened on first use and
-    /// kept open for the life of the process (reopened if its file is replaced). See `KeptAppGroupStores`.
-    public func keptAppGroup() throws(DeviceError) -> AppGroupStore {
-        try KeptAppGroupStores.store(containerDirectory: directory)
+    /// kept open for the life of the process (reopened if its file is replaced). See `AppGroupStoreCache`.
+    public func cachedAppGroup() throws(DeviceError) -> AppGroupStore {
+        try AppGroupStoreCache.store(containerDirectory: directory)
     }
 
     /// Creates a new container with a fresh key pair and push tokens.
@@ -75,7 +75,7 @@ public struct Device: Sendable {
                 filtering: options.filtering,
                 remoteToken: try SecureRandom.hex(32), voipToken: try SecureRandom.hex(32),
                 publicKey: keyPair.publicKey.base64, keyID: keyPair.publicKey.keyID,
-                createdAt: Clock.rfc3339(unixSeconds: Clock.unixMilliseconds() / 1000))
+                createdAt: SystemClock.rfc3339(unixSeconds: SystemClock.unixMilliseconds() / 1000))
             var device = Device(directory: directory, config: config)
             try FileSystem.createDirectory(directory, mode: 0o755)
             try FileSystem.createDirectory(Path.join(directory, "keys"), mode: 0o700)
@@ -126,9 +126,9 @@ public struct Device: Sendable {
     }
 
     /// ``open(at:)`` for a process that lives on (a warm extension): the device it read before, while its
-    /// `device.json` is unchanged (``KeptDevices``).
-    public static func kept(at path: String) throws(DeviceError) -> Device {
-        try KeptDevices.device(at: path)
+    /// `device.json` is unchanged (``DeviceCache``).
+    public static func cached(at path: String) throws(DeviceError) -> Device {
+        try DeviceCache.device(at: path)
     }
 
     /// Opens the container at `path`, creating it with default options when it does not exist yet.
@@ -188,9 +188,9 @@ public struct Device: Sendable {
     /// (`fr.lproj`), then the full tag (`fr-FR.lproj`); later files win. Unreadable files are skipped and listed.
     ///
     /// A process that lives on (a warm extension, `nse serve`) reads and parses them again only when one of the
-    /// folders or files has changed since it last did (``KeptStrings``).
+    /// folders or files has changed since it last did (``StringsCache``).
     public func strings() -> (table: StringsTable, problems: [String]) {
-        KeptStrings.strings(folders: stringsFolders)
+        StringsCache.strings(folders: stringsFolders)
     }
 
     /// The folders `strings()` reads, in order.

@@ -80,7 +80,7 @@ public struct SenderIdentity: Sendable {
         }
         object["message_id"] = .string(id)
         if object["sent_at"] == nil {
-            object["sent_at"] = .string(Clock.rfc3339(unixSeconds: Clock.unixMilliseconds() / 1000))
+            object["sent_at"] = .string(SystemClock.rfc3339(unixSeconds: SystemClock.unixMilliseconds() / 1000))
         }
         return Array(JSON.object(object).serializedBytes())
     }

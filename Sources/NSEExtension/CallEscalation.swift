@@ -15,7 +15,7 @@ struct CallEscalation: Sendable {
     func escalate(_ call: Plaintext.Call, source: String) -> DeliveredContent {
         let maxAge = device.config.voip.maxOfferAge
         if let sentAt = call.sentAt {
-            let age = Double(Clock.unixMilliseconds()) / 1000 - Double(sentAt)
+            let age = Double(SystemClock.unixMilliseconds()) / 1000 - Double(sentAt)
             if age > maxAge {
                 return rewriter.missedCall(
                     call,
@@ -40,12 +40,12 @@ struct CallEscalation: Sendable {
         if let callID = call.sipCallID ?? pushCallID {
             payload["call-id"] = .string(callID)
         }
-        if let sentAt = call.sentAt { payload["sent_at"] = .string(Clock.rfc3339(unixSeconds: sentAt)) }
+        if let sentAt = call.sentAt { payload["sent_at"] = .string(SystemClock.rfc3339(unixSeconds: sentAt)) }
         let framework = device.config.voip.framework
         channel.send(.reportVoIP(payload, framework: framework))
         let waitUntil = request.deadlineUnixMilliseconds + 1000
         while true {
-            let remaining = waitUntil - Clock.unixMilliseconds()
+            let remaining = waitUntil - SystemClock.unixMilliseconds()
             guard remaining > 0 else { break }
             let message: HostMessage?
             do { message = try channel.next(timeoutMilliseconds: Int32(min(remaining, 1000))) } catch { break }

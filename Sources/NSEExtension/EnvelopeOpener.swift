@@ -80,7 +80,7 @@ struct EnvelopeOpener: Sendable {
             return "sender-unverified: the content was signed for another device (to_key), then sealed to this one"
         }
         let trust: TrustStore
-        do { trust = try device.keptAppGroup().trust } catch {
+        do { trust = try device.cachedAppGroup().trust } catch {
             return "sender-unverified: the trusted keys cannot be read: \(error.description)"
         }
         do {

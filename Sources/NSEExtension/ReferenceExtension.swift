@@ -80,7 +80,7 @@ public struct ReferenceExtension: Sendable {
     func plan(_ request: ServiceRequest, host: (any HostConnection)? = nil) -> Plan {
         let payload = Payload(root: request.payload)
         let device: Device
-        do { device = try Device.kept(at: request.container) } catch {
+        do { device = try Device.cached(at: request.container) } catch {
             return .deliver(
                 Rewriter(payload: payload, strings: .linphoneDefaults).fallback(
                     reason: "container-unavailable: \(error.description)"))

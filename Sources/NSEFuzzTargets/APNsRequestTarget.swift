@@ -1,6 +1,6 @@
+import NSEAPNsServer
 import NSEDevice
 import NSEPayload
-import NSEServer
 import NSESystem
 
 #if canImport(Glibc)

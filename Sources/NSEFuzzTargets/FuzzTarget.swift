@@ -19,7 +19,7 @@ public enum FuzzTarget: String, Sendable, CaseIterable {
     case cpim = "cpim"
     /// `NSEProtocol`: lines as the host and the extension read them from each other.
     case extensionProtocol = "extension-protocol"
-    /// `NSEServer.APNsValidation`: a `POST /3/device/{token}` built from the bytes, as `nse serve` validates it.
+    /// `NSEAPNsServer.APNsValidation`: a `POST /3/device/{token}` built from the bytes, as `nse serve` validates it.
     case apnsRequest = "apns-request"
 
     /// Runs the entry point on one input.

@@ -91,7 +91,7 @@ public struct NotificationHost: Sendable {
         _ bytes: [UInt8], pushType: PushType, source: PayloadSource, keptContent: ExtensionHandover? = nil,
         keepContent: (@Sendable (ExtensionHandover) -> Bool)? = nil
     ) -> NotificationResult {
-        let start = Clock.monotonicNanoseconds()
+        let start = SystemClock.monotonicNanoseconds()
         let requestID = (try? SecureRandom.uuid()) ?? "00000000-0000-4000-8000-000000000000"
         let payload: Payload
         do {
@@ -100,17 +100,19 @@ public struct NotificationHost: Sendable {
             var result = NotificationResult(
                 outcome: .rejected, reason: error.description, requestID: requestID, pushType: pushType)
             result.rejectionReason = error.reason.rawValue
-            result.timings = [("intake", Clock.millisecondsSince(start)), ("total", Clock.millisecondsSince(start))]
+            result.timings = [
+                ("intake", SystemClock.millisecondsSince(start)), ("total", SystemClock.millisecondsSince(start)),
+            ]
             return result
         }
-        let intakeMilliseconds = Clock.millisecondsSince(start)
+        let intakeMilliseconds = SystemClock.millisecondsSince(start)
         let (strings, stringProblems) = device.strings()
         var result = decide(
             payload, pushType: pushType, requestID: requestID, strings: strings,
             content: Delivery(kept: keptContent, keep: keepContent), pushStart: start)
         result.warnings = payload.warnings + stringProblems + result.warnings
         result.timings.insert(("intake", intakeMilliseconds), at: 0)
-        result.timings.append(("total", Clock.millisecondsSince(start)))
+        result.timings.append(("total", SystemClock.millisecondsSince(start)))
         log(result)
         return result
     }
@@ -136,7 +138,7 @@ public struct NotificationHost: Sendable {
             return notInvoked("background push: delivered to the app, no alert, the extension is not run", shown: false)
         case .voip:
             // PushKit: no extension; iOS launches the app, which must report the call, then takes it.
-            let launchedAt = Clock.monotonicNanoseconds()
+            let launchedAt = SystemClock.monotonicNanoseconds()
             let launch = AppLauncher(device: device).launch(payload.root, mustReport: voipMustReport)
             var result = notInvoked("voip push: delivered to the app through PushKit; \(launch.summary)", shown: false)
             result.callReport = launch.report
@@ -192,7 +194,7 @@ public struct NotificationHost: Sendable {
         let request = ServiceRequest(
             requestID: requestID, pushType: pushType, payload: payload.root, container: device.directory,
             budgetMilliseconds: budgetMilliseconds,
-            deadlineUnixMilliseconds: Clock.unixMilliseconds() + budgetMilliseconds)
+            deadlineUnixMilliseconds: SystemClock.unixMilliseconds() + budgetMilliseconds)
         let filtering = device.config.filtering
         let limits = limitsForThisRun()
         let run =
@@ -205,7 +207,7 @@ public struct NotificationHost: Sendable {
             originalDisplay: original,
             strings: strings, filtering: filtering, limits: limits)
         // A call offer the host accepted launches the app, which must report the call, then takes it.
-        let launchedAt = Clock.monotonicNanoseconds()
+        let launchedAt = SystemClock.monotonicNanoseconds()
         let launch = run.record.acceptedVoIPPayload.map { AppLauncher(device: device).launch($0) }
         if let launch, verdict.outcome == .suppressed {
             verdict.reason = "voip-escalated: the call offer went to the call-report path; \(launch.summary)"
@@ -241,7 +243,7 @@ public struct NotificationHost: Sendable {
     /// user's extension), only what happened and how long it took.
     private func log(_ result: NotificationResult) {
         var line: JSONObject = [
-            "at": .int(Clock.unixMilliseconds()), "request_id": .string(result.requestID),
+            "at": .int(SystemClock.unixMilliseconds()), "request_id": .string(result.requestID),
             "push_type": .string(result.pushType.rawValue), "outcome": .string(result.outcome.rawValue),
         ]
         if let report = result.extensionReport {

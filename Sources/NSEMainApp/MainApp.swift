@@ -88,7 +88,7 @@ public struct MainApp {
         signal(SIGTERM, SIG_IGN)
         signal(SIGUSR1, SIG_IGN)
         let terminate = DispatchSource.makeSignalSource(signal: SIGTERM)
-        terminate.setEventHandler { feed.yield(.event(.backgroundAsked(at: Clock.monotonicNanoseconds()))) }
+        terminate.setEventHandler { feed.yield(.event(.backgroundAsked(at: SystemClock.monotonicNanoseconds()))) }
         terminate.resume()
         let woken = DispatchSource.makeSignalSource(signal: SIGUSR1)
         woken.setEventHandler { feed.yield(.extensionWoke) }
@@ -101,17 +101,17 @@ public struct MainApp {
         let stay: Task<Void, Never>? = stayFor.map { seconds in
             Task {
                 do { try await Task.sleep(for: .milliseconds(Int64(seconds * 1000))) } catch { return }
-                feed.yield(.event(.backgroundAsked(at: Clock.monotonicNanoseconds())))
+                feed.yield(.event(.backgroundAsked(at: SystemClock.monotonicNanoseconds())))
             }
         }
 
         var machine = MainAppMachine(watchdogSeconds: device.config.sharedCoreWatchdog, expires: registration.expires)
-        let start = Clock.monotonicNanoseconds()
+        let start = SystemClock.monotonicNanoseconds()
         var stopped: [Int32] = []
         var lastRegisterStatus: Int?
         var ending: Ending?
         do {
-            feed.yield(.event(.foreground(try core.comeToForeground(), at: Clock.monotonicNanoseconds())))
+            feed.yield(.event(.foreground(try core.comeToForeground(), at: SystemClock.monotonicNanoseconds())))
         } catch {
             ending = .unusable("\(error)")
         }
@@ -128,7 +128,7 @@ public struct MainApp {
                     }
                     var line: JSONObject = [
                         "event": "foreground", "shared_core": .string(SharedCore.State.mainStarted.rawValue),
-                        "waited_ms": .double(Self.rounded(Clock.millisecondsSince(start))),
+                        "waited_ms": .double(Self.rounded(SystemClock.millisecondsSince(start))),
                     ]
                     if !stopped.isEmpty {
                         line["stopped_extensions"] = .int(Int64(stopped.count))
@@ -145,17 +145,19 @@ public struct MainApp {
                                 .event(
                                     .registerAnswered(
                                         status: result.statusCode, expires: result.expires,
-                                        at: Clock.monotonicNanoseconds())))
+                                        at: SystemClock.monotonicNanoseconds())))
                         } catch {
                             feed.yield(
-                                .event(.registerAnswered(status: nil, expires: nil, at: Clock.monotonicNanoseconds())))
+                                .event(
+                                    .registerAnswered(status: nil, expires: nil, at: SystemClock.monotonicNanoseconds())
+                                ))
                         }
                     }
                 case .arm(let timer, let at):
                     timers[timer]?.cancel()
                     timers[timer] = Task {
-                        do { try await Clock.sleep(until: at) } catch { return }
-                        feed.yield(.event(.timerFired(timer, at: Clock.monotonicNanoseconds())))
+                        do { try await SystemClock.sleep(until: at) } catch { return }
+                        feed.yield(.event(.timerFired(timer, at: SystemClock.monotonicNanoseconds())))
                     }
                 case .heartbeat:
                     do { try core.heartbeat() } catch {
@@ -191,7 +193,8 @@ public struct MainApp {
                     guard case .waitingForExtensions = machine.phase else { continue }
                     let remaining = (try? core.stoppingExecutors().count) ?? 0
                     perform(
-                        machine.handle(.extensionsStopping(remaining: remaining, at: Clock.monotonicNanoseconds())))
+                        machine.handle(
+                            .extensionsStopping(remaining: remaining, at: SystemClock.monotonicNanoseconds())))
                 case .offered(let message, let reply):
                     guard machine.receivesMessages else {
                         // Not the app's yet (or any more): the server keeps it and pushes it.

@@ -99,11 +99,12 @@ extension ReplayCase {
 
     static func expandTimes(_ text: String) -> String {
         var output = text
-        let now = Clock.unixMilliseconds() / 1000
+        let now = SystemClock.unixMilliseconds() / 1000
         while let range = output.firstRange(of: "{{now") {
             guard let close = output[range.upperBound...].firstRange(of: "}}") else { break }
             let offset = Int64(output[range.upperBound..<close.lowerBound]) ?? 0
-            output.replaceSubrange(range.lowerBound..<close.upperBound, with: Clock.rfc3339(unixSeconds: now + offset))
+            output.replaceSubrange(
+                range.lowerBound..<close.upperBound, with: SystemClock.rfc3339(unixSeconds: now + offset))
         }
         return output
     }

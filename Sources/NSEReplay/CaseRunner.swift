@@ -48,7 +48,7 @@ struct CaseRunner {
     var warmIdle = ExtensionProcessPool.defaultIdleTime
 
     func run() async -> CaseResult {
-        let start = Clock.monotonicNanoseconds()
+        let start = SystemClock.monotonicNanoseconds()
         var log: [String] = ["case \(replayCase.name) (\(replayCase.file))"]
         func finish(_ actual: JSON?, error: String?) -> CaseResult {
             let logPath = Path.join(workDirectory, "case.log")
@@ -59,7 +59,8 @@ struct CaseRunner {
             let differences = actual.map(compare) ?? []
             return CaseResult(
                 name: replayCase.name, file: replayCase.file, passed: error == nil && differences.isEmpty,
-                differences: differences, actual: actual, milliseconds: Clock.millisecondsSince(start), error: error,
+                differences: differences, actual: actual, milliseconds: SystemClock.millisecondsSince(start),
+                error: error,
                 logPath: logPath)
         }
         do {
@@ -297,7 +298,7 @@ struct CaseRunner {
             try store.keep(
                 StoredMessage(
                     callID: message.callID, from: message.from, to: "sip:bob@example.org", contentType: type,
-                    body: body, receivedAt: Clock.unixMilliseconds()))
+                    body: body, receivedAt: SystemClock.unixMilliseconds()))
         }
         return (server, configuration)
     }
@@ -385,7 +386,7 @@ struct CaseRunner {
         let cpim = CPIMMessage(
             headers: [
                 (name: "From", value: "<\(message.from)>"), (name: "To", value: "<sip:bob@example.org>"),
-                (name: "DateTime", value: Clock.rfc3339(unixSeconds: Clock.unixMilliseconds() / 1000)),
+                (name: "DateTime", value: SystemClock.rfc3339(unixSeconds: SystemClock.unixMilliseconds() / 1000)),
                 (name: "NS", value: "imdn <\(IMDN.namespace)>"), (name: "imdn.Message-ID", value: message.callID),
                 (name: "imdn.Disposition-Notification", value: "positive-delivery"),
             ],

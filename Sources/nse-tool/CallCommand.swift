@@ -75,7 +75,7 @@ struct CallCommand: AsyncParsableCommand {
                 do { callUUID = try SecureRandom.uuid() } catch { throw Failure(.software, "\(error)") }
                 let plaintext = CallOffer.plaintext(
                     callUUID: callUUID, from: party.from, displayName: displayName, video: video, sipCallID: id,
-                    sentAt: Clock.rfc3339(unixSeconds: Clock.unixSeconds()))
+                    sentAt: SystemClock.rfc3339(unixSeconds: SystemClock.unixSeconds()))
                 do { envelope = try CallOffer.seal(plaintext, to: device.publicKey()) } catch let error as DeviceError {
                     throw Failure(error)
                 } catch { throw Failure(.software, "\(error)") }

@@ -239,7 +239,7 @@ struct DeviceCommand: ParsableCommand {
                 if let version = iosVersion.flatMap(IOSVersion.init) { device.config.iosVersion = version }
                 if let coreWatchdog { device.config.sharedCoreWatchdog = coreWatchdog }
                 if let requireSignedSender { device.config.requireSignedSender = requireSignedSender }
-                if uninstalled { device.config.uninstalledAt = Clock.unixMilliseconds() }
+                if uninstalled { device.config.uninstalledAt = SystemClock.unixMilliseconds() }
                 if installed { device.config.uninstalledAt = nil }
                 if let callbackUrl { device.config.callbackURL = callbackUrl == "none" ? nil : callbackUrl }
                 if let online { device.config.online = online }

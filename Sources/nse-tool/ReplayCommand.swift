@@ -67,7 +67,8 @@ struct ReplayCommand: AsyncParsableCommand {
         let root =
             workDir
             ?? Path.join(
-                Environment.get("TMPDIR") ?? "/tmp", "nse-replay-\(Clock.unixMilliseconds())-\(Processes.current)")
+                Environment.get("TMPDIR") ?? "/tmp", "nse-replay-\(SystemClock.unixMilliseconds())-\(Processes.current)"
+            )
         // A temporary folder goes with the replay, pass or fail (tens of MB a run), unless asked to stay.
         let keepRoot = workDir != nil || keep || Environment.get("NSE_KEEP_TEST_DIRS") != nil
         if workDir == nil, keepRoot { StandardStreams.writeError("nse: replay: cases kept in \(root)\n") }

@@ -57,7 +57,7 @@ struct SendCommand: AsyncParsableCommand {
                 do { device = try Device.open(at: sealTo) } catch { throw Failure(error) }
                 var plaintext: JSONObject = ["type": "message", "from": .string(from), "text": .string(text)]
                 if let displayName { plaintext["display_name"] = .string(displayName) }
-                plaintext["sent_at"] = .string(Clock.rfc3339(unixSeconds: Clock.unixMilliseconds() / 1000))
+                plaintext["sent_at"] = .string(SystemClock.rfc3339(unixSeconds: SystemClock.unixMilliseconds() / 1000))
                 let bytes = Array(JSON.object(plaintext).serializedBytes())
                 if let signWith {
                     do {
@@ -78,7 +78,10 @@ struct SendCommand: AsyncParsableCommand {
                 let cpim = CPIMMessage(
                     headers: [
                         (name: "From", value: "<\(from)>"), (name: "To", value: "<\(to)>"),
-                        (name: "DateTime", value: Clock.rfc3339(unixSeconds: Clock.unixMilliseconds() / 1000)),
+                        (
+                            name: "DateTime",
+                            value: SystemClock.rfc3339(unixSeconds: SystemClock.unixMilliseconds() / 1000)
+                        ),
                         (name: "NS", value: "imdn <\(IMDN.namespace)>"), (name: "imdn.Message-ID", value: messageID),
                         (name: "imdn.Disposition-Notification", value: "positive-delivery"),
                     ],

@@ -1,11 +1,11 @@
 import ArgumentParser
 import Logging
 import NSEAPNs
+import NSEAPNsServer
 import NSECommandLine
 import NSEDevice
 import NSEHost
 import NSEJSON
-import NSEServer
 import NSESystem
 
 /// `nse serve`: an APNs-shaped HTTP endpoint that runs the extension for every push it accepts.
@@ -228,7 +228,7 @@ struct ServeCommand: AsyncParsableCommand {
             }
             authentication = ProviderAuthentication(verifiers: verifiers)
         }
-        let now = Clock.unixMilliseconds()
+        let now = SystemClock.unixMilliseconds()
         let rules = try fault.map { spec in
             do { return try FaultRule(spec: spec, now: now) } catch { throw ValidationError("\(error)") }
         }
@@ -245,7 +245,7 @@ struct ServeCommand: AsyncParsableCommand {
                 CertificateAuthentication(
                     environment: ProviderCertificate.Environment(rawValue: apnsEnvironment) ?? .development)
             },
-            faults: FaultPlan(rules: rules, unavailable: unavailable),
+            faults: APNsFaultPlan(rules: rules, unavailable: unavailable),
             requestLogCapacity: requestLog, lowPriorityInterval: lowPriorityInterval,
             openDatabases: min(wanted, ResultStore.maxOpen(fitting: descriptors)), logger: logger)
         let configuration = PushServerConfiguration(

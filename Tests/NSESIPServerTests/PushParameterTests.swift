@@ -201,7 +201,7 @@ struct PushParameterTests {
     }
 
     @Test func pushSendTimeIsFlexisipUTC() {
-        // `send-time` comes from NSESystem's `Clock.flexisipTime` (tested in NSETests); the payload carries it verbatim.
+        // `send-time` comes from NSESystem's `SystemClock.flexisipTime` (tested in NSETests); the payload carries it verbatim.
         let text = String(
             decoding: APNsMessagePush.payload(
                 callID: "c", fromURI: "sip:a@b", displayName: "A", privacy: false,

@@ -29,7 +29,7 @@ import Testing
     }
 
     @Test func noKnobMeansBusinessAsUsual() throws {
-        var plan = FaultPlan(SIPServerConfiguration.Faults())
+        var plan = SIPFaultPlan(SIPServerConfiguration.Faults())
         let request = SIPRequest(method: "REGISTER", uri: try SIPURI(parsing: "sip:example.org"))
         let dropped = plan.dropsDatagram()
         #expect(!dropped)
@@ -47,7 +47,7 @@ import Testing
     }
 
     @Test func knobsAreAnsweredAtTheirSeam() throws {
-        var plan = FaultPlan(
+        var plan = SIPFaultPlan(
             SIPServerConfiguration.Faults(
                 delayMilliseconds: 250, dropFirstPackets: 2, answer503: true, resetConnectionAfterRegister: true,
                 deliverDuplicates: true, unrelatedCallIDFirst: true))
@@ -73,7 +73,7 @@ import Testing
         let unrelated = try #require(delivery.unrelated)
         #expect(unrelated.aor == "sip:bob@example.org" && unrelated.order == 7 && unrelated.expiresAt == 160)
         #expect(unrelated.headers.contains { $0.0 == "Call-ID" && $0.1 == unrelated.callID })
-        let never = FaultPlan(SIPServerConfiguration.Faults(neverAnswer: true))
+        let never = SIPFaultPlan(SIPServerConfiguration.Faults(neverAnswer: true))
         guard case .ignore = never.arrival(of: request) else {
             Issue.record("arrival is not .ignore")
             return

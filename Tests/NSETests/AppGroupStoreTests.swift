@@ -250,14 +250,14 @@ import Testing
     }
 }
 
-/// The store an extension process keeps open between pushes (`Device.keptAppGroup()`).
+/// The store an extension process keeps open between pushes (`Device.cachedAppGroup()`).
 @Suite struct KeptAppGroupStoreTests {
     @Test func oneConnectionServesEveryPushAndAReplacedFileIsOpenedAnew() throws {
         let root = try TestSupport.temporaryDirectory()
         let path = root + "/device"
         let device = try Device.create(at: path)
-        let first = try device.keptAppGroup()
-        #expect(try device.keptAppGroup() === first)
+        let first = try device.cachedAppGroup()
+        #expect(try device.cachedAppGroup() === first)
         try first.messages.keep(
             StoredMessage(
                 callID: "kept@host", from: "sip:alice@example.org", to: "sip:bob@example.org",
@@ -268,7 +268,7 @@ import Testing
         // The device is made again at the same place: its new database is opened, not the removed one written to.
         try FileManager.default.removeItem(atPath: path)
         let again = try Device.create(at: path)
-        let second = try again.keptAppGroup()
+        let second = try again.cachedAppGroup()
         #expect(second !== first)
         #expect(try !second.messages.contains(callID: "kept@host", now: 1001))
         try second.messages.markShown(callID: "new@host", now: 1002)

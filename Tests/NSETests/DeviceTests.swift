@@ -70,8 +70,8 @@ import Testing
     @Test func keptDeviceAndStringsFollowTheirFiles() throws {
         let path = try TestSupport.temporaryDirectory() + "/kept"
         _ = try Device.create(at: path)
-        let device = try Device.kept(at: path)
-        #expect(try Device.kept(at: path).config == device.config)
+        let device = try Device.cached(at: path)
+        #expect(try Device.cached(at: path).config == device.config)
         #expect(device.strings().table.localized("IM_MSG") == "You have received a message")
         let base = device.stringsDirectory + "/Base.lproj/Localizable.strings"
         // Rewritten in place (same inode): its size and times change.
@@ -88,11 +88,11 @@ import Testing
         var changed = device
         changed.config.locale = "de-DE"
         try changed.save()
-        let reopened = try Device.kept(at: path)
+        let reopened = try Device.cached(at: path)
         #expect(reopened.config.locale == "de-DE")
         // Gone: the same error as opening it.
         try FileManager.default.removeItem(atPath: path + "/device.json")
-        #expect(throws: DeviceError.self) { try Device.kept(at: path) }
+        #expect(throws: DeviceError.self) { try Device.cached(at: path) }
     }
 
     @Test func stringsLayerByLocale() throws {

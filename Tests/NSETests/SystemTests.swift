@@ -4,10 +4,10 @@ import Testing
 
 @Suite struct SystemTests {
     @Test func flexisipTimeIsUTCWithASpace() {
-        #expect(Clock.flexisipTime(unixSeconds: 0) == "1970-01-01 00:00:00")
-        #expect(Clock.flexisipTime(unixSeconds: 1_795_000_000) == "2026-11-18 11:06:40")
-        #expect(Clock.rfc3339(unixSeconds: 1_795_000_000) == "2026-11-18T11:06:40Z")
-        #expect(Clock.parseTimestamp(Clock.flexisipTime(unixSeconds: 1_795_000_000)) == 1_795_000_000)
+        #expect(SystemClock.flexisipTime(unixSeconds: 0) == "1970-01-01 00:00:00")
+        #expect(SystemClock.flexisipTime(unixSeconds: 1_795_000_000) == "2026-11-18 11:06:40")
+        #expect(SystemClock.rfc3339(unixSeconds: 1_795_000_000) == "2026-11-18T11:06:40Z")
+        #expect(SystemClock.parseTimestamp(SystemClock.flexisipTime(unixSeconds: 1_795_000_000)) == 1_795_000_000)
     }
 
     @Test func asciiLowercasingChangesOnlyAToZ() {
@@ -20,9 +20,9 @@ import Testing
     }
 
     @Test func wallClockSecondsAndNanosecondsAgree() {
-        let seconds = Clock.unixSeconds()
-        let nanoseconds = Clock.unixNanoseconds()
-        let milliseconds = Clock.unixMilliseconds()
+        let seconds = SystemClock.unixSeconds()
+        let nanoseconds = SystemClock.unixNanoseconds()
+        let milliseconds = SystemClock.unixMilliseconds()
         #expect(seconds > 1_700_000_000)
         #expect(abs(nanoseconds / 1_000_000_000 - seconds) <= 1)
         #expect(abs(milliseconds / 1000 - seconds) <= 1)

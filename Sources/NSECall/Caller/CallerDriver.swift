@@ -93,10 +93,10 @@ public struct CallerDriver: Sendable {
 
     /// Places the call, runs it to its end, and reports it with the time of each step from the INVITE.
     public func report(sealed: Bool) async -> CallerReport {
-        let start = Clock.monotonicNanoseconds()
+        let start = SystemClock.monotonicNanoseconds()
         let timeline = Mutex<[(step: CallerMachine.Step, milliseconds: Double)]>([])
         let outcome = await run { step in
-            let now = Clock.millisecondsSince(start)
+            let now = SystemClock.millisecondsSince(start)
             timeline.withLock { steps in
                 if !steps.contains(where: { $0.step == step }) { steps.append((step, now)) }
             }

@@ -171,7 +171,7 @@ struct LegacyImport {
         if let text = try? FileSystem.readText(path, limit: 4 << 20) {
             for line in text.split(separator: "\n") {
                 guard let entry = (try? JSON.parse(String(line)))?.objectValue else { continue }
-                try store.voip.record(entry, at: entry["at"]?.intValue ?? Clock.unixMilliseconds())
+                try store.voip.record(entry, at: entry["at"]?.intValue ?? SystemClock.unixMilliseconds())
             }
         }
         retire(path)

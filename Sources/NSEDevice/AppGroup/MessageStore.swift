@@ -84,7 +84,7 @@ public struct MessageStore: Sendable {
     /// then answer 200 to its sender); when it throws, nothing was stored.
     @discardableResult
     public func keep(
-        _ message: StoredMessage, shown: Showing = .later, now: Int64 = Clock.unixMilliseconds()
+        _ message: StoredMessage, shown: Showing = .later, now: Int64 = SystemClock.unixMilliseconds()
     ) throws(DeviceError) -> Kept {
         do {
             return try database.write(shown == .later ? .durable : .crashSafe) { tx throws(DatabaseError) -> Kept in
@@ -124,7 +124,7 @@ public struct MessageStore: Sendable {
     /// The claimer marks it shown (``markShown(callID:by:now:)``) once the host has its content; if the claimer dies
     /// first, the message goes back to held. Crash-safe, not synced.
     public func claim(
-        callID: String, now: Int64 = Clock.unixMilliseconds(), claimer: Int32 = Processes.current
+        callID: String, now: Int64 = SystemClock.unixMilliseconds(), claimer: Int32 = Processes.current
     ) throws(DeviceError) -> Claim {
         do {
             return try database.write(.crashSafe) { tx throws(DatabaseError) -> Claim in
@@ -164,7 +164,7 @@ public struct MessageStore: Sendable {
 
     /// ``claim(callID:now:claimer:)``'s message when this process got it.
     public func take(
-        callID: String, now: Int64 = Clock.unixMilliseconds(), claimer: Int32 = Processes.current
+        callID: String, now: Int64 = SystemClock.unixMilliseconds(), claimer: Int32 = Processes.current
     ) throws(DeviceError) -> StoredMessage? {
         guard case .claimed(let message) = try claim(callID: callID, now: now, claimer: claimer) else { return nil }
         return message
@@ -176,7 +176,7 @@ public struct MessageStore: Sendable {
     /// which one shows it. Crash-safe, not synced: the copy guards against this process dying, and the 200 does not
     /// wait for the disk.
     public func claimArrived(
-        _ message: StoredMessage, now: Int64 = Clock.unixMilliseconds(), claimer: Int32 = Processes.current
+        _ message: StoredMessage, now: Int64 = SystemClock.unixMilliseconds(), claimer: Int32 = Processes.current
     ) throws(DeviceError) -> Claim {
         do {
             let inserted = try database.write(.crashSafe) { tx throws(DatabaseError) -> Bool in
@@ -239,7 +239,9 @@ public struct MessageStore: Sendable {
     /// the store, or received from the network): its body is dropped, and copies that arrive later are not kept.
     /// Crash-safe, not synced: what a power loss could undo is a mark whose loss shows the message once more, never
     /// a message.
-    public func markShown(callID: String, by viewer: Viewer = .notification, now: Int64 = Clock.unixMilliseconds())
+    public func markShown(
+        callID: String, by viewer: Viewer = .notification, now: Int64 = SystemClock.unixMilliseconds()
+    )
         throws(DeviceError)
     {
         do {
@@ -259,7 +261,7 @@ public struct MessageStore: Sendable {
     }
 
     /// Who showed the message with this Call-ID (within the last day), if anyone did.
-    public func shownBy(callID: String, now: Int64 = Clock.unixMilliseconds()) throws(DeviceError) -> Viewer? {
+    public func shownBy(callID: String, now: Int64 = SystemClock.unixMilliseconds()) throws(DeviceError) -> Viewer? {
         do {
             let rows = try database.execute(
                 "SELECT shown_by FROM messages WHERE call_id = ? AND state = 'shown' AND shown_at >= ?",
@@ -272,7 +274,7 @@ public struct MessageStore: Sendable {
     }
 
     /// Whether a fresh message with this Call-ID is held.
-    public func contains(callID: String, now: Int64 = Clock.unixMilliseconds()) throws(DeviceError) -> Bool {
+    public func contains(callID: String, now: Int64 = SystemClock.unixMilliseconds()) throws(DeviceError) -> Bool {
         do {
             return try !database.execute(
                 "SELECT 1 FROM messages WHERE call_id = ? AND state = 'held' AND received_at >= ?",
@@ -289,7 +291,7 @@ public struct MessageStore: Sendable {
     }
 
     /// Every fresh held message, oldest first.
-    public func held(now: Int64 = Clock.unixMilliseconds()) throws(DeviceError) -> [StoredMessage] {
+    public func held(now: Int64 = SystemClock.unixMilliseconds()) throws(DeviceError) -> [StoredMessage] {
         try messages(in: .held, receivedSince: now - lifetimeMilliseconds)
     }
 
@@ -315,7 +317,7 @@ public struct MessageStore: Sendable {
     /// unnotified ones, and forgets shown and unnotified ones after a day; returns how many rows went. Crash-safe,
     /// not synced.
     @discardableResult
-    public func purge(now: Int64 = Clock.unixMilliseconds()) throws(DeviceError) -> Int {
+    public func purge(now: Int64 = SystemClock.unixMilliseconds()) throws(DeviceError) -> Int {
         do {
             return try database.write(.crashSafe) { tx throws(DatabaseError) -> Int in
                 let claims = try tx.execute(

@@ -51,7 +51,7 @@ public struct SharedCore: Sendable {
     }
 
     /// The shared core's state, after clearing stale holders.
-    public func state(now: Int64 = Clock.unixMilliseconds()) throws(DeviceError) -> State {
+    public func state(now: Int64 = SystemClock.unixMilliseconds()) throws(DeviceError) -> State {
         try write { tx throws(DatabaseError) -> State in
             try clearStale(tx, now: now)
             return try Self.state(tx)
@@ -59,7 +59,7 @@ public struct SharedCore: Sendable {
     }
 
     /// An extension process asks to start its core.
-    public func startExecutor(pid: Int32 = Processes.current, now: Int64 = Clock.unixMilliseconds())
+    public func startExecutor(pid: Int32 = Processes.current, now: Int64 = SystemClock.unixMilliseconds())
         throws(DeviceError) -> ExecutorStart
     {
         try write { tx throws(DatabaseError) -> ExecutorStart in
@@ -110,7 +110,7 @@ public struct SharedCore: Sendable {
     /// The main app comes to the foreground: it takes the core at once when no executor runs; otherwise every
     /// running executor is asked to stop and the app waits (its own claim is *waiting* meanwhile, so that no new
     /// extension starts its core).
-    public func comeToForeground(pid: Int32 = Processes.current, now: Int64 = Clock.unixMilliseconds())
+    public func comeToForeground(pid: Int32 = Processes.current, now: Int64 = SystemClock.unixMilliseconds())
         throws(DeviceError) -> Foreground
     {
         try write { tx throws(DatabaseError) -> Foreground in
@@ -139,7 +139,7 @@ public struct SharedCore: Sendable {
     }
 
     /// The executors the main app still waits for (asked to stop, not stopped yet, not cleared by the watchdog).
-    public func stoppingExecutors(now: Int64 = Clock.unixMilliseconds()) throws(DeviceError) -> [Int32] {
+    public func stoppingExecutors(now: Int64 = SystemClock.unixMilliseconds()) throws(DeviceError) -> [Int32] {
         try write { tx throws(DatabaseError) -> [Int32] in
             try clearStale(tx, now: now)
             return try tx.execute("SELECT pid FROM core_holders WHERE role = 'executor' AND state = 'stopping'")
@@ -148,7 +148,7 @@ public struct SharedCore: Sendable {
     }
 
     /// The main app takes the core: every executor claim goes (stopped, or given up on after the wait).
-    public func takeMainCore(pid: Int32 = Processes.current, now: Int64 = Clock.unixMilliseconds())
+    public func takeMainCore(pid: Int32 = Processes.current, now: Int64 = SystemClock.unixMilliseconds())
         throws(DeviceError)
     {
         try write { tx throws(DatabaseError) in
@@ -162,7 +162,9 @@ public struct SharedCore: Sendable {
     }
 
     /// A holder says it is alive.
-    public func heartbeat(pid: Int32 = Processes.current, now: Int64 = Clock.unixMilliseconds()) throws(DeviceError) {
+    public func heartbeat(pid: Int32 = Processes.current, now: Int64 = SystemClock.unixMilliseconds())
+        throws(DeviceError)
+    {
         try write { tx throws(DatabaseError) in
             try tx.execute(
                 "UPDATE core_holders SET heartbeat_at = ? WHERE pid = ?", [.integer(now), .integer(Int64(pid))])

@@ -11,7 +11,7 @@ public struct TrustStore: Sendable {
 
     /// Trusts `key` (base64) for `contact`; `replacing` first forgets the contact's other keys (a rotation done).
     public func trust(
-        _ key: String, for contact: String, replacing: Bool = false, now: Int64 = Clock.unixMilliseconds()
+        _ key: String, for contact: String, replacing: Bool = false, now: Int64 = SystemClock.unixMilliseconds()
     )
         throws(DeviceError)
     {
@@ -60,7 +60,9 @@ public struct TrustStore: Sendable {
     }
 
     /// Records a signed message as seen; `false` when it was seen already (within a day): a replay.
-    public func firstSighting(of messageID: String, now: Int64 = Clock.unixMilliseconds()) throws(DeviceError) -> Bool {
+    public func firstSighting(of messageID: String, now: Int64 = SystemClock.unixMilliseconds()) throws(DeviceError)
+        -> Bool
+    {
         do {
             return try database.write(.crashSafe) { tx throws(DatabaseError) -> Bool in
                 try tx.execute(

@@ -18,7 +18,8 @@ public struct VoIPState: Sendable {
 
     /// Records one more strike; returns the new count.
     @discardableResult
-    public func recordStrike(reason: String, at time: Int64 = Clock.unixMilliseconds()) throws(DeviceError) -> Int {
+    public func recordStrike(reason: String, at time: Int64 = SystemClock.unixMilliseconds()) throws(DeviceError) -> Int
+    {
         do {
             return try database.write { tx throws(DatabaseError) -> Int in
                 try tx.execute("INSERT INTO strikes (reason, at) VALUES (?, ?)", [.text(reason), .integer(time)])
@@ -35,7 +36,7 @@ public struct VoIPState: Sendable {
     }
 
     /// Adds an entry to the call log (its time goes in `at`).
-    public func record(_ entry: JSONObject, at time: Int64 = Clock.unixMilliseconds()) throws(DeviceError) {
+    public func record(_ entry: JSONObject, at time: Int64 = SystemClock.unixMilliseconds()) throws(DeviceError) {
         var entry = entry
         entry["at"] = .int(time)
         do {

@@ -54,7 +54,7 @@ struct FetchDriver {
         -> @Sendable (SIPReceivedMessage) async -> SIPMessageAnswer
     {
         { message in
-            let arrival = Clock.monotonicNanoseconds()
+            let arrival = SystemClock.monotonicNanoseconds()
             return await withCheckedContinuation { reply in
                 if case .terminated = feed.yield(.offered(message, reply, at: arrival)) {
                     reply.resume(returning: notStored)
@@ -82,10 +82,10 @@ struct FetchDriver {
             case .event(let event):
                 if case .registerAnswered(let status) = event, report.registerStatus == nil {
                     report.registerStatus = status
-                    report.registerMilliseconds = Clock.millisecondsSince(start)
+                    report.registerMilliseconds = SystemClock.millisecondsSince(start)
                 }
                 if case .noticeAnswered(let status) = event { report.imdnStatus = status }
-                perform(machine.handle(event, at: Clock.monotonicNanoseconds()))
+                perform(machine.handle(event, at: SystemClock.monotonicNanoseconds()))
             case .offered(let message, let reply, let arrival):
                 let id = nextOfferID
                 nextOfferID += 1
@@ -141,39 +141,39 @@ struct FetchDriver {
             case .checkStore:
                 let stored = takeFromStore()
                 if shownElsewhere != nil {
-                    queue += machine.handle(.targetShownElsewhere, at: Clock.monotonicNanoseconds())
+                    queue += machine.handle(.targetShownElsewhere, at: SystemClock.monotonicNanoseconds())
                     continue
                 }
                 if let stored {
                     let content = ReceivedContent(stored)
                     found = content
                     report.fromStore = true
-                    report.foundMilliseconds = Clock.millisecondsSince(start)
+                    report.foundMilliseconds = SystemClock.millisecondsSince(start)
                     notice = content.deliveryNotice(recipient: aor)
                 }
                 queue += machine.handle(
                     .storeChecked(found: stored != nil, wantsNotice: stored != nil && notice != nil),
-                    at: Clock.monotonicNanoseconds())
+                    at: SystemClock.monotonicNanoseconds())
             case .answer(let id, let disposition):
                 guard let offer = offers.removeValue(forKey: id) else { continue }
                 let answer = self.answer(offer.message, as: disposition)
                 if (200..<300).contains(answer.statusCode) { report.callIDsReceived.append(offer.message.callID) }
                 offer.reply.resume(returning: answer)
-                queue += machine.handle(.messageAnswered(id: id), at: Clock.monotonicNanoseconds())
+                queue += machine.handle(.messageAnswered(id: id), at: SystemClock.monotonicNanoseconds())
                 if disposition == .target, shownElsewhere != nil {
-                    queue += machine.handle(.targetShownElsewhere, at: Clock.monotonicNanoseconds())
+                    queue += machine.handle(.targetShownElsewhere, at: SystemClock.monotonicNanoseconds())
                 }
             case .arm(let timer, let at):
                 // On the user agent's event loop: no task, and no timer thread to wake, for timers mostly cancelled.
                 timers[timer.slot]?.cancel()
                 let feed = feed
-                let delay = Int64(bitPattern: at &- Clock.monotonicNanoseconds())
+                let delay = Int64(bitPattern: at &- SystemClock.monotonicNanoseconds())
                 timers[timer.slot] = SIPArmedTimer.after(.nanoseconds(max(0, delay)), on: agent.eventLoop) {
                     feed.yield(.event(.timerFired(timer)))
                 }
             case .sendNotice:
                 guard let notice, let to = try? SIPURI(parsing: notice.to), let from = try? SIPURI(parsing: aor) else {
-                    queue += machine.handle(.noticeAnswered(status: nil), at: Clock.monotonicNanoseconds())
+                    queue += machine.handle(.noticeAnswered(status: nil), at: SystemClock.monotonicNanoseconds())
                     continue
                 }
                 report.imdn = "delivered"
@@ -187,7 +187,7 @@ struct FetchDriver {
                     feed.yield(.event(.noticeAnswered(status: status)))
                 }
             case .close:
-                report.leftMilliseconds = Clock.millisecondsSince(start)
+                report.leftMilliseconds = SystemClock.millisecondsSince(start)
                 report.quietMilliseconds = Double(machine.quiet) / 1e6
                 let agent = agent
                 let feed = feed
@@ -212,7 +212,7 @@ struct FetchDriver {
         let received = ReceivedContent(message)
         switch disposition {
         case .target:
-            report.foundMilliseconds = Clock.millisecondsSince(start)
+            report.foundMilliseconds = SystemClock.millisecondsSince(start)
             found = received
             guard let store else { return .accepted }
             do {

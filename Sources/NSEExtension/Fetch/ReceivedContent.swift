@@ -24,7 +24,7 @@ struct ReceivedContent {
         to = message.to.map { $0.uri.description } ?? ""
         contentType = (message.contentType ?? "text/plain").lowercased()
         body = message.body
-        receivedAt = Clock.unixMilliseconds()
+        receivedAt = SystemClock.unixMilliseconds()
     }
 
     init(_ stored: StoredMessage) {
@@ -50,8 +50,8 @@ struct ReceivedContent {
             cpim.dispositionNotification.contains("positive-delivery"), let messageID = cpim.imdnMessageID,
             !from.isEmpty
         else { return nil }
-        let now = Clock.rfc3339(unixSeconds: Clock.unixMilliseconds() / 1000)
-        let notificationID = (try? SecureRandom.hex(8)) ?? String(Clock.unixMilliseconds())
+        let now = SystemClock.rfc3339(unixSeconds: SystemClock.unixMilliseconds() / 1000)
+        let notificationID = (try? SecureRandom.hex(8)) ?? String(SystemClock.unixMilliseconds())
         let notice = IMDN.deliveryNotification(
             messageID: messageID, from: recipient, to: from, notificationID: notificationID, dateTime: now,
             originalDateTime: cpim.header("DateTime"))

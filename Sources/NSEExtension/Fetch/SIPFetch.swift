@@ -78,7 +78,7 @@ public struct SIPFetch: Sendable {
     /// database opened, the write-ahead log's index, the schema) each take about a millisecond: with
     /// `connectingOnThread` the user agent is made on a thread of its own, so that the two overlap.
     public func begin(callID: String, request: ServiceRequest, connectingOnThread: Bool) -> Begun {
-        let start = Clock.monotonicNanoseconds()
+        let start = SystemClock.monotonicNanoseconds()
         var report = FetchReport()
         // The account's registration, and the connection to its proxy opening while the store is read.
         let (inputs, feed) = AsyncStream<FetchInput>.makeStream()
@@ -100,7 +100,7 @@ public struct SIPFetch: Sendable {
         var store: MessageStore?
         var group: AppGroupStore?
         do {
-            group = try device.keptAppGroup()
+            group = try device.cachedAppGroup()
             store = group?.messages
             try store?.purge()
         } catch {
@@ -293,7 +293,7 @@ public struct SIPFetch: Sendable {
     ) -> Fetched {
         var content = content
         var info = content.info ?? JSONObject()
-        for (key, value) in report.json(total: Clock.millisecondsSince(start)) { info[key] = value }
+        for (key, value) in report.json(total: SystemClock.millisecondsSince(start)) { info[key] = value }
         content.info = info
         return Fetched(content: content, shown: shown, callID: callID)
     }

@@ -31,7 +31,7 @@ struct AppCall {
         // (`nse device set --call-action …`).
         let plan = launch.callSettings ?? device.config.voip.call
         let request: JSON = ["device": .string(device.directory), "call_id": .string(callID), "plan": plan.json]
-        var session = AppCallSession(request: request, bound: AppCall.bound(of: plan))
+        var session = AppCallMachine(request: request, bound: AppCall.bound(of: plan))
         _ = ProcessDriver.run(AppCall.command(), session: &session)
         record.timeline += session.steps.map { ($0.step, milliseconds($0.at)) }
         if let outcome = session.outcome {

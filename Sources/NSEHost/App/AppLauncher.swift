@@ -34,7 +34,7 @@ struct AppLauncher {
             launch.storeError = storeError
             return launch
         }
-        let start = Clock.monotonicNanoseconds()
+        let start = SystemClock.monotonicNanoseconds()
         let answer: Result<[UInt8], AppFailure>
         switch settings.appHandler {
         case .builtIn:
@@ -44,7 +44,7 @@ struct AppLauncher {
         case .url(let url):
             answer = post(url, payload: payload, deadline: settings.appDeadline, mustReport: mustReport)
         }
-        launch.wallMilliseconds = Clock.millisecondsSince(start)
+        launch.wallMilliseconds = SystemClock.millisecondsSince(start)
         do throws(AppFailure) {
             let bytes = try answer.get()
             let json: JSON
@@ -151,7 +151,7 @@ struct AppLauncher {
     private func runCommand(_ command: String, payload: JSONObject, deadline: Double, mustReport: Bool) -> Result<
         [UInt8], AppFailure
     > {
-        var session = AppHandlerSession(payload: payload, deadline: deadline)
+        var session = AppHandlerMachine(payload: payload, deadline: deadline)
         let report = ProcessDriver.run(
             ChildProcess.shellCommand(command, environment: ["NSE_VOIP_MUST_REPORT": mustReport ? "true" : "false"]),
             session: &session)

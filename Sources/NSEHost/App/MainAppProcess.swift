@@ -30,10 +30,10 @@ public final class MainAppProcess: @unchecked Sendable {
 
     /// Reads event lines until one named `name` comes (returned) or `timeout` seconds pass (nil).
     public func waitFor(_ name: String, timeout: Double) -> JSON? {
-        let end = Clock.monotonicNanoseconds() + UInt64(max(timeout, 0) * 1e9)
+        let end = SystemClock.monotonicNanoseconds() + UInt64(max(timeout, 0) * 1e9)
         if let seen = events.first(where: { $0["event"]?.stringValue == name }) { return seen }
-        while Clock.monotonicNanoseconds() < end {
-            let left = Int32(max(1, (end - min(end, Clock.monotonicNanoseconds())) / 1_000_000))
+        while SystemClock.monotonicNanoseconds() < end {
+            let left = Int32(max(1, (end - min(end, SystemClock.monotonicNanoseconds())) / 1_000_000))
             guard case .line(let line) = (try? child.channel.receive(timeoutMilliseconds: left)) ?? .timedOut else {
                 return nil
             }
@@ -49,8 +49,8 @@ public final class MainAppProcess: @unchecked Sendable {
     @discardableResult
     public func background(timeout: Double) -> Int32? {
         child.signalGroup(SIGTERM)
-        let end = Clock.monotonicNanoseconds() + UInt64(timeout * 1e9)
-        while Clock.monotonicNanoseconds() < end {
+        let end = SystemClock.monotonicNanoseconds() + UInt64(timeout * 1e9)
+        while SystemClock.monotonicNanoseconds() < end {
             switch (try? child.channel.receive(timeoutMilliseconds: 50)) ?? .timedOut {
             case .line(let line):
                 if let event = try? JSON.parse(line) { events.append(event) }

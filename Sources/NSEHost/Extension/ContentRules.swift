@@ -15,7 +15,7 @@ enum ContentRules {
     }
 
     static func verdict(
-        _ record: ExtensionSession.Record, exitCode: Int32?, exitSignal: Int32?, original: Payload,
+        _ record: ExtensionMachine.Record, exitCode: Int32?, exitSignal: Int32?, original: Payload,
         originalDisplay: Display, strings: StringsTable, filtering: Bool, limits: ExtensionLimits
     ) -> Verdict {
         func showOriginal(_ reason: String) -> Verdict {

@@ -19,7 +19,7 @@ public struct ExtensionHandover: Sendable, Equatable, JSONConvertible {
     public var acceptedVoIPPayload: JSONObject?
 
     /// The handover of `content`, the rest as the session's record says it.
-    init(_ content: DeliveredContent, record: ExtensionSession.Record) {
+    init(_ content: DeliveredContent, record: ExtensionMachine.Record) {
         self.content = content
         afterExpiry = record.deliveredAfterExpiry
         voipReported = record.voipReported
@@ -29,8 +29,8 @@ public struct ExtensionHandover: Sendable, Equatable, JSONConvertible {
     }
 
     /// The record of a process that handed this over and ended on its own terms.
-    var record: ExtensionSession.Record {
-        var record = ExtensionSession.Record()
+    var record: ExtensionMachine.Record {
+        var record = ExtensionMachine.Record()
         record.delivered = content
         record.deliveredAfterExpiry = afterExpiry
         record.expirySent = afterExpiry

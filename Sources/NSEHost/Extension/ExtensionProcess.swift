@@ -2,8 +2,8 @@ import NSEProtocol
 
 /// An extension session with a real process behind it, as the driver sees it: lines become protocol messages, the
 /// deadline the timer that is due; what the session decides becomes writes, closes and kills.
-struct ExtensionProcess: ProcessSession {
-    var session: ExtensionSession
+struct ExtensionProcess: ProcessMachine {
+    var session: ExtensionMachine
     /// Keeps what the extension handed over with its content, before the extension is told it was accepted; `true`
     /// once it is kept. Nil: the host's memory is enough (`nse run` and replay print the result, nothing resumes).
     let keepContent: (@Sendable (ExtensionHandover) -> Bool)?
@@ -17,7 +17,7 @@ struct ExtensionProcess: ProcessSession {
     }
 
     /// The session's event for what the driver saw, if it is one.
-    private func event(for observation: ProcessObservation) -> ExtensionSession.Event? {
+    private func event(for observation: ProcessObservation) -> ExtensionMachine.Event? {
         switch observation {
         case .launched(let at):
             return .launched(at: at)
@@ -54,7 +54,7 @@ struct ExtensionProcess: ProcessSession {
         }
     }
 
-    private mutating func perform(_ actions: [ExtensionSession.Action]) -> [ProcessAction] {
+    private mutating func perform(_ actions: [ExtensionMachine.Action]) -> [ProcessAction] {
         var performed: [ProcessAction] = []
         for action in actions {
             switch action {

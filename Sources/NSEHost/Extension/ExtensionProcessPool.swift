@@ -58,7 +58,7 @@ public final class ExtensionProcessPool: Sendable {
 
     /// Takes the idle process for `key`, if one is alive and has not been idle too long; the processes idle for longer
     /// than ``idleTime`` are evicted on the way. Evicted and dead processes are reaped by their last reference.
-    func checkOut(_ key: Key, now: UInt64 = Clock.monotonicNanoseconds()) -> WarmProcess? {
+    func checkOut(_ key: Key, now: UInt64 = SystemClock.monotonicNanoseconds()) -> WarmProcess? {
         let (taken, evicted) = idle.withLock { idle -> (WarmProcess?, [WarmProcess]) in
             let limit = ExtensionLimits.nanoseconds(idleTime)
             let stale = idle.filter { now &- $0.value.idleSince >= limit }
@@ -74,7 +74,7 @@ public final class ExtensionProcessPool: Sendable {
 
     /// Puts a process that said `ready` back as `key`'s idle process; one already there (a concurrent push's)
     /// stays, and this one is ended.
-    func checkIn(_ process: WarmProcess, as key: Key, now: UInt64 = Clock.monotonicNanoseconds()) {
+    func checkIn(_ process: WarmProcess, as key: Key, now: UInt64 = SystemClock.monotonicNanoseconds()) {
         process.idleSince = now
         let refused = idle.withLock { idle -> WarmProcess? in
             guard idle[key] == nil else { return process }

@@ -4,7 +4,7 @@ import NSESystem
 
 /// What happened to one extension process: the session's record and what the driver measured.
 struct ExtensionRun {
-    var record: ExtensionSession.Record
+    var record: ExtensionMachine.Record
     var exitCode: Int32?
     var exitSignal: Int32?
     var wallMilliseconds: Double
@@ -24,11 +24,11 @@ struct ExtensionRun {
     ) -> ExtensionRun {
         let key = ExtensionProcessPool.Key(container: request.container, command: command)
         let warm = pool?.checkOut(key)
-        let terms = ExtensionSession.ProcessTerms(
+        let terms = ExtensionMachine.ProcessTerms(
             keep: pool != nil, hello: warm?.hello,
             startTime: warm == nil ? limits.startTime.map(ExtensionLimits.nanoseconds) : nil)
         var process = ExtensionProcess(
-            session: ExtensionSession(
+            session: ExtensionMachine(
                 request: request, limits: limits, filteringEntitlement: filteringEntitlement, release: release,
                 terms: terms),
             keepContent: keepContent)
@@ -36,7 +36,7 @@ struct ExtensionRun {
         var use = NotificationResult.ExtensionReport.ProcessUse(
             warm: warm != nil, pushes: (warm?.pushes ?? 0) + 1, kept: false)
         if let warm {
-            report = ProcessDriver.drive(warm.child, session: &process, since: Clock.monotonicNanoseconds())
+            report = ProcessDriver.drive(warm.child, session: &process, since: SystemClock.monotonicNanoseconds())
             warm.pushes = use.pushes
             if report.released, let pool = pool {
                 pool.checkIn(warm, as: key)

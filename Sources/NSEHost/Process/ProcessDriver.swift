@@ -7,7 +7,7 @@ import NSESystem
     import Musl
 #endif
 
-/// Runs one child process for a ``ProcessSession``: spawns it, polls its stdout (lines, through its
+/// Runs one child process for a ``ProcessMachine``: spawns it, polls its stdout (lines, through its
 /// `LineChannel`) and stderr, samples `/proc`, fires the session's deadline, reaps it, and does what the session
 /// asks. All the I/O and none of the rules.
 enum ProcessDriver {
@@ -26,9 +26,9 @@ enum ProcessDriver {
     /// Runs `command` under `session` until the session finishes or the process has exited and closed its pipes.
     /// A session that releases the process hands it back in `kept`, still running.
     static func run(
-        _ command: [String], session: inout some ProcessSession, kept: inout ChildProcess?
+        _ command: [String], session: inout some ProcessMachine, kept: inout ChildProcess?
     ) -> Report {
-        let start = Clock.monotonicNanoseconds()
+        let start = SystemClock.monotonicNanoseconds()
         let child: ChildProcess
         do { child = try ChildProcess.spawn(command) } catch {
             _ = session.observe(.launchFailed(error.description))
@@ -40,7 +40,7 @@ enum ProcessDriver {
     }
 
     /// Runs `command` under `session`, a process that is never kept.
-    static func run(_ command: [String], session: inout some ProcessSession) -> Report {
+    static func run(_ command: [String], session: inout some ProcessMachine) -> Report {
         var kept: ChildProcess?
         let report = run(command, session: &session, kept: &kept)
         kept?.closeStdin()
@@ -50,7 +50,7 @@ enum ProcessDriver {
     /// Drives a running `child` under `session` (a fresh process, or a warm one handed its next request), `start`
     /// being when the session's clock starts: until the session finishes (the process is reaped) or releases it (the
     /// process goes on running, its pipes open).
-    static func drive(_ child: ChildProcess, session: inout some ProcessSession, since start: UInt64) -> Report {
+    static func drive(_ child: ChildProcess, session: inout some ProcessMachine, since start: UInt64) -> Report {
         var report = Report()
         var finished = false
         func apply(_ actions: [ProcessAction]) {
@@ -87,8 +87,8 @@ enum ProcessDriver {
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
         while !finished {
             if stdoutOpen || stderrOpen { sampleMemory() }
-            if !finished, let deadline = session.deadline, Clock.monotonicNanoseconds() >= deadline {
-                observe(.deadline(now: Clock.monotonicNanoseconds()))
+            if !finished, let deadline = session.deadline, SystemClock.monotonicNanoseconds() >= deadline {
+                observe(.deadline(now: SystemClock.monotonicNanoseconds()))
             }
             if finished { break }
             if !stdoutOpen && !stderrOpen {
@@ -119,7 +119,7 @@ enum ProcessDriver {
             for descriptor in descriptors where descriptor.revents != 0 && !finished {
                 if descriptor.fd == shutdown {
                     toldShutdown = true
-                    observe(.hostStopping(at: Clock.monotonicNanoseconds()))
+                    observe(.hostStopping(at: SystemClock.monotonicNanoseconds()))
                     continue
                 }
                 if descriptor.fd == child.stderrFD {
@@ -146,19 +146,19 @@ enum ProcessDriver {
             }
             if !stdoutOpen && !stderrOpen { observe(.pipesClosed) }
         }
-        report.wallMilliseconds = Clock.millisecondsSince(start)
+        report.wallMilliseconds = SystemClock.millisecondsSince(start)
         child.endSampling()
         if report.released { return report }
         child.closeStdin()
         report.exit = child.reap(blocking: true)
-        report.wallMilliseconds = Clock.millisecondsSince(start)
+        report.wallMilliseconds = SystemClock.millisecondsSince(start)
         return report
     }
 
     /// How long one wait may last, in milliseconds: until the session's deadline (at most a second), and, while the
     /// session samples memory, until the next sample (`pollInterval`, doubled up to 20 ms each time).
-    private static func waitTimeout(_ session: some ProcessSession, pollInterval: inout Int32) -> Int32 {
-        let now = Clock.monotonicNanoseconds()
+    private static func waitTimeout(_ session: some ProcessMachine, pollInterval: inout Int32) -> Int32 {
+        let now = SystemClock.monotonicNanoseconds()
         var timeout: Int32 = 1000
         if let deadline = session.deadline {
             timeout = deadline > now ? Int32(min((deadline - now) / 1_000_000 + 1, 1000)) : 0
@@ -188,7 +188,7 @@ enum ProcessDriver {
                 sampleFirst()
                 if isFinished() { return }
             }
-            observe(.line(line, at: Clock.monotonicNanoseconds()))
+            observe(.line(line, at: SystemClock.monotonicNanoseconds()))
         }
     }
 }

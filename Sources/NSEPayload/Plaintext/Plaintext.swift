@@ -78,7 +78,7 @@ public enum Plaintext: Sendable, Equatable {
         }
         var sentAt: Int64?
         if let sent = try string("sent_at", required: false) {
-            guard let seconds = Clock.parseTimestamp(sent) else {
+            guard let seconds = SystemClock.parseTimestamp(sent) else {
                 throw PlaintextError(.schema, "\"sent_at\" is not an RFC 3339 timestamp")
             }
             sentAt = seconds

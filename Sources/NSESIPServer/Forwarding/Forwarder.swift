@@ -124,7 +124,7 @@ struct Forwarder {
 
     /// Sends every undelivered held message of `aor` over the REGISTER's flow (but those already on their way over
     /// it), as the fault plan says.
-    mutating func deliverHeld(aor: String, flow: ServerFlow, contactURI: SIPURI, faults: FaultPlan, now: Int64)
+    mutating func deliverHeld(aor: String, flow: ServerFlow, contactURI: SIPURI, faults: SIPFaultPlan, now: Int64)
         -> [Sent]
     {
         let waiting = held.waiting(aor: aor, now: now)

@@ -41,7 +41,7 @@ struct HeldStore {
 
     /// The next arrival order (wall-clock nanoseconds, bumped to stay strictly increasing).
     mutating func nextOrder() -> Int64 {
-        lastOrder = max(lastOrder + 1, Clock.unixNanoseconds())
+        lastOrder = max(lastOrder + 1, SystemClock.unixNanoseconds())
         return lastOrder
     }
 
@@ -87,7 +87,7 @@ struct HeldStore {
     /// Marks a held message delivered (a device answered 2xx); returns it, or nil when it was not waiting.
     mutating func markDelivered(id: String) -> HeldMessage? {
         guard var message = messages[id], !message.isDelivered else { return nil }
-        let deliveredAt = Clock.unixSeconds()
+        let deliveredAt = SystemClock.unixSeconds()
         message.delivery = .delivered(at: deliveredAt)
         do {
             try database?.markDelivered(id: id, at: deliveredAt)

@@ -93,10 +93,10 @@ struct PushSender: Sendable {
                 Outcome(aor: record.aor, callID: record.callID, url: url, status: nil, reason: "no remote token"))
         }
         let caller = Caller(request)
-        let now = Clock.unixSeconds()
+        let now = SystemClock.unixSeconds()
         let payload = APNsMessagePush.payload(
             callID: record.callID, fromURI: caller.uri, displayName: caller.displayName, privacy: caller.private,
-            instanceID: instance ?? "", ttl: settings.ttl, sendTime: Clock.flexisipTime(unixSeconds: now),
+            instanceID: instance ?? "", ttl: settings.ttl, sendTime: SystemClock.flexisipTime(unixSeconds: now),
             locKey: push.messageLocKey ?? "IM_MSG", sound: push.messageSound ?? "msg.caf")
         return .send(
             Job(
@@ -123,8 +123,8 @@ struct PushSender: Sendable {
         guard push.isAPNs else { return .skipped(unsupported(push, aor: aor, callID: callID)) }
         let url = baseURL(push)
         let caller = Caller(invite)
-        let now = Clock.unixSeconds()
-        let sendTime = Clock.flexisipTime(unixSeconds: now)
+        let now = SystemClock.unixSeconds()
+        let sendTime = SystemClock.flexisipTime(unixSeconds: now)
         let voipToken = push.services.contains("voip") ? push.tokens["voip"].flatMap { $0.isEmpty ? nil : $0 } : nil
         if notice == .incoming, let sealedOffer, let token = push.remoteToken, !token.isEmpty {
             let payload = APNsCallPush.sealedPayload(

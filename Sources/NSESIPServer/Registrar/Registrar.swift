@@ -127,7 +127,7 @@ struct Registrar {
     /// `WWW-Authenticate` headers, one per configured algorithm, each with a fresh nonce remembered for the answer.
     mutating func challengeHeaders(realm: String, stale: Bool) -> [(String, String)] {
         var headers: [(String, String)] = []
-        let now = Clock.unixSeconds()
+        let now = SystemClock.unixSeconds()
         for algorithm in configuration.authAlgorithms {
             let challenge = DigestVerifier(realm: realm, algorithm: algorithm).makeChallenge(stale: stale, qop: true)
             nonces[challenge.nonce] = now
@@ -138,7 +138,7 @@ struct Registrar {
     }
 
     private mutating func pruneNonces() {
-        let limit = Clock.unixSeconds() - Int64(configuration.nonceLifetime)
+        let limit = SystemClock.unixSeconds() - Int64(configuration.nonceLifetime)
         nonces = nonces.filter { $0.value >= limit }
     }
 
@@ -151,7 +151,8 @@ struct Registrar {
         else {
             return Denial(status: 401, headers: challengeHeaders(realm: realm, stale: false))
         }
-        guard let issued = nonces[credentials.nonce], issued + Int64(configuration.nonceLifetime) >= Clock.unixSeconds()
+        guard let issued = nonces[credentials.nonce],
+            issued + Int64(configuration.nonceLifetime) >= SystemClock.unixSeconds()
         else {
             return Denial(status: 401, headers: challengeHeaders(realm: realm, stale: true))
         }
@@ -174,7 +175,7 @@ struct Registrar {
         logger log: Logger
     ) -> Outcome {
         let now = ContinuousClock.now
-        let wallNow = Clock.unixSeconds()
+        let wallNow = SystemClock.unixSeconds()
         var current = activeBindings(aor: aor, now: now)
         let rawContacts = request.headers.splitValues("Contact")
         let headerExpires = request.headers.expires

@@ -32,7 +32,7 @@ extension SIPServer {
             return
         }
         let record = HeldMessage(
-            request: request, id: id, aor: aor, now: Clock.unixSeconds(),
+            request: request, id: id, aor: aor, now: SystemClock.unixSeconds(),
             lifetime: configuration.heldMessageLifetime, order: forwarder.nextOrder())
         // Held when a device may be woken by a push, or when none is reachable now; otherwise only forwarded.
         let mustHold = active.contains { $0.push != nil } || !active.contains { $0.isLive }

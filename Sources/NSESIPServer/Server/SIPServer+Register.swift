@@ -37,7 +37,7 @@ extension SIPServer {
             deliverHeldCalls(aor: aor, flow: flow, contact: deliveryContact)
             let sent = forwarder.deliverHeld(
                 aor: aor, flow: flow, contactURI: deliveryContact, faults: faults,
-                now: Clock.unixSeconds())
+                now: SystemClock.unixSeconds())
             for copy in sent { transmit(copy) }
         }
     }
@@ -46,7 +46,7 @@ extension SIPServer {
     /// live at once; a TCP/TLS one waits for the device to reconnect (pushes still go out).
     func restoreBindings() throws(SIPServerError) {
         guard let database else { return }
-        let wallNow = Clock.unixSeconds()
+        let wallNow = SystemClock.unixSeconds()
         let (stored, expiredAORs) = try database.liveBindings(now: wallNow)
         let listeners = self.listeners
         let restored = registrar.restore(stored, expiredAORs: expiredAORs, wallNow: wallNow, logger: logger) {

@@ -2,7 +2,7 @@ import Logging
 import NSESIP
 
 /// The inbound path: what the listeners bring in is matched to a transaction (a response to the `Forwarder`, a
-/// request's retransmission absorbed), checked (`ServerResponse`, `FaultPlan`) and handed to the REGISTER or
+/// request's retransmission absorbed), checked (`ServerResponse`, `SIPFaultPlan`) and handed to the REGISTER or
 /// MESSAGE path; every answer goes out through `respond`.
 extension SIPServer {
     func process(_ event: InboundEvent) async {

@@ -7,7 +7,7 @@ import NSESystem
 /// A registrar + fork-late MESSAGE store-and-forward server + call-holding proxy with APNs pushes (Flexisip-like),
 /// for tests and the CLI.
 ///
-/// The wiring of its parts: `Listeners` bring requests and responses in; the actor checks them (`FaultPlan`,
+/// The wiring of its parts: `Listeners` bring requests and responses in; the actor checks them (`SIPFaultPlan`,
 /// `ServerResponse`) and hands REGISTER to the `Registrar`, MESSAGE to the `Forwarder` (with `PendingSenders` for
 /// the senders' answers and `PushSender` for the pushes), INVITE and its dialog to the `CallTable`, and reports
 /// everything as `SIPServerEvent`s. This file holds its state, life cycle and task tree; the paths are
@@ -46,7 +46,7 @@ public actor SIPServer {
 
     private var phase = Phase.created
     let tree = TaskTree()
-    var faults: FaultPlan
+    var faults: SIPFaultPlan
     let pushSender: PushSender
     var listeners = Listeners()
     /// The durable copy of the bindings and held messages (nil without a database directory: memory only).
@@ -72,7 +72,7 @@ public actor SIPServer {
         (inbound, inboundContinuation) = AsyncStream<InboundEvent>.makeStream(bufferingPolicy: .unbounded)
         serverTransactions = SIPServerTransactionTable(lifetime: configuration.timers.timerF)
         calls = CallTable(linger: configuration.timers.timerF)
-        faults = FaultPlan(configuration.faults)
+        faults = SIPFaultPlan(configuration.faults)
         registrar = Registrar(configuration: configuration)
         forwarder = Forwarder(
             held: HeldStore(database: nil, logger: logger), timers: configuration.timers, logger: logger)
@@ -189,7 +189,7 @@ public actor SIPServer {
 
     private func sweep() {
         guard !isStopped else { return }
-        for message in forwarder.sweep(now: Clock.unixSeconds()) {
+        for message in forwarder.sweep(now: SystemClock.unixSeconds()) {
             emit(.expired(aor: message.aor, callID: message.callID, id: message.id))
             logger.info(
                 "sip server held message expired",

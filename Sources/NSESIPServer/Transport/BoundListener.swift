@@ -59,7 +59,9 @@ enum BoundListener: Sendable {
         _ listener: SIPServerConfiguration.Listener, group: any EventLoopGroup, tls: NIOSSLContext?,
         limits: SIPParserLimits, logger: Logger
     ) async throws -> BoundListener {
-        if listener.transport == .tls, tls == nil { throw SIPServerError("a tls listener needs certificate and key files") }
+        if listener.transport == .tls, tls == nil {
+            throw SIPServerError("a tls listener needs certificate and key files")
+        }
         do {
             return try await bindSocket(listener, group: group, tls: tls, limits: limits, logger: logger)
         } catch {
