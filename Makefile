@@ -77,9 +77,10 @@ SOAK_MINUTES ?= 10
 # Swift sources the formatter owns (.swift-format: 4 spaces, 120 columns).
 FORMAT_PATHS := Package.swift Sources Tests Fuzz/Package.swift Fuzz/Sources
 
-lint: deps ## swift-format in strict lint mode, and the module diagram in docs/architecture.md up to date with Package.swift.
+lint: deps ## swift-format in strict lint mode; the module diagram in docs/architecture.md, the reason codes in docs/result.md and the doc comments' links up to date.
 	$(SWIFT) format lint --strict --recursive --parallel $(FORMAT_PATHS)
 	python3 scripts/module-graph.py --check
+	python3 scripts/check-reasons.py
 
 format: ## Rewrite the Swift sources as .swift-format says (then `make lint` passes).
 	$(SWIFT) format format --in-place --recursive --parallel $(FORMAT_PATHS)

@@ -263,7 +263,8 @@ public final class PushService: Sendable {
         } else {
             result = NotificationResult(
                 outcome: .expired,
-                reason: "apns-expiration 0 (now or never) and the device was offline: APNs discards it undelivered",
+                reason: ReasonCode.apnsExpiration.reason(
+                    "0 (now or never) and the device was offline; APNs discards it undelivered"),
                 requestID: push.record.push.apnsID, pushType: push.record.push.pushType)
         }
         storeThreads.submit { [self] _ in
@@ -370,7 +371,8 @@ public final class PushService: Sendable {
                         : late == .burst ? "when its burst of low-priority pushes went" : "when the push arrived"
                 result = NotificationResult(
                     outcome: .expired,
-                    reason: "apns-expiration \(push.expiration ?? 0) had passed \(when): APNs discards it undelivered",
+                    reason: ReasonCode.apnsExpiration.reason(
+                        "\(push.expiration ?? 0) had passed \(when); APNs discards it undelivered"),
                     requestID: push.apnsID, pushType: push.pushType)
             } else {
                 var host = NotificationHost(device: device, limits: limits, extensionCommand: extensionCommand)

@@ -20,12 +20,15 @@ struct CallEscalation: Sendable {
                 return rewriter.missedCall(
                     call,
                     reason:
-                        "stale-offer: the call offer was sent \(Int(age)) s ago, older than \(Int(maxAge)) s: shown as a missed call"
+                        ReasonCode.staleOffer.reason(
+                            "the call offer was sent \(Int(age)) s ago, older than \(Int(maxAge)) s: shown as a missed call"
+                        )
                 )
             }
         }
         guard let channel else {
-            return rewriter.callFallback(call, reason: "voip-report-unavailable: no host to report the call to")
+            return rewriter.callFallback(
+                call, reason: ReasonCode.voipReportUnavailable.reason("no host to report the call to"))
         }
         var payload: JSONObject = [
             "call_uuid": .string(call.callUUID), "from": .string(call.from),
@@ -54,21 +57,24 @@ struct CallEscalation: Sendable {
                 return DeliveredContent(
                     content: [:],
                     reason:
-                        "voip-escalated: call offer from \(source) reported to \(framework.rawValue); alert silenced",
+                        ReasonCode.voipEscalated.reason(
+                            "call offer from \(source) reported to \(framework.rawValue); alert silenced"),
                     info: ["content_type": "call", "source": .string(source)])
             case .reportVoIPResult(let error?)?:
-                return rewriter.callFallback(call, reason: "voip-report-failed: \(error)")
+                return rewriter.callFallback(call, reason: ReasonCode.voipReportFailed.reason("\(error)"))
             case .timeWillExpire?:
-                return rewriter.callFallback(call, reason: "time-will-expire: no answer to the VoIP report")
+                return rewriter.callFallback(
+                    call, reason: ReasonCode.timeWillExpire.reason("no answer to the VoIP report"))
             case .request?, .contentAccepted?:
                 continue
             case nil:
                 if channel.isClosed {
-                    return rewriter.callFallback(call, reason: "voip-report-failed: the host closed the pipe")
+                    return rewriter.callFallback(
+                        call, reason: ReasonCode.voipReportFailed.reason("the host closed the pipe"))
                 }
                 continue
             }
         }
-        return rewriter.callFallback(call, reason: "voip-report-failed: the host did not answer")
+        return rewriter.callFallback(call, reason: ReasonCode.voipReportFailed.reason("the host did not answer"))
     }
 }

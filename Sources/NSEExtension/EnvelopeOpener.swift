@@ -20,7 +20,7 @@ struct EnvelopeOpener: Sendable {
     func open(_ text: String, source: String) -> DeliveredContent {
         let secretKey: SecretKey
         do { secretKey = try device.secretKey() } catch {
-            return rewriter.fallback(reason: "key-unavailable: \(error.description)")
+            return rewriter.fallback(reason: ReasonCode.keyUnavailable.reason("\(error.description)"))
         }
         let plaintext: Plaintext
         let sender: String
@@ -32,7 +32,8 @@ struct EnvelopeOpener: Sendable {
             case .anonymous:
                 guard !device.config.requireSignedSender else {
                     return unverified(
-                        "sender-unverified: the envelope is anonymous and the device requires signed senders")
+                        ReasonCode.senderUnverified.reason(
+                            "the envelope is anonymous and the device requires signed senders"))
                 }
                 plaintext = try Plaintext(bytes)
                 sender = "anonymous"
@@ -50,7 +51,7 @@ struct EnvelopeOpener: Sendable {
         } catch let error as PlaintextError {
             return rewriter.fallback(reason: error.description)
         } catch {
-            return rewriter.fallback(reason: "envelope-error: \(error)")
+            return rewriter.fallback(reason: ReasonCode.envelopeError.reason("\(error)"))
         }
         var content: DeliveredContent
         switch plaintext {
@@ -71,30 +72,33 @@ struct EnvelopeOpener: Sendable {
             let keyText = claims["sender_key"]?.stringValue, let key = try? SigningPublicKey(base64: keyText),
             let messageID = claims["message_id"]?.stringValue, !messageID.isEmpty, messageID.utf8.count <= 128
         else {
-            return "sender-unverified: the signed content lacks a valid sender_key or message_id"
+            return ReasonCode.senderUnverified.reason("the signed content lacks a valid sender_key or message_id")
         }
         guard key.verifies(signature, of: signed) else {
-            return "sender-unverified: the signature does not verify (tampered, or not made by the key it names)"
+            return ReasonCode.senderUnverified.reason(
+                "the signature does not verify (tampered, or not made by the key it names)")
         }
         guard claims["to_key"]?.stringValue == keyID else {
-            return "sender-unverified: the content was signed for another device (to_key), then sealed to this one"
+            return ReasonCode.senderUnverified.reason(
+                "the content was signed for another device (to_key), then sealed to this one")
         }
         let trust: TrustStore
         do { trust = try device.cachedAppGroup().trust } catch {
-            return "sender-unverified: the trusted keys cannot be read: \(error.description)"
+            return ReasonCode.senderUnverified.reason("the trusted keys cannot be read: \(error.description)")
         }
         do {
             guard try trust.keys(for: from).contains(key.base64) else {
                 if try !trust.contacts(trusting: key.base64).isEmpty {
-                    return "sender-unverified: the signing key is trusted for another contact, not the sender it claims"
+                    return ReasonCode.senderUnverified.reason(
+                        "the signing key is trusted for another contact, not the sender it claims")
                 }
-                return "sender-unverified: the signing key is not trusted for the sender it claims"
+                return ReasonCode.senderUnverified.reason("the signing key is not trusted for the sender it claims")
             }
             guard try trust.firstSighting(of: messageID) else {
-                return "replayed: this signed message was shown before; it is not shown twice"
+                return ReasonCode.replayed.reason("this signed message was shown before; it is not shown twice")
             }
         } catch {
-            return "sender-unverified: the trusted keys cannot be read: \(error.description)"
+            return ReasonCode.senderUnverified.reason("the trusted keys cannot be read: \(error.description)")
         }
         return nil
     }

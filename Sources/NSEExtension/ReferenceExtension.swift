@@ -83,7 +83,7 @@ public struct ReferenceExtension: Sendable {
         do { device = try Device.cached(at: request.container) } catch {
             return .deliver(
                 Rewriter(payload: payload, strings: .linphoneDefaults).fallback(
-                    reason: "container-unavailable: \(error.description)"))
+                    reason: ReasonCode.containerUnavailable.reason("\(error.description)")))
         }
         let rewriter = Rewriter(payload: payload, strings: device.strings().table)
         if let envelope = payload.envelope {
@@ -98,6 +98,8 @@ public struct ReferenceExtension: Sendable {
         if let callID = payload.callID {
             return .fetch(SIPFetch(device: device, rewriter: rewriter), callID: callID)
         }
-        return .deliver(rewriter.fallback(reason: "no-content: the payload has neither \"enc\" nor a Call-ID to fetch"))
+        return .deliver(
+            rewriter.fallback(
+                reason: ReasonCode.noContent.reason("the payload has neither \"enc\" nor a Call-ID to fetch")))
     }
 }

@@ -36,7 +36,7 @@ public struct Rewriter: Sendable {
         var result = content(alert: alert, threadID: message.chatRoom, category: Rewriter.messageCategory)
         result["from"] = .string(message.from)
         return DeliveredContent(
-            content: result, reason: "decrypted: message from \(source)",
+            content: result, reason: ReasonCode.decrypted.reason("message from \(source)"),
             info: ["content_type": "message", "source": .string(source)])
     }
 
@@ -45,7 +45,8 @@ public struct Rewriter: Sendable {
         var result = content(
             alert: ["title": .string(title), "body": .string(text)], category: Rewriter.messageCategory)
         result["from"] = .string(from)
-        return DeliveredContent(content: result, reason: "unencrypted: a text/plain message, shown as it is")
+        return DeliveredContent(
+            content: result, reason: ReasonCode.unencrypted.reason("a text/plain message, shown as it is"))
     }
 
     /// A call offer too old to ring: the app's "Missed call" string with the caller.
@@ -79,7 +80,7 @@ public struct Rewriter: Sendable {
         ]
         var result = content(alert: alert, threadID: room, category: Rewriter.messageCategory)
         result["chat_room"] = .string(room)
-        return DeliveredContent(content: result, reason: "chat-room-invitation: \(room)")
+        return DeliveredContent(content: result, reason: ReasonCode.chatRoomInvitation.reason("\(room)"))
     }
 
     /// The loc-key fallback: body = the localized `loc-key` text with its `loc-args` (else the original body),

@@ -135,12 +135,15 @@ public struct NotificationHost: Sendable {
         }
         switch pushType {
         case .background:
-            return notInvoked("background push: delivered to the app, no alert, the extension is not run", shown: false)
+            return notInvoked(
+                ReasonCode.backgroundPush.reason("delivered to the app, no alert, the extension is not run"),
+                shown: false)
         case .voip:
             // PushKit: no extension; iOS launches the app, which must report the call, then takes it.
             let launchedAt = SystemClock.monotonicNanoseconds()
             let launch = AppLauncher(device: device).launch(payload.root, mustReport: voipMustReport)
-            var result = notInvoked("voip push: delivered to the app through PushKit; \(launch.summary)", shown: false)
+            var result = notInvoked(
+                ReasonCode.voipPush.reason("delivered to the app through PushKit; \(launch.summary)"), shown: false)
             result.callReport = launch.report
             result.voip = .pushKit(launch)
             followCall(launch, payload: payload.root, route: .pushKit, at: launchedAt, since: pushStart, into: &result)
@@ -151,15 +154,17 @@ public struct NotificationHost: Sendable {
         if case .none = payload.aps.alert {
             if payload.aps.contentAvailable {
                 return notInvoked(
-                    "no alert (content-available only): a background push, the extension is not run", shown: false)
+                    ReasonCode.contentAvailableOnly.reason("a background push, the extension is not run"), shown: false)
             }
-            return notInvoked("no alert: a badge/sound-only push never reaches the extension", shown: false)
+            return notInvoked(
+                ReasonCode.noAlert.reason("a badge/sound-only push never reaches the extension"), shown: false)
         }
         guard original.hasText else {
-            return notInvoked("the alert has no visible text: nothing to show, the extension is not run", shown: false)
+            return notInvoked(
+                ReasonCode.noVisibleText.reason("nothing to show, the extension is not run"), shown: false)
         }
         guard payload.aps.mutableContent else {
-            return notInvoked("aps.mutable-content is not 1: iOS shows the alert as sent", shown: true)
+            return notInvoked(ReasonCode.mutableContentNotSet.reason("iOS shows the alert as sent"), shown: true)
         }
         return runExtension(
             payload, pushType: pushType, requestID: requestID, strings: strings, original: original, content: content,
@@ -210,7 +215,8 @@ public struct NotificationHost: Sendable {
         let launchedAt = SystemClock.monotonicNanoseconds()
         let launch = run.record.acceptedVoIPPayload.map { AppLauncher(device: device).launch($0) }
         if let launch, verdict.outcome == .suppressed {
-            verdict.reason = "voip-escalated: the call offer went to the call-report path; \(launch.summary)"
+            verdict.reason = ReasonCode.voipEscalated.reason(
+                "the call offer went to the call-report path; \(launch.summary)")
         }
         var result = NotificationResult(
             outcome: verdict.outcome, reason: verdict.reason, requestID: requestID, pushType: pushType,

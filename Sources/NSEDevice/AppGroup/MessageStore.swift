@@ -35,8 +35,8 @@ public struct StoredMessage: Sendable, Equatable {
 }
 
 /// The messages of the App Group store. A message is *held* until a push names its Call-ID; then one extension
-/// process *claims* it (``take(callID:now:)``: of any number asking at once, exactly one gets it), hands its content
-/// to the host, and marks it *shown* (``markShown(callID:now:)``); a shown message is remembered without its body for a
+/// process *claims* it (``claim(callID:now:claimer:)``: of any number asking at once, exactly one gets it), hands its content
+/// to the host, and marks it *shown* (``markShown(callID:by:now:)``); a shown message is remembered without its body for a
 /// day, so a copy that another extension process received in the same flush is not kept and shown again. A claim
 /// whose process died before marking it (killed by the host or a signal) goes back to held at the next purge: the
 /// message stays in the store rather than being lost. A held message that no push names within 5 minutes (as
@@ -44,7 +44,7 @@ public struct StoredMessage: Sendable, Equatable {
 /// for it, so it is the app's to show in its history (liblinphone keeps it in its chat database). Unnotified and
 /// shown messages are forgotten after a day.
 public struct MessageStore: Sendable {
-    /// What ``keep(_:now:)`` did.
+    /// What ``keep(_:shown:now:)`` did.
     public enum Kept: Sendable, Equatable {
         /// Stored for a later push.
         case kept

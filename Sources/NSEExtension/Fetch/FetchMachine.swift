@@ -1,3 +1,5 @@
+import NSEPayload
+
 /// The SIP fetch's decisions, without I/O: one event at a time in, the actions to run out.
 ///
 /// A push names a Call-ID; the extension registers, the registrar answers 200 and at once sends every MESSAGE it holds
@@ -213,7 +215,7 @@ struct FetchMachine: Sendable {
         switch phase {
         case .registering, .waiting:
             guard success else {
-                return close(.registerFailed("sip-register-failed: the registrar answered \(status)"))
+                return close(.registerFailed(ReasonCode.sipRegisterFailed.reason("the registrar answered \(status)")))
             }
             registeredAt = now
             lastQuietMark = now
@@ -235,7 +237,7 @@ struct FetchMachine: Sendable {
 
     private mutating func registerFailed(_ reason: String) -> [Action] {
         switch phase {
-        case .registering, .waiting: close(.registerFailed("sip-register-failed: \(reason)"))
+        case .registering, .waiting: close(.registerFailed(ReasonCode.sipRegisterFailed.reason("\(reason)")))
         case .draining(let drain) where !drain.flushing: close(.found(foundSource))
         default: []
         }

@@ -59,7 +59,7 @@ public struct SIPFetch: Sendable {
         }
     }
 
-    /// How a fetch goes on after ``begin(callID:request:)``.
+    /// How a fetch goes on after ``begin(callID:request:connectingOnThread:)``.
     public enum Begun: Sendable {
         /// Decided without the network: the App Group store had the message, it was shown before, the device has
         /// no account, or the main app has the shared core.
@@ -129,7 +129,9 @@ public struct SIPFetch: Sendable {
                 finish(
                     rewriter.fallback(
                         reason:
-                            "fetch-unavailable: the payload names Call-ID \(callID) but the device has no SIP account to fetch it with"
+                            ReasonCode.fetchUnavailable.reason(
+                                "the payload names Call-ID \(callID) but the device has no SIP account to fetch it with"
+                            )
                     ), report))
         }
         let connection: Connection
@@ -153,7 +155,8 @@ public struct SIPFetch: Sendable {
                             DeliveredContent(
                                 content: [:],
                                 reason:
-                                    "main-core-running: the app is in the foreground and receives the message itself"),
+                                    ReasonCode.mainCoreRunning.reason(
+                                        "the app is in the foreground and receives the message itself")),
                             report))
                 case .started:
                     report.sharedCore = "executor-started"
@@ -181,7 +184,7 @@ public struct SIPFetch: Sendable {
         case .notification?: by = "was shown by an earlier notification"
         case nil: by = "is being shown by another notification"
         }
-        let reason = "already-shown: the message with Call-ID \(callID) \(by)"
+        let reason = ReasonCode.alreadyShown.reason("the message with Call-ID \(callID) \(by)")
         return device.config.filtering
             ? DeliveredContent(content: [:], reason: reason) : rewriter.fallback(reason: reason)
     }
@@ -200,7 +203,7 @@ public struct SIPFetch: Sendable {
                     for: device, account: account, password: try device.sipPassword())
                 transport = try SIPTransportKind(proxy: registration.proxy)
             } catch {
-                throw SIPFetchFailure(reason: "sip-account-invalid: \(error)")
+                throw SIPFetchFailure(reason: ReasonCode.sipAccountInvalid.reason("\(error)"))
             }
             let proxy = registration.proxy
             var configuration = AppRegistration.configuration(for: account)
@@ -262,13 +265,15 @@ public struct SIPFetch: Sendable {
                 // store), and any copy another extension process kept from the same flush, is not shown again.
                 return finished(fetch.content(for: found, request: request), report, shown: true)
             case .expired:
-                content = fetch.rewriter.fallback(reason: "time-will-expire: Call-ID \(callID) had not arrived")
+                content = fetch.rewriter.fallback(
+                    reason: ReasonCode.timeWillExpire.reason("Call-ID \(callID) had not arrived"))
             case .registerFailed(let failure):
                 report.error = failure
                 content = fetch.rewriter.fallback(reason: failure)
             case .notFound:
                 content = fetch.rewriter.fallback(
-                    reason: "not-found: no MESSAGE with Call-ID \(callID) arrived within \(Int(budget)) ms")
+                    reason: ReasonCode.notFound.reason(
+                        "no MESSAGE with Call-ID \(callID) arrived within \(Int(budget)) ms"))
             case .alreadyShown(let viewer):
                 content = fetch.alreadyShown(callID, by: viewer, report: &report)
             case .coreStopped:
@@ -276,7 +281,8 @@ public struct SIPFetch: Sendable {
                 content = DeliveredContent(
                     content: [:],
                     reason:
-                        "core-stopped: the app came to the foreground and took the shared core; it receives the message itself"
+                        ReasonCode.coreStopped.reason(
+                            "the app came to the foreground and took the shared core; it receives the message itself")
                 )
             }
             return finished(content, report)
@@ -314,7 +320,7 @@ public struct SIPFetch: Sendable {
             content = rewriter.plainText(from: received.from, title: sender, text: text)
             content.info = ["content_type": "message", "source": "sip", "encrypted": false]
         } else {
-            content = rewriter.fallback(reason: "unsupported-content-type: \(type.prefix(64))")
+            content = rewriter.fallback(reason: ReasonCode.unsupportedContentType.reason("\(type.prefix(64))"))
         }
         if var info = content.info {
             info["call_id"] = .string(received.callID)

@@ -23,20 +23,26 @@ enum ContentRules {
         }
         switch record.termination {
         case .spawnFailed(let message):
-            return showOriginal("extension-not-started: \(message)")
+            return showOriginal(ReasonCode.extensionNotStarted.reason("\(message)"))
         case .memory(let footprint):
             return showOriginal(
-                "memory-limit: the extension's footprint reached \(footprint) KB, over the \(limits.memoryLimitKilobytes) KB limit; iOS kills it and shows the original"
+                ReasonCode.memoryLimit.reason(
+                    "the extension's footprint reached \(footprint) KB, over the \(limits.memoryLimitKilobytes) KB limit; iOS kills it and shows the original"
+                )
             )
         case .protocolViolation(let message):
-            return showOriginal("extension-protocol-error: \(message)")
+            return showOriginal(ReasonCode.extensionProtocolError.reason("\(message)"))
         case .budget:
             return showOriginal(
-                "budget-expired: no content within \(limits.budget) s and \(limits.grace) s after serviceExtensionTimeWillExpire; iOS shows the original"
+                ReasonCode.budgetExpired.reason(
+                    "no content within \(limits.budget) s and \(limits.grace) s after serviceExtensionTimeWillExpire; iOS shows the original"
+                )
             )
         case .slowStart:
             return showOriginal(
-                "slow-start: the extension did not answer within \(limits.startTime ?? 1) s of its start; iOS before 12 kills it and shows the original"
+                ReasonCode.slowStart.reason(
+                    "the extension did not answer within \(limits.startTime ?? 1) s of its start; iOS before 12 kills it and shows the original"
+                )
             )
         case .exited:
             break
@@ -44,7 +50,8 @@ enum ContentRules {
         guard let delivered = record.delivered else {
             let how = exitSignal.map { "was killed by signal \($0)" } ?? "exited with status \(exitCode ?? -1)"
             return showOriginal(
-                "extension-crashed: the extension \(how) without calling the content handler; iOS shows the original")
+                ReasonCode.extensionCrashed.reason(
+                    "the extension \(how) without calling the content handler; iOS shows the original"))
         }
         let content = Payload(root: delivered.content)
         let display = Display(alert: content.aps.alert, strings: strings)
@@ -53,18 +60,22 @@ enum ContentRules {
                 return Verdict(
                     outcome: .suppressed,
                     reason:
-                        "empty-content: the extension delivered no alert text and the app has the filtering entitlement; nothing is shown",
+                        ReasonCode.emptyContent.reason(
+                            "the extension delivered no alert text and the app has the filtering entitlement; nothing is shown"
+                        ),
                     warnings: content.aps.badge.map { ["badge set to \($0) without an alert"] } ?? [])
             }
             return showOriginal(
-                "no-alert-text: the delivered content has no alert text; without the filtering entitlement iOS shows the original"
+                ReasonCode.noAlertText.reason(
+                    "the delivered content has no alert text; without the filtering entitlement iOS shows the original")
             )
         }
         let extensionReason = delivered.reason ?? (delivered.isFallback ? "fallback" : "rewritten")
         if record.deliveredAfterExpiry {
             return Verdict(
                 outcome: .fallback,
-                reason: "time-will-expire: best attempt delivered after the expiry notice (\(extensionReason))",
+                reason: ReasonCode.timeWillExpire.reason(
+                    "best attempt delivered after the expiry notice (\(extensionReason))"),
                 notification: delivered.content, display: display, warnings: content.warnings)
         }
         return Verdict(

@@ -1,0 +1,90 @@
+/// The first words of a result's `reason`: what a program reads to know why (docs/result.md lists every code, and
+/// `make lint` keeps that list and this enum the same). A reason is `code: detail`; the detail is for people and
+/// never quotes message content.
+public enum ReasonCode: String, CaseIterable, Sendable {
+    // MARK: The extension's content
+    /// The envelope was opened and the message shown.
+    case decrypted
+    /// A `text/plain` message, shown as it is.
+    case unencrypted
+    /// A chat room invitation, shown with the room's name.
+    case chatRoomInvitation = "chat-room-invitation"
+    /// The call offer went to the call-report path (CallKit or LiveCommunicationKit).
+    case voipEscalated = "voip-escalated"
+
+    // MARK: The extension's fallbacks (the loc-key text)
+    case envelopeMalformed = "envelope-malformed"
+    case envelopeUnsupportedVersion = "envelope-unsupported-version"
+    case envelopeUnsupportedAlgorithm = "envelope-unsupported-algorithm"
+    case envelopeNotBase64 = "envelope-not-base64"
+    case envelopeWrongKey = "envelope-wrong-key"
+    case envelopeTruncated = "envelope-truncated"
+    case envelopeAuthenticationFailed = "envelope-authentication-failed"
+    /// An error opening the envelope that is none of the above.
+    case envelopeError = "envelope-error"
+    case plaintextNotJSON = "plaintext-not-json"
+    case plaintextSchema = "plaintext-schema"
+    /// A signed sender the device cannot verify, or an anonymous one where signed senders are required.
+    case senderUnverified = "sender-unverified"
+    /// A signed message shown before.
+    case replayed
+    /// The device's private key cannot be read.
+    case keyUnavailable = "key-unavailable"
+    /// The App Group container cannot be opened.
+    case containerUnavailable = "container-unavailable"
+    /// The payload has neither `enc` nor a Call-ID.
+    case noContent = "no-content"
+    /// A call offer older than the app's limit: shown as a missed call.
+    case staleOffer = "stale-offer"
+    case voipReportFailed = "voip-report-failed"
+    case voipReportUnavailable = "voip-report-unavailable"
+    /// The expiry notice came before the content was ready.
+    case timeWillExpire = "time-will-expire"
+
+    // MARK: The SIP fetch
+    case notFound = "not-found"
+    case sipRegisterFailed = "sip-register-failed"
+    case sipAccountInvalid = "sip-account-invalid"
+    /// A Call-ID to fetch, and no SIP account to fetch it with.
+    case fetchUnavailable = "fetch-unavailable"
+    /// The message was shown already (or is being shown by another extension process).
+    case alreadyShown = "already-shown"
+    /// The main app runs the shared core: it receives the message itself.
+    case mainCoreRunning = "main-core-running"
+    /// The main app came to the foreground during the fetch.
+    case coreStopped = "core-stopped"
+    case unsupportedContentType = "unsupported-content-type"
+
+    // MARK: The host's verdict
+    case budgetExpired = "budget-expired"
+    case memoryLimit = "memory-limit"
+    case slowStart = "slow-start"
+    case extensionCrashed = "extension-crashed"
+    case extensionProtocolError = "extension-protocol-error"
+    case extensionNotStarted = "extension-not-started"
+    /// No alert text, and the app may filter: nothing is shown.
+    case emptyContent = "empty-content"
+    /// No alert text, and the app may not filter: the original is shown.
+    case noAlertText = "no-alert-text"
+
+    // MARK: Pushes the extension never sees
+    case backgroundPush = "background push"
+    case voipPush = "voip push"
+    case noAlert = "no alert"
+    case contentAvailableOnly = "no alert (content-available only)"
+    case noVisibleText = "the alert has no visible text"
+    case mutableContentNotSet = "aps.mutable-content is not 1"
+
+    // MARK: What APNs did (nse serve)
+    /// `apns-expiration` had passed, or was 0 for an offline device: dropped undelivered.
+    case apnsExpiration = "apns-expiration"
+
+    /// `code: detail`, the form of every reason.
+    public func reason(_ detail: String) -> String { "\(rawValue): \(detail)" }
+
+    /// The code a reason starts with, if it is one of these.
+    public init?(reason: String) {
+        guard let colon = reason.firstIndex(of: ":") else { return nil }
+        self.init(rawValue: String(reason[..<colon]))
+    }
+}
