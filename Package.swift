@@ -40,6 +40,10 @@ let package = Package(
         .executable(name: "nse", targets: ["nse"]),
         .executable(name: "nse-tool", targets: ["nse-tool"]),
         .executable(name: "nse-extension", targets: ["nse-extension"]),
+        // The SDK (docs/sdk.md): Apple's extension APIs under Apple's module names, for a user's own extension target.
+        .library(name: "UserNotifications", targets: ["UserNotifications"]),
+        // All of the SDK in one shared library: what `nse extension build` links a user's extension against.
+        .library(name: "NSESDK", type: .dynamic, targets: ["UserNotifications"]),
         // The fuzz entry points, for the libFuzzer package in Fuzz/ (docs/fuzzing.md).
         .library(name: "NSEFuzzTargets", targets: ["NSEFuzzTargets"]),
     ],
@@ -180,6 +184,16 @@ let package = Package(
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
             ]
         ),
+
+        // MARK: - The SDK: Apple's extension APIs on Linux (docs/sdk.md)
+        // What a user's own Notification Service Extension imports, under Apple's module names. NSEExtensionKit is
+        // their runtime: the link to the host, the device of the request.
+        .target(
+            name: "NSEExtensionKit",
+            dependencies: ["NSEDevice", "NSEJSON", "NSEPayload", "NSEProtocol", "NSESystem"]),
+        .target(
+            name: "UserNotifications",
+            dependencies: ["NSEDevice", "NSEExtensionKit", "NSEJSON", "NSEPayload", "NSEProtocol", "NSESystem"]),
 
         // MARK: - Executables
         // What both front doors share for `nse run` (its options and `RunLimits`, the host's verdict printed, input,

@@ -34,6 +34,7 @@ LAYERS = [
     ]),
     ("domain", "Domain", ["NSEPayload", "NSEProtocol", "NSEDevice", "NSEAppRegistration", "NSEAPNs"]),
     ("hostext", "Host and extension", ["NSEHost", "NSEExtension", "NSECall"]),
+    ("sdk", "The SDK: Apple's extension APIs on Linux", ["NSEExtensionKit", "UserNotifications"]),
     ("servers", "Servers, the main app and replay", ["NSESIPServer", "NSEAPNsServer", "NSEMainApp", "NSEReplay"]),
     ("executables", "Executables and entry points", ["NSECommandLine", "nse", "nse-tool", "nse-extension", "nse-app", "NSEFuzzTargets"]),
 ]

@@ -13,6 +13,15 @@ public struct DeviceConfig: Sendable, Equatable, JSONConvertible {
     public var locale: String
     /// `com.apple.developer.usernotifications.filtering`.
     public var filtering: Bool
+    /// `com.apple.security.application-groups`: the App Groups the app and its extension share
+    /// (`FileManager.containerURL(forSecurityApplicationGroupIdentifier:)` answers only for these).
+    public var appGroups: [String] = []
+    /// `com.apple.developer.usernotifications.communication`: communication notifications (`updating(from:)`).
+    public var communication = false
+    /// `com.apple.developer.usernotifications.time-sensitive`.
+    public var timeSensitive = false
+    /// `com.apple.developer.usernotifications.critical-alerts`.
+    public var criticalAlerts = false
     /// APNs token for alert pushes (hex).
     public var remoteToken: String
     /// PushKit token for VoIP pushes (hex).
@@ -66,7 +75,13 @@ public struct DeviceConfig: Sendable, Equatable, JSONConvertible {
             "bundle_id": .string(bundleID),
             "team_id": .string(teamID),
             "locale": .string(locale),
-            "entitlements": ["com.apple.developer.usernotifications.filtering": .bool(filtering)],
+            "entitlements": [
+                "com.apple.developer.usernotifications.filtering": .bool(filtering),
+                "com.apple.security.application-groups": .array(appGroups.map(JSON.string)),
+                "com.apple.developer.usernotifications.communication": .bool(communication),
+                "com.apple.developer.usernotifications.time-sensitive": .bool(timeSensitive),
+                "com.apple.developer.usernotifications.critical-alerts": .bool(criticalAlerts),
+            ],
             "tokens": ["remote": .string(remoteToken), "voip": .string(voipToken)],
             "public_key": .string(publicKey),
             "key_id": .string(keyID),
@@ -102,6 +117,21 @@ public struct DeviceConfig: Sendable, Equatable, JSONConvertible {
             remoteToken: try document.field("tokens", "remote"), voipToken: try document.field("tokens", "voip"),
             publicKey: try document.field("public_key"), keyID: try document.field("key_id"),
             createdAt: try document.field("created_at"))
+        if let groups = document["entitlements"]?["com.apple.security.application-groups"], !groups.isNull {
+            guard let list = groups.arrayValue?.compactMap(\.stringValue), list.count == groups.arrayValue?.count
+            else {
+                throw JSONFieldError(
+                    path: ["entitlements", "com.apple.security.application-groups"], expected: "an array of strings",
+                    problem: .found(groups.typeName))
+            }
+            appGroups = list
+        }
+        communication =
+            try document.field("entitlements", "com.apple.developer.usernotifications.communication") ?? false
+        timeSensitive =
+            try document.field("entitlements", "com.apple.developer.usernotifications.time-sensitive") ?? false
+        criticalAlerts =
+            try document.field("entitlements", "com.apple.developer.usernotifications.critical-alerts") ?? false
         sip = try document.field("sip")
         voip = try document.field("voip") ?? VoIPSettings()
         uninstalledAt = try document.field("apns", "uninstalled_at")

@@ -9,11 +9,20 @@ public struct DeliveredContent: Sendable, Equatable {
     public var reason: String?
     /// Diagnostics the host copies into the result (`extension.info`).
     public var info: JSONObject?
+    /// The files shown with it (`UNNotificationAttachment`), in order.
+    public var attachments: [DeliveredAttachment]
+    /// A communication notification's sender and conversation (`updating(from:)`).
+    public var communication: DeliveredCommunication?
 
-    public init(content: JSONObject, isFallback: Bool = false, reason: String? = nil, info: JSONObject? = nil) {
+    public init(
+        content: JSONObject, isFallback: Bool = false, reason: String? = nil, info: JSONObject? = nil,
+        attachments: [DeliveredAttachment] = [], communication: DeliveredCommunication? = nil
+    ) {
         self.content = content
         self.isFallback = isFallback
         self.reason = reason
         self.info = info
+        self.attachments = attachments
+        self.communication = communication
     }
 }

@@ -23,6 +23,8 @@ public enum ExtensionMessage: Sendable, Equatable {
             if delivered.isFallback { object["fallback"] = true }
             if let reason = delivered.reason { object["reason"] = .string(reason) }
             if let info = delivered.info { object["info"] = .object(info) }
+            if !delivered.attachments.isEmpty { object["attachments"] = .array(delivered.attachments.map(\.json)) }
+            if let communication = delivered.communication { object["communication"] = communication.json }
             return .object(object)
         case .reportVoIP(let payload, let framework):
             var object: JSONObject = ["type": "report-voip", "payload": .object(payload)]
@@ -48,10 +50,28 @@ public enum ExtensionMessage: Sendable, Equatable {
     private static func read(_ message: JSONObject) throws(JSONFieldError) -> ExtensionMessage {
         switch try message.field("type") as String? {
         case "content":
+            var attachments: [DeliveredAttachment] = []
+            if let list = message["attachments"], !list.isNull {
+                guard let items = list.arrayValue else {
+                    throw JSONFieldError(path: ["attachments"], expected: "an array", problem: .found(list.typeName))
+                }
+                for (index, item) in items.enumerated() {
+                    do { attachments.append(try DeliveredAttachment(json: item)) } catch {
+                        throw error.inside(["attachments", String(index)])
+                    }
+                }
+            }
+            var communication: DeliveredCommunication?
+            if let value = message["communication"], !value.isNull {
+                do { communication = try DeliveredCommunication(json: value) } catch {
+                    throw error.inside(["communication"])
+                }
+            }
             return .content(
                 DeliveredContent(
                     content: try message.field("content"), isFallback: try message.field("fallback") ?? false,
-                    reason: try message.field("reason"), info: try message.field("info")))
+                    reason: try message.field("reason"), info: try message.field("info"), attachments: attachments,
+                    communication: communication))
         case "report-voip":
             return .reportVoIP(try message.field("payload"), framework: try message.field("framework") ?? .callKit)
         case "hello":

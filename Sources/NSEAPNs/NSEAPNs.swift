@@ -1,0 +1,7 @@
+// NSEAPNs: APNs's provider side, shared by `nse serve` (which checks tokens), `nse push` and `nse sip-server` (which
+// sign them and push). ES256 is jwt-kit's; the APNs rules around it (which claim, which reason, the token's hour and
+// the 20 minutes between renewals) are ours and tested reason by reason.
+//
+// Files:
+//   ProviderToken  sign and verify provider tokens; the only file touching jwt-kit
+//   APNsPush       one push as a provider sends it to `POST /3/device/{token}`, and APNs's answer, over NSEHTTP

@@ -1,0 +1,18 @@
+// NSEDevice: the emulated app install, a container folder (`DIR`): identity and tokens, keys, strings, SIP account,
+// iOS release, call settings, logs, and the App Group store its extension processes and the app share.
+//
+// Files:
+//   Device, DeviceConfig      the container and its `device.json`; `Device.cached(at:)` for a process that lives on
+//   AppGroup/                 AppGroupStore (`app-group.db`, as liblinphone keeps its state in one SQLite file):
+//                             MessageStore (held, claimed by one process's pid, shown; why in its comment), VoIPState
+//                             (strikes, call log), SharedCore (who runs the app's SIP core), TrustStore (trusted
+//                             senders' keys, signed messages seen)
+//   StringsCache, DeviceCache, AppGroupStoreCache
+//                             what a warm extension or `nse serve` keeps of a device between pushes, checked against
+//                             its files' stamps at each use (each read was a few % of a push's CPU; a store reopened
+//                             per push re-read up to ~4 MB of log)
+//   VoIP, CallSettings        how the app handles a VoIP payload, and what the user does with a call
+//   IOSVersion                the rules that changed between releases (iOS 11's 1 s start, VoIP report frameworks)
+//   SenderIdentity            a sender's Ed25519 key file (`nse keys init`)
+//   DeviceFolder              a folder of containers (`init-many`, the token index `serve --devices` keeps)
+//   OwnerOnlyFile             keys and passwords others can read are refused

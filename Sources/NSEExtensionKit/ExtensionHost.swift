@@ -1,0 +1,133 @@
+import Foundation
+public import NSEDevice
+public import NSEJSON
+public import NSEPayload
+public import NSEProtocol
+import NSESystem
+import Synchronization
+
+/// The process's link to its host: one reader thread takes the host's lines and hands each to the handler the
+/// runner installed; any thread may send. One per process (`ExtensionHost.shared`), as an extension has one host.
+public final class ExtensionHost: Sendable {
+    public static let shared = ExtensionHost()
+
+    /// What the reader hands on.
+    public enum Event: Sendable {
+        case request(ServiceRequest)
+        case timeWillExpire
+        case contentAccepted
+        /// The host closed the pipe: no more requests; the process should end.
+        case closed
+    }
+
+    private struct State {
+        var handler: (@Sendable (Event) -> Void)?
+        /// The completion of the VoIP report in flight (CallKit and LiveCommunicationKit allow one at a time).
+        var pendingReport: (@Sendable (VoIPReportFailure?) -> Void)?
+        /// The container of the request being served, and its device as read then.
+        var container: String?
+        var device: Device?
+        var started = false
+    }
+
+    private let channel = LineChannel(input: 0, output: 1, maxLineBytes: ExtensionProtocol.maxLineBytes)
+    private let sending = Mutex(())
+    private let state = Mutex(State())
+
+    private init() {}
+
+    /// Says `hello` (a process that serves many requests, as iOS keeps an extension's process) and starts reading
+    /// the host on a thread of its own; every host message goes to `handler`.
+    public func start(handler: @escaping @Sendable (Event) -> Void) {
+        let first = state.withLock { state -> Bool in
+            defer { state.started = true }
+            state.handler = handler
+            return !state.started
+        }
+        guard first else { return }
+        send(.hello(ExtensionHello(servesMany: true)))
+        let thread = Thread { [self] in readLoop() }
+        thread.name = "nse.host-reader"
+        thread.start()
+    }
+
+    /// Sends one message; `false` when the host no longer reads.
+    @discardableResult
+    public func send(_ message: ExtensionMessage) -> Bool {
+        sending.withLock { _ in channel.send(message) }
+    }
+
+    /// The device of the request being served (set before the principal class's instance is made).
+    public var device: Device? { state.withLock { $0.device } }
+    /// Its container folder.
+    public var container: String? { state.withLock { $0.container } }
+
+    /// Records the request being served and its device.
+    public func serving(_ request: ServiceRequest) {
+        let device = try? Device.cached(at: request.container)
+        state.withLock { state in
+            state.container = request.container
+            state.device = device
+        }
+    }
+
+    /// `reportNewIncomingVoIPPushPayload`: the report goes to the host, whose answer (nil: accepted) is handed to
+    /// `completion` on the reader thread. Without a host (the process not started by nse) it fails at once.
+    public func reportVoIP(
+        _ payload: JSONObject, framework: VoIPFramework, completion: @escaping @Sendable (VoIPReportFailure?) -> Void
+    ) {
+        let busy = state.withLock { state -> Bool in
+            if state.pendingReport != nil { return true }
+            state.pendingReport = completion
+            return false
+        }
+        // A second report while one is in flight: the host would refuse it as CallKit does (invalidClientProcess).
+        guard !busy else { return completion(VoIPReportFailure(.invalidClientProcess, framework: framework)) }
+        guard send(.reportVoIP(payload, framework: framework)) else {
+            let pending = state.withLock { state in
+                defer { state.pendingReport = nil }
+                return state.pendingReport
+            }
+            pending?(VoIPReportFailure(.unknown, framework: framework))
+            return
+        }
+    }
+
+    private func readLoop() {
+        while true {
+            let message: HostMessage?
+            do { message = try channel.receive(HostMessage.self) } catch {
+                // A line the host would never send: the link is broken; end as if it had closed.
+                message = nil
+            }
+            guard let message else {
+                finishPendingReport(VoIPReportFailure(.unknown))
+                deliver(.closed)
+                return
+            }
+            switch message {
+            case .request(let request):
+                serving(request)
+                deliver(.request(request))
+            case .timeWillExpire:
+                deliver(.timeWillExpire)
+            case .contentAccepted:
+                deliver(.contentAccepted)
+            case .reportVoIPResult(let failure):
+                finishPendingReport(failure)
+            }
+        }
+    }
+
+    private func finishPendingReport(_ failure: VoIPReportFailure?) {
+        let pending = state.withLock { state in
+            defer { state.pendingReport = nil }
+            return state.pendingReport
+        }
+        pending?(failure)
+    }
+
+    private func deliver(_ event: Event) {
+        state.withLock { $0.handler }?(event)
+    }
+}

@@ -1,0 +1,8 @@
+// NSEProtocol: the host/extension protocol (docs/protocol.md), written once for both sides: one JSON object per line
+// on the extension's stdin and stdout. No Foundation, no NIO: the static extension links it.
+//
+// Folders:
+//   Messages/  HostMessage (request, time-will-expire, report-voip-result, content-accepted), ExtensionMessage
+//              (hello, content, report-voip, ready), ServiceRequest, DeliveredContent, ProtocolError
+//   Framing/   LineFramer (lines of at most 64 KiB) and LineChannel, the one framing the extension, the host and
+//              the app launcher use

@@ -1,0 +1,113 @@
+import Foundation
+import NSEDevice
+import NSEExtensionKit
+import NSEProtocol
+import NSESystem
+import Synchronization
+
+/// The process of a Notification Service Extension built against nse's SDK: where iOS's `NSExtensionMain` would
+/// start, nse's is one line the build writes beside the developer's files (`nse extension build`), or that a SwiftPM
+/// target's `main.swift` holds (docs/sdk.md):
+///
+///     NSEServiceExtension.main { NotificationService() }
+///
+/// It serves pushes one after another, as iOS keeps an extension's process: for each, a new instance of the
+/// principal class, ``UNNotificationServiceExtension/didReceive(_:withContentHandler:)`` on a queue of its own,
+/// ``UNNotificationServiceExtension/serviceExtensionTimeWillExpire()`` on another when the host says time is running
+/// out, the first content handed to the handler sent to the host. The main thread runs the main dispatch queue.
+/// nse's own name, not Apple's.
+public enum NSEServiceExtension {
+    public static func main(_ makePrincipal: @escaping () -> UNNotificationServiceExtension) -> Never {
+        let runner = Runner(makePrincipal: makePrincipal)
+        ExtensionHost.shared.start { event in runner.handle(event) }
+        dispatchMain()
+    }
+}
+
+/// The requests of one process, one at a time.
+final class Runner: @unchecked Sendable {
+    /// The request being served: its instance, and whether its content went to the host.
+    private struct Active {
+        var requestID: String
+        var instance: Unchecked<UNNotificationServiceExtension>?
+        var delivered = false
+    }
+
+    private let makePrincipal: () -> UNNotificationServiceExtension
+    private let requests = DispatchQueue(label: "nse.extension.request")
+    private let expiry = DispatchQueue(label: "nse.extension.expiry")
+    private let active = Mutex<Active?>(nil)
+    private let preparedEnvironment = Mutex(false)
+
+    init(makePrincipal: @escaping () -> UNNotificationServiceExtension) {
+        self.makePrincipal = makePrincipal
+    }
+
+    func handle(_ event: ExtensionHost.Event) {
+        switch event {
+        case .request(let request):
+            prepareEnvironment(container: request.container)
+            let device = ExtensionHost.shared.device
+            AppGroupDefaults.reload(groups: device?.config.appGroups ?? [])
+            // Apple's classes are not Sendable; each crosses to its queue once, and is used there.
+            let unRequest = Unchecked(RequestDecoding.request(request, device: device))
+            active.withLock { $0 = Active(requestID: request.requestID) }
+            requests.async { [self] in
+                let instance = makePrincipal()
+                active.withLock { $0?.instance = Unchecked(instance) }
+                let requestID = request.requestID
+                let scratch = Path.join(request.container, "tmp", "extension")
+                instance.didReceive(unRequest.value) { [self] content in
+                    deliver(content, requestID: requestID, scratch: scratch)
+                }
+            }
+        case .timeWillExpire:
+            guard let instance = active.withLock({ $0?.instance }) else { return }
+            expiry.async { instance.value.serviceExtensionTimeWillExpire() }
+        case .contentAccepted:
+            finishRequest()
+            ExtensionHost.shared.send(.ready)
+        case .closed:
+            finishRequest()
+            exit(0)
+        }
+    }
+
+    /// The content handler: the first call for a request counts, later ones are ignored, as on iOS.
+    private func deliver(_ content: UNNotificationContent, requestID: String, scratch: String) {
+        let first = active.withLock { active -> Bool in
+            guard var current = active, current.requestID == requestID, !current.delivered else { return false }
+            current.delivered = true
+            active = current
+            return true
+        }
+        guard first else { return }
+        ExtensionHost.shared.send(.content(ContentEncoding.delivered(content, scratch: scratch)))
+    }
+
+    /// The instance is gone; what it wrote to its App Groups' defaults is on disk for the next process.
+    private func finishRequest() {
+        active.withLock { $0 = nil }
+        AppGroupDefaults.save(groups: ExtensionHost.shared.device?.config.appGroups ?? [])
+    }
+
+    /// Preferences (`UserDefaults(suiteName:)`) are kept in the device's container, shared by its processes, as an
+    /// App Group's are on iOS: Foundation on Linux keeps them in `$XDG_CONFIG_HOME`.
+    private func prepareEnvironment(container: String) {
+        let first = preparedEnvironment.withLock { prepared -> Bool in
+            defer { prepared = true }
+            return !prepared
+        }
+        guard first else { return }
+        let preferences = Path.join(container, "Library", "Preferences")
+        try? FileManager.default.createDirectory(atPath: preferences, withIntermediateDirectories: true)
+        setenv("XDG_CONFIG_HOME", preferences, 1)
+    }
+}
+
+/// A value of one of Apple's classes (not `Sendable`, as on iOS) handed to the one queue that uses it.
+struct Unchecked<Value>: @unchecked Sendable {
+    let value: Value
+
+    init(_ value: Value) { self.value = value }
+}
