@@ -1,7 +1,7 @@
 import NSEJSON
 import NSEProtocol
 
-/// Protocol lines as `ExtensionChannel` (extension side) and `ExtensionRun` (host side) read them: split at `\n`,
+/// Protocol lines as `ExtensionChannel` (extension side) and `ExtensionProcess` (host side) read them: split at `\n`,
 /// blank lines skipped, each line a JSON object (at most 40 deep) read as a host and as an extension message.
 enum ExtensionProtocolTarget {
     static func run(_ bytes: [UInt8]) throws(FuzzFinding) {

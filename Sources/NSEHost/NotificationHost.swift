@@ -5,7 +5,7 @@ public import NSEPayload
 import NSEProtocol
 import NSESystem
 
-/// "iOS": decides whether the extension runs, runs one fresh extension process per notification under the
+/// "iOS": decides whether the extension runs, runs it (a fresh process, or a warm one kept for the device) under the
 /// budget and memory limit, and applies Apple's content rules to what comes back.
 public struct NotificationHost: Sendable {
     public var device: Device

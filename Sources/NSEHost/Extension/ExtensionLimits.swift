@@ -4,7 +4,8 @@ public struct ExtensionLimits: Sendable, Equatable {
     public var budget: Double
     /// Time after the expiry notice before the process is killed, in seconds.
     public var grace: Double
-    /// Peak resident memory allowed, in kilobytes (iOS's jetsam limit for NSEs: 24 MB).
+    /// Footprint allowed (private dirty and swapped memory, as iOS counts it), in kilobytes (iOS's jetsam limit for
+    /// NSEs: 24 MB).
     public var memoryLimitKilobytes: Int
     /// Time a freshly started process has to answer (any line), in seconds; nil: no limit. iOS before 12 killed an
     /// extension that took more than 1 s to start (``NSEDevice/IOSVersion/extensionStartLimit``).

@@ -4,7 +4,8 @@ public import NSEPayload
 public import NSEProtocol
 
 /// One extension process's life as iOS rules it, as a state machine: events in, actions out, no I/O and no clock
-/// (times are monotonic nanoseconds carried by the events). ``ExtensionRun`` drives it with a real process.
+/// (times are monotonic nanoseconds carried by the events). ``ExtensionProcess`` drives it with a real process, through
+/// ``ProcessDriver``.
 public struct ExtensionMachine: Sendable {
     /// Where the extension is.
     public enum Phase: Sendable, Equatable {
@@ -65,7 +66,7 @@ public struct ExtensionMachine: Sendable {
         case budget
         case memory(footprintKilobytes: Int)
         case protocolViolation(String)
-        /// Delivered, but still running after the linger time: ended so every notification gets a fresh process.
+        /// Delivered, but still running after the linger time (a process not kept warm): ended.
         case lingered
         /// Silent for longer than an iOS 11 extension was allowed to take to start.
         case slowStart
