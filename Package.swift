@@ -64,6 +64,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-crypto", "4.1.0"..<"6.0.0"),
         .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
+        // Runs swiftc for `nse extension build` (its Foundation trait off: the command line stays on
+        // FoundationEssentials).
+        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2", traits: []),
+        // Already in the graph through swift-subprocess: its FileDescriptor names where swiftc's output goes.
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
     ],
     targets: [
         // MARK: - C libraries (each touched by exactly one Swift file)
@@ -195,6 +200,14 @@ let package = Package(
             name: "UserNotifications",
             dependencies: ["NSEDevice", "NSEExtensionKit", "NSEJSON", "NSEPayload", "NSEProtocol", "NSESystem"]),
 
+        // `nse extension build`: a user's extension sources, checked and compiled against the SDK, cached.
+        .target(
+            name: "NSEExtensionBuild",
+            dependencies: [
+                "NSECrypto", "NSESystem", .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]),
+
         // MARK: - Executables
         // What both front doors share for `nse run` (its options and `RunLimits`, the host's verdict printed, input,
         // exit statuses): command-line code, kept out of the NSEHost library.
@@ -218,7 +231,7 @@ let package = Package(
                 "NSECrypto",
                 "NSEDevice", "NSEHTTP",
                 "NSEHost", "NSEJSON", "NSEMainApp", "NSEPayload", "NSEReplay", "NSESIP", "NSESIPServer", "NSESystem",
-                "NSEAPNsServer",
+                "NSEAPNsServer", "NSEExtensionBuild",
             ]
         ),
         // The per-notification process: links the reference extension alone, so it starts fast and stays small.

@@ -36,7 +36,7 @@ LAYERS = [
     ("hostext", "Host and extension", ["NSEHost", "NSEExtension", "NSECall"]),
     ("sdk", "The SDK: Apple's extension APIs on Linux", ["NSEExtensionKit", "UserNotifications"]),
     ("servers", "Servers, the main app and replay", ["NSESIPServer", "NSEAPNsServer", "NSEMainApp", "NSEReplay"]),
-    ("executables", "Executables and entry points", ["NSECommandLine", "nse", "nse-tool", "nse-extension", "nse-app", "NSEFuzzTargets"]),
+    ("executables", "Executables and entry points", ["NSEExtensionBuild", "NSECommandLine", "nse", "nse-tool", "nse-extension", "nse-app", "NSEFuzzTargets"]),
 ]
 
 # How a package is named in a node's second line.
@@ -44,7 +44,7 @@ PACKAGE_NAMES = {
     "swift-nio": "NIO", "swift-nio-ssl": "NIOSSL", "swift-nio-http2": "NIOHTTP2", "swift-nio-extras": "NIOExtras",
     "swift-log": "Logging", "swift-service-lifecycle": "ServiceLifecycle", "hummingbird": "Hummingbird",
     "jwt-kit": "JWTKit", "swift-certificates": "X509", "swift-crypto": "Crypto", "swift-asn1": "SwiftASN1",
-    "swift-argument-parser": "ArgumentParser", "swift-http-types": "HTTPTypes",
+    "swift-argument-parser": "ArgumentParser", "swift-http-types": "HTTPTypes", "swift-subprocess": "Subprocess",
 }
 
 # System targets that declare something of the Swift runtime rather than a library.

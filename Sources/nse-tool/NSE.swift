@@ -22,7 +22,7 @@ struct NSE: AsyncParsableCommand {
             RunCommand.self, SealCommand.self, DeviceCommand.self, SendCommand.self, CallCommand.self,
             SIPServerCommand.self,
             ReplayCommand.self, ServeCommand.self, PushCommand.self, AppCommand.self,
-            KeysCommand.self,
+            KeysCommand.self, ExtensionCommand.self,
         ]
     )
 

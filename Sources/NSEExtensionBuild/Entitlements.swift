@@ -1,0 +1,53 @@
+import FoundationEssentials
+
+/// The entitlements of an app and its extension as Xcode writes them (`*.entitlements`, a property list), as far as
+/// notifications care.
+public struct Entitlements: Sendable, Equatable {
+    public var appGroups: [String] = []
+    public var filtering = false
+    public var communication = false
+    public var timeSensitive = false
+    public var criticalAlerts = false
+
+    private struct Document: Decodable {
+        var appGroups: [String]?
+        var filtering: Bool?
+        var communication: Bool?
+        var timeSensitive: Bool?
+        var criticalAlerts: Bool?
+
+        enum CodingKeys: String, CodingKey {
+            case appGroups = "com.apple.security.application-groups"
+            case filtering = "com.apple.developer.usernotifications.filtering"
+            case communication = "com.apple.developer.usernotifications.communication"
+            case timeSensitive = "com.apple.developer.usernotifications.time-sensitive"
+            case criticalAlerts = "com.apple.developer.usernotifications.critical-alerts"
+        }
+    }
+
+    public init() {}
+
+    /// Reads an `.entitlements` property list; keys other than the notification ones are ignored.
+    public init(contentsOf path: String) throws(ExtensionBuildError) {
+        let data: Data
+        do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+            throw ExtensionBuildError(.missing, "\(path): cannot be read")
+        }
+        let document: Document
+        do { document = try PropertyListDecoder().decode(Document.self, from: data) } catch {
+            throw ExtensionBuildError(
+                .sources, "\(path): not an entitlements property list (\(Self.reason(error)))")
+        }
+        appGroups = document.appGroups ?? []
+        filtering = document.filtering ?? false
+        communication = document.communication ?? false
+        timeSensitive = document.timeSensitive ?? false
+        criticalAlerts = document.criticalAlerts ?? false
+    }
+
+    /// Which key had the wrong kind, without its value.
+    private static func reason(_ error: any Error) -> String {
+        guard case DecodingError.typeMismatch(_, let context) = error else { return "not a property list" }
+        return "\(context.codingPath.map(\.stringValue).joined(separator: ".")) has the wrong type"
+    }
+}

@@ -1,0 +1,190 @@
+import NSECrypto
+import NSESystem
+import Subprocess
+import SystemPackage
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Builds a user's extension: the sources checked as Xcode checks an extension target, one generated line that
+/// starts it (`NSEServiceExtension.main { Principal() }`, where iOS has `NSExtensionMain`), swiftc against the SDK,
+/// the executable cached under the hash of everything that went into it (an unchanged tree builds in the time it
+/// takes to hash it).
+public struct ExtensionBuilder: Sendable {
+    public enum Configuration: String, Sendable, CaseIterable {
+        case debug, release
+    }
+
+    public var paths: [String]
+    public var principalClass: String?
+    public var infoPlist: String?
+    public var entitlements: String?
+    public var configuration = Configuration.debug
+    /// Xcode's default for an extension target is Swift 5 mode; `6` for code written for it.
+    public var swiftVersion = "5"
+    /// Where the cache is: `$NSE_CACHE_DIR`, else `$XDG_CACHE_HOME/nse`, else `~/.cache/nse`.
+    public var cacheDirectory = ExtensionBuilder.defaultCacheDirectory()
+
+    public init(paths: [String]) {
+        self.paths = paths
+    }
+
+    /// What a build made.
+    public struct Product: Sendable, Equatable {
+        /// The executable.
+        public var executable: String
+        /// Whether it came from the cache.
+        public var cached: Bool
+        public var principalClass: String
+        public var entitlements: Entitlements?
+    }
+
+    public static func defaultCacheDirectory() -> String {
+        if let explicit = Environment.get("NSE_CACHE_DIR") { return explicit }
+        if let cache = Environment.get("XDG_CACHE_HOME"), !cache.isEmpty { return Path.join(cache, "nse") }
+        return Path.join(Environment.get("HOME") ?? "/tmp", ".cache", "nse")
+    }
+
+    /// Builds (or finds in the cache) the executable; the compiler's messages go to stderr as it prints them.
+    public func build() async throws(ExtensionBuildError) -> Product {
+        let sources = try ExtensionSources(paths: paths)
+        let info = try (infoPlist ?? sources.infoPlist).map { path throws(ExtensionBuildError) in
+            try InfoPlist(contentsOf: path)
+        }
+        if let info, let point = info.extensionPoint, point != InfoPlist.serviceExtensionPoint {
+            throw ExtensionBuildError(
+                .sources,
+                "\(infoPlist ?? sources.infoPlist ?? "Info.plist"): NSExtensionPointIdentifier is \(point), not \(InfoPlist.serviceExtensionPoint): not a Notification Service Extension"
+            )
+        }
+        guard let principal = principalClass ?? info?.principalClassName else {
+            throw ExtensionBuildError(
+                .sources, "no principal class: give --principal-class, or an Info.plist with NSExtensionPrincipalClass")
+        }
+        guard principal.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }), sources.declaresClass(principal)
+        else {
+            throw ExtensionBuildError(
+                .sources, "the principal class \(principal) is declared in none of the Swift files")
+        }
+        let entitlementsFile = entitlements ?? sources.entitlements
+        let granted = try entitlementsFile.map { path throws(ExtensionBuildError) in
+            try Entitlements(contentsOf: path)
+        }
+        let sdk = try SDKLocation.find()
+        let key = try cacheKey(sources: sources, principal: principal, sdk: sdk)
+        let folder = Path.join(cacheDirectory, "extensions", key)
+        let executable = Path.join(folder, "NotificationServiceExtension")
+        if FileSystem.isExecutable(executable) {
+            return Product(executable: executable, cached: true, principalClass: principal, entitlements: granted)
+        }
+        try await compile(sources: sources, principal: principal, sdk: sdk, into: folder, executable: executable)
+        return Product(executable: executable, cached: false, principalClass: principal, entitlements: granted)
+    }
+
+    /// The hash of the sources, the Info.plist, the entitlements, the strings, the options, the SDK's library and
+    /// the compiler: what changes the executable.
+    private func cacheKey(sources: ExtensionSources, principal: String, sdk: SDKLocation) throws(ExtensionBuildError)
+        -> String
+    {
+        var material: [UInt8] = Array("nse-extension-build 1\n".utf8)
+        func add(_ text: String) { material += Array(text.utf8) + [0] }
+        func addFile(_ path: String) throws(ExtensionBuildError) {
+            let bytes: [UInt8]?
+            do { bytes = try FileSystem.readFile(path, limit: 64 << 20) } catch {
+                throw ExtensionBuildError(.io, error.description)
+            }
+            add(path)
+            material += Digest.sha256(bytes ?? [])
+        }
+        add(configuration.rawValue)
+        add(swiftVersion)
+        add(principal)
+        for file in sources.swiftFiles { try addFile(file) }
+        for file in [infoPlist ?? sources.infoPlist, entitlements ?? sources.entitlements].compactMap({ $0 }) {
+            try addFile(file)
+        }
+        for folder in sources.localizations {
+            for name in (try? FileSystem.contents(ofDirectory: folder)) ?? [] {
+                try addFile(Path.join(folder, name))
+            }
+        }
+        for path in [Path.join(sdk.libraryDirectory, "libNSESDK.so")] + sdk.moduleMaps {
+            add("\(path) \(FileSystem.stamp(path).map { "\($0)" } ?? "")")
+        }
+        add(Environment.get("SWIFTC") ?? "swiftc")
+        return Hex.encode(Digest.sha256(material))
+    }
+
+    private func compile(
+        sources: ExtensionSources, principal: String, sdk: SDKLocation, into folder: String, executable: String
+    ) async throws(ExtensionBuildError) {
+        let staging = folder + ".building-\(getpid())"
+        do {
+            try? FileSystem.removeTree(staging)
+            try FileSystem.createDirectory(staging)
+            // Where iOS starts an extension (NSExtensionMain, the principal class by name), nse's one line; a
+            // target that has its own main.swift (a SwiftPM one, docs/sdk.md) starts itself.
+            let main = Path.join(staging, "NSEExtensionEntry.swift")
+            let hasMain = sources.swiftFiles.contains { Path.basename($0) == "main.swift" }
+            if !hasMain {
+                try FileSystem.writeAtomically(
+                    main,
+                    """
+                    import UserNotifications
+
+                    @main enum NSEExtensionEntry {
+                        static func main() { NSEServiceExtension.main { \(principal)() } }
+                    }
+
+                    """)
+            }
+            var arguments = [
+                "-swift-version", swiftVersion, "-module-name", "NotificationServiceExtension", "-I",
+                sdk.modulesDirectory, "-L", sdk.libraryDirectory, "-lNSESDK", "-Xlinker", "-rpath", "-Xlinker",
+                sdk.libraryDirectory,
+                // URLSession is FoundationNetworking's on Linux: every file sees it, as with Foundation on iOS.
+                "-Xfrontend", "-import-module", "-Xfrontend", "FoundationNetworking",
+            ]
+            arguments += configuration == .release ? ["-O"] : ["-Onone", "-g"]
+            for map in sdk.moduleMaps { arguments += ["-Xcc", "-fmodule-map-file=\(map)"] }
+            arguments += sources.swiftFiles + (hasMain ? [] : [main])
+            arguments += ["-o", Path.join(staging, "NotificationServiceExtension")]
+            let compiler = Environment.get("SWIFTC") ?? "swiftc"
+            let result = try await run(
+                compiler.contains("/") ? .path(.init(compiler)) : .name(compiler), arguments: .init(arguments),
+                output: .fileDescriptor(.standardError, closeAfterSpawningProcess: false),
+                error: .fileDescriptor(.standardError, closeAfterSpawningProcess: false))
+            guard case .exited(0) = result.terminationStatus else {
+                try? FileSystem.removeTree(staging)
+                throw ExtensionBuildError(.sources, "swiftc could not build the extension (its messages are above)")
+            }
+            try? FileSystem.remove(main)
+            for localization in sources.localizations {
+                try copyTree(localization, to: Path.join(staging, Path.basename(localization)))
+            }
+            try? FileSystem.removeTree(folder)
+            try FileSystem.createDirectory(Path.dirname(folder))
+            guard rename(staging, folder) == 0 else { throw SystemError.current("rename", path: folder) }
+        } catch let error as ExtensionBuildError {
+            throw error
+        } catch let error as SystemError {
+            try? FileSystem.removeTree(staging)
+            throw ExtensionBuildError(.io, error.description)
+        } catch {
+            try? FileSystem.removeTree(staging)
+            throw ExtensionBuildError(.unavailable, "cannot run swiftc: \(error)")
+        }
+    }
+
+    private func copyTree(_ source: String, to destination: String) throws(SystemError) {
+        if FileSystem.isDirectory(source) {
+            try FileSystem.createDirectory(destination)
+            for name in try FileSystem.contents(ofDirectory: source) {
+                try copyTree(Path.join(source, name), to: Path.join(destination, name))
+            }
+        } else if let bytes = try FileSystem.readFile(source, limit: 64 << 20) {
+            try FileSystem.writeAtomically(destination, bytes)
+        }
+    }
+}

@@ -1,0 +1,46 @@
+import FoundationEssentials
+
+/// What `nse extension build` reads of an extension's `Info.plist`: its extension point and principal class.
+public struct InfoPlist: Sendable, Equatable {
+    /// A Notification Service Extension's point.
+    public static let serviceExtensionPoint = "com.apple.usernotifications.service"
+
+    public var extensionPoint: String?
+    /// The principal class as written (`$(PRODUCT_MODULE_NAME).NotificationService`).
+    public var principalClass: String?
+    public var executableName: String?
+
+    private struct Document: Decodable {
+        struct Extension: Decodable {
+            // swift-format-ignore: AlwaysUseLowerCamelCase
+            var NSExtensionPointIdentifier: String?
+            // swift-format-ignore: AlwaysUseLowerCamelCase
+            var NSExtensionPrincipalClass: String?
+        }
+        // swift-format-ignore: AlwaysUseLowerCamelCase
+        var NSExtension: Extension?
+        // swift-format-ignore: AlwaysUseLowerCamelCase
+        var CFBundleExecutable: String?
+    }
+
+    /// Reads an XML or binary property list.
+    public init(contentsOf path: String) throws(ExtensionBuildError) {
+        let data: Data
+        do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+            throw ExtensionBuildError(.missing, "\(path): cannot be read")
+        }
+        let document: Document
+        do { document = try PropertyListDecoder().decode(Document.self, from: data) } catch {
+            throw ExtensionBuildError(.sources, "\(path): not a property list with NSExtension")
+        }
+        extensionPoint = document.NSExtension?.NSExtensionPointIdentifier
+        principalClass = document.NSExtension?.NSExtensionPrincipalClass
+        executableName = document.CFBundleExecutable
+    }
+
+    /// The principal class's name in Swift: Xcode's `$(PRODUCT_MODULE_NAME).` (or any module) prefix removed.
+    public var principalClassName: String? {
+        guard let principalClass, !principalClass.isEmpty else { return nil }
+        return principalClass.split(separator: ".").last.map(String.init)
+    }
+}
