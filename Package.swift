@@ -42,8 +42,17 @@ let package = Package(
         .executable(name: "nse-extension", targets: ["nse-extension"]),
         // The SDK (docs/sdk.md): Apple's extension APIs under Apple's module names, for a user's own extension target.
         .library(name: "UserNotifications", targets: ["UserNotifications"]),
+        .library(name: "Intents", targets: ["Intents"]),
+        .library(name: "UserNotificationsUI", targets: ["UserNotificationsUI"]),
+        .library(name: "CallKit", targets: ["CallKit"]),
+        .library(name: "LiveCommunicationKit", targets: ["LiveCommunicationKit"]),
+        .library(name: "CryptoKit", targets: ["CryptoKit"]),
         // All of the SDK in one shared library: what `nse extension build` links a user's extension against.
-        .library(name: "NSESDK", type: .dynamic, targets: ["UserNotifications"]),
+        .library(
+            name: "NSESDK", type: .dynamic,
+            targets: [
+                "UserNotifications", "UserNotificationsUI", "Intents", "CallKit", "LiveCommunicationKit", "CryptoKit",
+            ]),
         // The fuzz entry points, for the libFuzzer package in Fuzz/ (docs/fuzzing.md).
         .library(name: "NSEFuzzTargets", targets: ["NSEFuzzTargets"]),
     ],
@@ -199,6 +208,11 @@ let package = Package(
         .target(
             name: "UserNotifications",
             dependencies: ["NSEDevice", "NSEExtensionKit", "NSEJSON", "NSEPayload", "NSEProtocol", "NSESystem"]),
+        .target(name: "Intents", dependencies: ["UserNotifications"]),
+        .target(name: "UserNotificationsUI", dependencies: ["UserNotifications"]),
+        .target(name: "CallKit", dependencies: ["NSEExtensionKit", "NSEJSON", "NSEPayload"]),
+        .target(name: "LiveCommunicationKit", dependencies: ["NSEExtensionKit", "NSEJSON", "NSEPayload"]),
+        .target(name: "CryptoKit", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
 
         // `nse extension build`: a user's extension sources, checked and compiled against the SDK, cached.
         .target(

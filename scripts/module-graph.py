@@ -34,7 +34,10 @@ LAYERS = [
     ]),
     ("domain", "Domain", ["NSEPayload", "NSEProtocol", "NSEDevice", "NSEAppRegistration", "NSEAPNs"]),
     ("hostext", "Host and extension", ["NSEHost", "NSEExtension", "NSECall"]),
-    ("sdk", "The SDK: Apple's extension APIs on Linux", ["NSEExtensionKit", "UserNotifications"]),
+    ("sdk", "The SDK: Apple's extension APIs on Linux", [
+        "NSEExtensionKit", "UserNotifications", "UserNotificationsUI", "Intents", "CallKit", "LiveCommunicationKit",
+        "CryptoKit",
+    ]),
     ("servers", "Servers, the main app and replay", ["NSESIPServer", "NSEAPNsServer", "NSEMainApp", "NSEReplay"]),
     ("executables", "Executables and entry points", ["NSEExtensionBuild", "NSECommandLine", "nse", "nse-tool", "nse-extension", "nse-app", "NSEFuzzTargets"]),
 ]

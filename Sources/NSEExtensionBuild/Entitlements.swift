@@ -47,7 +47,9 @@ public struct Entitlements: Sendable, Equatable {
 
     /// Which key had the wrong kind, without its value.
     private static func reason(_ error: any Error) -> String {
-        guard case DecodingError.typeMismatch(_, let context) = error else { return "not a property list" }
+        guard case DecodingError.typeMismatch(_, let context) = error, !context.codingPath.isEmpty else {
+            return "not a property list"
+        }
         return "\(context.codingPath.map(\.stringValue).joined(separator: ".")) has the wrong type"
     }
 }

@@ -222,6 +222,13 @@ public struct NotificationHost: Sendable {
             outcome: verdict.outcome, reason: verdict.reason, requestID: requestID, pushType: pushType,
             notification: verdict.notification, display: verdict.display, warnings: verdict.warnings)
         result.callReport = launch?.report
+        // What the shown content carries beside its text: files, and a communication notification's sender.
+        if let delivered = run.record.delivered, result.display != nil {
+            let store = AttachmentStore(device: device, requestID: requestID)
+            result.attachments = store.take(delivered.attachments, warnings: &result.warnings).map(\.json)
+            result.communication = CommunicationRecord.record(
+                delivered.communication, device: device, store: store, warnings: &result.warnings)
+        }
         if let launch, let offer = run.record.acceptedVoIPPayload {
             followCall(
                 launch, payload: offer, route: .notificationServiceExtension, at: launchedAt, since: pushStart,

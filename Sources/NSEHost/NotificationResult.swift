@@ -99,6 +99,10 @@ public struct NotificationResult: Sendable, JSONEncodable {
     public var call: CallRecord?
     public var extensionReport: ExtensionReport?
     public var warnings: [String] = []
+    /// The files shown with the notification, in the device's attachment store (`UNNotificationAttachment`).
+    public var attachments: [JSON] = []
+    /// A communication notification's sender and conversation (`updating(from:)`), when the app may show one.
+    public var communication: JSON?
     public var timings: [(String, Double)] = []
     /// For rejections: APNs's reason string.
     public var rejectionReason: String?
@@ -133,6 +137,8 @@ public struct NotificationResult: Sendable, JSONEncodable {
             display.map { ["title": .string($0.title), "subtitle": .string($0.subtitle), "body": .string($0.body)] }
             ?? .null
         object["call_report"] = callReport.json
+        if !attachments.isEmpty { object["attachments"] = .array(attachments) }
+        if let communication { object["communication"] = communication }
         if let voip { object["voip"] = voip.json }
         if let call { object["call"] = call.json }
         if let report = extensionReport {

@@ -4,6 +4,7 @@ import NSEAppRegistration
 import NSECommandLine
 import NSECrypto
 import NSEDevice
+import NSEExtensionBuild
 import NSEHost
 import NSEJSON
 import NSEPayload
@@ -166,6 +167,12 @@ struct DeviceCommand: ParsableCommand {
         @Option(help: "Grant (true) or revoke (false) the filtering entitlement.")
         var filtering: Bool?
 
+        @Option(
+            help: ArgumentHelp(
+                "The app's entitlements from an Xcode .entitlements file: App Groups, filtering, communication notifications, time-sensitive, critical alerts (each replaces what the device had).",
+                valueName: "file"))
+        var entitlements: String?
+
         @Option(help: "The app's locale, e.g. en or fr-FR.")
         var locale: String?
 
@@ -234,6 +241,17 @@ struct DeviceCommand: ParsableCommand {
         func run() throws {
             do {
                 var device = try DeviceOption(device: directory).open()
+                if let entitlements {
+                    let granted: Entitlements
+                    do { granted = try Entitlements(contentsOf: entitlements) } catch {
+                        throw Failure(error.code == .missing ? .noInput : .config, error.description)
+                    }
+                    device.config.appGroups = granted.appGroups
+                    device.config.filtering = granted.filtering
+                    device.config.communication = granted.communication
+                    device.config.timeSensitive = granted.timeSensitive
+                    device.config.criticalAlerts = granted.criticalAlerts
+                }
                 if let filtering { device.config.filtering = filtering }
                 if let locale { device.config.locale = locale }
                 if let version = iosVersion.flatMap(IOSVersion.init) { device.config.iosVersion = version }
