@@ -47,11 +47,17 @@ let package = Package(
         .library(name: "CallKit", targets: ["CallKit"]),
         .library(name: "LiveCommunicationKit", targets: ["LiveCommunicationKit"]),
         .library(name: "CryptoKit", targets: ["CryptoKit"]),
+        .library(name: "UniformTypeIdentifiers", targets: ["UniformTypeIdentifiers"]),
+        .library(name: "MobileCoreServices", targets: ["MobileCoreServices"]),
+        .library(name: "UIKit", targets: ["UIKit"]),
+        .library(name: "os", targets: ["os"]),
+        .library(name: "OSLog", targets: ["OSLog"]),
         // All of the SDK in one shared library: what `nse extension build` links a user's extension against.
         .library(
             name: "NSESDK", type: .dynamic,
             targets: [
                 "UserNotifications", "UserNotificationsUI", "Intents", "CallKit", "LiveCommunicationKit", "CryptoKit",
+                "UniformTypeIdentifiers", "MobileCoreServices", "UIKit", "os", "OSLog",
             ]),
         // The fuzz entry points, for the libFuzzer package in Fuzz/ (docs/fuzzing.md).
         .library(name: "NSEFuzzTargets", targets: ["NSEFuzzTargets"]),
@@ -90,6 +96,9 @@ let package = Package(
         .systemLibrary(name: "CConcurrencyHook"),
         // Not a library: the pidfd_open system call, for the host's wait on a child's exit.
         .systemLibrary(name: "CProcessHandle"),
+        // Not a library: the Clang module `os` (submodules `log`, `signpost`; empty headers) that the Swift module `os`
+        // overlays, so that `import os.log` resolves. Named COSShim: SwiftPM cannot have two targets named `os`.
+        .systemLibrary(name: "COSShim"),
 
         // MARK: - Foundations
         .target(name: "NSESystem"),
@@ -213,6 +222,15 @@ let package = Package(
         .target(name: "CallKit", dependencies: ["NSEExtensionKit", "NSEJSON", "NSEPayload"]),
         .target(name: "LiveCommunicationKit", dependencies: ["NSEExtensionKit", "NSEJSON", "NSEPayload"]),
         .target(name: "CryptoKit", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
+        .target(name: "UniformTypeIdentifiers"),
+        .target(name: "MobileCoreServices", dependencies: ["UniformTypeIdentifiers"]),
+        .target(name: "UIKit"),
+        // Apple's os: Logger, os_log, OSLog. `-import-underlying-module` makes it the overlay of the Clang module `os`
+        // (as Apple's own overlay is built), which is what gives it the submodule `os.log`.
+        .target(
+            name: "os", dependencies: ["COSShim", "NSECrypto", "NSESystem"],
+            swiftSettings: [.unsafeFlags(["-import-underlying-module"])]),
+        .target(name: "OSLog", dependencies: ["os"]),
 
         // `nse extension build`: a user's extension sources, checked and compiled against the SDK, cached.
         .target(
@@ -281,6 +299,12 @@ let package = Package(
             ]
         ),
         .testTarget(name: "NSEHTTPTests", dependencies: ["NSEHTTP", "NSETestSupport"]),
+        // The SDK's own types, in process (the extensions built with it run in EndToEndTests).
+        .testTarget(
+            name: "SDKTests",
+            dependencies: [
+                "UniformTypeIdentifiers", "MobileCoreServices", "UIKit", "UserNotifications", "Intents", "OSLog",
+            ]),
         // The front door's own `nse run` parser (the `nse` executable target, tested in-process).
         .testTarget(name: "FrontDoorTests", dependencies: ["nse", "NSECommandLine", "NSEHost", "NSEPayload"]),
         .testTarget(name: "FuzzRegressionTests", dependencies: ["NSEFuzzTargets"]),

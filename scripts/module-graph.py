@@ -28,7 +28,7 @@ END = "<!-- module-graph: end -->"
 
 # Bottom to top: a module may depend on its own layer and the layers below it, never above.
 LAYERS = [
-    ("c", "C libraries", ["CSodium", "CJansson", "CCurl", "CSQLite", "CConcurrencyHook", "CProcessHandle"]),
+    ("c", "C libraries", ["CSodium", "CJansson", "CCurl", "CSQLite", "CConcurrencyHook", "CProcessHandle", "COSShim"]),
     ("foundations", "Foundations", [
         "NSESystem", "NSEJSON", "NSECrypto", "NSEHTTP", "NSEDatabase", "NSEChat", "NSECertificates", "NSESIP",
     ]),
@@ -36,7 +36,7 @@ LAYERS = [
     ("hostext", "Host and extension", ["NSEHost", "NSEExtension", "NSECall"]),
     ("sdk", "The SDK: Apple's extension APIs on Linux", [
         "NSEExtensionKit", "UserNotifications", "UserNotificationsUI", "Intents", "CallKit", "LiveCommunicationKit",
-        "CryptoKit",
+        "CryptoKit", "UniformTypeIdentifiers", "MobileCoreServices", "UIKit", "os", "OSLog",
     ]),
     ("servers", "Servers, the main app and replay", ["NSESIPServer", "NSEAPNsServer", "NSEMainApp", "NSEReplay"]),
     ("executables", "Executables and entry points", ["NSEExtensionBuild", "NSECommandLine", "nse", "nse-tool", "nse-extension", "nse-app", "NSEFuzzTargets"]),

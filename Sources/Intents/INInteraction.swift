@@ -14,7 +14,7 @@ public enum INIntentHandlingStatus: Int, Sendable {
 }
 
 /// An intent and its answer, donated before a communication notification is made from the intent (Apple's
-/// sequence: donate, then `updating(from:)`). nse keeps donations in the process (``INInteraction/donated``): there
+/// sequence: donate, then `updating(from:)`). nse keeps donations in the process (``Donations``): there
 /// is no Siri to give them to.
 open class INInteraction: NSObject, NSCopying {
     open var intent: INIntent { _intent }

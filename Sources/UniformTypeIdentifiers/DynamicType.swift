@@ -77,7 +77,9 @@ struct DynamicType: Equatable, Sendable {
 
     private static func abbreviated(_ identifier: String) -> String {
         let key = CoreTypes.lowercased(identifier)
-        guard let index = abbreviations.firstIndex(where: { CoreTypes.lowercased($0) == key }) else { return identifier }
+        guard let index = abbreviations.firstIndex(where: { CoreTypes.lowercased($0) == key }) else {
+            return identifier
+        }
         return String(hexDigits[index])
     }
 

@@ -44,7 +44,10 @@ struct ExtensionRun {
             }
         } else {
             var kept: ChildProcess?
-            report = ProcessDriver.run(command, session: &process, kept: &kept)
+            // Its preferences (`UserDefaults`, an App Group's suite) in the device's container, shared by its
+            // processes as iOS shares an App Group's: Foundation on Linux reads where they go when it starts.
+            let environment = ["XDG_CONFIG_HOME": Path.join(request.container, "Library", "Preferences")]
+            report = ProcessDriver.run(command, environment: environment, session: &process, kept: &kept)
             if let kept, let pool = pool, let hello = process.session.record.hello {
                 pool.checkIn(
                     ExtensionProcessPool.WarmProcess(child: kept, hello: hello, pushes: 1, idleSince: 0), as: key)

@@ -57,9 +57,10 @@ final class ChildProcess {
 
     /// Starts `arguments[0]` (looked up on `PATH` when it has no slash) with the given arguments; its stdout is read
     /// as lines of at most `maxLineBytes`.
-    static func spawn(_ arguments: [String], maxLineBytes: Int = ExtensionProtocol.maxLineBytes) throws(SystemError)
-        -> ChildProcess
-    {
+    /// `environment` is set in the child's environment, over the host's.
+    static func spawn(
+        _ arguments: [String], environment: [String: String] = [:], maxLineBytes: Int = ExtensionProtocol.maxLineBytes
+    ) throws(SystemError) -> ChildProcess {
         precondition(!arguments.isEmpty)
         var stdinPipe: [Int32] = [-1, -1]
         var stdoutPipe: [Int32] = [-1, -1]
@@ -99,7 +100,23 @@ final class ChildProcess {
         var pid: pid_t = 0
         let argv = arguments.map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
-        let status = posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, environ)
+        var status: Int32
+        if environment.isEmpty {
+            status = posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, environ)
+        } else {
+            var entries: [String] = []
+            var index = 0
+            while let entry = environ[index] {
+                let text = String(cString: entry)
+                let name = String(text.prefix { $0 != "=" })
+                if environment[name] == nil { entries.append(text) }
+                index += 1
+            }
+            entries += environment.map { "\($0.key)=\($0.value)" }
+            let envp = entries.map { strdup($0) } + [nil]
+            defer { for pointer in envp { free(pointer) } }
+            status = posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, envp)
+        }
         close(stdinPipe[0])
         close(stdoutPipe[1])
         close(stderrPipe[1])
@@ -222,14 +239,17 @@ final class ChildProcess {
         guard hasRollup else { return MemorySample(residentPeak: peak, footprint: nil) }
         let fd = open("/proc/\(pid)/smaps_rollup", O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
-            if errno == ENOENT, exit == nil { hasRollup = false }
-            return MemorySample(residentPeak: peak, footprint: nil)
+            // Gone for good on a kernel without it; otherwise a passing failure (the process mid-exec, exiting):
+            // no sample, rather than the resident set judged in its place.
+            if errno == ENOENT, FileSystem.exists("/proc/\(pid)") {
+                hasRollup = false
+                return MemorySample(residentPeak: peak, footprint: nil)
+            }
+            return nil
         }
         defer { close(fd) }
         let count = rollupBuffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        guard count > 0, let dirty = Self.field("Private_Dirty:", in: rollupBuffer[0..<count]) else {
-            return MemorySample(residentPeak: peak, footprint: nil)
-        }
+        guard count > 0, let dirty = Self.field("Private_Dirty:", in: rollupBuffer[0..<count]) else { return nil }
         let swapped = Self.field("Swap:", in: rollupBuffer[0..<count]) ?? 0
         return MemorySample(residentPeak: peak, footprint: dirty + swapped)
     }

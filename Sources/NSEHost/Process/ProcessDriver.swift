@@ -26,11 +26,12 @@ enum ProcessDriver {
     /// Runs `command` under `session` until the session finishes or the process has exited and closed its pipes.
     /// A session that releases the process hands it back in `kept`, still running.
     static func run(
-        _ command: [String], session: inout some ProcessMachine, kept: inout ChildProcess?
+        _ command: [String], environment: [String: String] = [:], session: inout some ProcessMachine,
+        kept: inout ChildProcess?
     ) -> Report {
         let start = SystemClock.monotonicNanoseconds()
         let child: ChildProcess
-        do { child = try ChildProcess.spawn(command) } catch {
+        do { child = try ChildProcess.spawn(command, environment: environment) } catch {
             _ = session.observe(.launchFailed(error.description))
             return Report()
         }

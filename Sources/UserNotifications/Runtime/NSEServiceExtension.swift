@@ -37,7 +37,6 @@ final class Runner: @unchecked Sendable {
     private let requests = DispatchQueue(label: "nse.extension.request")
     private let expiry = DispatchQueue(label: "nse.extension.expiry")
     private let active = Mutex<Active?>(nil)
-    private let preparedEnvironment = Mutex(false)
 
     init(makePrincipal: @escaping () -> UNNotificationServiceExtension) {
         self.makePrincipal = makePrincipal
@@ -46,7 +45,6 @@ final class Runner: @unchecked Sendable {
     func handle(_ event: ExtensionHost.Event) {
         switch event {
         case .request(let request):
-            prepareEnvironment(container: request.container)
             let device = ExtensionHost.shared.device
             AppGroupDefaults.reload(groups: device?.config.appGroups ?? [])
             // Apple's classes are not Sendable; each crosses to its queue once, and is used there.
@@ -89,19 +87,6 @@ final class Runner: @unchecked Sendable {
     private func finishRequest() {
         active.withLock { $0 = nil }
         AppGroupDefaults.save(groups: ExtensionHost.shared.device?.config.appGroups ?? [])
-    }
-
-    /// Preferences (`UserDefaults(suiteName:)`) are kept in the device's container, shared by its processes, as an
-    /// App Group's are on iOS: Foundation on Linux keeps them in `$XDG_CONFIG_HOME`.
-    private func prepareEnvironment(container: String) {
-        let first = preparedEnvironment.withLock { prepared -> Bool in
-            defer { prepared = true }
-            return !prepared
-        }
-        guard first else { return }
-        let preferences = Path.join(container, "Library", "Preferences")
-        try? FileManager.default.createDirectory(atPath: preferences, withIntermediateDirectories: true)
-        setenv("XDG_CONFIG_HOME", preferences, 1)
     }
 }
 
