@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 SWIFT ?= swift
 # Debian packages the build and the tests need.
-APT_PACKAGES := libsodium-dev libjansson-dev libcurl4-openssl-dev libsqlite3-dev zlib1g-dev pkg-config python3 python3-venv curl openssl jq nghttp2-server nghttp2-client sip-tester linphone-cli time \
+APT_PACKAGES := libsodium-dev libjansson-dev libcurl4-openssl-dev libsqlite3-dev zlib1g-dev pkg-config python3 python3-venv curl openssl jq nghttp2-server nghttp2-client sip-tester linphone-cli time haproxy \
   kamailio kamailio-utils-modules kamailio-extra-modules kamailio-sqlite-modules kamailio-tls-modules \
   chromium chromium-driver fonts-dejavu-core
 RELEASE_FLAGS := -c release --static-swift-stdlib
@@ -44,6 +44,8 @@ test: deps ## Build, then run every test: unit tests and end-to-end tests of the
 	NSE_BIN_DIR="$(DEBUG_BIN)" python3 scripts/doc-examples.py
 	# A real APNs client from PyPI (aioapns, in a venv kept in .build) against nse serve.
 	NSE_BIN_DIR="$(DEBUG_BIN)" bash scripts/interop-aioapns.sh
+	# Two more APNs clients from PyPI (pyapns_client, kalyke-apns; venvs in .build), then providers through HAProxy (examples/haproxy).
+	NSE_BIN_DIR="$(DEBUG_BIN)" bash scripts/interop-apns-clients.sh
 	# A real Kamailio (examples/kamailio) holding MESSAGEs and pushing to nse serve over UDP, TCP and TLS.
 	NSE_BIN_DIR="$(DEBUG_BIN)" python3 scripts/interop-kamailio.py
 	# The lock-screen page in a real browser (chromium headless, selenium from PyPI in .build); screenshot in .build.
@@ -56,6 +58,7 @@ test: deps ## Build, then run every test: unit tests and end-to-end tests of the
 interop: deps ## Interop tests: aioapns (PyPI) pushes to nse serve (tokens, certificates); Kamailio holds and pushes MESSAGEs.
 	$(SWIFT) build
 	NSE_BIN_DIR="$(DEBUG_BIN)" bash scripts/interop-aioapns.sh
+	NSE_BIN_DIR="$(DEBUG_BIN)" bash scripts/interop-apns-clients.sh
 	NSE_BIN_DIR="$(DEBUG_BIN)" python3 scripts/interop-kamailio.py
 
 demo: build ## The main job on the embedded default: seal a message to a fresh device and show what the lock screen shows.

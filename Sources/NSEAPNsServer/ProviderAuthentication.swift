@@ -36,12 +36,25 @@ public final class ProviderAuthentication: Sendable {
         var watched: Set<ObjectIdentifier> = []
         /// Tokens whose signature was verified, and their claims: a token is checked once, then reused.
         var verified: [String: ProviderToken.Claims] = [:]
+        /// The provider count at which expired entries are next swept.
+        var sweepAt = ProviderAuthentication.sweepFloor
+
+        /// Forgets providers whose token is past its hour: any token they send next is at least 20 minutes newer,
+        /// so forgetting them changes no answer. Without it, one long-lived proxy connection forwarding ever new
+        /// client ports grows the table without bound (about 300 bytes a client).
+        mutating func sweepExpired(now: Int64) {
+            let oldest = Double(now) - Double(ProviderToken.lifetimeSeconds)
+            providers = providers.filter { $0.value.issuedAt >= oldest }
+            sweepAt = max(ProviderAuthentication.sweepFloor, providers.count * 2)
+        }
     }
 
     /// The keys tokens are checked against, by key id.
     public let verifiers: [String: ProviderTokenVerifier]
     private let state = Mutex(State())
     private static let verifiedCacheLimit = 256
+    /// Below this many providers nothing is swept; above it, a sweep whenever the count doubles (amortized O(1)).
+    fileprivate static let sweepFloor = 1024
 
     public init(verifiers: [ProviderTokenVerifier]) {
         self.verifiers = Dictionary(verifiers.map { ($0.keyID, $0) }, uniquingKeysWith: { first, _ in first })
@@ -88,16 +101,17 @@ public final class ProviderAuthentication: Sendable {
         guard let connection, let token else { return .success(claims) }
         let provider = Provider(
             connection: connection.id, teamID: claims.teamID, keyID: claims.keyID, client: forwardedClient)
-        return renewal(token: token, claims: claims, provider: provider, connection: connection)
+        return renewal(token: token, claims: claims, provider: provider, connection: connection, now: now)
     }
 
     /// The 20-minute rule: a provider that changes its token sooner gets 429 `TooManyProviderTokenUpdates`.
     private func renewal(
-        token: String, claims: ProviderToken.Claims, provider: Provider, connection: ConnectionIdentity
+        token: String, claims: ProviderToken.Claims, provider: Provider, connection: ConnectionIdentity, now: Int64
     ) -> Result<ProviderToken.Claims, APNsError> {
         let (allowed, isNew) = state.withLock { state -> (Bool, Bool) in
             let isNew = state.watched.insert(provider.connection).inserted
             guard let current = state.providers[provider] else {
+                if state.providers.count >= state.sweepAt { state.sweepExpired(now: now) }
                 state.providers[provider] = CurrentToken(token: token, issuedAt: claims.issuedAt)
                 return (true, isNew)
             }
@@ -122,6 +136,9 @@ public final class ProviderAuthentication: Sendable {
 
     /// Connections that have authenticated and are still open.
     public var connectionCount: Int { state.withLock { $0.watched.count } }
+
+    /// Providers the renewal rule remembers.
+    public var providerCount: Int { state.withLock { $0.providers.count } }
 
     /// The client a proxy says a request comes from: RFC 7239 `Forwarded`'s first `for=`, else `X-Forwarded-For`'s
     /// first address with `X-Forwarded-Port`; `nil` when the request names none.

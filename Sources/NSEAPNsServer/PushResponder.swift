@@ -163,7 +163,9 @@ public struct PushResponder: HTTPResponder {
         service: PushService
     ) async -> PushAnswer {
         let givenID = headers.first(where: { $0.name == "apns-id" })?.value
-        let echoedID = givenID.flatMap { APNsValidation.isUUID($0) ? $0 : nil }
+        // Every answer carries an apns-id, as APNs's do: the request's, else a new one (Apple: "If you don't specify
+        // an apns-id field in your request, APNs creates a new UUID and returns it in this header").
+        let echoedID = givenID.flatMap { APNsValidation.isUUID($0) ? $0 : nil } ?? PushService.newAPNsID()
         // Injected faults first: the server playing unavailable, then the first scripted rule for this token.
         if let unavailable = service.faults.unavailable { return .refused(unavailable, apnsID: echoedID) }
         let fault = service.faults.take(token: token)

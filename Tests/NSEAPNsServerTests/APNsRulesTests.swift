@@ -101,6 +101,11 @@ let alertPayload = #"{"aps":{"alert":{"title":"Hi","body":"there"}}}"#
         // A refusal echoes it the same way.
         let refused = try await send(fixture, headers: [("apns-id", id)])
         #expect(refused.reason == "MissingTopic" && refused.apnsID == id)
+        // A refusal of a push without apns-id carries a new one, as APNs's answers all do.
+        let unnamed = try await send(fixture, path: "/3/device/" + String(repeating: "ab", count: 32))
+        #expect(unnamed.reason == "BadDeviceToken")
+        let generated = try #require(unnamed.apnsID)
+        #expect(APNsValidation.isUUID(generated) && generated == generated.lowercased() && generated != id)
         try await fixture.settle()
     }
 

@@ -237,6 +237,50 @@ struct AuthFixture {
         #expect(ProviderAuthentication.forwardedClient(in: [("x-other", "1")]) == nil)
     }
 
+    /// A long-lived proxy connection forwarding ever new clients: providers whose token is past its hour are
+    /// forgotten, so the table follows the last hour's clients, not every client since the connection opened.
+    @Test func providersPastTheirTokensHourAreForgotten() async throws {
+        let root = try TestSupport.temporaryDirectory("nse-serve-auth-sweep")
+        let key = try TestAPNsKey(in: root, name: "key.p8")
+        let authentication = ProviderAuthentication(verifiers: [
+            try await ProviderTokenVerifier(keyFile: key.path, keyID: "SWEEPKEY01", teamID: "TEAMSWEEP1")
+        ])
+        let channel = EmbeddedChannel()
+        defer { _ = try? channel.finish() }
+        let connection = ConnectionIdentity(channel: channel)
+        let start = now
+        let first = try await key.token(issuedAt: start - 10, keyID: "SWEEPKEY01", teamID: "TEAMSWEEP1")
+        for port in 0..<1000 {
+            let answer = await authentication.authenticate(
+                authorization: "bearer " + first, connection: connection, forwardedClient: "10.0.0.1:\(port)",
+                now: start)
+            guard case .success = answer else {
+                Issue.record("client \(port): \(answer)")
+                return
+            }
+        }
+        #expect(authentication.providerCount == 1000)
+        let later = start + Int64(ProviderToken.lifetimeSeconds) + 100
+        let second = try await key.token(issuedAt: later - 10, keyID: "SWEEPKEY01", teamID: "TEAMSWEEP1")
+        for port in 1000..<1100 {
+            let answer = await authentication.authenticate(
+                authorization: "bearer " + second, connection: connection, forwardedClient: "10.0.0.1:\(port)",
+                now: later)
+            guard case .success = answer else {
+                Issue.record("client \(port): \(answer)")
+                return
+            }
+        }
+        #expect(authentication.providerCount == 100)
+        // A forgotten provider coming back with its next token is welcome, as its renewal would have been.
+        let back = await authentication.authenticate(
+            authorization: "bearer " + second, connection: connection, forwardedClient: "10.0.0.1:7", now: later)
+        guard case .success = back else {
+            Issue.record("a returning provider: \(back)")
+            return
+        }
+    }
+
     @Test func anotherTeamsAppIsTopicDisallowed() async throws {
         let fixture = try await AuthFixture(deviceTeam: "OTHERTEAM1")
         let answer = try await fixture.send(authorization: "bearer " + (try await fixture.key.token()))

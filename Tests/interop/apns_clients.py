@@ -13,7 +13,8 @@ Both libraries run as shipped, each signing its own ES256 provider token from a 
   httpcore2 reads when it makes its TLS context.
 
 Subcommands (scripts/interop-apns-clients.sh runs them; the paths and ids come in one JSON file, --setup):
-- `cases LIBRARY`: run in that library's venv; the error cases against nse serve itself (one PASS/FAIL line each).
+- `cases LIBRARY`: run in that library's venv; an accepted push and the error cases against nse serve itself (one
+  PASS/FAIL line each).
 - `provider LIBRARY`: run in that library's venv; one provider process that sends --count pushes and writes what
   each got to --out (JSON). Waits for --go first, so that several start together.
 - `haproxy`: run with python3 alone; starts provider processes through HAProxy's two frontends, reads nse's
@@ -324,7 +325,7 @@ class Cases:
         if timestamp != device["uninstalled_at"]:
             raise CaseFailure(f"{type(error).__name__} with timestamp {timestamp!r}, expected the uninstall time "
                               f"{device['uninstalled_at']} (Unix ms)")
-        return f"{type(error).__name__} (410), timestamp {timestamp} = the uninstall time (Unix ms), read by the library"
+        return f"{type(error).__name__} (410), its timestamp {timestamp} = the uninstall time (Unix ms)"
 
     def case_too_large(self) -> str:
         device = self.devices["alpha"]
@@ -389,8 +390,8 @@ def run_provider(args: argparse.Namespace) -> int:
         apns_id = str(uuid.uuid4())
         started = time.time()
         try:
-            lib.push(client, args.token, args.topic, lib.payload("plain", text=f"{args.name} {number + 1}/{args.count}"),
-                     apns_id)
+            text = f"{args.name} {number + 1}/{args.count}"
+            lib.push(client, args.token, args.topic, lib.payload("plain", text=text), apns_id)
             outcome = "200"
         except Exception as error:
             outcome = type(error).__name__
@@ -496,7 +497,8 @@ class ThroughHAProxy:
         log = [e for e in self.nse.requests(since) if e.get("token")]
         by_id: dict = {}
         for entry in log:
-            by_id.setdefault(str(entry.get("apns_id") or entry["headers"].get("apns-id", "")).lower(), []).append(entry)
+            apns_id = str(entry.get("apns_id") or entry["headers"].get("apns-id", "")).lower()
+            by_id.setdefault(apns_id, []).append(entry)
         total = 0
         for output, spec in zip(outputs, specs):
             results = output["results"]
@@ -524,8 +526,9 @@ class ThroughHAProxy:
         names = [owner.get(str(e.get("apns_id") or e["headers"].get("apns-id", "")).lower()) for e in log]
         switches = sum(1 for a, b in zip(names, names[1:]) if a != b)
         versions = {e.get("http_version") for e in log}
-        return problems, (f"{total} pushes, {len(log)} requests (statuses {statuses}, HTTP/{'/'.join(sorted(versions))}),"
-                          f" interleaved: the provider changes {switches} times in nse's log")
+        return problems, (f"{total} pushes, {len(log)} requests (statuses {statuses}, "
+                          f"HTTP/{'/'.join(sorted(versions))}), interleaved: the provider changes {switches} times "
+                          "in nse's log")
 
     @staticmethod
     def overlap(outputs: list[dict]) -> float:
@@ -624,7 +627,8 @@ class ThroughHAProxy:
         after = self.stats()
         problems, summary = self.check_recorded(outputs, specs, since)
         log = [e for e in self.nse.requests(since) if e.get("token")]
-        unforwarded = [e["id"] for e in log if "x-forwarded-for" not in e["headers"] or "x-forwarded-port" not in e["headers"]]
+        unforwarded = [e["id"] for e in log
+                       if "x-forwarded-for" not in e["headers"] or "x-forwarded-port" not in e["headers"]]
         if unforwarded:
             problems.append(f"{len(unforwarded)} requests reached nse without X-Forwarded-For/-Port")
         if problems:
