@@ -87,7 +87,7 @@ public struct ExtensionBuilder: Sendable {
     private func cacheKey(sources: ExtensionSources, principal: String, sdk: SDKLocation) throws(ExtensionBuildError)
         -> String
     {
-        var material: [UInt8] = Array("nse-extension-build 1\n".utf8)
+        var material: [UInt8] = Array("nse-extension-build 2\n".utf8)
         func add(_ text: String) { material += Array(text.utf8) + [0] }
         func addFile(_ path: String) throws(ExtensionBuildError) {
             let bytes: [UInt8]?
@@ -160,6 +160,15 @@ public struct ExtensionBuilder: Sendable {
                 throw ExtensionBuildError(.sources, "swiftc could not build the extension (its messages are above)")
             }
             try? FileSystem.remove(main)
+            // Beside the executable, where Foundation's Bundle.main looks (infoDictionary, bundleIdentifier).
+            if let plist = infoPlist ?? sources.infoPlist {
+                let bytes = try FileSystem.readFile(plist, limit: 16 << 20) ?? []
+                // A binary property list is copied as it is; an XML one has its build settings filled in.
+                let copied =
+                    bytes.starts(with: Array("bplist".utf8))
+                    ? bytes : Array(Self.expandingBuildSettings(String(decoding: bytes, as: UTF8.self)).utf8)
+                try FileSystem.writeAtomically(Path.join(staging, "Info.plist"), copied)
+            }
             for localization in sources.localizations {
                 try copyTree(localization, to: Path.join(staging, Path.basename(localization)))
             }
@@ -175,6 +184,22 @@ public struct ExtensionBuilder: Sendable {
             try? FileSystem.removeTree(staging)
             throw ExtensionBuildError(.unavailable, "cannot run swiftc: \(error)")
         }
+    }
+
+    /// The build settings Xcode puts into an extension's Info.plist that have one answer here (`$(NAME)` or
+    /// `${NAME}`); the others (a bundle identifier, versions) stay as written: nse does not know them.
+    static let buildSettings = [
+        "PRODUCT_MODULE_NAME": "NotificationServiceExtension", "PRODUCT_NAME": "NotificationServiceExtension",
+        "EXECUTABLE_NAME": "NotificationServiceExtension", "TARGET_NAME": "NotificationServiceExtension",
+        "DEVELOPMENT_LANGUAGE": "en", "PRODUCT_BUNDLE_PACKAGE_TYPE": "XPC!",
+    ]
+
+    static func expandingBuildSettings(_ text: String) -> String {
+        var expanded = text
+        for (name, value) in buildSettings {
+            expanded = expanded.replacing("$(\(name))", with: value).replacing("${\(name)}", with: value)
+        }
+        return expanded
     }
 
     private func copyTree(_ source: String, to destination: String) throws(SystemError) {

@@ -1,0 +1,292 @@
+import Foundation
+import NSEJSON
+import NSETestSupport
+import Testing
+
+/// Extensions written as iOS developers write them (fixtures/sdk-extensions), built by `nse extension build` and run
+/// by `nse run --extension` under iOS's rules: the binaries as a user runs them, nothing in process.
+@Suite(.serialized) struct SDKExtensionTests {
+    /// One build cache for the whole run: each fixture is compiled once, later builds come from the cache.
+    static let cache: String = {
+        (try? TestSupport.temporaryDirectory("nse-sdk-cache")) ?? NSTemporaryDirectory() + "/nse-sdk-cache"
+    }()
+
+    let root: String
+    let device: String
+
+    init() throws {
+        root = try TestSupport.temporaryDirectory("nse-sdk")
+        device = root + "/bob"
+        let created = try TestSupport.nse(["device", "init", device])
+        try #require(created.status == 0, "\(created.stderr)")
+    }
+
+    static func fixture(_ name: String) -> String { TestSupport.fixtures + "/sdk-extensions/" + name }
+
+    /// `nse extension build` as a user runs it; the executable it printed last.
+    static func build(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+        let run = try TestSupport.nse(["extension", "build"] + arguments, environment: ["NSE_CACHE_DIR": cache])
+        return (run.status, run.stdout, run.stderr)
+    }
+
+    static func built(_ name: String) throws -> String {
+        let run = try build([fixture(name)])
+        try #require(run.status == 0, "\(name): \(run.stderr)")
+        let executable = try #require(run.stdout.split(separator: "\n").last.map(String.init))
+        #expect(FileManager.default.isExecutableFile(atPath: executable))
+        return executable
+    }
+
+    func grantEntitlements() throws {
+        let set = try TestSupport.nse([
+            "device", "set", device, "--entitlements", Self.fixture("App.entitlements"),
+        ])
+        try #require(set.status == 0, "\(set.stderr)")
+    }
+
+    func payload(_ name: String, _ json: String) throws -> String {
+        let path = root + "/" + name + ".json"
+        try TestSupport.write(json, to: path)
+        return path
+    }
+
+    static let alert = #"{"aps":{"alert":{"title":"Alice","body":"Sealed"},"mutable-content":1}}"#
+
+    /// `nse run` with an extension; one result per payload.
+    func run(_ executable: String, _ payloads: [String], options: [String] = []) throws -> [JSON] {
+        let run = try TestSupport.nse(["run", "--device", device, "--extension", executable] + options + payloads)
+        #expect(run.status == 0, "\(run.stderr)")
+        if payloads.count == 1 { return [try JSON.parse(run.stdout)] }
+        return try run.stdout.split(separator: "\n").map { try JSON.parse(String($0)) }
+    }
+
+    func runOne(_ executable: String, _ json: String, options: [String] = []) throws -> JSON {
+        try run(executable, [try payload("push", json)], options: options)[0]
+    }
+
+    // MARK: - Building
+
+    @Test func xcodesTemplateBuildsUnchangedAndRuns() throws {
+        let executable = try Self.built("template")
+        let result = try runOne(executable, Self.alert)
+        #expect(result["outcome"] == "rewritten", "\(result)")
+        #expect(result["display"]?["title"]?.stringValue == "Alice [modified]")
+        #expect(result["display"]?["body"]?.stringValue == "Sealed")
+        #expect(result["extension"]?["exit"]?["code"]?.intValue == 0)
+        // The same tree again: from the cache, the same executable.
+        let again = try Self.build([Self.fixture("template")])
+        #expect(again.status == 0)
+        #expect(again.stdout.split(separator: "\n").last.map(String.init) == executable)
+        #expect(again.stderr.contains("cached"), "\(again.stderr)")
+    }
+
+    @Test func aChangedSourceIsBuiltAgain() throws {
+        let folder = root + "/changed"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let source = try String(contentsOfFile: Self.fixture("template/NotificationService.swift"), encoding: .utf8)
+        try TestSupport.write(source, to: folder + "/NotificationService.swift")
+        try FileManager.default.copyItem(atPath: Self.fixture("template/Info.plist"), toPath: folder + "/Info.plist")
+        let first = try Self.build([folder])
+        try #require(first.status == 0, "\(first.stderr)")
+        try TestSupport.write(
+            source.replacingOccurrences(of: "[modified]", with: "[changed]"), to: folder + "/NotificationService.swift")
+        let second = try Self.build([folder])
+        try #require(second.status == 0, "\(second.stderr)")
+        #expect(second.stdout != first.stdout)
+        #expect(!second.stderr.contains("cached"), "\(second.stderr)")
+        let executable = try #require(second.stdout.split(separator: "\n").last.map(String.init))
+        #expect(try runOne(executable, Self.alert)["display"]?["title"]?.stringValue == "Alice [changed]")
+    }
+
+    /// What Xcode refuses, refused with one line and 65; a path that is not there, 66; the compiler's own messages
+    /// as it printed them.
+    @Test func buildErrorsAreOneLineWithTheirStatus() throws {
+        let folder = root + "/wrong"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(
+            atPath: Self.fixture("template/NotificationService.swift"), toPath: folder + "/NotificationService.swift")
+        let contentExtension = try String(contentsOfFile: Self.fixture("template/Info.plist"), encoding: .utf8)
+            .replacingOccurrences(
+                of: "com.apple.usernotifications.service", with: "com.apple.usernotifications.content-extension")
+        try TestSupport.write(contentExtension, to: root + "/Content-Info.plist")
+
+        let wrongPoint = try Self.build([folder, "--info-plist", root + "/Content-Info.plist"])
+        #expect(wrongPoint.status == 65)
+        #expect(wrongPoint.stderr.contains("not a Notification Service Extension"), "\(wrongPoint.stderr)")
+        #expect(wrongPoint.stderr.split(separator: "\n").count == 1, "\(wrongPoint.stderr)")
+        #expect(wrongPoint.stdout.isEmpty)
+
+        let missingClass = try Self.build([folder, "--principal-class", "NoSuchService"])
+        #expect(missingClass.status == 65)
+        #expect(
+            missingClass.stderr.contains("NoSuchService is declared in none of the Swift files"),
+            "\(missingClass.stderr)")
+
+        let noPrincipal = try Self.build([folder])
+        #expect(noPrincipal.status == 65)
+        #expect(noPrincipal.stderr.contains("no principal class"), "\(noPrincipal.stderr)")
+
+        try TestSupport.write(
+            """
+            import UserNotifications
+            class NotificationService: UNNotificationServiceExtension {
+                override func didReceive(_ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void) {
+                    contentHandler(request.content.notThere)
+                }
+            }
+            """, to: folder + "/NotificationService.swift")
+        let compileError = try Self.build([folder, "--principal-class", "NotificationService"])
+        #expect(compileError.status == 65)
+        #expect(
+            compileError.stderr.contains("error: value of type 'UNNotificationContent' has no member 'notThere'"),
+            "\(compileError.stderr)")
+        #expect(compileError.stderr.contains("swiftc could not build the extension"))
+        #expect(compileError.stdout.isEmpty)
+
+        let missing = try Self.build([root + "/no-such-folder"])
+        #expect(missing.status == 66)
+        #expect(missing.stderr.contains("no such file or folder"), "\(missing.stderr)")
+    }
+
+    // MARK: - Running under iOS's rules
+
+    @Test func theBestAttemptGoesOutWhenTimeIsUpAndLogsKeepPrivateValuesPrivate() throws {
+        let executable = try Self.built("best-attempt")
+        let result = try runOne(executable, Self.alert, options: ["--budget", "0.5"])
+        #expect(result["outcome"] == "fallback", "\(result)")
+        #expect(result["reason"]?.stringValue?.hasPrefix("time-will-expire: best attempt delivered") == true)
+        #expect(result["display"]?["body"]?.stringValue == "Best attempt")
+        #expect(result["extension"]?["time_will_expire_sent"] == true)
+        // os.log: the request id marked public shows, the body (private by default) does not.
+        let log = try #require(result["extension"]?["stderr"]?.stringValue)
+        let id = try #require(result["request_id"]?.stringValue)
+        #expect(log.contains("org.example.app.nse/push default: received \(id), body <private>"), "\(log)")
+        #expect(log.contains("org.example.app.nse/push error: time will expire"), "\(log)")
+        #expect(!log.contains("Sealed"))
+    }
+
+    /// App Group state shared by processes and pushes, a new principal instance per request in a warm process.
+    @Test func aWarmProcessServesThreePushesWithAnInstanceEachAndTheAppGroupRemembers() throws {
+        try grantEntitlements()
+        let executable = try Self.built("app-group-counter")
+        let payloads = try (1...3).map { try payload("push-\($0)", Self.alert) }
+        let warm = try run(executable, payloads, options: ["--extension-process", "warm"])
+        try #require(warm.count == 3)
+        for (index, result) in warm.enumerated() {
+            let number = index + 1
+            #expect(result["outcome"] == "rewritten", "\(result)")
+            #expect(result["display"]?["body"]?.stringValue == "Push number \(number)")
+            #expect(
+                result["display"]?["subtitle"]?.stringValue
+                    == "instance \(number), its push 1, process push \(number)")
+            #expect(result["extension"]?["process"]?.stringValue == (index == 0 ? "fresh" : "warm"))
+        }
+        // A new process: UserDefaults of the group and the container file carry on.
+        let fresh = try runOne(executable, Self.alert)
+        #expect(fresh["display"]?["body"]?.stringValue == "Push number 4")
+        #expect(fresh["display"]?["subtitle"]?.stringValue == "instance 1, its push 1, process push 1")
+        let log = try String(
+            contentsOfFile: device + "/AppGroups/group.org.example.app/pushes.log", encoding: .utf8)
+        #expect(log == "push 1\npush 2\npush 3\npush 4\n")
+    }
+
+    @Test func aGroupTheEntitlementsDoNotListHasNoContainer() throws {
+        let executable = try Self.built("app-group-counter")
+        let result = try runOne(executable, Self.alert)
+        #expect(result["display"]?["body"]?.stringValue == "no app group", "\(result)")
+        #expect(!FileManager.default.fileExists(atPath: device + "/AppGroups/group.org.example.app"))
+    }
+
+    @Test func attachmentsAreKeptOrRefusedWithApplesErrors() throws {
+        let executable = try Self.built("attachments")
+        func attach(_ bytes: Int, name: String = "picture.png") throws -> JSON {
+            try runOne(
+                executable,
+                #"{"aps":{"alert":{"title":"Pic","body":"x"},"mutable-content":1},"image-bytes":\#(bytes),"file-name":"\#(name)"}"#
+            )
+        }
+        let good = try attach(4096)
+        #expect(good["display"]?["body"]?.stringValue == "With a picture (public.png)", "\(good)")
+        let attachment = try #require(good["attachments"]?.arrayValue?.first)
+        #expect(attachment["identifier"]?.stringValue == "picture")
+        #expect(attachment["type"]?.stringValue == "public.png")
+        #expect(attachment["size"]?.intValue == 4096)
+        let path = try #require(attachment["path"]?.stringValue)
+        #expect(path.hasPrefix(device + "/attachments/"))
+        #expect((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) == 4096)
+
+        // Over the 10 MB an image may have: UNErrorCodeAttachmentInvalidFileSize.
+        let large = try attach(10 * 1024 * 1024 + 1)
+        #expect(large["display"]?["body"]?.stringValue == "No picture: UNError 102", "\(large)")
+        #expect(large["attachments"] == nil || large["attachments"] == .null)
+        // A type iOS does not attach: UNErrorCodeAttachmentUnrecognizedType.
+        let unknown = try attach(64, name: "notes.xyz")
+        #expect(unknown["display"]?["body"]?.stringValue == "No picture: UNError 101", "\(unknown)")
+    }
+
+    @Test func aCommunicationNotificationNeedsItsEntitlement() throws {
+        let executable = try Self.built("communication")
+        let plain = try runOne(executable, Self.alert)
+        #expect(plain["outcome"] == "rewritten", "\(plain)")
+        #expect(plain["display"]?["body"]?.stringValue == "Lunch at 1?")
+        #expect(plain["communication"] == nil || plain["communication"] == .null)
+        #expect(
+            plain["warnings"]?.arrayValue?.first?.stringValue?.contains(
+                "lacks com.apple.developer.usernotifications.communication")
+                == true, "\(plain)")
+
+        try grantEntitlements()
+        let result = try runOne(executable, Self.alert)
+        let communication = try #require(result["communication"])
+        #expect(communication["intent"]?.stringValue == "INSendMessageIntent", "\(result)")
+        #expect(communication["sender_name"]?.stringValue == "Alice")
+        #expect(communication["sender_handle"]?.stringValue == "sip:alice@example.org")
+        #expect(communication["has_avatar"] == true)
+        #expect(communication["conversation_identifier"]?.stringValue == "conversation-1")
+        let avatar = try #require(communication["avatar_path"]?.stringValue)
+        #expect(FileManager.default.fileExists(atPath: avatar))
+        #expect(result["warnings"] == .array([]))
+    }
+
+    /// iOS 14.5's CXProvider.reportNewIncomingVoIPPushPayload: refused without the filtering entitlement
+    /// (CXErrorCodeNotificationServiceExtensionError 2, missingNotificationFilteringEntitlement), else the call goes
+    /// to the app and nothing is shown.
+    @Test func aCallOfferReportedThroughCallKitGoesToTheApp() throws {
+        let executable = try Self.built("callkit")
+        let offer =
+            #"{"aps":{"alert":{"title":"Call","body":"x"},"mutable-content":1},"call":{"call_id":"c1","from":"sip:alice@example.org","display_name":"Alice"}}"#
+        let refused = try runOne(executable, offer)
+        #expect(refused["display"]?["body"]?.stringValue == "Call not reported: 2", "\(refused)")
+        #expect(refused["call_report"] == nil || refused["call_report"] == .null)
+
+        try grantEntitlements()
+        let result = try runOne(executable, offer)
+        #expect(result["outcome"] == "suppressed", "\(result)")
+        #expect(result["reason"]?.stringValue?.hasPrefix("voip-escalated:") == true)
+        #expect(result["call_report"]?["localized_caller_name"]?.stringValue == "Alice")
+        #expect(result["call_report"]?["remote_handle"]?["value"]?.stringValue == "sip:alice@example.org")
+        #expect(result["display"] == nil || result["display"] == .null)
+    }
+
+    @Test func aCrashShowsTheOriginal() throws {
+        let result = try runOne(try Self.built("crash"), Self.alert)
+        #expect(result["outcome"] == "original", "\(result)")
+        #expect(result["reason"]?.stringValue?.hasPrefix("extension-crashed:") == true)
+        #expect(result["display"]?["body"]?.stringValue == "Sealed")
+    }
+
+    @Test func aMemoryHogIsKilledAtTheLimit() throws {
+        let result = try runOne(try Self.built("memory-hog"), Self.alert)
+        #expect(result["outcome"] == "original", "\(result)")
+        #expect(result["reason"]?.stringValue?.hasPrefix("memory-limit:") == true)
+        #expect((result["extension"]?["peak_footprint_kb"]?.intValue ?? 0) > 24 * 1024)
+    }
+
+    @Test func theBundleHasItsInfoPlistAndStrings() throws {
+        let result = try runOne(try Self.built("bundle-strings"), Self.alert)
+        #expect(
+            result["display"]?["title"]?.stringValue == "Example Service (NotificationServiceExtension)", "\(result)")
+        #expect(result["display"]?["subtitle"]?.stringValue == "New message")
+        #expect(result["display"]?["body"]?.stringValue == "You have received a message")
+    }
+}
