@@ -168,7 +168,7 @@ let package = Package(
             dependencies: [
                 "NSEAppRegistration", "NSECall", "NSECertificates", "NSEChat", "NSECrypto", "NSEDevice", "NSEHost",
                 "NSEJSON",
-                "NSEPayload", "NSESIP", "NSESIPServer", "NSESystem", logging,
+                "NSEPayload", "NSESIP", "NSESIPServer", "NSESystem", "NSEExtensionBuild", logging,
             ]
         ),
         .target(
@@ -326,7 +326,9 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
-        .testTarget(name: "EndToEndTests", dependencies: ["NSEDevice", "NSEJSON", "NSEReplay", "NSETestSupport"]),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["NSEDevice", "NSEJSON", "NSEReplay", "NSESIP", "NSESIPServer", "NSETestSupport"]),
         .testTarget(
             name: "NSEAPNsServerTests",
             dependencies: [

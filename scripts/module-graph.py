@@ -38,8 +38,10 @@ LAYERS = [
         "NSEExtensionKit", "UserNotifications", "UserNotificationsUI", "Intents", "CallKit", "LiveCommunicationKit",
         "CryptoKit", "UniformTypeIdentifiers", "MobileCoreServices", "UIKit", "os", "OSLog",
     ]),
-    ("servers", "Servers, the main app and replay", ["NSESIPServer", "NSEAPNsServer", "NSEMainApp", "NSEReplay"]),
-    ("executables", "Executables and entry points", ["NSEExtensionBuild", "NSECommandLine", "nse", "nse-tool", "nse-extension", "nse-app", "NSEFuzzTargets"]),
+    ("servers", "Servers, the main app, replay and the extension builder", [
+        "NSESIPServer", "NSEAPNsServer", "NSEMainApp", "NSEReplay", "NSEExtensionBuild",
+    ]),
+    ("executables", "Executables and entry points", ["NSECommandLine", "nse", "nse-tool", "nse-extension", "nse-app", "NSEFuzzTargets"]),
 ]
 
 # How a package is named in a node's second line.

@@ -5,6 +5,7 @@ import NSECertificates
 import NSEChat
 import NSECrypto
 import NSEDevice
+import NSEExtensionBuild
 import NSEHost
 public import NSEJSON
 import NSEPayload
@@ -133,7 +134,7 @@ struct CaseRunner {
                         } catch {
                             await restarted.shutdown()
                             attempt += 1
-                            guard attempt < 50, "\(error)".contains("Address already in use") else { throw error }
+                            guard attempt < 50, Self.isAddressInUse(error) else { throw error }
                             try await Task.sleep(nanoseconds: 100_000_000)
                         }
                     }
@@ -200,6 +201,11 @@ struct CaseRunner {
         return differences
     }
 
+    /// Whether a server could not start because its port is taken (said in words by `NetworkFailure`).
+    static func isAddressInUse(_ error: any Error) -> Bool {
+        "\(error)".lowercased().contains("address already in use")
+    }
+
     private func makeDevice() throws -> Device {
         var options = Device.Options()
         options.bundleID = replayCase.device.bundleID
@@ -207,6 +213,17 @@ struct CaseRunner {
         options.filtering = replayCase.device.filtering
         options.locale = replayCase.device.locale
         var device = try Device.create(at: Path.join(workDirectory, "device"), options: options)
+        if let file = replayCase.device.entitlements {
+            let granted: Entitlements
+            do { granted = try Entitlements(contentsOf: file) } catch {
+                throw ReplayError(file: replayCase.file, field: "device.entitlements", message: error.description)
+            }
+            device.config.appGroups = granted.appGroups
+            device.config.filtering = granted.filtering || replayCase.device.filtering
+            device.config.communication = granted.communication
+            device.config.timeSensitive = granted.timeSensitive
+            device.config.criticalAlerts = granted.criticalAlerts
+        }
         func write(_ entries: [String: String], folder: String) throws {
             guard !entries.isEmpty else { return }
             let directory = Path.join(device.stringsDirectory, folder)

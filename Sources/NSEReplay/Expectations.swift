@@ -49,7 +49,7 @@ public enum Expectations {
                 } else if times != times.sorted() {
                     differences.append("\(key): expected the steps in the order \(show(want)), got \(show(timeline))")
                 }
-            case "notification", "info", "voip", "extension", "call", "caller":
+            case "notification", "info", "voip", "extension", "call", "caller", "communication", "attachments":
                 let base: JSON? = key == "info" ? actual["extension"]?["info"] : actual[key]
                 for (path, value) in want.objectValue ?? [:] {
                     let got = lookup(base, path)
@@ -84,7 +84,7 @@ public enum Expectations {
             case "call_timeline", "caller_timeline":
                 let steps = value.arrayValue
                 wanted = steps != nil && steps!.allSatisfy { $0.stringValue != nil } ? nil : "an array of step names"
-            case "notification", "info", "voip", "extension", "call", "caller":
+            case "notification", "info", "voip", "extension", "call", "caller", "communication", "attachments":
                 wanted = value.objectValue != nil ? nil : "an object of dotted paths and their values"
             default:
                 return (key, "is not something a case can expect")
@@ -94,10 +94,16 @@ public enum Expectations {
         return nil
     }
 
-    /// A dotted path into a value (`aps.alert.title`).
+    /// A dotted path into a value (`aps.alert.title`); a number indexes an array (`0.type`).
     static func lookup(_ value: JSON?, _ path: String) -> JSON? {
         var current = value
-        for part in path.split(separator: ".") { current = current?[String(part)] }
+        for part in path.split(separator: ".") {
+            if let items = current?.arrayValue, let index = Int(part) {
+                current = items.indices.contains(index) ? items[index] : nil
+            } else {
+                current = current?[String(part)]
+            }
+        }
         return current
     }
 }

@@ -34,6 +34,9 @@ public struct ReplayCase: Sendable {
         /// The senders the device trusts: for each contact, the names of the identities whose keys it trusts.
         public var trust: [String: [String]] = [:]
         public var requireSignedSender = false
+        /// An Xcode `.entitlements` file the app has (`device.entitlements`, relative to the case): app groups,
+        /// filtering, communication, time-sensitive, critical alerts. `filtering` adds to it.
+        public var entitlements: String?
     }
 
     /// A call the case's caller places through the embedded SIP server before the push (`sip.call`): the server
@@ -96,6 +99,9 @@ public struct ReplayCase: Sendable {
     public var grace: Double = 0.5
     public var memoryLimit: Double = 24
     public var extensionCommand: String?
+    /// An extension's Swift sources (`extension_source`: folders or files, relative to the case), built by
+    /// `nse extension build` before the run; absolute paths.
+    public var extensionSource: [String]?
     /// What iOS 26.4 tells the app with a voip push (`PKVoIPPushMetadata.mustReport`; `must_report`).
     public var mustReport = true
 
@@ -207,7 +213,7 @@ public struct ReplayCase: Sendable {
         ]
         let known: Set<String> = pushKeys.union([
             "name", "description", "device", "sip", "budget", "grace", "memory_limit", "extension", "must_report",
-            "steps", "extension_process", "warm_idle",
+            "steps", "extension_process", "warm_idle", "extension_source",
         ])
         for key in object.keys where !known.contains(key) { throw fail(key, "is not a case field") }
         self.file = file
@@ -219,12 +225,15 @@ public struct ReplayCase: Sendable {
                 "bundle_id", "team_id", "filtering", "locale", "strings", "locale_strings", "app_handler",
                 "app_deadline",
                 "max_strikes", "max_offer_age", "strikes", "key_mode", "call", "ios_version", "core_watchdog", "trust",
-                "require_signed_sender", "voip_framework",
+                "require_signed_sender", "voip_framework", "entitlements",
             ]
             for key in spec.keys where !allowed.contains(key) { throw fail("device.\(key)", "is not a device field") }
             device.bundleID = try string(spec["bundle_id"], "device.bundle_id") ?? device.bundleID
             device.teamID = try string(spec["team_id"], "device.team_id") ?? device.teamID
             device.filtering = try bool(spec["filtering"], "device.filtering") ?? false
+            device.entitlements = try string(spec["entitlements"], "device.entitlements").map {
+                $0.hasPrefix("/") ? $0 : Path.join(Path.dirname(file), $0)
+            }
             device.locale = try string(spec["locale"], "device.locale") ?? "en"
             device.strings = try strings(spec["strings"], "device.strings")
             device.localeStrings = try strings(spec["locale_strings"], "device.locale_strings")
@@ -353,6 +362,16 @@ public struct ReplayCase: Sendable {
         grace = try number(object["grace"], "grace") ?? 0.5
         memoryLimit = try number(object["memory_limit"], "memory_limit") ?? 24
         extensionCommand = try string(object["extension"], "extension")
+        if let source = object["extension_source"] {
+            let paths = source.stringValue.map { [$0] } ?? source.arrayValue?.compactMap(\.stringValue)
+            guard let paths, !paths.isEmpty, paths.count == (source.arrayValue?.count ?? 1) else {
+                throw fail("extension_source", "must be a path or a list of paths (the extension's sources)")
+            }
+            guard extensionCommand == nil else {
+                throw fail("extension_source", "give extension or extension_source, not both")
+            }
+            extensionSource = paths.map { $0.hasPrefix("/") ? $0 : Path.join(Path.dirname(file), $0) }
+        }
         mustReport = try bool(object["must_report"], "must_report") ?? true
         if let mode = try string(object["extension_process"], "extension_process") {
             guard let parsed = ExtensionProcessPool.Mode(rawValue: mode) else {

@@ -1,4 +1,5 @@
 import NSEChat
+import NSEExtensionBuild
 public import NSEHost
 public import NSEJSON
 import NSESystem
@@ -88,6 +89,35 @@ public struct ReplayRunner: Sendable {
         return object["expect"] != nil
     }
 
+    /// Builds each distinct `extension_source` once, one after the other (the builder caches by content, so an
+    /// unchanged tree costs a hash), and points its cases at the executable; a case whose sources do not build
+    /// fails with the builder's line (the compiler's messages are on stderr, as `nse extension build` prints them).
+    private func buildingExtensions(_ cases: [(Int, Result<ReplayCase, ReplayError>)]) async
+        -> [(Int, Result<ReplayCase, ReplayError>)]
+    {
+        var built: [[String]: Result<String, ExtensionBuildError>] = [:]
+        var updated = cases
+        for (position, entry) in cases.enumerated() {
+            guard case .success(var replayCase) = entry.1, let source = replayCase.extensionSource else { continue }
+            if built[source] == nil {
+                do throws(ExtensionBuildError) {
+                    built[source] = .success(try await ExtensionBuilder(paths: source).build().executable)
+                } catch {
+                    built[source] = .failure(error)
+                }
+            }
+            switch built[source]! {
+            case .success(let executable):
+                replayCase.extensionCommand = executable
+                updated[position].1 = .success(replayCase)
+            case .failure(let error):
+                updated[position].1 = .failure(
+                    ReplayError(file: replayCase.file, field: "extension_source", message: error.description))
+            }
+        }
+        return updated
+    }
+
     /// Runs the cases, `jobs` at a time, calling `progress` as each one ends (in completion order).
     public func run(files: [String], progress: @escaping @Sendable (CaseResult) -> Void) async -> [CaseResult] {
         var cases: [(Int, Result<ReplayCase, ReplayError>)] = []
@@ -104,6 +134,7 @@ public struct ReplayRunner: Sendable {
                 }
             }
         }
+        cases = await buildingExtensions(cases)
         var results: [(Int, CaseResult)] = []
         await withTaskGroup(of: (Int, CaseResult).self) { group in
             var iterator = cases.makeIterator()

@@ -1,6 +1,10 @@
 import Foundation
+import NSESIP
+import NSESIPServer
 import NSETestSupport
 import Testing
+
+@testable import NSEReplay
 
 /// A port that is taken, a peer that is not there: the servers and clients say what failed and where, in one line
 /// with the documented status, and never crash (docs/cli.md, exit statuses).
@@ -46,6 +50,23 @@ import Testing
 
     init() throws {
         root = try TestSupport.temporaryDirectory("nse-socket-errors")
+    }
+
+    /// `nse replay`'s server restart waits out a port another process was handed meanwhile: it must recognise the
+    /// server's own words for it (it matched NIO's capitalised text, which `NetworkFailure` no longer shows, and a
+    /// taken port made the case an ERROR under load).
+    @Test func replayRecognisesATakenPortInTheServersWords() async throws {
+        let taken = try TakenPort()
+        let server = SIPServer(
+            configuration: SIPServerConfiguration(listeners: [.init(transport: .tcp, port: taken.port)]))
+        do {
+            _ = try await server.start()
+            Issue.record("the server started on a taken port")
+        } catch {
+            #expect(CaseRunner.isAddressInUse(error), "\(error)")
+        }
+        await server.shutdown()
+        #expect(!CaseRunner.isAddressInUse(SIPServerError("cannot create directory /x: permission denied")))
     }
 
     /// docs/sip.md's own `--listen udp:… --listen tcp:…` on a port whose TCP side is taken: the UDP listener bound
