@@ -50,14 +50,16 @@ let package = Package(
         .library(name: "UniformTypeIdentifiers", targets: ["UniformTypeIdentifiers"]),
         .library(name: "MobileCoreServices", targets: ["MobileCoreServices"]),
         .library(name: "UIKit", targets: ["UIKit"]),
-        .library(name: "os", targets: ["os"]),
-        .library(name: "OSLog", targets: ["OSLog"]),
-        // All of the SDK in one shared library: what `nse extension build` links a user's extension against.
+        // Apple's os.log for a SwiftPM target (`import NSEOSLog`); `nse extension build` gives extensions `import os`,
+        // `import os.log` and `import OSLog` over it (SDK/, docs/sdk.md).
+        .library(name: "NSEOSLog", targets: ["NSEOSLog"]),
+        // All of the SDK and what it uses in one static library: what `nse extension build` links into a user's
+        // extension (one copy of every module, on the toolchain's Swift runtime).
         .library(
-            name: "NSESDK", type: .dynamic,
+            name: "NSESDK", type: .static,
             targets: [
                 "UserNotifications", "UserNotificationsUI", "Intents", "CallKit", "LiveCommunicationKit", "CryptoKit",
-                "UniformTypeIdentifiers", "MobileCoreServices", "UIKit", "os", "OSLog",
+                "UniformTypeIdentifiers", "MobileCoreServices", "UIKit", "NSEOSLog",
             ]),
         // The fuzz entry points, for the libFuzzer package in Fuzz/ (docs/fuzzing.md).
         .library(name: "NSEFuzzTargets", targets: ["NSEFuzzTargets"]),
@@ -96,9 +98,6 @@ let package = Package(
         .systemLibrary(name: "CConcurrencyHook"),
         // Not a library: the pidfd_open system call, for the host's wait on a child's exit.
         .systemLibrary(name: "CProcessHandle"),
-        // Not a library: the Clang module `os` (submodules `log`, `signpost`; empty headers) that the Swift module `os`
-        // overlays, so that `import os.log` resolves. Named COSShim: SwiftPM cannot have two targets named `os`.
-        .systemLibrary(name: "COSShim"),
 
         // MARK: - Foundations
         .target(name: "NSESystem"),
@@ -225,12 +224,8 @@ let package = Package(
         .target(name: "UniformTypeIdentifiers"),
         .target(name: "MobileCoreServices", dependencies: ["UniformTypeIdentifiers"]),
         .target(name: "UIKit"),
-        // Apple's os: Logger, os_log, OSLog. `-import-underlying-module` makes it the overlay of the Clang module `os`
-        // (as Apple's own overlay is built), which is what gives it the submodule `os.log`.
-        .target(
-            name: "os", dependencies: ["COSShim", "NSECrypto", "NSESystem"],
-            swiftSettings: [.unsafeFlags(["-import-underlying-module"])]),
-        .target(name: "OSLog", dependencies: ["os"]),
+        // Apple's os: Logger, os_log, OSLog. Not named `os` (SDK/README.md says why).
+        .target(name: "NSEOSLog", dependencies: ["NSECrypto", "NSESystem"]),
 
         // `nse extension build`: a user's extension sources, checked and compiled against the SDK, cached.
         .target(
@@ -303,7 +298,7 @@ let package = Package(
         .testTarget(
             name: "SDKTests",
             dependencies: [
-                "UniformTypeIdentifiers", "MobileCoreServices", "UIKit", "UserNotifications", "Intents", "OSLog",
+                "UniformTypeIdentifiers", "MobileCoreServices", "UIKit", "UserNotifications", "Intents", "NSEOSLog",
             ]),
         // The front door's own `nse run` parser (the `nse` executable target, tested in-process).
         .testTarget(name: "FrontDoorTests", dependencies: ["nse", "NSECommandLine", "NSEHost", "NSEPayload"]),

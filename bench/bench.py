@@ -158,6 +158,50 @@ def bench_warm(work, pushes, rounds):
     return figures
 
 
+def build_sdk_extension(source, configuration):
+    """`nse extension build` of an extension's sources (cached by content); the executable's path."""
+    out = subprocess.run([NSE, "extension", "build", "--configuration", configuration, source], check=True,
+                         capture_output=True).stdout.decode().strip()
+    return out.splitlines()[-1]
+
+
+def bench_sdk(work, reference_payload, rounds, pushes):
+    """A developer's own extension built with the SDK (fixtures/sdk-extensions/template, Xcode's template: it edits
+    the title) against the reference extension opening its sealed payload, in the same rounds: the extension
+    process's wall time from spawn to exit when started fresh, the host's time per push from a warm process (the
+    pushes after its first), and the footprint iOS would charge (private dirty + swap, `peak_footprint_kb`)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    executable = build_sdk_extension(os.path.join(root, "fixtures", "sdk-extensions", "template"), "release")
+    device = os.path.join(work, "sdkbob")
+    subprocess.run([NSE, "device", "init", device, "--filtering"], check=True, stdout=subprocess.DEVNULL)
+    alert = json.dumps({"aps": {"alert": {"title": "Alice", "body": TEXT}, "mutable-content": 1}}).encode()
+    sdk_path, reference_path = os.path.join(work, "sdk.json"), os.path.join(work, "reference.json")
+    with open(sdk_path, "wb") as handle:
+        handle.write(alert)
+    with open(reference_path, "wb") as handle:
+        handle.write(reference_payload)
+    # The reference payload is sealed to bench_enc's device: run both on that device's copy of the keys.
+    reference_device = os.path.join(work, "bob")
+    sides = {"sdk": ([NSE, "run", "--device", device, "--extension", executable], sdk_path),
+             "reference": ([NSE, "run", "--device", reference_device], reference_path)}
+    figures = {f"{side}_{kind}": [] for side in sides for kind in ("cold", "warm", "footprint")}
+    for index in range(rounds):
+        for side in (("sdk", "reference") if index % 2 else ("reference", "sdk")):
+            argv, path = sides[side]
+            result = json.loads(subprocess.run(argv + [path], check=True, capture_output=True).stdout)
+            if result["outcome"] != "rewritten":
+                raise SystemExit(f"sdk round ({side}): unexpected outcome {result['outcome']}: {result['reason']}")
+            figures[f"{side}_cold"].append(result["extension"]["wall_ms"])
+            figures[f"{side}_footprint"].append(result["extension"]["peak_footprint_kb"])
+            out = subprocess.run(argv + ["--extension-process", "warm"] + [path] * pushes, check=True,
+                                 capture_output=True).stdout
+            results = [json.loads(line) for line in out.splitlines()]
+            if [r["extension"]["process_pushes"] for r in results] != list(range(1, pushes + 1)):
+                raise SystemExit(f"sdk round ({side}): the pushes were not served by one warm process")
+            figures[f"{side}_warm"] += [r["timings_ms"]["total"] for r in results[1:]]
+    return figures
+
+
 def bench_sip(work, floors, payload, rounds, warmups, linphone):
     """Rounds on one `nse sip-server` over TCP: a sealed CPIM MESSAGE held for an nse device, then `nse run` on its
     Call-ID; and (with `linphone`) a plain-text MESSAGE held for the peer's AOR, then linphone-daemon fetching it."""
@@ -309,6 +353,7 @@ def report(work, quick, rounds, sip_rounds, missing):
     call = bench_call(work, floors, payload, call_rounds, 1 if quick else 3)
     warm_pushes = 5 if quick else 20
     warm = bench_warm(work, warm_pushes, 1 if quick else max(rounds // 40, 3))
+    sdk = bench_sdk(work, payload, 2 if quick else max(rounds // 4, 20), 3 if quick else 10)
 
     mode = "quick smoke, figures meaningless" if quick else "medians of interleaved rounds"
     print(f"nse bench ({mode}): {rounds} enc rounds, {sip_rounds} SIP rounds, binaries in {BIN}")
@@ -350,9 +395,21 @@ def report(work, quick, rounds, sip_rounds, missing):
     warm_push = row("  one warm process, pushes after its first (ms/push)", warm["warm"])
     print(f"{'  fresh / warm':48} {fresh_push / warm_push:9.2f}")
     row(f"  warm process peak growth over {warm_pushes} pushes (KB)", warm["growth"], unit_format="9.0f")
+    reference_cold = row("reference extension, enc, fresh process (ms)", sdk["reference_cold"])
+    sdk_cold = row("SDK extension (template), fresh process (ms)", sdk["sdk_cold"], reference_cold)
+    reference_warm = row("reference extension, warm (ms/push)", sdk["reference_warm"])
+    sdk_warm = row("SDK extension, warm (ms/push)", sdk["sdk_warm"], reference_warm)
+    reference_footprint = row("reference extension footprint (KB)", sdk["reference_footprint"],
+                              unit_format="9.0f")
+    sdk_footprint = row("SDK extension footprint (KB)", sdk["sdk_footprint"],
+                        unit_format="9.0f")
     if quick:
         print("quick smoke: harness ran end to end; no targets judged")
         return
+    print(f"target (SDK): fresh <= 3x the reference extension's, warm <= 1.5x, footprint < 8 MB -> "
+          f"{'meets' if sdk_cold <= 3 * reference_cold and sdk_warm <= 1.5 * reference_warm and sdk_footprint < 8192 else 'MISSES'} "
+          f"({sdk_cold / reference_cold:.2f}x, {sdk_warm / reference_warm:.2f}x, {sdk_footprint / 1024:.1f} MB; "
+          f"the reference's {reference_footprint / 1024:.1f} MB)")
     print(f"target (enc): nse run <= 3x the C pair floor -> {'meets' if enc <= 3 * pair else 'MISSES'} ({enc / pair:.2f}x)")
     if sip["peer"]:
         faster, smaller = peer_ms / sip_median, peer_kb / sip_peak

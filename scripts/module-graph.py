@@ -28,7 +28,7 @@ END = "<!-- module-graph: end -->"
 
 # Bottom to top: a module may depend on its own layer and the layers below it, never above.
 LAYERS = [
-    ("c", "C libraries", ["CSodium", "CJansson", "CCurl", "CSQLite", "CConcurrencyHook", "CProcessHandle", "COSShim"]),
+    ("c", "C libraries", ["CSodium", "CJansson", "CCurl", "CSQLite", "CConcurrencyHook", "CProcessHandle"]),
     ("foundations", "Foundations", [
         "NSESystem", "NSEJSON", "NSECrypto", "NSEHTTP", "NSEDatabase", "NSEChat", "NSECertificates", "NSESIP",
     ]),
@@ -36,7 +36,7 @@ LAYERS = [
     ("hostext", "Host and extension", ["NSEHost", "NSEExtension", "NSECall"]),
     ("sdk", "The SDK: Apple's extension APIs on Linux", [
         "NSEExtensionKit", "UserNotifications", "UserNotificationsUI", "Intents", "CallKit", "LiveCommunicationKit",
-        "CryptoKit", "UniformTypeIdentifiers", "MobileCoreServices", "UIKit", "os", "OSLog",
+        "CryptoKit", "UniformTypeIdentifiers", "MobileCoreServices", "UIKit", "NSEOSLog",
     ]),
     ("servers", "Servers, the main app, replay and the extension builder", [
         "NSESIPServer", "NSEAPNsServer", "NSEMainApp", "NSEReplay", "NSEExtensionBuild",

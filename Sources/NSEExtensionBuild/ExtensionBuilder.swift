@@ -87,7 +87,7 @@ public struct ExtensionBuilder: Sendable {
     private func cacheKey(sources: ExtensionSources, principal: String, sdk: SDKLocation) throws(ExtensionBuildError)
         -> String
     {
-        var material: [UInt8] = Array("nse-extension-build 2\n".utf8)
+        var material: [UInt8] = Array("nse-extension-build 3\n".utf8)
         func add(_ text: String) { material += Array(text.utf8) + [0] }
         func addFile(_ path: String) throws(ExtensionBuildError) {
             let bytes: [UInt8]?
@@ -109,7 +109,7 @@ public struct ExtensionBuilder: Sendable {
                 try addFile(Path.join(folder, name))
             }
         }
-        for path in [Path.join(sdk.libraryDirectory, "libNSESDK.so")] + sdk.moduleMaps {
+        for path in [sdk.library] + sdk.moduleMaps {
             add("\(path) \(FileSystem.stamp(path).map { "\($0)" } ?? "")")
         }
         add(Environment.get("SWIFTC") ?? "swiftc")
@@ -119,6 +119,8 @@ public struct ExtensionBuilder: Sendable {
     private func compile(
         sources: ExtensionSources, principal: String, sdk: SDKLocation, into folder: String, executable: String
     ) async throws(ExtensionBuildError) {
+        let compiler = Environment.get("SWIFTC") ?? "swiftc"
+        let overlays = try await SDKOverlays(sdk: sdk, cacheDirectory: cacheDirectory, compiler: compiler).folder()
         let staging = folder + ".building-\(getpid())"
         do {
             try? FileSystem.removeTree(staging)
@@ -140,17 +142,18 @@ public struct ExtensionBuilder: Sendable {
                     """)
             }
             var arguments = [
-                "-swift-version", swiftVersion, "-module-name", "NotificationServiceExtension", "-I",
-                sdk.modulesDirectory, "-L", sdk.libraryDirectory, "-lNSESDK", "-Xlinker", "-rpath", "-Xlinker",
-                sdk.libraryDirectory,
+                "-swift-version", swiftVersion, "-module-name", "NotificationServiceExtension", "-I", overlays, "-I",
+                sdk.modulesDirectory,
                 // URLSession is FoundationNetworking's on Linux: every file sees it, as with Foundation on iOS.
                 "-Xfrontend", "-import-module", "-Xfrontend", "FoundationNetworking",
             ]
             arguments += configuration == .release ? ["-O"] : ["-Onone", "-g"]
             for map in sdk.moduleMaps { arguments += ["-Xcc", "-fmodule-map-file=\(map)"] }
             arguments += sources.swiftFiles + (hasMain ? [] : [main])
+            // The whole SDK, linked in after the objects that use it: one copy of every module, on the toolchain's
+            // Swift runtime.
+            arguments.append(sdk.library)
             arguments += ["-o", Path.join(staging, "NotificationServiceExtension")]
-            let compiler = Environment.get("SWIFTC") ?? "swiftc"
             let result = try await run(
                 compiler.contains("/") ? .path(.init(compiler)) : .name(compiler), arguments: .init(arguments),
                 output: .fileDescriptor(.standardError, closeAfterSpawningProcess: false),

@@ -1,5 +1,5 @@
 import Foundation
-import OSLog
+import NSEOSLog
 import Testing
 
 #if canImport(Glibc)

@@ -3,7 +3,7 @@ public import Foundation
 /// A log handle: a subsystem and a category, as Apple's `OSLog` (`os_log_t`, an NSObject). `Logger` and `os_log` write
 /// through one.
 ///
-/// nse writes a handle's messages to standard error, headed `<subsystem>/<category>` (os.swift). `public final`, not
+/// nse writes a handle's messages to standard error, headed `<subsystem>/<category>` (NSEOSLog.swift). `public final`, not
 /// `open` as the imported Objective-C class is: a handle is an immutable value shared across threads (`Sendable`), and
 /// nothing subclasses it.
 public final class OSLog: NSObject, @unchecked Sendable {
@@ -31,6 +31,6 @@ public final class OSLog: NSObject, @unchecked Sendable {
     public static let disabled = OSLog(subsystem: "", category: "", isWritten: false)
 
     /// Whether a message of `type` would be written: Apple's `os_log_type_enabled`. In nse, `false` for
-    /// `OSLog.disabled` and for levels below `NSE_OSLOG_LEVEL` (os.swift).
+    /// `OSLog.disabled` and for levels below `NSE_OSLOG_LEVEL` (NSEOSLog.swift).
     public func isEnabled(type: OSLogType) -> Bool { LogOutput.isEnabled(self, type) }
 }

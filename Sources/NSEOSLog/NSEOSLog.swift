@@ -1,5 +1,7 @@
-// os: Apple's unified logging API (`Logger`, `os_log`, `OSLog`) as an iOS Notification Service Extension uses it, on
-// Linux (docs/sdk.md).
+// NSEOSLog: Apple's unified logging API (`Logger`, `os_log`, `OSLog`) as an iOS Notification Service Extension uses
+// it, on Linux (docs/sdk.md). Extensions import it as `os` (the overlay `nse extension build` compiles from SDK/os);
+// the module itself has another name because a package module named `os` would answer every dependency's
+// `#if canImport(os)` (SDK/README.md).
 //
 // A developer's `NotificationService.swift` compiles unchanged with `import os`, `import os.log` or `import OSLog`:
 // the same types, signatures, labels and defaults as Apple's os.swiftinterface (iOS 17 SDK), and the same strictness

@@ -2,7 +2,7 @@
 ///
 /// Each method takes an `OSLogMessage` only, as on Apple: `logger.info("got \(n) items")` compiles,
 /// `logger.info(someString)` does not (write `logger.info("\(someString, privacy: .public)")`). A message's
-/// interpolated values are evaluated only when its level is written (`NSE_OSLOG_LEVEL`, os.swift). Each method's
+/// interpolated values are evaluated only when its level is written (`NSE_OSLOG_LEVEL`, NSEOSLog.swift). Each method's
 /// documentation names the level Apple stores, which is what nse prints.
 public struct Logger: Sendable {
     let logObject: OSLog

@@ -1,6 +1,6 @@
 /// How an interpolated value may appear in the log: Apple's `OSLogPrivacy`, with the same options and masks.
 ///
-/// nse shows a value as Apple's log does with no logging profile installed (os.swift): `.public` as it is;
+/// nse shows a value as Apple's log does with no logging profile installed (NSEOSLog.swift): `.public` as it is;
 /// `.private` and `.sensitive` as `<private>`; `.auto` shows numbers and Booleans and hides everything else; a
 /// `mask: .hash` turns a hidden value into `<mask.hash: 'BASE64'>` (`PrivacyHash`).
 public struct OSLogPrivacy: Sendable {

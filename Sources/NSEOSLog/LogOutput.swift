@@ -1,6 +1,6 @@
 import NSESystem
 
-/// Where every message goes: one line on standard error (os.swift gives the format), written by one `write` so lines
+/// Where every message goes: one line on standard error (NSEOSLog.swift gives the format), written by one `write` so lines
 /// from concurrent threads do not mix, and only for levels at or above `NSE_OSLOG_LEVEL`.
 enum LogOutput {
     /// The lowest level written, read from `NSE_OSLOG_LEVEL` once, on the first message.
