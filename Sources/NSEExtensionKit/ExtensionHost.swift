@@ -30,11 +30,28 @@ public final class ExtensionHost: Sendable {
         var started = false
     }
 
-    private let channel = LineChannel(input: 0, output: 1, maxLineBytes: ExtensionProtocol.maxLineBytes)
+    private let channel = LineChannel(
+        input: 0, output: ExtensionHost.takeStandardOutput(), maxLineBytes: ExtensionProtocol.maxLineBytes)
     private let sending = Mutex(())
     private let state = Mutex(State())
 
     private init() {}
+
+    /// The protocol's own descriptor, a copy of stdout; stdout itself becomes stderr, line-buffered. A developer's
+    /// `print` (on iOS, a console line) is then a line of the extension's log, never a line of the protocol: printed
+    /// on the protocol's pipe it would be taken for a malformed message, and the extension for broken.
+    private static func takeStandardOutput() -> Int32 {
+        fflush(nil)
+        let protocolOutput = fcntl(1, F_DUPFD_CLOEXEC, 3)
+        guard protocolOutput >= 0, dup2(2, 1) >= 0 else { return 1 }
+        // glibc's `stdout` through its symbol: Swift 6 refuses a reference to the C global itself.
+        if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "stdout"),
+            let stream = symbol.assumingMemoryBound(to: UnsafeMutablePointer<FILE>?.self).pointee
+        {
+            setvbuf(stream, nil, _IOLBF, 0)
+        }
+        return protocolOutput
+    }
 
     /// Says `hello` (a process that serves many requests, as iOS keeps an extension's process) and starts reading
     /// the host on a thread of its own; every host message goes to `handler`.

@@ -163,6 +163,8 @@ import Testing
         #expect(log.contains("org.example.app.nse/push default: received \(id), body <private>"), "\(log)")
         #expect(log.contains("org.example.app.nse/push error: time will expire"), "\(log)")
         #expect(!log.contains("Sealed"))
+        // print() goes to the log too, never into the protocol (a long line there was a protocol error).
+        #expect(log.contains("NotificationService: didReceive \(id)\n"), "\(log)")
     }
 
     /// App Group state shared by processes and pushes, a new principal instance per request in a warm process.
