@@ -87,7 +87,7 @@ public struct ExtensionBuilder: Sendable {
     private func cacheKey(sources: ExtensionSources, principal: String, sdk: SDKLocation) throws(ExtensionBuildError)
         -> String
     {
-        var material: [UInt8] = Array("nse-extension-build 3\n".utf8)
+        var material: [UInt8] = Array("nse-extension-build 5\n".utf8)
         func add(_ text: String) { material += Array(text.utf8) + [0] }
         func addFile(_ path: String) throws(ExtensionBuildError) {
             let bytes: [UInt8]?
@@ -148,6 +148,7 @@ public struct ExtensionBuilder: Sendable {
                 "-Xfrontend", "-import-module", "-Xfrontend", "FoundationNetworking",
             ]
             arguments += configuration == .release ? ["-O"] : ["-Onone", "-g"]
+            if sdk.staticRuntime { arguments += ["-L", Path.join(overlays, "stand-ins")] }
             for map in sdk.moduleMaps { arguments += ["-Xcc", "-fmodule-map-file=\(map)"] }
             arguments += sources.swiftFiles + (hasMain ? [] : [main])
             // The whole SDK, linked in after the objects that use it: one copy of every module, on the toolchain's

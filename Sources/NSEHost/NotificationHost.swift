@@ -229,6 +229,8 @@ public struct NotificationHost: Sendable {
             result.communication = CommunicationRecord.record(
                 delivered.communication, device: device, store: store, warnings: &result.warnings)
         }
+        // The SDK's scratch files of this request (avatars written for the host): what was kept has been moved out.
+        try? FileSystem.removeTree(Path.join(device.directory, "tmp", "extension", requestID))
         if let launch, let offer = run.record.acceptedVoIPPayload {
             followCall(
                 launch, payload: offer, route: .notificationServiceExtension, at: launchedAt, since: pushStart,

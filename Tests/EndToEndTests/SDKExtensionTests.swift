@@ -237,6 +237,10 @@ import Testing
                 "lacks com.apple.developer.usernotifications.communication")
                 == true, "\(plain)")
 
+        // The avatar the SDK wrote for the host is not left behind.
+        let scratch = (try? FileManager.default.subpathsOfDirectory(atPath: device + "/tmp/extension")) ?? []
+        #expect(scratch.isEmpty, "\(scratch)")
+
         try grantEntitlements()
         let result = try runOne(executable, Self.alert)
         let communication = try #require(result["communication"])

@@ -54,7 +54,8 @@ final class Runner: @unchecked Sendable {
                 let instance = makePrincipal()
                 active.withLock { $0?.instance = Unchecked(instance) }
                 let requestID = request.requestID
-                let scratch = Path.join(request.container, "tmp", "extension")
+                // The request's own scratch folder: the host takes what it keeps from it and removes it.
+                let scratch = Path.join(request.container, "tmp", "extension", requestID)
                 instance.didReceive(unRequest.value) { [self] content in
                     deliver(content, requestID: requestID, scratch: scratch)
                 }
