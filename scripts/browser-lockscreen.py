@@ -8,11 +8,19 @@ other phone, then checks the page's DOM: the rewritten text in the right phone a
 marked, the silenced line, the incoming-call screen, the detail panel's timeline; then a push sent while the page is
 open must appear within 2 s (the page follows /v1/events). A screenshot is saved to .build/lockscreen.png.
 
+Then a second server, for a third device with the communication entitlement, runs an extension of its own (Python,
+speaking docs/protocol.md) that attaches a real PNG and makes communication notifications; the host moves the files
+into the device's attachment store as for any extension. The page must show the sender's avatar, a group's name and
+picture, initials for a sender without one, a glyph for audio and the image as a thumbnail, each picture loaded from
+the server's attachment route (naturalWidth > 0), also for a push that arrives while the page is open, and no path
+of the server's disk in the page. Its screenshot: .build/lockscreen-communication.png.
+
 usage: NSE_BIN_DIR=.build/debug python3 scripts/browser-lockscreen.py
 exit 0 all passed, 1 a check failed, 77 no browser could be found or installed (one line says so).
 """
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -26,6 +34,51 @@ VENV = os.path.abspath(os.environ.get("NSE_BROWSER_VENV", ".build/browser-venv")
 BIN = os.path.abspath(os.environ.get("NSE_BIN_DIR", ".build/debug"))
 NSE = os.path.join(BIN, "nse")
 SCREENSHOT = os.path.abspath(os.environ.get("NSE_SCREENSHOT", ".build/lockscreen.png"))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# A version-1 extension (docs/protocol.md) for the communication phone: what the push's "rich" key asks for, with
+# pictures it writes as real PNGs (a PNG header and zeros would not decode in a browser).
+RICH_EXTENSION = r"""
+import json, os, struct, sys, tempfile, zlib
+
+def png(rgb, size=16):
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    rows = b"".join(b"\x00" + bytes(rgb) * size for _ in range(size))
+    header = struct.pack(">IIBBBBB", size, size, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+def written(name, data):
+    handle, path = tempfile.mkstemp(suffix="-" + name)
+    os.write(handle, data)
+    os.close(handle)
+    return path
+
+request = json.loads(sys.stdin.readline())
+payload = request["payload"]
+rich = payload.get("rich", "direct")
+person = {"intent": "INSendMessageIntent", "sender_name": "Alice", "sender_handle": "sip:alice@example.org",
+          "sender_handle_type": "unknown", "avatar_path": None, "group_name": None, "group_avatar_path": None,
+          "conversation_identifier": "c-" + rich, "recipient_count": 0, "service_name": "SIP"}
+attachments = []
+if rich == "direct":
+    person["avatar_path"] = written("avatar", png((40, 90, 200)))
+    attachments.append({"identifier": "picture", "path": written("picture.png", png((200, 60, 40))),
+                        "type": "public.png", "thumbnail_hidden": False})
+elif rich == "group":
+    person.update(group_name="Book club", recipient_count=3, avatar_path=written("avatar", png((40, 90, 200))),
+                  group_avatar_path=written("group-avatar", png((30, 150, 90))))
+elif rich == "broken":
+    person["sender_name"] = "Frank Ocean"
+    person["avatar_path"] = written("avatar", b"\x89PNG\r\n\x1a\n" + bytes(64))
+else:
+    person["sender_name"] = "Erin Baker"
+    attachments.append({"identifier": "voice", "path": written("voice.mp3", b"ID3" + bytes(512)),
+                        "type": "public.mp3", "thumbnail_hidden": False})
+print(json.dumps({"type": "content", "content": payload, "attachments": attachments, "communication": person}),
+      flush=True)
+sys.stdin.read()
+"""
 
 
 def ensure_selenium():
@@ -60,6 +113,124 @@ def post(url, payload, topic, push_type="alert"):
                                      headers={"apns-topic": topic, "apns-push-type": push_type})
     with urllib.request.urlopen(request, timeout=30) as answer:
         return answer.status
+
+
+def check_communication_phone(browser, work, check):
+    """A device with the communication entitlement, served with RICH_EXTENSION; returns its `nse serve`."""
+    dana = os.path.join(work, "dana-phone")
+    run([NSE, "device", "init", dana, "--bundle-id", "org.example.chat"])
+    run([NSE, "device", "set", dana, "--entitlements", os.path.join(ROOT, "fixtures/sdk-extensions/App.entitlements")])
+    with open(os.path.join(dana, "device.json")) as file:
+        remote = json.load(file)["tokens"]["remote"]
+    extension = os.path.join(work, "rich_extension.py")
+    with open(extension, "w") as file:
+        file.write(RICH_EXTENSION)
+    serve = subprocess.Popen([NSE, "serve", "--listen", "127.0.0.1:0", "--device", dana,
+                              "--extension", f"{shlex.quote(sys.executable)} {shlex.quote(extension)}"],
+                             stdout=subprocess.PIPE, stderr=open(os.path.join(work, "serve-dana.log"), "w"), text=True)
+    try:
+        check_communication_cards(browser, json.loads(serve.stdout.readline())["listening"], dana, remote, check)
+    except BaseException:
+        serve.kill()
+        serve.wait()
+        raise
+    return serve
+
+
+def check_communication_cards(browser, url, dana, remote, check):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    push_url = f"{url}/3/device/{remote}"
+
+    def push(rich, body):
+        post(push_url, {"aps": {"alert": {"title": "New message", "body": body}, "mutable-content": 1},
+                        "rich": rich}, "org.example.chat")
+
+    sent = (("broken", "A picture that does not decode"), ("audio", "A voice message"),
+            ("group", "Book club tonight?"), ("direct", "Look at this"))
+    for rich, body in sent:
+        push(rich, body)
+    recorded = []
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with urllib.request.urlopen(f"{url}/v1/devices/{remote}/notifications", timeout=10) as answer:
+            recorded = json.loads(answer.read())
+        if len(recorded) >= len(sent):
+            break
+        time.sleep(0.2)
+    outcomes = [r.get("outcome") for r in recorded]
+    check(outcomes == ["rewritten"] * len(sent) and all("communication" in r for r in recorded),
+          f"the communication notifications recorded ({outcomes})")
+
+    def loaded(image):
+        return browser.execute_script("return arguments[0].complete ? arguments[0].naturalWidth : 0;", image)
+
+    def pictures_load(card, what):
+        images = card.find_elements(By.CSS_SELECTOR, "img")
+        sources = [i.get_attribute("src") for i in images]
+        try:
+            WebDriverWait(browser, 5, poll_frequency=0.05).until(lambda b: all(loaded(i) > 0 for i in images))
+        except Exception:
+            pass
+        widths = [loaded(i) for i in images]
+        shown = [i.is_displayed() for i in images]
+        served = all(source.startswith(f"{url}/v1/devices/{remote.lower()}/attachments/") for source in sources)
+        check(len(images) > 0 and served and all(w > 0 for w in widths) and all(shown),
+              f"{what}: pictures loaded from the attachment route and shown ({sources}, {widths}, {shown})")
+
+    browser.get(url + "/")
+    cards = {c.find_element(By.CSS_SELECTOR, ".body").text: c
+             for c in browser.find_elements(By.CSS_SELECTOR, ".card .banner.communication")}
+    check(sorted(cards) == sorted(body for _, body in sent), f"the communication cards ({sorted(cards)})")
+    direct, group, audio = cards.get("Look at this"), cards.get("Book club tonight?"), cards.get("A voice message")
+    if direct is not None:
+        title = direct.find_element(By.CSS_SELECTOR, ".title").text
+        icon = [e.text for e in direct.find_elements(By.CSS_SELECTOR, ".avatar .app-icon")]
+        check(title == "Alice" and icon == ["C"],
+              f"the sender's name as the title, the app's icon on the avatar ({title!r}, {icon})")
+        check(len(direct.find_elements(By.CSS_SELECTOR, ".avatar img.avatar-picture")) == 1
+              and len(direct.find_elements(By.CSS_SELECTOR, "img.thumbnail")) == 1, "the avatar and the thumbnail")
+        pictures_load(direct, "the direct message")
+    if group is not None:
+        lines = [e.text for e in group.find_elements(By.CSS_SELECTOR, ".title, .subtitle.group")]
+        check(lines == ["Alice", "Book club"], f"the group's name under the sender ({lines})")
+        pictures_load(group, "the group message")
+    if audio is not None:
+        initials = [e.text for e in audio.find_elements(By.CSS_SELECTOR, ".avatar .initials")]
+        glyphs = [e.get_attribute("title") for e in audio.find_elements(By.CSS_SELECTOR, ".thumbnail.glyph")]
+        check(initials == ["EB"] and glyphs == ["audio"],
+              f"initials without a picture, audio as a glyph ({initials}, {glyphs})")
+    broken = cards.get("A picture that does not decode")
+    if broken is not None:
+        pictures = broken.find_elements(By.CSS_SELECTOR, "img.avatar-picture")
+        try:
+            WebDriverWait(browser, 5, poll_frequency=0.05).until(lambda b: not pictures[0].is_displayed())
+        except Exception:
+            pass
+        initials = [e.text for e in broken.find_elements(By.CSS_SELECTOR, ".avatar .initials") if e.is_displayed()]
+        check(len(pictures) == 1 and not pictures[0].is_displayed() and initials == ["FO"],
+              f"an avatar that does not decode gives way to the initials ({initials})")
+    check(os.path.join(dana, "attachments") not in browser.page_source, "no path of the server's disk in the page")
+
+    # Live: the script builds the same card, pictures included.
+    time.sleep(0.5)  # the event stream's first comment has arrived by now
+    push("direct", "Live picture")
+    try:
+        WebDriverWait(browser, 3, poll_frequency=0.05).until(
+            lambda b: "Live picture" in b.find_element(By.CSS_SELECTOR, ".notifications").text)
+        live = [c for c in browser.find_elements(By.CSS_SELECTOR, ".card .banner.communication")
+                if "Live picture" in c.text][0]
+        check(len(live.find_elements(By.CSS_SELECTOR, "img.thumbnail")) == 1
+              and live.find_element(By.CSS_SELECTOR, ".title").text == "Alice", "the live message's card")
+        pictures_load(live, "the live message")
+    except Exception as error:
+        check(False, f"the live communication notification appeared ({error!r})")
+    check(os.path.join(dana, "attachments") not in browser.page_source, "still no path of the disk after it")
+    base, extension_name = os.path.splitext(SCREENSHOT)
+    shot = base + "-communication" + (extension_name or ".png")
+    browser.save_screenshot(shot)
+    print(f"browser-lockscreen: screenshot {shot}")
 
 
 def main():
@@ -98,6 +269,7 @@ def main():
             failures.append(what)
 
     browser = None
+    rich_serve = None
     try:
         url = json.loads(serve.stdout.readline())["listening"]
         remote, _, topic = tokens["alice"]
@@ -187,9 +359,19 @@ def main():
         os.makedirs(os.path.dirname(SCREENSHOT), exist_ok=True)
         browser.save_screenshot(SCREENSHOT)
         print(f"browser-lockscreen: screenshot {SCREENSHOT}")
+
+        rich_serve = check_communication_phone(browser, work, check)
     finally:
         if browser is not None:
             browser.quit()
+        if rich_serve is not None:
+            rich_serve.send_signal(signal.SIGTERM)
+            try:
+                check(rich_serve.wait(timeout=15) == 0, "the communication phone's nse serve exited 0 on SIGTERM")
+            except subprocess.TimeoutExpired:
+                rich_serve.kill()
+                rich_serve.wait()
+                check(False, "the communication phone's nse serve exited on SIGTERM")
         serve.send_signal(signal.SIGTERM)
         try:
             code = serve.wait(timeout=15)

@@ -16,6 +16,8 @@ import ServiceLifecycle
 ///   200 with `apns-id` and `apns-unique-id` once queued, the extension runs afterwards on a worker thread.
 /// - `GET /v1/devices`: the served devices and their tokens.
 /// - `GET /v1/devices/{token}/notifications[?limit=N]`: recorded results, newest first.
+/// - `GET /v1/devices/{token}/attachments/{request}/{file}`: a file of the device's attachment store, for the page
+///   (``AttachmentFiles``).
 /// - `GET /v1/events[?device=TOKEN…]`: every recorded result as a server-sent event, live.
 /// - `POST /v1/notify` `{"device": TOKEN, "payload": {…}, "push_type": "alert"}`: waits, answers the result.
 public struct PushResponder: HTTPResponder {
@@ -65,6 +67,14 @@ public struct PushResponder: HTTPResponder {
                 "/v1/devices/:token/notifications", .get,
                 { request, context in
                     await Self.results(request, token: context.parameters.get("token") ?? "", service: service)
+                }
+            ),
+            (
+                "/v1/devices/:token/attachments/:request/:file", .get,
+                { _, context in
+                    await AttachmentFiles.respond(
+                        token: context.parameters.get("token") ?? "", request: context.parameters.get("request") ?? "",
+                        file: context.parameters.get("file") ?? "", service: service)
                 }
             ),
             (

@@ -24,7 +24,21 @@ enum LockScreenAssets {
         .stack-more > summary { color: #fff; opacity: .8; font-size: 12px; margin: 8px 0 2px 6px; }
         .app { display: flex; justify-content: space-between; font-size: 12px; color: var(--faint);
           text-transform: uppercase; }
+        .banner { display: flex; gap: 10px; align-items: flex-start; } .banner > .text { flex: 1; min-width: 0; }
         .title { font-weight: 600; } .subtitle { font-weight: 500; } .body { white-space: pre-wrap; }
+        .avatar { position: relative; flex: none; width: 40px; height: 40px; margin-top: 2px; }
+        .avatar-picture, .initials { display: block; width: 40px; height: 40px; border-radius: 50%; object-fit: cover; }
+        .avatar-picture { position: absolute; top: 0; left: 0; } img.broken { display: none; }
+        .initials { display: flex; align-items: center; justify-content: center; color: #fff; font-size: 16px;
+          font-weight: 600; background: linear-gradient(#a5abb8, #858994); }
+        .initials.silhouette { background: radial-gradient(circle at 50% 38%, #fff 0 7px, transparent 7.5px),
+          radial-gradient(13px 10px at 50% 100%, #fff 98%, transparent 100%), linear-gradient(#a5abb8, #858994); }
+        .app-icon { position: absolute; right: -4px; bottom: -4px; width: 16px; height: 16px; border-radius: 4px;
+          display: flex; align-items: center; justify-content: center; background: var(--accent); color: #fff;
+          font-size: 9px; font-weight: 700; box-shadow: 0 0 0 1.5px var(--card); }
+        .thumbnail { flex: none; align-self: center; width: 44px; height: 44px; border-radius: 8px; object-fit: cover; }
+        .thumbnail.glyph { display: flex; align-items: center; justify-content: center; font-size: 20px;
+          background: #8882; }
         .badge { position: absolute; top: -6px; right: -6px; background: #ff3b30; color: #fff; border-radius: 10px;
           padding: 0 7px; font-size: 12px; }
         .mark { margin-top: 4px; font-size: 12px; color: #c77700; }
@@ -80,7 +94,120 @@ enum LockScreenAssets {
             }
             return value;
           }
-          function card(result, appName) {
+          // The result's stored files as URLs of /v1/devices/{token}/attachments/{request}/{file}, by the rule the
+          // server's page uses (AttachmentFiles.url): never a path of the server's disk in the page.
+          function servable(name) {
+            return name.length > 0 && name.charAt(0) !== "." && !/[\\/\\u0000-\\u001f\\u007f]/.test(name) &&
+              new TextEncoder().encode(name).length <= 255;
+          }
+          function encode(text) {
+            return encodeURIComponent(text).replace(/[!'()*]/g, function (c) {
+              return "%" + c.charCodeAt(0).toString(16).toUpperCase();
+            });
+          }
+          function fileURL(token, path) {
+            if (!token || typeof path !== "string") { return null; }
+            var parts = path.split("/");
+            if (parts.length < 4 || parts[parts.length - 3] !== "attachments") { return null; }
+            var request = parts[parts.length - 2], file = parts[parts.length - 1];
+            if (!servable(request) || !servable(file)) { return null; }
+            return "/v1/devices/" + encode(token) + "/attachments/" + encode(request) + "/" + encode(file);
+          }
+          function str(value) { return typeof value === "string" ? value : ""; }
+          // The document with its stored files' paths as their URLs, or their names alone (LockScreenPage.linked).
+          function linked(result, token) {
+            if (!result || typeof result !== "object" || Array.isArray(result)) { return result; }
+            function link(value) {
+              if (typeof value !== "string") { return value; }
+              var trimmed = value.replace(/\\/+$/, "");
+              return fileURL(token, value) || (trimmed ? trimmed.slice(trimmed.lastIndexOf("/") + 1) : value);
+            }
+            var copy = Object.assign({}, result);
+            if (Array.isArray(result.attachments)) {
+              copy.attachments = result.attachments.map(function (item) {
+                if (!item || typeof item !== "object" || Array.isArray(item) || !("path" in item)) { return item; }
+                return Object.assign({}, item, { path: link(item.path) });
+              });
+            }
+            var c = result.communication;
+            if (c && typeof c === "object" && !Array.isArray(c)) {
+              copy.communication = Object.assign({}, c);
+              ["avatar_path", "group_avatar_path"].forEach(function (k) {
+                if (k in c) { copy.communication[k] = link(c[k]); }
+              });
+            }
+            return copy;
+          }
+          // What a communication notification shows of its sender and conversation (LockScreenPage.Conversation).
+          function conversation(c) {
+            if (!c || typeof c !== "object" || Array.isArray(c)) { return null; }
+            var groupName = str(c.group_name);
+            var group = groupName && typeof c.recipient_count === "number" && c.recipient_count > 1 ? groupName : null;
+            return { sender: str(c.sender_name) || str(c.sender_handle), group: group,
+              picture: (group && str(c.group_avatar_path)) || str(c.avatar_path) || null };
+          }
+          function firstCharacter(word) {
+            if (window.Intl && Intl.Segmenter) {
+              var first = new Intl.Segmenter().segment(word)[Symbol.iterator]().next();
+              return first.done ? "" : first.value.segment;
+            }
+            return Array.from(word)[0] || "";
+          }
+          function initials(name) {
+            var words = name.split(/\\s+/).filter(function (w) { return w.length > 0; });
+            var picks = words.length > 1 ? [words[0], words[words.length - 1]] : words;
+            var letters = "";
+            picks.forEach(function (w) {
+              var first = firstCharacter(w);
+              if (/^\\p{Alphabetic}/u.test(first)) { letters += first.toUpperCase(); }
+            });
+            return letters;
+          }
+          function appInitial(bundle) {
+            var parts = String(bundle).split(".").filter(function (p) { return p.length > 0; });
+            var first = parts.length ? firstCharacter(parts[parts.length - 1]) : "";
+            return first ? first.toUpperCase() : "?";
+          }
+          // A picture that does not decode is taken away (the initials under an avatar show again), as iOS shows
+          // no broken image. Called once its src is set: an img without one is complete, with no width.
+          function hideWhenBroken(image) {
+            image.addEventListener("error", function () { image.classList.add("broken"); });
+            if (image.complete && image.naturalWidth === 0) { image.classList.add("broken"); }
+            return image;
+          }
+          document.querySelectorAll("img.avatar-picture, img.thumbnail").forEach(hideWhenBroken);
+          function avatar(who, appName, token) {
+            var box = el("div", "avatar");
+            var letters = initials(who.sender);
+            box.appendChild(letters ? el("span", "initials", letters) : el("span", "initials silhouette"));
+            var url = fileURL(token, who.picture);
+            if (url) {
+              var picture = el("img", "avatar-picture");
+              picture.alt = "";
+              picture.src = url;
+              box.appendChild(hideWhenBroken(picture));
+            }
+            box.appendChild(el("span", "app-icon", appInitial(appName)));
+            return box;
+          }
+          function thumbnail(attachments, token) {
+            var first = Array.isArray(attachments) ? attachments[0] : null;
+            if (!first || typeof first !== "object" || first.thumbnail_hidden === true) { return null; }
+            if (first.kind === "image") {
+              var url = fileURL(token, first.path);
+              if (!url) { return null; }
+              var image = el("img", "thumbnail");
+              image.alt = "";
+              image.src = url;
+              return hideWhenBroken(image);
+            }
+            var glyphs = { audio: "\\u266A", movie: "\\u25B6" };
+            if (!glyphs.hasOwnProperty(first.kind)) { return null; }
+            var glyph = el("span", "thumbnail glyph", glyphs[first.kind]);
+            glyph.title = first.kind;
+            return glyph;
+          }
+          function card(result, appName, token) {
             var outcome = result.outcome || "unknown";
             var aps = (result.notification && result.notification.aps) || {};
             var li = el("li", "card outcome-" + outcome);
@@ -100,21 +227,33 @@ enum LockScreenAssets {
             }
             var display = result.display;
             if (display) {
-              var banner = el("div", "banner");
+              var who = conversation(result.communication);
+              var banner = el("div", who ? "banner communication" : "banner");
+              if (who) { banner.appendChild(avatar(who, appName, token)); }
+              var text = el("div", "text");
               var app = el("div", "app");
               app.appendChild(el("span", null, appName));
               app.appendChild(el("time", null, clock(result.recorded_at)));
-              banner.appendChild(app);
-              ["title", "subtitle", "body"].forEach(function (f) {
-                if (display[f]) { banner.appendChild(el("div", f, display[f])); }
-              });
-              if (typeof aps.badge === "number") { banner.appendChild(el("span", "badge", aps.badge)); }
+              text.appendChild(app);
+              var lines = [];
+              if (who) {
+                lines.push(["title", who.sender || str(display.title)]);
+                if (who.group) { lines.push(["subtitle group", who.group]); }
+              } else {
+                lines.push(["title", str(display.title)]);
+              }
+              lines.push(["subtitle", str(display.subtitle)], ["body", str(display.body)]);
+              lines.forEach(function (line) { if (line[1]) { text.appendChild(el("div", line[0], line[1])); } });
+              if (typeof aps.badge === "number") { text.appendChild(el("span", "badge", aps.badge)); }
               var word = String(result.reason || "").split(":")[0];
               if (outcome === "fallback") {
-                banner.appendChild(el("div", "mark", "fallback: the extension could not rewrite it"));
+                text.appendChild(el("div", "mark", "fallback: the extension could not rewrite it"));
               } else if (outcome === "original") {
-                banner.appendChild(el("div", "mark", "shown as sent: " + word));
+                text.appendChild(el("div", "mark", "shown as sent: " + word));
               }
+              banner.appendChild(text);
+              var thumb = thumbnail(result.attachments, token);
+              if (thumb) { banner.appendChild(thumb); }
               li.appendChild(banner);
             } else {
               var lines = { suppressed: "silenced by the extension", expired: "expired: APNs dropped it",
@@ -147,7 +286,7 @@ enum LockScreenAssets {
             if (result.call && result.call.end_reason) { row("call ended", result.call.end_reason); }
             row("reason", result.reason);
             details.appendChild(dl);
-            details.appendChild(el("pre", "document", JSON.stringify(shorten(result), null, 2)));
+            details.appendChild(el("pre", "document", JSON.stringify(shorten(linked(result, token)), null, 2)));
             li.appendChild(details);
             return li;
           }
@@ -189,7 +328,7 @@ enum LockScreenAssets {
               if (!phone) { return; }
               var list = phone.querySelector(".notifications");
               if (list.querySelector('[data-id="' + (result.apns_id || "").replace(/"/g, "") + '"]')) { return; }
-              var fresh = card(result, phone.dataset.topic);
+              var fresh = card(result, phone.dataset.topic, phone.dataset.remote);
               list.insertBefore(stackWith(list, fresh), list.firstChild);
               phone.querySelector(".clock").textContent = clock(result.recorded_at);
             });

@@ -43,7 +43,8 @@ enum LockScreenPage {
             <div class="clock">\(escape(clock(phone.results.first?["recorded_at"]?.intValue)))</div>
             <ol class="notifications">
             """
-        for group in threads(phone.results) { html += stack(group, appName: config.bundleID) }
+        let token = config.remoteToken.lowercased()
+        for group in threads(phone.results) { html += stack(group, appName: config.bundleID, token: token) }
         html += """
             </ol>
             <form class="send" method="post" action="/3/device/\(escape(config.remoteToken.lowercased()))">
@@ -75,21 +76,22 @@ enum LockScreenPage {
 
     /// A thread's stack: its newest notification, and the others folded under "N more" (HTML `<details>`, so it
     /// opens without JavaScript); a notification alone is its card.
-    static func stack(_ group: [JSON], appName: String) -> String {
+    static func stack(_ group: [JSON], appName: String, token: String? = nil) -> String {
         guard group.count > 1, let newest = group.first else {
-            return group.first.map { card($0, appName: appName) } ?? ""
+            return group.first.map { card($0, appName: appName, token: token) } ?? ""
         }
         let thread = newest["notification"]?["aps"]?["thread-id"]?.stringValue ?? ""
         var html = "<li class=\"stack\" data-thread=\"\(escape(thread))\"><ol class=\"stack-top\">"
-        html += card(newest, appName: appName)
+        html += card(newest, appName: appName, token: token)
         html += "</ol><details class=\"stack-more\"><summary>\(group.count - 1) more</summary><ol class=\"stacked\">"
-        for result in group.dropFirst() { html += card(result, appName: appName) }
+        for result in group.dropFirst() { html += card(result, appName: appName, token: token) }
         html += "</ol></details></li>"
         return html
     }
 
-    /// One recorded result as the lock screen shows it.
-    static func card(_ result: JSON, appName: String) -> String {
+    /// One recorded result as the lock screen shows it. `token` (the device's remote token) gives the URLs of its
+    /// stored files (``AttachmentFiles``): without it the card has no thumbnail and no avatar picture.
+    static func card(_ result: JSON, appName: String, token: String? = nil) -> String {
         let outcome = result["outcome"]?.stringValue ?? "unknown"
         let display = result["display"]
         let aps = result["notification"]?["aps"]
@@ -109,13 +111,24 @@ enum LockScreenPage {
             html += "</div>"
         }
         if let display, display.objectValue != nil {
+            let conversation = Conversation(result["communication"])
+            html += conversation == nil ? "<div class=\"banner\">" : "<div class=\"banner communication\">"
+            if let conversation { html += avatar(conversation, appName: appName, token: token) }
             html +=
-                "<div class=\"banner\"><div class=\"app\"><span>\(escape(appName))</span><time>\(escape(time))</time></div>"
-            for field in ["title", "subtitle", "body"] {
-                if let text = display[field]?.stringValue, !text.isEmpty {
-                    html += "<div class=\"\(field)\">\(escape(text))</div>"
-                }
+                "<div class=\"text\"><div class=\"app\"><span>\(escape(appName))</span><time>\(escape(time))</time></div>"
+            var lines: [(String, String)] = []
+            if let conversation {
+                // iOS draws a communication notification with the sender's name in place of the content's title,
+                // and a group's name under it (docs/serve.md, "The lock-screen page").
+                let title = conversation.sender.isEmpty ? display["title"]?.stringValue ?? "" : conversation.sender
+                lines.append(("title", title))
+                if let group = conversation.group { lines.append(("subtitle group", group)) }
+            } else {
+                lines.append(("title", display["title"]?.stringValue ?? ""))
             }
+            lines.append(("subtitle", display["subtitle"]?.stringValue ?? ""))
+            lines.append(("body", display["body"]?.stringValue ?? ""))
+            for (field, text) in lines where !text.isEmpty { html += "<div class=\"\(field)\">\(escape(text))</div>" }
             if let badge = aps?["badge"]?.intValue { html += "<span class=\"badge\">\(badge)</span>" }
             switch outcome {
             case "fallback": html += "<div class=\"mark\">fallback: the extension could not rewrite it</div>"
@@ -123,6 +136,8 @@ enum LockScreenPage {
                 html += "<div class=\"mark\">shown as sent: \(escape(reasonWord(result)))</div>"
             default: break
             }
+            html += "</div>"
+            html += thumbnail(result["attachments"], token: token)
             html += "</div>"
         } else {
             let line: String
@@ -135,13 +150,89 @@ enum LockScreenPage {
             }
             html += "<div class=\"silent\">\(escape(line)) <time>\(escape(time))</time></div>"
         }
-        html += details(result)
+        html += details(result, token: token)
         html += "</li>"
         return html
     }
 
+    /// What a communication notification shows of its sender and conversation (the result's `communication`).
+    struct Conversation {
+        /// The sender's name, else their handle; empty when the intent named neither.
+        var sender: String
+        /// The group's name, for a conversation iOS treats as a group: named, with more than one recipient.
+        var group: String?
+        /// The stored picture iOS shows: the group's when it has one, else the sender's (`INSendMessageIntent`'s
+        /// `keyImage()`).
+        var picture: String?
+
+        init?(_ communication: JSON?) {
+            guard let communication, communication.objectValue != nil else { return nil }
+            let name = communication["sender_name"]?.stringValue ?? ""
+            sender = name.isEmpty ? communication["sender_handle"]?.stringValue ?? "" : name
+            let groupName = communication["group_name"]?.stringValue ?? ""
+            let recipients = communication["recipient_count"]?.intValue ?? 0
+            group = !groupName.isEmpty && recipients > 1 ? groupName : nil
+            func path(_ key: String) -> String? {
+                communication[key]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
+            }
+            picture = (group == nil ? nil : path("group_avatar_path")) ?? path("avatar_path")
+        }
+
+        /// A monogram as iOS draws one for a contact without a picture: the first letters of the first and last
+        /// words, capitalized; empty when neither starts with a letter (the page then draws a silhouette).
+        static func initials(_ name: String) -> String {
+            // `isLetter` is Unicode's Alphabetic property of the first scalar, which the script tests too.
+            let words = name.split(whereSeparator: \.isWhitespace)
+            var letters = ""
+            for word in [words.first, words.count > 1 ? words.last : nil] {
+                if let first = word?.first, first.isLetter { letters += String(first).uppercased() }
+            }
+            return letters
+        }
+    }
+
+    /// The round picture in place of the app icon (the group's or the sender's), badged with a small app icon, as
+    /// Apple's Human Interface Guidelines describe a communication notification. The sender's initials lie under the
+    /// picture: they show when there is none, or when it does not decode (the script then hides the picture).
+    static func avatar(_ conversation: Conversation, appName: String, token: String?) -> String {
+        let initials = Conversation.initials(conversation.sender)
+        var html = "<div class=\"avatar\">"
+        html +=
+            initials.isEmpty
+            ? "<span class=\"initials silhouette\"></span>"
+            : "<span class=\"initials\">\(escape(initials))</span>"
+        if let token, let path = conversation.picture, let url = AttachmentFiles.url(token: token, storedPath: path) {
+            html += "<img class=\"avatar-picture\" src=\"\(escape(url))\" alt=\"\">"
+        }
+        html += "<span class=\"app-icon\">\(escape(appInitial(appName)))</span></div>"
+        return html
+    }
+
+    /// The letter the page's stand-in app icon shows: the first of the bundle identifier's last component.
+    static func appInitial(_ bundleID: String) -> String {
+        bundleID.split(separator: ".").last?.first.map { String($0).uppercased() } ?? "?"
+    }
+
+    /// The first attachment, as iOS shows it on the right of the banner: an image as a thumbnail, audio and movies
+    /// as a glyph; nothing when the extension asked for the thumbnail to be hidden.
+    static func thumbnail(_ attachments: JSON?, token: String?) -> String {
+        guard let first = attachments?.arrayValue?.first, first["thumbnail_hidden"]?.boolValue != true else {
+            return ""
+        }
+        switch first["kind"]?.stringValue {
+        case "image":
+            guard let token, let path = first["path"]?.stringValue,
+                let url = AttachmentFiles.url(token: token, storedPath: path)
+            else { return "" }
+            return "<img class=\"thumbnail\" src=\"\(escape(url))\" alt=\"\">"
+        case "audio": return "<span class=\"thumbnail glyph\" title=\"audio\">\u{266A}</span>"
+        case "movie": return "<span class=\"thumbnail glyph\" title=\"movie\">\u{25B6}</span>"
+        default: return ""
+        }
+    }
+
     /// The panel behind a notification: its timeline, the extension's figures, the Call-IDs and the document.
-    static func details(_ result: JSON) -> String {
+    static func details(_ result: JSON, token: String? = nil) -> String {
         var rows: [(String, String)] = []
         if let queued = result["queued_ms"]?.doubleValue { rows.append(("queued", "\(queued) ms")) }
         let ext = result["extension"]
@@ -163,8 +254,32 @@ enum LockScreenPage {
         if let reason = result["reason"]?.stringValue { rows.append(("reason", reason)) }
         var html = "<details><summary>details</summary><dl class=\"timeline\">"
         for (name, value) in rows { html += "<dt>\(escape(name))</dt><dd>\(escape(value))</dd>" }
-        html += "</dl><pre class=\"document\">\(escape(shortened(result).serialized(.pretty)))</pre></details>"
+        let document = shortened(linked(result, token: token)).serialized(.pretty)
+        html += "</dl><pre class=\"document\">\(escape(document))</pre></details>"
         return html
+    }
+
+    /// The document with its stored files' paths (attachments, avatars) as the page's URLs for them, or their
+    /// names alone when there is none: the page never shows where the server keeps them.
+    static func linked(_ result: JSON, token: String?) -> JSON {
+        guard var document = result.objectValue else { return result }
+        func link(_ value: JSON?) -> JSON? {
+            guard let path = value?.stringValue else { return value }
+            return .string(token.flatMap { AttachmentFiles.url(token: $0, storedPath: path) } ?? Path.basename(path))
+        }
+        if let attachments = document["attachments"]?.arrayValue {
+            document["attachments"] = .array(
+                attachments.map { item in
+                    guard var attachment = item.objectValue else { return item }
+                    attachment["path"] = link(attachment["path"])
+                    return .object(attachment)
+                })
+        }
+        if var communication = document["communication"]?.objectValue {
+            for key in ["avatar_path", "group_avatar_path"] { communication[key] = link(communication[key]) }
+            document["communication"] = .object(communication)
+        }
+        return .object(document)
     }
 
     /// The document with long opaque strings (an `enc` blob) cut to their first 24 characters.
