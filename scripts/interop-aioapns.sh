@@ -13,6 +13,8 @@
 # NSE_INTEROP_SERVER_TEAM_ID gives the server another team id than the client's: every accepted-push case must
 # then fail (a self-check that the test can fail). NSE_INTEROP_KEEP=1 keeps the temporary folder.
 set -euo pipefail
+# shellcheck source=lib/serve-listening.sh
+. "$(dirname "$0")/lib/serve-listening.sh"
 # Paths given relative to where the script is called from; everything else relative to the repository.
 abspath() { case "$1" in /*) printf '%s' "$1" ;; *) printf '%s/%s' "$PWD" "$1" ;; esac; }
 [ -n "${NSE_BIN_DIR:-}" ] && NSE_BIN_DIR="$(abspath "$NSE_BIN_DIR")"
@@ -119,16 +121,7 @@ NSE_LOG_LEVEL="${NSE_LOG_LEVEL:-info}" "$nse" serve --listen 127.0.0.1:0 \
   --auth-key-file "$p8" --key-id "$KEY_ID" --team-id "$SERVER_TEAM_ID" --client-ca "$work/ca.pem" \
   >"$work/serve.out" 2>"$work/serve.err" &
 server_pid=$!
-url=""
-for _ in $(seq 300); do  # 30 s: a debug binary on a busy machine
-  if [ -s "$work/serve.out" ]; then
-    url=$(python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["listening"])' <"$work/serve.out" 2>/dev/null) && break
-  fi
-  kill -0 "$server_pid" 2>/dev/null || die "nse serve exited before listening: $(tail -2 "$work/serve.err" | tr '\n' ' ')"
-  sleep 0.1
-done
-[ -n "$url" ] || die "nse serve printed no listening line within 30 s: $(head -c 300 "$work/serve.out")"
-case "$url" in https://127.0.0.1:*) ;; *) die "nse serve listens on $url, expected https://127.0.0.1:PORT" ;; esac
+wait_serve_listening "$work/serve.out" "$work/serve.err" "$server_pid"
 echo "interop-aioapns: nse serve at $url (key $KEY_ID, team $SERVER_TEAM_ID), $BIN"
 
 # --- the client ------------------------------------------------------------------------------------------------

@@ -13,6 +13,8 @@
 # is pointed at nse). NSE_INTEROP_KEEP=1 keeps the temporary folder; NSE_INTEROP_PUSHES sets the pushes per
 # provider through HAProxy (default 20).
 set -euo pipefail
+# shellcheck source=lib/serve-listening.sh
+. "$(dirname "$0")/lib/serve-listening.sh"
 abspath() { case "$1" in /*) printf '%s' "$1" ;; *) printf '%s/%s' "$PWD" "$1" ;; esac; }
 [ -n "${NSE_BIN_DIR:-}" ] && NSE_BIN_DIR="$(abspath "$NSE_BIN_DIR")"
 [ -n "${NSE_INTEROP_VENV_PYAPNS:-}" ] && NSE_INTEROP_VENV_PYAPNS="$(abspath "$NSE_INTEROP_VENV_PYAPNS")"
@@ -137,16 +139,7 @@ NSE_LOG_LEVEL="${NSE_LOG_LEVEL:-info}" "$nse" serve --listen 127.0.0.1:0 \
   --auth-key-file "$work/AuthKey_$KEY_S.p8" --key-id "$KEY_S" --team-id "$TEAM_A" \
   >"$work/serve.out" 2>"$work/serve.err" &
 server_pid=$!
-url=""
-for _ in $(seq 300); do  # 30 s: a debug binary on a busy machine
-  if [ -s "$work/serve.out" ]; then
-    url=$(python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["listening"])' <"$work/serve.out" 2>/dev/null) && break
-  fi
-  kill -0 "$server_pid" 2>/dev/null || die "nse serve exited before listening: $(tail -2 "$work/serve.err" | tr '\n' ' ')"
-  sleep 0.1
-done
-[ -n "$url" ] || die "nse serve printed no listening line within 30 s: $(head -c 300 "$work/serve.out")"
-case "$url" in https://127.0.0.1:*) ;; *) die "nse serve listens on $url, expected https://127.0.0.1:PORT" ;; esac
+wait_serve_listening "$work/serve.out" "$work/serve.err" "$server_pid"
 say "nse serve at $url (keys $KEY_A/$TEAM_A, $KEY_B/$TEAM_B, $KEY_S/$TEAM_A), $BIN"
 
 # --- HAProxy on two free loopback ports -----------------------------------------------------------------------------

@@ -29,14 +29,8 @@ public struct Entitlements: Sendable, Equatable {
 
     /// Reads an `.entitlements` property list; keys other than the notification ones are ignored.
     public init(contentsOf path: String) throws(ExtensionBuildError) {
-        let data: Data
-        do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-            throw ExtensionBuildError(.missing, "\(path): cannot be read")
-        }
-        let document: Document
-        do { document = try PropertyListDecoder().decode(Document.self, from: data) } catch {
-            throw ExtensionBuildError(
-                .sources, "\(path): not an entitlements property list (\(Self.reason(error)))")
+        let document = try PropertyListFile.decode(Document.self, at: path) {
+            "not an entitlements property list (\(Self.reason($0)))"
         }
         appGroups = document.appGroups ?? []
         filtering = document.filtering ?? false

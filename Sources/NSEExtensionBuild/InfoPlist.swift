@@ -25,13 +25,8 @@ public struct InfoPlist: Sendable, Equatable {
 
     /// Reads an XML or binary property list.
     public init(contentsOf path: String) throws(ExtensionBuildError) {
-        let data: Data
-        do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-            throw ExtensionBuildError(.missing, "\(path): cannot be read")
-        }
-        let document: Document
-        do { document = try PropertyListDecoder().decode(Document.self, from: data) } catch {
-            throw ExtensionBuildError(.sources, "\(path): not a property list with NSExtension")
+        let document = try PropertyListFile.decode(Document.self, at: path) { _ in
+            "not a property list with NSExtension"
         }
         extensionPoint = document.NSExtension?.NSExtensionPointIdentifier
         principalClass = document.NSExtension?.NSExtensionPrincipalClass

@@ -60,9 +60,10 @@ import Testing
         return statuses
     }
 
-    @Test func headAndOtherMethodsAreAnsweredOnTheirStreamBesideAPushInFlight() throws {
-        let server = try ServeProcess(["--listen", "127.0.0.1:0", "--device", root + "/bob"])
-        defer { server.stop() }
+    /// A raw connection to `server`, and its first bytes (the preface, SETTINGS and a push on stream 1) to send.
+    func connectionWithAPush(to server: ServeProcess) throws -> (
+        RawConnection, (encoder: HPACKEncoder, bytes: [UInt8])
+    ) {
         let port = try #require(Int(server.url.split(separator: ":").last ?? ""))
         let connection = try RawConnection(port: port)
         var encoder = HPACKEncoder(allocator: ByteBufferAllocator())
@@ -70,6 +71,15 @@ import Testing
         bytes += try H2Frame.post(
             stream: 1, path: "/3/device/\(token)", headers: [("apns-topic", "org.example.app")],
             body: Array(#"{"aps":{"alert":"x"}}"#.utf8), encoder: &encoder)
+        return (connection, (encoder, bytes))
+    }
+
+    @Test func headAndOtherMethodsAreAnsweredOnTheirStreamBesideAPushInFlight() throws {
+        let server = try ServeProcess(["--listen", "127.0.0.1:0", "--device", root + "/bob"])
+        defer { server.stop() }
+        let (connection, opening) = try connectionWithAPush(to: server)
+        var encoder = opening.encoder
+        var bytes = opening.bytes
         let asked: [(UInt32, String, String, String)] = [
             (3, "HEAD", "/3/device/\(token)", "405"), (5, "GET", "/3/device/\(token)", "405"),
             (7, "HEAD", "/nowhere", "404"), (9, "DELETE", "/v1/devices", "405"), (11, "OPTIONS", "/", "405"),
@@ -107,13 +117,8 @@ import Testing
     @Test func aConnectionErrorIsAGoAwayWithItsCodeAndStreamsTakenAreAnswered() throws {
         let server = try ServeProcess(["--listen", "127.0.0.1:0", "--device", root + "/bob"])
         defer { server.stop() }
-        let port = try #require(Int(server.url.split(separator: ":").last ?? ""))
-        let connection = try RawConnection(port: port)
-        var encoder = HPACKEncoder(allocator: ByteBufferAllocator())
-        var bytes = H2Frame.preface + H2Frame(type: H2Frame.settings, flags: 0, stream: 0, payload: []).bytes
-        bytes += try H2Frame.post(
-            stream: 1, path: "/3/device/\(token)", headers: [("apns-topic", "org.example.app")],
-            body: Array(#"{"aps":{"alert":"x"}}"#.utf8), encoder: &encoder)
+        let (connection, opening) = try connectionWithAPush(to: server)
+        var bytes = opening.bytes
         bytes += H2Frame(type: H2Frame.data, flags: 0, stream: 0, payload: [1, 2, 3]).bytes
         connection.send(bytes)
         let (frames, closed) = Self.frames(on: connection) { _ in false }
