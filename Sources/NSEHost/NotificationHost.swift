@@ -111,6 +111,9 @@ public struct NotificationHost: Sendable {
             payload, pushType: pushType, requestID: requestID, strings: strings,
             content: Delivery(kept: keptContent, keep: keepContent), pushStart: start)
         result.warnings = payload.warnings + stringProblems + result.warnings
+        if result.display != nil, let notification = result.notification {
+            result.warnings += InterruptionEntitlements.warnings(for: notification, device: device.config)
+        }
         result.timings.insert(("intake", intakeMilliseconds), at: 0)
         result.timings.append(("total", SystemClock.millisecondsSince(start)))
         log(result)

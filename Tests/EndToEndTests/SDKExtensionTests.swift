@@ -288,6 +288,34 @@ import Testing
         #expect((result["extension"]?["peak_footprint_kb"]?.intValue ?? 0) > 24 * 1024)
     }
 
+    /// A time-sensitive or critical notification needs its entitlement; without it iOS shows an ordinary one.
+    @Test func interruptionLevelsNeedTheirEntitlements() throws {
+        let push =
+            #"{"aps":{"alert":"Door open","interruption-level":"time-sensitive","sound":{"critical":1,"name":"alarm.caf","volume":1.0}}}"#
+        let path = try payload("urgent", push)
+        func warnings() throws -> [String] {
+            let run = try TestSupport.nse(["run", "--device", device, path])
+            #expect(run.status == 0, "\(run.stderr)")
+            let result = try JSON.parse(run.stdout)
+            #expect(result["display"]?["body"]?.stringValue == "Door open")
+            return result["warnings"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        }
+        let without = try warnings()
+        #expect(without.contains { $0.hasPrefix("interruption-level time-sensitive shown as active") }, "\(without)")
+        #expect(without.contains { $0.hasPrefix("critical sound played as an ordinary one") }, "\(without)")
+        try TestSupport.write(
+            """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <plist version="1.0"><dict>
+            <key>com.apple.developer.usernotifications.time-sensitive</key><true/>
+            <key>com.apple.developer.usernotifications.critical-alerts</key><true/>
+            </dict></plist>
+            """, to: root + "/Urgent.entitlements")
+        let set = try TestSupport.nse(["device", "set", device, "--entitlements", root + "/Urgent.entitlements"])
+        try #require(set.status == 0, "\(set.stderr)")
+        #expect(try warnings().isEmpty)
+    }
+
     @Test func theBundleHasItsInfoPlistAndStrings() throws {
         let result = try runOne(try Self.built("bundle-strings"), Self.alert)
         #expect(
