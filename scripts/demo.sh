@@ -3,7 +3,9 @@
 # a sealed MESSAGE held for the offline device, the server's push, one extension process that registers,
 # fetches by Call-ID, decrypts and rewrites; then a message answered from the shared store, a fallback, and an
 # encrypted call that rings; the app in the foreground receiving a message itself; a warm extension process; a
-# verified sender beside a forged one; and the lock-screen page of nse serve (NSE_DEMO_KEEP=1 keeps it serving).
+# verified sender beside a forged one; an extension of your own (examples/notification-service: CryptoKit opens an
+# HPKE envelope, URLSession fetches the picture, a communication notification, the best attempt at expiry); and the
+# lock-screen page of nse serve (NSE_DEMO_KEEP=1 keeps it serving).
 set -euo pipefail
 BIN="${NSE_BIN_DIR:-.build/release}"
 nse="$BIN/nse"
@@ -88,7 +90,8 @@ printf '{"aps":{"alert":{"loc-key":"IC_MSG","loc-args":["Alice"]},"mutable-conte
 
 step "9. The whole call: Alice calls Bob; the server holds the INVITE and pushes the sealed offer; the phone rings"
 NSE_LOG_LEVEL=warning "$nse" serve --listen 127.0.0.1:0 --device "$work/bob" >"$work/serve2.out" 2>"$work/serve2.err" &
-pids+=($!)
+serve2_pid=$!
+pids+=($serve2_pid)
 wait_line "$work/serve2.out"
 push_url=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["listening"])' <"$work/serve2.out")
 "$nse" sip-server --listen tcp:127.0.0.1:0 --db "$work/sip-db2" --push-url "$push_url" --e2ee-calls \
@@ -177,7 +180,41 @@ for who, line in zip(("signed by Alice:  ", "signed by Mallory:"), sys.stdin):
     r = json.loads(line); d = r["display"]
     print(who, r["outcome"], "|", d["title"], "-", d["body"], "| sender", r.get("sender"), "|", r["reason"].split(":")[0])'
 
-step "13. See the phone: nse serve draws Bob's lock screen at / (live over /v1/events)"
+step "13. An extension of your own (examples/notification-service): CryptoKit opens the HPKE envelope, the picture is downloaded"
+example="$(dirname "$0")/../examples/notification-service"
+# The app's new version: its own extension, its App Group and the communication entitlement; at sign-in it leaves the
+# device's key in the group's container, where its extension reads it (the example's README says why not a Keychain).
+"$nse" device set "$work/bob" --entitlements "$example/NotificationService.entitlements" >/dev/null
+mkdir -p "$work/bob/AppGroups/group.org.example.app"
+install -m 600 "$work/bob/keys/private.key" "$work/bob/AppGroups/group.org.example.app/e2ee-private.key"
+extension=$("$nse" extension build "$example" 2>"$work/build.err" | tail -n 1) || { cat "$work/build.err" >&2; exit 1; }
+echo "built: $extension"
+python3 "$example/media-server.py" 127.0.0.1:0 >"$work/media.out" 2>"$work/media.err" &
+media_pid=$!
+pids+=($media_pid)
+wait_line "$work/media.out"
+media=$(head -n 1 "$work/media.out")
+python3 -c '
+import base64, json, sys
+print(json.dumps({"type": "message", "from": "sip:alice@example.org", "display_name": "Alice",
+                  "text": "Look where I am", "image": base64.b64encode(open(sys.argv[1], "rb").read()).decode()}))' \
+  "$example/media/lunch.png" | "$nse" seal --device "$work/bob" --hpke >"$work/hpke.txt"
+echo "sealed with HPKE: $(cut -c1-60 "$work/hpke.txt")…"
+for picture in beach.png slow/beach.png; do
+  python3 -c 'import json,sys; print(json.dumps({"aps":{"alert":{"title":"New message","body":"(encrypted)"},"mutable-content":1},"enc":open(sys.argv[1]).read().strip(),"media-url":sys.argv[2]}))' \
+    "$work/hpke.txt" "$media$picture" >"$work/hpke-push.json"
+  "$nse" run --device "$work/bob" --extension "$extension" --budget 2 "$work/hpke-push.json" | python3 -c '
+import json, sys
+r = json.load(sys.stdin); d = r["display"]; c = r.get("communication") or {}; a = r.get("attachments") or []
+print("push (media-url %s):" % sys.argv[1], r["outcome"], "|", d["title"], "-", d["body"], "| from", c.get("sender_name"),
+      "(communication) |", ", ".join("%s %d bytes" % (x["type"], x["size"]) for x in a), "|", r["extension"]["wall_ms"], "ms")
+if r["extension"].get("time_will_expire_sent"): print("       time ran out (2 s): the best attempt went out, with the picture carried inline")' "$picture"
+done
+kill "$media_pid"; wait "$media_pid" 2>/dev/null || true
+
+step "14. See the phone: nse serve draws Bob's lock screen at / (live over /v1/events)"
+# One nse serve runs a device's pushes at a time: step 9's server makes way for this one.
+kill "$serve2_pid"; wait "$serve2_pid" 2>/dev/null || true
 NSE_LOG_LEVEL=warning "$nse" serve --listen 127.0.0.1:0 --device "$work/bob" >"$work/serve3.out" 2>"$work/serve3.err" &
 page_pid=$!
 pids+=($page_pid)

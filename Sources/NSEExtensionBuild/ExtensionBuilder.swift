@@ -87,7 +87,7 @@ public struct ExtensionBuilder: Sendable {
     private func cacheKey(sources: ExtensionSources, principal: String, sdk: SDKLocation) throws(ExtensionBuildError)
         -> String
     {
-        var material: [UInt8] = Array("nse-extension-build 5\n".utf8)
+        var material: [UInt8] = Array("nse-extension-build 6\n".utf8)
         func add(_ text: String) { material += Array(text.utf8) + [0] }
         func addFile(_ path: String) throws(ExtensionBuildError) {
             let bytes: [UInt8]?
@@ -154,6 +154,9 @@ public struct ExtensionBuilder: Sendable {
             // The whole SDK, linked in after the objects that use it: one copy of every module, on the toolchain's
             // Swift runtime.
             arguments.append(sdk.library)
+            // BoringSSL (CryptoKit's swift-crypto) is partly C++: SwiftPM links the C++ runtime for such targets by
+            // itself; this command must say so.
+            arguments.append("-lstdc++")
             arguments += ["-o", Path.join(staging, "NotificationServiceExtension")]
             let result = try await run(
                 compiler.contains("/") ? .path(.init(compiler)) : .name(compiler), arguments: .init(arguments),

@@ -1,4 +1,5 @@
 import ArgumentParser
+import NSEAPNs
 import NSECommandLine
 import NSECrypto
 import NSEDevice
@@ -12,7 +13,9 @@ struct SealCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "seal",
         abstract: "Seal a plaintext JSON document (stdin) to a device; prints the envelope on one line.",
-        discussion: "The plaintext must follow the content schema (docs/envelope.md) unless --raw is given.")
+        discussion:
+            "The plaintext must follow the content schema (docs/envelope.md) unless --raw is given. --hpke seals for an extension of your own that opens it with CryptoKit (format hpke1)."
+    )
 
     @OptionGroup var deviceOption: DeviceOption
 
@@ -28,8 +31,22 @@ struct SealCommand: ParsableCommand {
             valueName: "file"))
     var signWith: String?
 
+    @Flag(
+        help:
+            "Seal with HPKE (RFC 9180: X25519, HKDF-SHA256, ChaCha20-Poly1305) for an extension that opens it with CryptoKit: envelope format hpke1 (docs/envelope.md)."
+    )
+    var hpke = false
+
+    @Option(
+        help: ArgumentHelp(
+            "With --hpke: the HPKE info string the extension opens with (default: \(HPKEEnvelope.defaultInfo)).",
+            valueName: "string"))
+    var info: String?
+
     func validate() throws {
         if raw, signWith != nil { throw ValidationError("--raw and --sign-with exclude each other") }
+        if hpke, signWith != nil { throw ValidationError("--hpke and --sign-with exclude each other") }
+        if info != nil, !hpke { throw ValidationError("--info is for --hpke") }
     }
 
     func run() throws {
@@ -49,6 +66,16 @@ struct SealCommand: ParsableCommand {
             guard let input else { throw Failure(.rejected, "the plaintext is larger than 64 KiB") }
             if !raw {
                 do { _ = try Plaintext(input) } catch { throw Failure(.rejected, "stdin: \(error.description)") }
+            }
+            if hpke {
+                let sealed: HPKEEnvelope
+                do {
+                    sealed = try HPKEEnvelope.seal(input, to: recipient, info: info ?? HPKEEnvelope.defaultInfo)
+                } catch {
+                    throw Failure(to != nil ? .usage : .config, "--hpke: \(error.description)")
+                }
+                StandardStreams.writeOut(sealed.text + "\n")
+                return
             }
             let envelope: Envelope
             if let signWith {
