@@ -316,6 +316,38 @@ import Testing
         #expect(try warnings().isEmpty)
     }
 
+    /// examples/notification-service: CryptoKit (BoringSSL, partly C++) linked in, an HPKE envelope opened, the
+    /// inline picture attached, the sender recorded.
+    @Test func theEndToEndEncryptedExampleOpensItsEnvelope() throws {
+        let example = TestSupport.packageRoot + "/examples/notification-service"
+        let build = try Self.build([example])
+        try #require(build.status == 0, "\(build.stderr)")
+        let executable = try #require(build.stdout.split(separator: "\n").last.map(String.init))
+        let set = try TestSupport.nse([
+            "device", "set", device, "--entitlements", example + "/NotificationService.entitlements",
+        ])
+        try #require(set.status == 0, "\(set.stderr)")
+        let group = device + "/AppGroups/group.org.example.app"
+        try FileManager.default.createDirectory(atPath: group, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: device + "/keys/private.key", toPath: group + "/e2ee-private.key")
+        let sealed = try TestSupport.nse(
+            ["seal", "--device", device, "--hpke"],
+            stdin: #"{"type":"message","from":"sip:alice@example.org","display_name":"Alice","text":"Lunch at 1?"}"#)
+        try #require(sealed.status == 0, "\(sealed.stderr)")
+        let envelope = sealed.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(envelope.hasPrefix("hpke1."))
+        let result = try runOne(
+            executable,
+            #"{"aps":{"alert":{"title":"New message","body":"(encrypted)"},"mutable-content":1},"enc":"\#(envelope)"}"#)
+        #expect(result["outcome"] == "rewritten", "\(result)")
+        #expect(result["display"]?["title"]?.stringValue == "Alice")
+        #expect(result["display"]?["body"]?.stringValue == "Lunch at 1?")
+        #expect(result["communication"]?["sender_name"]?.stringValue == "Alice")
+        // The log shows neither the text nor the key.
+        let log = result["extension"]?["stderr"]?.stringValue ?? ""
+        #expect(!log.contains("Lunch"), "\(log)")
+    }
+
     @Test func theBundleHasItsInfoPlistAndStrings() throws {
         let result = try runOne(try Self.built("bundle-strings"), Self.alert)
         #expect(
