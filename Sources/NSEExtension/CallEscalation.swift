@@ -6,6 +6,10 @@ import NSESystem
 /// Apple's "end-to-end encrypted VoIP calls" path: a decrypted call offer is handed to
 /// `reportNewIncomingVoIPPushPayload` of the framework the app uses (CallKit's `CXProvider`, or LiveCommunicationKit's
 /// `ConversationManager`), and the alert is silenced with empty content.
+///
+/// It waits for the host's answer on the thread that serves the request, never on the event loop (a SIP fetch makes
+/// its content once the loop's part is done): one wait until the deadline, woken by the host's next message (stdin's
+/// `poll`, or the `HostListener`'s condition).
 struct CallEscalation: Sendable {
     var device: Device
     var rewriter: Rewriter
@@ -51,7 +55,7 @@ struct CallEscalation: Sendable {
             let remaining = waitUntil - SystemClock.unixMilliseconds()
             guard remaining > 0 else { break }
             let message: HostMessage?
-            do { message = try channel.next(timeoutMilliseconds: Int32(min(remaining, 1000))) } catch { break }
+            do { message = try channel.next(timeoutMilliseconds: Int32(clamping: remaining)) } catch { break }
             switch message {
             case .reportVoIPResult(nil)?:
                 return DeliveredContent(
@@ -68,6 +72,7 @@ struct CallEscalation: Sendable {
             case .request?, .contentAccepted?:
                 continue
             case nil:
+                // The host closed the pipe, or the deadline passed (seen above).
                 if channel.isClosed {
                     return rewriter.callFallback(
                         call, reason: ReasonCode.voipReportFailed.reason("the host closed the pipe"))

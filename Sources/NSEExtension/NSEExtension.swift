@@ -10,10 +10,12 @@
 //   CallEscalation      a call offer to `reportNewIncomingVoIPPushPayload` (report-voip), the alert silenced
 //   ExtensionChannel    the protocol over stdin/stdout (re-exports NSEProtocol)
 //   BlockingWait        the main thread waits for async work
-//   Fetch/              SIPFetch (register, take the held MESSAGE with the push's Call-ID, keep the others in the
-//                       App Group store; begun on the main thread, the store read while the proxy connects),
+//   Fetch/              SIPFetch (`fetch(callID:request:)`: register, take the held MESSAGE with the push's
+//                       Call-ID, keep the others in the App Group store; the network on the event loop, the content
+//                       on the calling thread), SIPFetch+Content (a FetchOutcome turned into content, in one place),
 //                       FetchMachine (its decisions, no I/O), FetchDriver (the one loop over one merged stream of
-//                       inputs), ReceivedContent, FetchReport (its diagnostics in `extension.info`)
+//                       inputs), FetchOutcome (how any fetch ended), ReceivedContent, FetchReport (its diagnostics in
+//                       `extension.info`)
 //   HostLink/           HostConnection (the host as the content step uses it), HostListener (a thread that reads the
 //                       host, so a fetch hears time-will-expire the moment it comes)
 //   Core/               EventLoopGlobalExecutor (every task on the process's one event-loop thread, where its

@@ -1,4 +1,4 @@
-import NSEDevice
+public import NSEDevice
 import NSEJSON
 import NSEPayload
 import NSESystem
@@ -42,22 +42,11 @@ public struct ReferenceExtension: Sendable {
             switch plan(request, host: host) {
             case .deliver(let content):
                 if host.send(.content(content)) { _ = host.waitForAcceptance() }
-            case .fetch(let fetch, let callID):
-                let first = listener == nil
+            case .fetch(let callID, let device, let rewriter):
                 let reader = listener ?? HostListener(channel: channel)
                 listener = reader
-                // The process's first fetch begins on this thread (the App Group store read while its connection
-                // opens on a thread of its own) and finishes on the event loop; a warm process's later ones, the loop
-                // running, run whole on the loop: one hand-off between threads instead of three.
-                let fetched: SIPFetch.Fetched
-                if first {
-                    switch fetch.with(host: reader).begin(callID: callID, request: request, connectingOnThread: true) {
-                    case .done(let done): fetched = done
-                    case .network(let network): fetched = BlockingWait.run { await network.finish() }
-                    }
-                } else {
-                    fetched = BlockingWait.run { await fetch.with(host: reader).run(callID: callID, request: request) }
-                }
+                let fetched = SIPFetch(device: device, rewriter: rewriter, host: reader).fetch(
+                    callID: callID, request: request)
                 // The message is shown once the host says it keeps the content (`content-accepted`: a recording host
                 // has it on disk). A process killed before that, or a host gone before it could keep it (its server
                 // crashed: it runs the push again when it restarts), leaves the message claimed in the App Group
@@ -72,7 +61,8 @@ public struct ReferenceExtension: Sendable {
     /// What to do with a request: content at once, or a fetch over the network first.
     public enum Plan: Sendable {
         case deliver(DeliveredContent)
-        case fetch(SIPFetch, callID: String)
+        /// Fetch the message with `callID` (``SIPFetch``), with the device and the rewriter the request opened.
+        case fetch(callID: String, device: Device, rewriter: Rewriter)
     }
 
     /// Decides the content for one request (`didReceive(_:withContentHandler:)`); everything but the SIP fetch is
@@ -96,7 +86,7 @@ public struct ReferenceExtension: Sendable {
             return .deliver(rewriter.chatRoomInvitation(room: room, subject: nil))
         }
         if let callID = payload.callID {
-            return .fetch(SIPFetch(device: device, rewriter: rewriter), callID: callID)
+            return .fetch(callID: callID, device: device, rewriter: rewriter)
         }
         return .deliver(
             rewriter.fallback(

@@ -46,4 +46,55 @@ import Testing
         #expect(!names.contains { $0.hasSuffix("default-qos") }, "threads: \(names)")
         #expect(names.count <= 4, "threads: \(names)")
     }
+
+    /// A call offer in a fetched MESSAGE is reported to the host, and the extension waits for the answer on its main
+    /// thread: its event loop meanwhile sits in `epoll_wait`, free, not in a lock's wait.
+    @Test func aCallReportWaitsOffTheEventLoop() throws {
+        let root = try TestSupport.temporaryDirectory("nse-threads-call")
+        let server = try SIPServerProcess(["--listen", "tcp:127.0.0.1:0", "--no-push"])
+        let proxy = try #require(server.uris["tcp"])
+        let bob = root + "/bob"
+        #expect(
+            try TestSupport.nse([
+                "device", "init", bob, "--sip-account", "sip:bob@example.org", "--sip-proxy", proxy,
+            ]).status == 0)
+        #expect(try TestSupport.nse(["device", "register", bob]).status == 0)
+        let offer =
+            #"{"type":"call","call_uuid":"6F1C6D3A-3F0B-4C59-9E55-0B7D4E0E8A11","from":"sip:alice@example.org","#
+            + #""display_name":"Alice","video":false}"#
+        let sealed = try TestSupport.nse(["seal", "--device", bob], stdin: offer)
+        #expect(sealed.status == 0, "\(sealed.stderr)")
+        let sent = try TestSupport.nse([
+            "send", "--proxy", proxy, "--from", "sip:alice@example.org", "--to", "sip:bob@example.org", "--text",
+            sealed.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "--timeout", "10",
+        ])
+        #expect(sent.status == 0, "\(sent.stderr)")
+        let callID = try #require(try JSON.parse(sent.stdout)["call_id"]?.stringValue)
+
+        let running = try ExtensionUnderTest()
+        defer { running.end() }
+        running.request(
+            container: bob,
+            payload:
+                #"{"aps":{"alert":{"loc-key":"IM_MSG","loc-args":["Alice"]},"mutable-content":1},"call-id":"\#(callID)"}"#
+        )
+        // The hello, then the report; the process then waits for the host's answer.
+        let lines = try running.lines(2)
+        #expect(lines.count == 2 ? lines[1]["type"] == "report-voip" : false, "\(lines)")
+        Thread.sleep(forTimeInterval: 0.2)
+        let tasks = "/proc/\(running.pid)/task"
+        func read(_ path: String) -> String {
+            (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        }
+        let loop = try FileManager.default.contentsOfDirectory(atPath: tasks).first {
+            read("\(tasks)/\($0)/comm").hasPrefix("NIO-ELT")
+        }
+        let waitsIn = read("\(tasks)/\(try #require(loop))/wchan")
+        // "0" where the kernel hides where a thread waits.
+        #expect(waitsIn == "0" || waitsIn.contains("epoll"), "the event loop waits in \(waitsIn)")
+
+        running.send(#"{"type":"report-voip-result","ok":true,"error":null}"#)
+        let content = try running.lines(3).last
+        #expect(content?["reason"]?.stringValue?.hasPrefix("voip-escalated") == true, "\(String(describing: content))")
+    }
 }

@@ -29,6 +29,11 @@ final class ExtensionUnderTest {
         input.fileHandleForWriting.write(Data(line.utf8))
     }
 
+    /// Sends one line of the protocol as the host would (without its newline).
+    func send(_ line: String) {
+        input.fileHandleForWriting.write(Data((line + "\n").utf8))
+    }
+
     /// The first `count` lines it has written (its hello first), waiting up to 15 s for them.
     func lines(_ count: Int) throws -> [JSON] {
         let readUntil = Date().addingTimeInterval(15)

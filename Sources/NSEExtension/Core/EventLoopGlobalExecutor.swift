@@ -16,9 +16,9 @@ import NSESIP
 /// executable such as the release `nse-extension`; the header declares it instead). Jobs resumed by a sleep still run
 /// on the runtime's own threads; the extension's timers are event-loop callbacks (``SIPArmedTimer``).
 ///
-/// Only for a process whose async code never blocks its thread waiting for other async work: the extension's main
-/// thread waits for the fetch (`BlockingWait`), and the fetch waits for the host on the listener's thread, never on
-/// the loop.
+/// Only for a process whose async code never blocks its thread: the extension's main thread waits for the fetch's
+/// network part (`BlockingWait`), which hears the host through the listener's thread; the content, a call report's
+/// wait for the host included, is made back on the main thread, never on the loop.
 public enum EventLoopGlobalExecutor {
     /// Where every global-executor job runs once installed: the process's one event loop, started by the first job
     /// (a process that runs no task, such as one opening a sealed payload, starts no thread).

@@ -26,14 +26,14 @@ struct FetchDriver {
     var report: FetchReport
 
     /// The awaited message, once here.
-    private(set) var found: ReceivedContent?
+    private var found: ReceivedContent?
     /// The awaited message came but is another process's to show: who showed it (`.some(nil)`: being shown).
     private var shownElsewhere: MessageStore.Viewer??
     private var notice: (to: String, body: [UInt8])?
     private var offers: [Int: (message: SIPReceivedMessage, reply: CheckedContinuation<SIPMessageAnswer, Never>)] = [:]
     private var nextOfferID = 0
     private var timers: [Int: SIPArmedTimer] = [:]
-    private var outcome: FetchMachine.Outcome?
+    private var outcome: FetchOutcome?
 
     init(
         machine: FetchMachine, agent: SIPUserAgent, registration: SIPRegistration, store: MessageStore?, aor: String,
@@ -63,19 +63,8 @@ struct FetchDriver {
         }
     }
 
-    /// How the fetch ended, with the awaited message when it came.
-    enum Result {
-        case found(ReceivedContent)
-        /// The awaited message came, but another process had it first (`nil`: it is showing it now).
-        case alreadyShown(MessageStore.Viewer?)
-        case expired
-        case registerFailed(String)
-        case notFound
-        case coreStopped
-    }
-
-    /// Runs until the machine finishes (the user agent closed); returns how the fetch ended.
-    mutating func run(_ inputs: AsyncStream<FetchInput>) async -> Result {
+    /// Runs until the machine finishes (the user agent closed); returns how the fetch ended, with what it found.
+    mutating func run(_ inputs: AsyncStream<FetchInput>) async -> FetchEnd {
         perform(machine.start())
         for await input in inputs {
             switch input {
@@ -112,14 +101,9 @@ struct FetchDriver {
         }
         for (_, offer) in offers { offer.reply.resume(returning: Self.notStored) }
         report.registrations = machine.registrations
-        switch outcome {
-        case .found?: return found.map(Result.found) ?? .notFound
-        case .shownElsewhere?: return .alreadyShown(shownElsewhere ?? nil)
-        case .expired?: return .expired
-        case .registerFailed(let reason)?: return .registerFailed(reason)
-        case .coreStopped?: return .coreStopped
-        case .notFound?, nil: return .notFound
-        }
+        return FetchEnd(
+            outcome: outcome ?? .notFound, message: found, shownBy: shownElsewhere ?? nil, report: report, store: store,
+            start: start)
     }
 
     private mutating func perform(_ actions: [FetchMachine.Action]) {

@@ -25,7 +25,7 @@ struct FetchMachine: Sendable {
         /// The awaited message is here; the rest of the flush (and the IMDN's answer) is being collected.
         case draining(Drain)
         /// The user agent is closing; MESSAGEs still arriving are kept for a later push.
-        case closing(Outcome)
+        case closing(FetchOutcome)
         /// Finished.
         case done
     }
@@ -44,24 +44,6 @@ struct FetchMachine: Sendable {
     /// The IMDN for the awaited message.
     enum Notice: Sendable, Equatable {
         case notRequested, pending, answered
-    }
-
-    /// How the fetch ended.
-    enum Outcome: Sendable, Equatable {
-        case found(Source)
-        case expired
-        case registerFailed(String)
-        case notFound
-        /// The main app took the core before the awaited message came: it receives the message itself.
-        case coreStopped
-        /// The awaited message came, but another extension process showed it or is showing it (the server pushed
-        /// twice): this one leaves at once and shows nothing of it.
-        case shownElsewhere
-    }
-
-    /// Where the awaited message came from.
-    enum Source: Sendable, Equatable {
-        case network, store
     }
 
     /// How to answer an incoming MESSAGE.
@@ -117,7 +99,9 @@ struct FetchMachine: Sendable {
         case sendNotice
         /// Close the user agent; answer `agentClosed` when it is closed.
         case close
-        case finish(Outcome)
+        /// The fetch is over: how it ended (`shownElsewhere` when another process shows the awaited message; this
+        /// one leaves at once and shows nothing of it).
+        case finish(FetchOutcome)
     }
 
     /// The timing rules.
@@ -144,7 +128,7 @@ struct FetchMachine: Sendable {
     /// When the last REGISTER was answered 2xx or the last MESSAGE answered: the next arrival's wait counts from here.
     private var lastQuietMark: UInt64?
     private var nextGeneration = 0
-    private var foundSource: Source = .network
+    private var foundSource: FetchOutcome.Source = .network
 
     init(target: String, deadline: UInt64, rules: Rules = Rules()) {
         self.target = target
@@ -281,7 +265,7 @@ struct FetchMachine: Sendable {
 
     // MARK: - Transitions
 
-    private mutating func enterDrain(_ source: Source, wantsNotice: Bool, at now: UInt64) -> [Action] {
+    private mutating func enterDrain(_ source: FetchOutcome.Source, wantsNotice: Bool, at now: UInt64) -> [Action] {
         foundSource = source
         var drain = Drain(
             notice: wantsNotice ? .pending : .notRequested, flushing: registeredAt != nil,
@@ -316,7 +300,7 @@ struct FetchMachine: Sendable {
     }
 
     /// The expiry notice, or the main app taking the core: leave at once, with the awaited message when it is here.
-    private mutating func leave(awaiting outcome: Outcome) -> [Action] {
+    private mutating func leave(awaiting outcome: FetchOutcome) -> [Action] {
         switch phase {
         case .registering, .waiting: close(outcome)
         case .draining: close(.found(foundSource))
@@ -324,7 +308,7 @@ struct FetchMachine: Sendable {
         }
     }
 
-    private mutating func close(_ outcome: Outcome) -> [Action] {
+    private mutating func close(_ outcome: FetchOutcome) -> [Action] {
         phase = .closing(outcome)
         return [.close]
     }
