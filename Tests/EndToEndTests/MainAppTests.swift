@@ -192,7 +192,7 @@ import Testing
         let noAccount = try TestSupport.nse(["app", bob, "--for", "1"])
         #expect(noAccount.status == 78 && noAccount.stderr.contains("has no SIP account"), "\(noAccount.stderr)")
         let badFor = try TestSupport.nse(["app", bob, "--for", "0"])
-        #expect(badFor.status == 64 && badFor.stderr.contains("--for must be between"), "\(badFor.stderr)")
+        #expect(badFor.status == 64 && badFor.stderr.contains("--for must be more than 0"), "\(badFor.stderr)")
         let badWatchdog = try TestSupport.nse(["device", "set", bob, "--core-watchdog", "0.5"])
         #expect(badWatchdog.status == 64 && badWatchdog.stderr.contains("--core-watchdog"), "\(badWatchdog.stderr)")
     }
