@@ -4,19 +4,24 @@
 //
 // Files and folders:
 //   PushServer              the listeners around one PushService
-//   PushResponder           the routes (Hummingbird's Router): `POST /3/device/{token}`, `/v1/…`; APNs's 404 and 405
+//   PushResponder           the HTTP side: Routes/ on one router
+//   Routes/                 APNsRouter (Hummingbird's Router with APNs's 404 and 405), a controller per API:
+//                           PushController (`POST /3/device/{token}`), ResultsController (`/v1/devices`, `/v1/events`,
+//                           `/v1/notify`), ControlController (`/v1/control`, `/v1/requests`), PageController (`/`)
 //   ProviderAuthentication  provider tokens per connection (20-minute renewal rule); ProviderCertificate: client
 //                           certificates (`--client-ca`, as Flexisip uses)
 //   APNsValidation          APNs's rules, header by header: an AcceptedPush or APNs's status and reason
-//   PushService             accept, queue, run, record, tell; DeviceRegistry (a token index, folder devices opened on
-//                           first use); DeliveryQueue (`--concurrency` worker threads, `--queue` waiting: 429 beyond)
+//   PushService             the jobs below wired together; DeviceRegistry (a token index, folder devices opened on
+//                           first use)
+//   Delivery/               PushAdmission (slot, row committed, then held, batched or queued), PushRunner (the host on
+//                           the queue), DeliveryQueue (`--concurrency` worker threads, `--queue` waiting: 429 beyond)
 //   EventHub, ResultCallbacks  `GET /v1/events` (server-sent events); POSTs to a device's callback URL (retried twice)
-//   Results/                ResultStore (`results.db` per device; GETs read by pages of 256), Acknowledgements (a 200
-//                           that never reached the client is marked), ServeLock (one server per device)
+//   Results/                ResultStore (`results.db` per device; GETs read by pages of 256), ResultRecorder (a result
+//                           completed, recorded, told), UnfinishedPushes (a previous run's, rerun), Acknowledgements
+//                           (a 200 that never reached the client is marked), ServeLock (one server per device)
 //   Connections/            protocol sniffing (10 s preface timeout), the HTTP/2 connection manager (idle 1 h, GOAWAY
 //                           then close within 5 s, REFUSED_STREAM over the advertised 100 streams), AnswerObserver
-//   Offline/                HeldPushes (what APNs keeps for an offline device: the newest per topic), LowPriorityBatch
-//                           (low-priority pushes in bursts)
-//   Control/                APNsFaultPlan and FaultRule (scripted answers, delays, GOAWAY, unavailable), RequestLog,
-//                           the `/v1/control` routes
+//   Offline/                OfflineDevices (held, replaced, released), HeldPushes (what APNs keeps for an offline
+//                           device: the newest per topic), LowPriorityBatch (low-priority pushes in bursts)
+//   Control/                APNsFaultPlan and FaultRule (scripted answers, delays, GOAWAY, unavailable), RequestLog
 //   Page/                   the lock-screen page at `/`: LockScreenPage, LockScreenAssets (its CSS and script)

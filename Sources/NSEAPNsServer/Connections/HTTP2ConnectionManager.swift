@@ -8,6 +8,17 @@ import NIOHTTP2
 /// stream taken, on the PING ack or after ``HTTP2Limits/pingAckTimeout`` whichever comes first (a client that stops
 /// reading never acks), then close when the last stream ends or ``HTTP2Limits/gracefulCloseTimeout`` after the
 /// final GOAWAY, whichever comes first.
+///
+/// Why not NIOHTTP2's `NIOHTTP2ServerConnectionManagementHandler` (checked against 1.46): it has the idle timer, the
+/// GOAWAY(2^31-1) and PING, the final GOAWAY on the ack and the grace period, but
+/// - it waits for the ack for ever (its grace period starts after the final GOAWAY), with a stream open or not: a
+///   client that stops reading would hold the connection, and SIGTERM, where here the wait is 1 s, and none without
+///   a stream;
+/// - its idle timer starts in `channelActive`, which a handler added once the preface is sniffed never sees;
+/// - after NIOHTTP2's own GOAWAY for a connection error, its graceful close would raise the last stream ID, which
+///   RFC 9113 §6.8 forbids and NIOHTTP2 refuses (`raisedGoawayLastStreamID`): the drain after an error stays here;
+/// - it does not close on a half-close, refuse streams after the final GOAWAY, or send an injected GOAWAY.
+/// What it would take over is one PING round trip and two timers, beside a handler that counts streams anyway.
 final class HTTP2ConnectionManager: ChannelDuplexHandler {
     typealias InboundIn = HTTP2Frame
     typealias InboundOut = HTTP2Frame

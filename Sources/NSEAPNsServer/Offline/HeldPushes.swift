@@ -1,5 +1,4 @@
 import NSEDevice
-import NSEJSON
 import Synchronization
 
 /// The pushes APNs keeps for devices that are offline: per device and topic (the app's, or its `.voip` one) only
@@ -8,28 +7,17 @@ import Synchronization
 /// that just came back. The pushes themselves are in the result store (accepted rows without a result): this is
 /// the index a running server delivers from when the device returns.
 final class HeldPushes: Sendable {
-    /// One accepted push waiting for its device.
-    struct Held: Sendable {
-        let record: AcceptedPushRecord
-        let row: ResultStore.Row
-        let device: Device
-        /// When it was accepted (monotonic nanoseconds), for `queued_ms`.
-        let acceptedAt: UInt64
-        /// Told the result (`/v1/notify`'s wait), if anyone waits for it.
-        var completion: (@Sendable (JSON) -> Void)? = nil
-    }
-
     /// What becomes of a push: delivered now (the device is online), held (replacing an older one for the same
     /// topic), or dropped undelivered (offline and `apns-expiration: 0`, "now or never").
     enum Holding: Sendable {
         case deliver
-        case held(replaced: Held?)
+        case held(replaced: RecordedPush?)
         case dropped
     }
 
     private struct State {
         var offline: Set<String> = []
-        var held: [String: [TokenKind: Held]] = [:]
+        var held: [String: [TokenKind: RecordedPush]] = [:]
     }
 
     private let state: Mutex<State>
@@ -44,7 +32,7 @@ final class HeldPushes: Sendable {
     }
 
     /// Holds `push` if its device is offline; `storable` false (`apns-expiration: 0`) drops it instead.
-    func hold(_ push: Held, storable: Bool) -> Holding {
+    func hold(_ push: RecordedPush, storable: Bool) -> Holding {
         state.withLock { state in
             let directory = push.device.directory
             guard state.offline.contains(directory) else { return .deliver }
@@ -56,7 +44,7 @@ final class HeldPushes: Sendable {
     }
 
     /// Marks a device online or offline; coming online hands back what was held for it, oldest first.
-    func setOnline(_ online: Bool, directory: String) -> [Held] {
+    func setOnline(_ online: Bool, directory: String) -> [RecordedPush] {
         state.withLock { state in
             guard online else {
                 state.offline.insert(directory)

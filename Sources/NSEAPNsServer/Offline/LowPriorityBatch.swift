@@ -7,10 +7,10 @@ import Synchronization
 /// nothing waits.
 final class LowPriorityBatch: Sendable {
     private struct State {
-        var waiting: [HeldPushes.Held] = []
+        var waiting: [RecordedPush] = []
         var scheduled = false
         var closed = false
-        var deliver: (@Sendable ([HeldPushes.Held]) -> Void)?
+        var deliver: (@Sendable ([RecordedPush]) -> Void)?
     }
 
     let interval: Double
@@ -21,13 +21,13 @@ final class LowPriorityBatch: Sendable {
     }
 
     /// Who runs a burst (set once, by the service that owns the batch).
-    var deliver: (@Sendable ([HeldPushes.Held]) -> Void)? {
+    var deliver: (@Sendable ([RecordedPush]) -> Void)? {
         get { state.withLock { $0.deliver } }
         set { state.withLock { $0.deliver = newValue } }
     }
 
     /// Puts a push in the next burst; false once closed (the caller runs it at once).
-    func add(_ push: HeldPushes.Held) -> Bool {
+    func add(_ push: RecordedPush) -> Bool {
         let schedule = state.withLock { state -> Bool? in
             guard !state.closed else { return nil }
             state.waiting.append(push)

@@ -1,3 +1,4 @@
+import NIOCore
 import NSEDevice
 import Synchronization
 
@@ -55,6 +56,16 @@ public final class Acknowledgements: Sendable {
             state.pending[uniqueID]?.channel = channel
             return state.watched.insert(channel).inserted
         }
+    }
+
+    /// The answer goes out on `channel`: one that closes before the answer's head was even written leaves the push
+    /// unacknowledged. One close callback per channel, however many pushes it carries.
+    func watchAnswer(_ uniqueID: String, on channel: any Channel) {
+        let id = ObjectIdentifier(channel)
+        guard watch(uniqueID, on: id) else { return }
+        // Weak: a channel that outlives the service (HummingbirdTesting's request channels are never closed) must
+        // not keep the service's store and store threads alive.
+        channel.closeFuture.whenComplete { [weak self] _ in self?.channelClosed(id) }
     }
 
     /// The answer's head is being written.

@@ -1,0 +1,80 @@
+import Logging
+import NSEDevice
+import NSEHost
+import NSEPayload
+import NSESystem
+
+/// Runs recorded pushes through the host on the delivery queue's threads, never on an event loop, and hands each
+/// result to the ``ResultRecorder``.
+struct PushRunner: Sendable {
+    let queue: DeliveryQueue
+    let store: ResultStore
+    let recorder: ResultRecorder
+    let extensionCommand: [String]
+    let limits: ExtensionLimits
+    let extensionProcesses: ExtensionProcessPool?
+    let logger: Logger
+
+    /// Delivers `push` in the queue slot it holds. A push whose expiration date has passed is recorded `expired`
+    /// instead (APNs drops it; 0 means "now or never"); a late one is judged when it runs, not when it came.
+    func run(_ push: RecordedPush) {
+        queue.run { [self] in
+            let queuedMilliseconds = SystemClock.millisecondsSince(push.acceptedAt)
+            let accepted = push.record.push
+            let deliveredAt = push.late != nil ? SystemClock.unixMilliseconds() : push.record.receivedAt
+            let expired = accepted.expiration.map { $0 != 0 && $0 * 1000 < deliveredAt } ?? false
+            let result: NotificationResult
+            if expired {
+                let when =
+                    switch push.late {
+                    case .restarted?: "when the server ran it again after a restart"
+                    case .heldOffline?: "when the device came back online"
+                    case .burst?: "when its burst of low-priority pushes went"
+                    case nil: "when the push arrived"
+                    }
+                result = NotificationResult(
+                    outcome: .expired,
+                    reason: ReasonCode.apnsExpiration.reason(
+                        "\(accepted.expiration ?? 0) had passed \(when); APNs discards it undelivered"),
+                    requestID: accepted.apnsID, pushType: accepted.pushType)
+            } else {
+                result = deliver(push)
+            }
+            recorder.finish(result, for: push, queuedMilliseconds: queuedMilliseconds)
+        }
+    }
+
+    /// Runs pushes that waited (a device back online, a burst of low-priority pushes), oldest first; once
+    /// stopping, what cannot be admitted stays in the store, unfinished, for the next start.
+    /// - Parameter device: the device as it is now, if it was re-read since the pushes waited.
+    func release(_ pushes: [RecordedPush], late: RecordedPush.Lateness, on device: Device? = nil) {
+        for var push in pushes {
+            guard queue.readmit() else { break }
+            push.late = late
+            if let device { push.device = device }
+            run(push)
+        }
+    }
+
+    /// The host's delivery, the handover synced into the push's row before the extension hears it was accepted.
+    private func deliver(_ push: RecordedPush) -> NotificationResult {
+        let (accepted, row, device) = (push.record.push, push.row, push.device)
+        var host = NotificationHost(device: device, limits: limits, extensionCommand: extensionCommand)
+        host.extensionProcesses = extensionProcesses
+        let (store, logger) = (self.store, self.logger)
+        return host.deliver(
+            accepted.payload, pushType: accepted.pushType, source: .webhook, keptContent: push.record.handover,
+            keepContent: { handover in
+                do {
+                    try store.keep(handover, of: row, for: device)
+                    return true
+                } catch {
+                    // Not acknowledged: the extension keeps its messages and a later push shows them again.
+                    logger.warning(
+                        "delivered content not kept",
+                        metadata: ["apns-id": .string(accepted.apnsID), "store-error": .string("\(error)")])
+                    return false
+                }
+            })
+    }
+}

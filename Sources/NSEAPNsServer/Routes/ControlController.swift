@@ -1,0 +1,132 @@
+import Hummingbird
+import Logging
+import NIOCore
+import NSEDevice
+import NSEJSON
+import NSESystem
+
+/// nse's control API, for a push server's CI to script faults and read back what it sent (docs/serve.md):
+///
+/// - `GET /v1/control/faults`: the unavailable switch and the rules left; `POST` adds a rule (or an array of them),
+///   `DELETE` removes them all, `DELETE /v1/control/faults/{id}` one.
+/// - `PUT /v1/control/unavailable` (`{"reason": "Shutdown"}`, optional): every push answered 503 until
+///   `DELETE /v1/control/unavailable`.
+/// - `PUT /v1/control/devices/{token}/online` `{"online": false}`: the device is offline (pushes held as APNs
+///   keeps them) or back (what was kept is delivered), as `nse device set --online` does.
+/// - `GET /v1/requests[?token=HEX][&topic=T][&since=ID][&limit=N]`: the request log, newest first;
+///   `DELETE /v1/requests` clears it.
+struct ControlController {
+    let service: PushService
+
+    var endpoints: RouteCollection<PushRequestContext> {
+        RouteCollection(context: PushRequestContext.self)
+            .get("control/faults") { _, _ in PushResponder.json(service.faults.json) }
+            .post("control/faults", use: addFaults)
+            .delete("control/faults") { _, _ in
+                service.faults.clear()
+                return Response(status: .noContent)
+            }
+            .delete("control/faults/:id") { _, context in
+                guard let id = context.parameters.get("id").flatMap(Int.init), service.faults.remove(id: id) else {
+                    return Self.error(404, "NoSuchFault", "no fault rule with that id")
+                }
+                return Response(status: .noContent)
+            }
+            .put("control/unavailable", use: unavailable)
+            .delete("control/unavailable") { _, _ in
+                service.faults.setUnavailable(nil)
+                return Response(status: .noContent)
+            }
+            .put("control/devices/:token/online", use: online)
+            .get("requests", use: requests)
+            .delete("requests") { _, _ in
+                service.requests.clear()
+                return Response(status: .noContent)
+            }
+    }
+
+    /// A control request's error: the status, and `{"reason": …, "detail": …}` (the detail names the field).
+    static func error(_ status: Int, _ reason: String, _ detail: String) -> Response {
+        PushResponder.json(["reason": .string(reason), "detail": .string(detail)], status: status)
+    }
+
+    private static func body(_ request: Request) async -> JSON?? {
+        guard let buffer = try? await request.body.collect(upTo: 64 * 1024) else { return .some(nil) }
+        if buffer.readableBytes == 0 { return .none }
+        return .some(try? JSON.parse(Array(buffer.readableBytesView), options: JSONParseOptions(requireObject: false)))
+    }
+
+    @Sendable func addFaults(_ request: Request, context: PushRequestContext) async -> Response {
+        guard case .some(let parsed) = await Self.body(request), let document = parsed else {
+            return Self.error(400, "BadFault", "the body must be a JSON fault object or an array of them")
+        }
+        let now = SystemClock.unixMilliseconds()
+        var rules: [FaultRule] = []
+        for item in document.arrayValue ?? [document] {
+            do { rules.append(try FaultRule(json: item, now: now)) } catch {
+                return Self.error(400, "BadFault", error.description)
+            }
+        }
+        let added = rules.map { service.faults.add($0).json }
+        return PushResponder.json(document.arrayValue == nil ? added[0] : .array(added), status: 201)
+    }
+
+    @Sendable func unavailable(_ request: Request, context: PushRequestContext) async -> Response {
+        var reason = "Shutdown"
+        switch await Self.body(request) {
+        case .none: break
+        case .some(let parsed):
+            guard let document = parsed?.objectValue,
+                document.keys.allSatisfy({ $0 == "reason" })
+            else { return Self.error(400, "BadControl", #"the body must be {"reason": "…"} or empty"#) }
+            if let given = document["reason"] {
+                guard let text = given.stringValue, FaultRule.isReasonWord(text) else {
+                    return Self.error(400, "BadControl", "reason must be an APNs reason word, e.g. Shutdown")
+                }
+                reason = text
+            }
+        }
+        service.faults.setUnavailable(reason)
+        return Response(status: .noContent)
+    }
+
+    @Sendable func online(_ request: Request, context: PushRequestContext) async -> Response {
+        let token = context.parameters.get("token") ?? ""
+        guard let device = service.device(for: token) else {
+            return PushResponder.error(.badRequest("BadDeviceToken"), apnsID: nil)
+        }
+        guard case .some(let parsed) = await Self.body(request), let document = parsed?.objectValue,
+            document.keys == ["online"], let online = document["online"]?.boolValue
+        else { return Self.error(400, "BadControl", #"the body must be {"online": true} or {"online": false}"#) }
+        do {
+            try service.setOnline(online, device: device)
+        } catch {
+            service.logger.error(
+                "device not saved",
+                metadata: ["device": .string(device.directory), "error": .string(error.description)])
+            return Self.error(500, "InternalServerError", "the device's device.json could not be written")
+        }
+        return PushResponder.json(["online": .bool(online), "held": .int(service.heldCount(for: device))])
+    }
+
+    @Sendable func requests(_ request: Request, context: PushRequestContext) -> Response {
+        let query = request.uri.queryParameters
+        var limit = 1000
+        if let text = query["limit"] {
+            guard let parsed = Int(text), parsed >= 0 else {
+                return PushResponder.error(.badRequest("BadLimit"), apnsID: nil)
+            }
+            limit = parsed
+        }
+        var since = 0
+        if let text = query["since"] {
+            guard let parsed = Int(text), parsed >= 0 else {
+                return PushResponder.error(.badRequest("BadSince"), apnsID: nil)
+            }
+            since = parsed
+        }
+        let entries = service.requests.entries(
+            token: query["token"].map(String.init), topic: query["topic"].map(String.init), since: since, limit: limit)
+        return PushResponder.json(.array(entries.map(\.json)))
+    }
+}

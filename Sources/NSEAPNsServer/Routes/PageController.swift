@@ -1,0 +1,36 @@
+import Hummingbird
+import NIOCore
+
+/// The lock-screen page at `/` (``LockScreenPage``), drawn from the results recorded so far, and the attachment
+/// files it shows (``AttachmentFiles``).
+struct PageController {
+    let service: PushService
+    /// The most phones the page draws (a server of 10,000 devices shows its first ones).
+    static let phones = 64
+    /// The notifications drawn per phone.
+    static let notifications = 20
+
+    var endpoints: RouteCollection<PushRequestContext> {
+        RouteCollection(context: PushRequestContext.self)
+            .get(use: page)
+            .get("v1/devices/:token/attachments/:request/:file") { _, context in
+                await AttachmentFiles.respond(
+                    token: context.parameters.get("token") ?? "", request: context.parameters.get("request") ?? "",
+                    file: context.parameters.get("file") ?? "", service: service)
+            }
+    }
+
+    @Sendable func page(_ request: Request, context: PushRequestContext) async -> Response {
+        var phones: [LockScreenPage.Phone] = []
+        for device in service.devices.first(Self.phones) {
+            let results = (try? await service.results(for: device, limit: Self.notifications, since: 0)) ?? []
+            phones.append(LockScreenPage.Phone(device: device, results: results))
+        }
+        var fields = HTTPFields()
+        fields[.contentType] = "text/html; charset=utf-8"
+        fields[.cacheControl] = "no-store"
+        return Response(
+            status: .ok, headers: fields,
+            body: ResponseBody(byteBuffer: ByteBuffer(string: LockScreenPage.render(phones))))
+    }
+}

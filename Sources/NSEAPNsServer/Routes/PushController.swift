@@ -1,0 +1,164 @@
+import Hummingbird
+import NIOCore
+import NIOHTTP2
+import NIOSSL
+import NSEAPNs
+import NSESystem
+
+/// APNs's provider API, `POST /3/device/{token}`: injected faults first, then provider authentication (a client
+/// certificate or a provider token), then APNs's rules (``APNsValidation``); 200 with `apns-id` and `apns-unique-id`
+/// once the push is recorded and queued, the extension running afterwards on a worker thread. Every request goes
+/// into the request log as received and answered.
+struct PushController {
+    let service: PushService
+
+    var endpoints: RouteCollection<PushRequestContext> {
+        RouteCollection(context: PushRequestContext.self)
+            .post(use: push)  // no token: APNs's MissingDeviceToken
+            .post(":token", use: push)
+    }
+
+    /// What became of one request, for the request log.
+    struct Answer {
+        var response: Response
+        var reason: String?
+        var apnsID: String?
+        var uniqueID: String?
+        var faultID: Int?
+        /// The connection was closed instead (an injected GOAWAY): the response is never written.
+        var unanswered = false
+
+        static func refused(_ error: APNsError, apnsID: String?) -> Answer {
+            Answer(response: PushResponder.error(error, apnsID: apnsID), reason: error.reason, apnsID: apnsID)
+        }
+    }
+
+    @Sendable func push(_ request: Request, context: PushRequestContext) async -> Response {
+        let token = context.parameters.get("token") ?? ""
+        let headers: APNsHeaders = request.headers.map { (name: $0.name.canonicalName.lowercased(), value: $0.value) }
+        // A connection with a verified client certificate authenticates with it (`--client-ca`); one connection
+        // uses one kind, as on APNs.
+        var certificate: NIOSSLCertificate?
+        if service.certificates != nil {
+            certificate = try? await (context.channel.parent ?? context.channel).nioSSL_peerCertificate().get()
+        }
+        var entry = RequestLog.Entry(
+            receivedAt: SystemClock.unixMilliseconds(), token: token, headers: headers,
+            authentication: certificate != nil
+                ? "certificate" : headers.contains(where: { $0.name == "authorization" }) ? "token" : "none",
+            httpVersion: context.channel.parent == nil ? "1.1" : "2")
+        // The body first, whatever the answer: the log has every request's payload size.
+        let body = try? await request.body.collect(upTo: PushResponder.maxBody)
+        let bytes = body.map { Array($0.readableBytesView) }
+        let answer = await answerPush(bytes, token: token, headers: headers, certificate: certificate, context: context)
+        entry.status = answer.unanswered ? nil : answer.response.status.code
+        entry.reason = answer.reason
+        entry.apnsID = answer.apnsID
+        entry.uniqueID = answer.uniqueID
+        entry.payloadBytes =
+            bytes?.count ?? headers.first(where: { $0.name == "content-length" }).flatMap { Int($0.value) }
+        entry.faultID = answer.faultID
+        service.requests.record(entry)
+        return answer.response
+    }
+
+    private func answerPush(
+        _ bytes: [UInt8]?, token: String, headers: APNsHeaders, certificate: NIOSSLCertificate?,
+        context: PushRequestContext
+    ) async -> Answer {
+        let givenID = headers.first(where: { $0.name == "apns-id" })?.value
+        // Every answer carries an apns-id, as APNs's do: the request's, else a new one (Apple: "If you don't specify
+        // an apns-id field in your request, APNs creates a new UUID and returns it in this header").
+        let echoedID = givenID.flatMap { APNsValidation.isUUID($0) ? $0 : nil } ?? PushService.newAPNsID()
+        // Injected faults first: the server playing unavailable, then the first scripted rule for this token.
+        if let unavailable = service.faults.unavailable { return .refused(unavailable, apnsID: echoedID) }
+        let fault = service.faults.take(token: token)
+        if let delay = fault?.rule.delay, delay > 0 { try? await Task.sleep(for: .milliseconds(Int(delay * 1000))) }
+        var answer: Answer
+        if let rule = fault?.rule, rule.goAway {
+            await Self.goAway(context.channel, reason: rule.goAwayReason)
+            answer = .refused(.shutdown, apnsID: echoedID)
+            answer.reason = rule.goAwayReason
+            answer.unanswered = true
+        } else if let scripted = fault?.rule.answer {
+            answer = .refused(scripted, apnsID: echoedID)
+        } else {
+            answer = await authenticateAndAccept(
+                bytes, token: token, headers: headers, echoedID: echoedID, certificate: certificate, context: context)
+        }
+        answer.faultID = fault?.id
+        return answer
+    }
+
+    /// Provider authentication (a verified client certificate, else a provider token), then APNs's rules.
+    private func authenticateAndAccept(
+        _ bytes: [UInt8]?, token: String, headers: APNsHeaders, echoedID: String?, certificate: NIOSSLCertificate?,
+        context: PushRequestContext
+    ) async -> Answer {
+        var teamID: String?
+        var certificateBundleID: String?
+        if let certificates = service.certificates, let certificate {
+            switch certificates.authenticate(certificate) {
+            case .failure(let error): return .refused(error, apnsID: echoedID)
+            case .success(let read): certificateBundleID = read.bundleID
+            }
+        } else if let authentication = service.authentication {
+            let authorization = headers.first(where: { $0.name == "authorization" })?.value
+            switch await authentication.authenticate(
+                authorization: authorization, connection: context.connection,
+                forwardedClient: ProviderAuthentication.forwardedClient(in: headers))
+            {
+            case .failure(let error): return .refused(error, apnsID: echoedID)
+            case .success(let claims): teamID = claims.teamID
+            }
+        } else if service.certificates != nil {
+            // Certificates required and none given, and no key for tokens either.
+            return .refused(APNsError(403, ProviderToken.Rejection.missing.rawValue), apnsID: echoedID)
+        }
+        return await accept(
+            token: token, headers: headers, body: bytes, echoedID: echoedID, teamID: teamID,
+            certificateBundleID: certificateBundleID, context: context)
+    }
+
+    private func accept(
+        token: String, headers: APNsHeaders, body: [UInt8]?, echoedID: String?, teamID: String?,
+        certificateBundleID: String?, context: PushRequestContext
+    ) async -> Answer {
+        let verdict = APNsValidation.validate(
+            token: token, headers: headers, body: body, device: service.device(for:), newID: PushService.newAPNsID,
+            teamID: teamID, certificateBundleID: certificateBundleID)
+        switch verdict {
+        case .failure(let error):
+            return .refused(error, apnsID: echoedID)
+        case .success(let (push, device)):
+            // As APNs's development environment does: an id for the delivery log of Apple's Push Console. nse also
+            // uses it to find the push again if its answer cannot be written (``Acknowledgements``).
+            let uniqueID = PushService.newAPNsID()
+            if let refusal = await service.enqueue(push, to: device, uniqueID: uniqueID) {
+                return .refused(refusal, apnsID: push.apnsID)
+            }
+            service.acknowledgements.watchAnswer(uniqueID, on: context.channel)
+            var fields = HTTPFields()
+            fields[.init("apns-id")!] = push.apnsID
+            fields[.init("apns-unique-id")!] = uniqueID
+            return Answer(response: Response(status: .ok, headers: fields), apnsID: push.apnsID, uniqueID: uniqueID)
+        }
+    }
+
+    /// An injected GOAWAY: the HTTP/2 connection a stream belongs to is told to go away (its last stream taken is
+    /// the one before this one, which is never answered) and closed; an HTTP/1.1 connection is closed. Returns once
+    /// the request's channel is closed.
+    private static func goAway(_ channel: any Channel, reason: String) async {
+        if let connection = channel.parent {
+            let streamID = try? await channel.getOption(HTTP2StreamChannelOptions.streamID).get()
+            connection.eventLoop.execute {
+                guard let manager = try? connection.pipeline.syncOperations.handler(type: HTTP2ConnectionManager.self)
+                else { return connection.close(promise: nil) }
+                manager.goAway(before: streamID, reason: reason)
+            }
+        } else {
+            channel.close(promise: nil)
+        }
+        try? await channel.closeFuture.get()
+    }
+}

@@ -1,0 +1,199 @@
+import Hummingbird
+import Logging
+import NIOCore
+import NSEDevice
+import NSEJSON
+import NSEPayload
+import ServiceLifecycle
+
+/// nse's results API, for a push server's tests and the page:
+///
+/// - `GET /v1/devices`: the served devices, their tokens and how many pushes are held for them.
+/// - `GET /v1/devices/{token}/notifications[?limit=N][&since=ID]`: recorded results, newest first.
+/// - `GET /v1/events[?device=TOKEN…]`: every recorded result as a server-sent event, live.
+/// - `POST /v1/notify` `{"device": TOKEN, "payload": {…}, "push_type": "alert"}`: waits, answers the result.
+struct ResultsController {
+    let service: PushService
+    /// Seconds between the comment lines that keep an idle event stream open through proxies.
+    static let keepAliveSeconds: UInt64 = 15
+
+    var endpoints: RouteCollection<PushRequestContext> {
+        RouteCollection(context: PushRequestContext.self)
+            .get("events", use: events)
+            .get("devices", use: devices)
+            .get("devices/:token/notifications", use: results)
+            .post("notify", use: notify)
+    }
+
+    /// A text/event-stream of `notification` events, one per recorded result, until the client goes or the server
+    /// stops.
+    @Sendable func events(_ request: Request, context: PushRequestContext) -> Response {
+        let tokens = request.uri.queryParameters.getAll("device").map { String($0) }
+        var followed: Set<String>?
+        if !tokens.isEmpty {
+            var set = Set<String>()
+            for token in tokens {
+                guard let device = service.device(for: token) else {
+                    return PushResponder.error(.badRequest("BadDeviceToken"), apnsID: nil)
+                }
+                set.insert(device.config.remoteToken.lowercased())
+                set.insert(device.config.voipToken.lowercased())
+            }
+            followed = set
+        }
+        let hub = service.events
+        let (id, stream) = hub.subscribe(tokens: followed)
+        var fields = HTTPFields()
+        fields[.contentType] = "text/event-stream"
+        fields[.cacheControl] = "no-cache"
+        let body = ResponseBody { writer in
+            defer { hub.unsubscribe(id) }
+            try await withGracefulShutdownHandler {
+                try await writer.write(ByteBuffer(string: ": nse serve events\n\n"))
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    // Comments keep an idle stream open; the group ends when the events do.
+                    group.addTask {
+                        while !Task.isCancelled {
+                            try await Task.sleep(nanoseconds: Self.keepAliveSeconds * 1_000_000_000)
+                            hub.keepAlive(id)
+                        }
+                    }
+                    for await event in stream { try await writer.write(ByteBuffer(string: event.text)) }
+                    group.cancelAll()
+                }
+            } onGracefulShutdown: {
+                hub.unsubscribe(id)
+            }
+            try await writer.finish(nil)
+        }
+        return Response(status: .ok, headers: fields, body: body)
+    }
+
+    @Sendable func devices(_ request: Request, context: PushRequestContext) -> Response {
+        PushResponder.json(
+            .array(
+                service.devices.all.map { device in
+                    var summary = Self.summary(device).objectValue ?? JSONObject()
+                    summary["held"] = .int(service.heldCount(for: device))
+                    return .object(summary)
+                }))
+    }
+
+    /// A device as `GET /v1/devices` lists it, but for `held`.
+    private static func summary(_ device: Device) -> JSON {
+        [
+            "directory": .string(device.directory), "bundle_id": .string(device.config.bundleID),
+            "team_id": .string(device.config.teamID), "remote_token": .string(device.config.remoteToken),
+            "voip_token": .string(device.config.voipToken),
+            "uninstalled_at": device.config.uninstalledAt.map(JSON.int) ?? .null,
+            "callback_url": device.config.callbackURL.map(JSON.string) ?? .null,
+            "online": .bool(device.config.online),
+        ]
+    }
+
+    @Sendable func results(_ request: Request, context: PushRequestContext) async -> Response {
+        let token = context.parameters.get("token") ?? ""
+        guard let device = service.device(for: token) else {
+            return PushResponder.error(.badRequest("BadDeviceToken"), apnsID: nil)
+        }
+        var limit = 100
+        if let text = request.uri.queryParameters["limit"] {
+            guard let parsed = Int(text), parsed >= 0, parsed <= 100_000 else {
+                return PushResponder.error(.badRequest("BadLimit"), apnsID: nil)
+            }
+            limit = parsed
+        }
+        var since: Int64 = 0
+        if let text = request.uri.queryParameters["since"] {
+            guard let parsed = Int64(text), parsed >= 0 else {
+                return PushResponder.error(.badRequest("BadSince"), apnsID: nil)
+            }
+            since = parsed
+        }
+        // The first page is read before the answer starts, so a store that cannot be read gets a 500. A longer
+        // answer is then streamed page by page: its memory is one page's whatever `limit` is.
+        let pageRows = ResultStore.pageRows
+        let first: [JSON]
+        do {
+            first = try await service.results(for: device, limit: min(limit, pageRows), since: since)
+        } catch {
+            service.logger.error(
+                "results not readable",
+                metadata: ["device": .string(device.directory), "store-error": .string("\(error)")])
+            return PushResponder.error(.internalServerError, apnsID: nil)
+        }
+        guard limit > pageRows, first.count == pageRows, let firstBefore = first.last?["id"]?.intValue else {
+            return PushResponder.json(.array(first))
+        }
+        var fields = HTTPFields()
+        fields[.contentType] = "application/json"
+        let body = ResponseBody { [limit, since] writer in
+            try await writer.write(Self.elements(first, opening: "["))
+            var remaining = limit - first.count
+            var before = firstBefore
+            while remaining > 0 {
+                let page: [JSON]
+                do {
+                    page = try await service.results(
+                        for: device, limit: min(remaining, pageRows), since: since, before: before)
+                } catch {
+                    // The head has gone: the answer can only be cut off, which the client sees as an error.
+                    service.logger.error(
+                        "results not readable: answer cut off",
+                        metadata: ["device": .string(device.directory), "store-error": .string("\(error)")])
+                    throw error
+                }
+                guard let last = page.last?["id"]?.intValue else { break }
+                try await writer.write(Self.elements(page, opening: ","))
+                remaining -= page.count
+                before = last
+            }
+            try await writer.write(ByteBuffer(string: "]"))
+            try await writer.finish(nil)
+        }
+        return Response(status: .ok, headers: fields, body: body)
+    }
+
+    /// Array elements after `opening` ("[" for the first page, "," for the next), written as `JSON`'s compact
+    /// serialization writes an array: the streamed answer is byte for byte the one-piece answer.
+    private static func elements(_ page: [JSON], opening: String) -> ByteBuffer {
+        var bytes = Array(opening.utf8)
+        for (index, element) in page.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            bytes += element.serializedBytes()
+        }
+        return ByteBuffer(bytes: bytes)
+    }
+
+    @Sendable func notify(_ request: Request, context: PushRequestContext) async -> Response {
+        guard let body = try? await request.body.collect(upTo: 64 * 1024),
+            let document = try? JSON.parse(Array(body.readableBytesView))
+        else { return PushResponder.error(.badRequest("MalformedRequest"), apnsID: nil) }
+        guard let token = document["device"]?.stringValue, let device = service.device(for: token) else {
+            return PushResponder.error(.badRequest("BadDeviceToken"), apnsID: nil)
+        }
+        guard let payload = document["payload"], payload.objectValue != nil else {
+            return PushResponder.error(.badRequest("PayloadEmpty"), apnsID: nil)
+        }
+        let typeName = document["push_type"]?.stringValue ?? "alert"
+        guard let pushType = PushType(rawValue: typeName) else {
+            return PushResponder.error(.badRequest("InvalidPushType"), apnsID: nil)
+        }
+        let push = AcceptedPush(
+            apnsID: PushService.newAPNsID(), token: token,
+            tokenKind: device.config.voipToken.lowercased() == token.lowercased() ? .voip : .remote,
+            pushType: pushType, priority: pushType == .background ? 5 : 10, payload: payload.serializedBytes())
+        let result: JSON
+        let uniqueID = PushService.newAPNsID()
+        switch await service.deliverAndWait(push, to: device, uniqueID: uniqueID) {
+        case .success(let recorded): result = recorded
+        case .failure(let refusal): return PushResponder.error(refusal, apnsID: push.apnsID)
+        }
+        service.acknowledgements.watchAnswer(uniqueID, on: context.channel)
+        // 202: held for an offline device, delivered (or replaced, or expired) when it is back.
+        var response = PushResponder.json(result, status: result["held_offline"]?.boolValue == true ? 202 : 200)
+        response.headers[.init("apns-id")!] = push.apnsID
+        response.headers[.init("apns-unique-id")!] = uniqueID
+        return response
+    }
+}
