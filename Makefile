@@ -46,6 +46,8 @@ test: deps ## Build, then run every test: unit tests and end-to-end tests of the
 	NSE_BIN_DIR="$(DEBUG_BIN)" bash scripts/interop-aioapns.sh
 	# Two more APNs clients from PyPI (pyapns_client, kalyke-apns; venvs in .build), then providers through HAProxy (examples/haproxy).
 	NSE_BIN_DIR="$(DEBUG_BIN)" bash scripts/interop-apns-clients.sh
+	# The SDK as a SwiftPM dependency: examples/swiftpm-extension built, its unit tests run, its executable run by nse.
+	NSE_BIN_DIR="$(DEBUG_BIN)" bash scripts/sdk-swiftpm.sh
 	# A real Kamailio (examples/kamailio) holding MESSAGEs and pushing to nse serve over UDP, TCP and TLS.
 	NSE_BIN_DIR="$(DEBUG_BIN)" python3 scripts/interop-kamailio.py
 	# The lock-screen page in a real browser (chromium headless, selenium from PyPI in .build); screenshot in .build.

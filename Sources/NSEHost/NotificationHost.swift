@@ -86,10 +86,11 @@ public struct NotificationHost: Sendable {
     /// its content is kept by it (`true` once on disk) before the extension hears `content-accepted` and lets go of
     /// the messages it took from the App Group store. When such a host stopped after keeping a push's handover and
     /// before its result, it passes that back as `keptContent`: the push is judged on it (the app launched with the
-    /// call offer it carries, if any) and no extension runs again.
+    /// call offer it carries, if any) and no extension runs again. A push's `apns-collapse-id` is the notification's
+    /// identifier, as on iOS (`UNNotificationRequest.identifier`).
     public func deliver(
-        _ bytes: [UInt8], pushType: PushType, source: PayloadSource, keptContent: ExtensionHandover? = nil,
-        keepContent: (@Sendable (ExtensionHandover) -> Bool)? = nil
+        _ bytes: [UInt8], pushType: PushType, source: PayloadSource, collapseID: String? = nil,
+        keptContent: ExtensionHandover? = nil, keepContent: (@Sendable (ExtensionHandover) -> Bool)? = nil
     ) -> NotificationResult {
         let start = SystemClock.monotonicNanoseconds()
         let requestID = (try? SecureRandom.uuid()) ?? "00000000-0000-4000-8000-000000000000"
@@ -109,7 +110,7 @@ public struct NotificationHost: Sendable {
         let (strings, stringProblems) = device.strings()
         var result = decide(
             payload, pushType: pushType, requestID: requestID, strings: strings,
-            content: Delivery(kept: keptContent, keep: keepContent), pushStart: start)
+            content: Delivery(collapseID: collapseID, kept: keptContent, keep: keepContent), pushStart: start)
         result.warnings = payload.warnings + stringProblems + result.warnings
         if result.display != nil, let notification = result.notification {
             result.warnings += InterruptionEntitlements.warnings(for: notification, device: device.config)
@@ -120,8 +121,9 @@ public struct NotificationHost: Sendable {
         return result
     }
 
-    /// What ``deliver(_:pushType:source:keptContent:keepContent:)`` was given about the extension's content.
+    /// What ``deliver(_:pushType:source:collapseID:keptContent:keepContent:)`` was given beside the payload.
     private struct Delivery {
+        var collapseID: String?
         var kept: ExtensionHandover?
         var keep: (@Sendable (ExtensionHandover) -> Bool)?
     }
@@ -200,7 +202,8 @@ public struct NotificationHost: Sendable {
     ) -> NotificationResult {
         let budgetMilliseconds = Int64(limits.budget * 1000)
         let request = ServiceRequest(
-            requestID: requestID, pushType: pushType, payload: payload.root, container: device.directory,
+            requestID: requestID, identifier: content.collapseID, pushType: pushType, payload: payload.root,
+            container: device.directory,
             budgetMilliseconds: budgetMilliseconds,
             deadlineUnixMilliseconds: SystemClock.unixMilliseconds() + budgetMilliseconds)
         let filtering = device.config.filtering

@@ -197,6 +197,18 @@ public struct NotificationResult: Sendable, JSONEncodable {
             lines.append("title:    \(safe(display.title))")
             if !display.subtitle.isEmpty { lines.append("subtitle: \(safe(display.subtitle))") }
             lines.append("body:     \(safe(display.body))")
+            // What else the lock screen shows: the sender's name and avatar, the pictures, the app icon's badge.
+            if let sender = communication?["sender_name"]?.stringValue ?? communication?["sender_handle"]?.stringValue {
+                let avatar = communication?["has_avatar"] == .bool(true) ? ", with an avatar" : ""
+                let group = communication?["group_name"]?.stringValue.map { " in \(safe($0))" } ?? ""
+                lines.append("sender:   \(safe(sender))\(group)\(avatar)")
+            }
+            for attachment in attachments {
+                let type = attachment["type"]?.stringValue ?? "?"
+                let size = attachment["size"]?.intValue.map { " \($0) bytes" } ?? ""
+                lines.append("attached: \(safe(attachment["identifier"]?.stringValue ?? "")) (\(safe(type))\(size))")
+            }
+            if let badge = notification?["aps"]?["badge"]?.intValue { lines.append("badge:    \(badge)") }
         } else {
             lines.append("display:  (nothing shown)")
         }

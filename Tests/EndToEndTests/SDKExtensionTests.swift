@@ -355,4 +355,61 @@ import Testing
         #expect(result["display"]?["subtitle"]?.stringValue == "New message")
         #expect(result["display"]?["body"]?.stringValue == "You have received a message")
     }
+
+    /// `UNNotificationRequest.identifier` is the push's `apns-collapse-id` when `nse serve` got one, as on iOS; else
+    /// the request id the result names.
+    @Test func theRequestsIdentifierIsTheCollapseIDWhenThePushHadOne() throws {
+        let folder = root + "/identifier"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try TestSupport.write(
+            """
+            import UserNotifications
+            class NotificationService: UNNotificationServiceExtension {
+                override func didReceive(_ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void) {
+                    let content = request.content.mutableCopy() as! UNMutableNotificationContent
+                    content.subtitle = request.identifier
+                    contentHandler(content)
+                }
+            }
+            """, to: folder + "/NotificationService.swift")
+        let built = try Self.build([folder, "--principal-class", "NotificationService"])
+        try #require(built.status == 0, "\(built.stderr)")
+        let executable = try #require(built.stdout.split(separator: "\n").last.map(String.init))
+
+        let fromRun = try runOne(executable, Self.alert)
+        #expect(fromRun["display"]?["subtitle"] == fromRun["request_id"], "\(fromRun)")
+
+        let serve = try CallCommandTests.Background(
+            TestSupport.nse, ["serve", "--listen", "127.0.0.1:0", "--device", device, "--extension", executable],
+            in: root, name: "serve")
+        defer {
+            kill(serve.process.processIdentifier, SIGTERM)
+            _ = serve.wait(timeout: 5)
+        }
+        var url: String?
+        let until = Date().addingTimeInterval(15)
+        while url == nil, Date() < until {
+            url = (try? JSON.parse(serve.output))?["listening"]?.stringValue
+            if url == nil { usleep(50_000) }
+        }
+        let listening = try #require(url, "serve did not start: \(serve.errors)")
+        let alert = try payload("alert", Self.alert)
+        for collapse in ["lunch-thread-7", nil] {
+            let pushed = try TestSupport.nse(
+                ["push", "--url", listening, "--device", device] + (collapse.map { ["--collapse-id", $0] } ?? [])
+                    + [alert])
+            #expect(pushed.status == 0, "\(pushed.stderr)")
+        }
+        let token = try #require(
+            try JSON.parse(String(contentsOfFile: device + "/device.json", encoding: .utf8))["tokens"]?["remote"]?
+                .stringValue)
+        let fetched = try TestSupport.run(
+            "/usr/bin/curl", ["-s", "\(listening)/v1/devices/\(token)/notifications?limit=2"], timeout: 10)
+        let parsed = try JSON.parse(fetched.stdout, options: JSONParseOptions(requireObject: false))
+        let list = try #require(parsed.arrayValue, "\(fetched.stdout)")
+        try #require(list.count == 2, "\(fetched.stdout)")
+        // Newest first: the push without a collapse id, then the one with.
+        #expect(list[1]["display"]?["subtitle"]?.stringValue == "lunch-thread-7", "\(list[1])")
+        #expect(list[0]["display"]?["subtitle"] == list[0]["request_id"], "\(list[0])")
+    }
 }

@@ -61,7 +61,7 @@ import Testing
     @Test func linesAreWrittenAsDocumented() {
         #expect(
             String(decoding: HostMessage.request(Self.request).line, as: UTF8.self)
-                == #"{"type":"request","protocol":2,"request_id":"6F1C0000-0000-4000-8000-000000000000","push_type":"voip","container":"/tmp/device","budget_ms":1500,"deadline_unix_ms":1795300000000,"payload":{"aps":{"alert":{"loc-key":"IM_MSG"},"mutable-content":1},"enc":"nse1.x"}}"#
+                == #"{"type":"request","protocol":2,"request_id":"6F1C0000-0000-4000-8000-000000000000","identifier":"6F1C0000-0000-4000-8000-000000000000","push_type":"voip","container":"/tmp/device","budget_ms":1500,"deadline_unix_ms":1795300000000,"payload":{"aps":{"alert":{"loc-key":"IM_MSG"},"mutable-content":1},"enc":"nse1.x"}}"#
                 + "\n")
         #expect(
             String(decoding: HostMessage.reportVoIPResult(VoIPReportFailure(.invalidClientProcess)).line, as: UTF8.self)
@@ -115,6 +115,11 @@ import Testing
                     ServiceRequest(
                         requestID: "r", pushType: .alert, payload: [:], container: "/c", budgetMilliseconds: 30_000,
                         deadlineUnixMilliseconds: 0)))
+        // A host before the collapse id wrote no identifier: the request id is the notification's.
+        if case .request(let request) = minimal { #expect(request.identifier == "r") }
+        let line = #"{"type":"request","request_id":"r","identifier":"lunch-7","container":"/c","payload":{}}"#
+        let identified = try HostMessage(json: JSON.parse(line))
+        if case .request(let request) = identified { #expect(request.identifier == "lunch-7") } else { Issue.record() }
         #expect(
             try HostMessage(json: JSON.parse(#"{"type":"report-voip-result","ok":false,"error":{"code":99}}"#))
                 == .reportVoIPResult(VoIPReportFailure(.unknown)))

@@ -63,7 +63,8 @@ struct PushRunner: Sendable {
         host.extensionProcesses = extensionProcesses
         let (store, logger) = (self.store, self.logger)
         return host.deliver(
-            accepted.payload, pushType: accepted.pushType, source: .webhook, keptContent: push.record.handover,
+            accepted.payload, pushType: accepted.pushType, source: .webhook, collapseID: accepted.collapseID,
+            keptContent: push.record.handover,
             keepContent: { handover in
                 do {
                     try store.keep(handover, of: row, for: device)

@@ -20,7 +20,7 @@ public enum HostMessage: Sendable, Equatable {
         case .request(let request):
             return [
                 "type": "request", "protocol": .int(ExtensionProtocol.version),
-                "request_id": .string(request.requestID),
+                "request_id": .string(request.requestID), "identifier": .string(request.identifier),
                 "push_type": .string(request.pushType.rawValue), "container": .string(request.container),
                 "budget_ms": .int(request.budgetMilliseconds),
                 "deadline_unix_ms": .int(request.deadlineUnixMilliseconds),
@@ -51,7 +51,8 @@ public enum HostMessage: Sendable, Equatable {
             }
             return .request(
                 ServiceRequest(
-                    requestID: try message.field("request_id"), pushType: try message.field("push_type") ?? .alert,
+                    requestID: try message.field("request_id"), identifier: try message.field("identifier"),
+                    pushType: try message.field("push_type") ?? .alert,
                     payload: try message.field("payload"), container: try message.field("container"),
                     budgetMilliseconds: try message.field("budget_ms") ?? 30_000,
                     deadlineUnixMilliseconds: try message.field("deadline_unix_ms") ?? 0))

@@ -4,6 +4,9 @@ public import NSEPayload
 /// What the extension is asked to process.
 public struct ServiceRequest: Sendable, Equatable {
     public var requestID: String
+    /// `UNNotificationRequest.identifier`: the push's `apns-collapse-id` when it had one (iOS's identifier for a
+    /// remote notification), else the request ID.
+    public var identifier: String
     public var pushType: PushType
     /// The notification's payload (`request.content.userInfo`, with `aps`).
     public var payload: JSONObject
@@ -14,10 +17,12 @@ public struct ServiceRequest: Sendable, Equatable {
     public var deadlineUnixMilliseconds: Int64
 
     public init(
-        requestID: String, pushType: PushType, payload: JSONObject, container: String, budgetMilliseconds: Int64,
+        requestID: String, identifier: String? = nil, pushType: PushType, payload: JSONObject, container: String,
+        budgetMilliseconds: Int64,
         deadlineUnixMilliseconds: Int64
     ) {
         self.requestID = requestID
+        self.identifier = identifier ?? requestID
         self.pushType = pushType
         self.payload = payload
         self.container = container

@@ -32,7 +32,7 @@ enum RequestDecoding {
         if case .fields(let fields) = aps.alert { storage.launchImageName = fields.launchImage ?? "" }
         storage.filterCriteria = request.payload["aps"]?["filter-criteria"]?.stringValue
         return UNNotificationRequest(
-            identifier: request.requestID, frozenContent: UNNotificationContent(storage: storage),
+            identifier: request.identifier, frozenContent: UNNotificationContent(storage: storage),
             trigger: UNPushNotificationTrigger())
     }
 }
