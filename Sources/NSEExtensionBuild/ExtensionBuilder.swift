@@ -100,6 +100,7 @@ public struct ExtensionBuilder: Sendable {
         add(configuration.rawValue)
         add(swiftVersion)
         add(principal)
+        add(sources.usesFoundationNetworking() ? "FoundationNetworking" : "Foundation")
         for file in sources.swiftFiles { try addFile(file) }
         for file in [infoPlist ?? sources.infoPlist, entitlements ?? sources.entitlements].compactMap({ $0 }) {
             try addFile(file)
@@ -144,9 +145,12 @@ public struct ExtensionBuilder: Sendable {
             var arguments = [
                 "-swift-version", swiftVersion, "-module-name", "NotificationServiceExtension", "-I", overlays, "-I",
                 sdk.modulesDirectory,
-                // URLSession is FoundationNetworking's on Linux: every file sees it, as with Foundation on iOS.
-                "-Xfrontend", "-import-module", "-Xfrontend", "FoundationNetworking",
             ]
+            // URLSession is FoundationNetworking's on Linux: every file sees it, as with Foundation on iOS, when the
+            // target uses it.
+            if sources.usesFoundationNetworking() {
+                arguments += ["-Xfrontend", "-import-module", "-Xfrontend", "FoundationNetworking"]
+            }
             arguments += configuration == .release ? ["-O"] : ["-Onone", "-g"]
             if sdk.staticRuntime { arguments += ["-L", Path.join(overlays, "stand-ins")] }
             for map in sdk.moduleMaps { arguments += ["-Xcc", "-fmodule-map-file=\(map)"] }

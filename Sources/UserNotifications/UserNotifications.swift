@@ -5,11 +5,7 @@
 // container, `localizedUserNotificationString`). The types are thin: they translate Apple's calls into nse's
 // host/extension protocol (docs/protocol.md) and keep no iOS rule of their own — the host judges, as iOS does.
 //
-// Foundation comes with it, as on iOS, and so does FoundationNetworking: `URLSession` (how most extensions fetch a
-// `media-url`) lives there on Linux, and NSE files use it with `import Foundation` and `import UserNotifications`
-// alone.
+// Foundation comes with it, as on iOS. FoundationNetworking (`URLSession` on Linux) does not: it loads libcurl and
+// some 30 libraries, 8 ms of every start; `nse extension build` imports it into the files of a target that uses it,
+// and a SwiftPM target adds it (docs/sdk.md).
 @_exported public import Foundation
-
-#if canImport(FoundationNetworking)
-    @_exported public import FoundationNetworking
-#endif

@@ -78,6 +78,65 @@ import Testing
         #expect(again.status == 0)
         #expect(again.stdout.split(separator: "\n").last.map(String.init) == executable)
         #expect(again.stderr.contains("cached"), "\(again.stderr)")
+        // It downloads nothing: FoundationNetworking (libcurl and its 30 libraries) is not linked in.
+        let dynamic = try TestSupport.run("/usr/bin/readelf", ["-d", executable], timeout: 10)
+        #expect(dynamic.stdout.contains("libFoundation.so"), "\(dynamic.stdout)")
+        #expect(!dynamic.stdout.contains("libFoundationNetworking"), "\(dynamic.stdout)")
+    }
+
+    /// What an extension downloads with Foundation alone on iOS downloads here: `URLSession` in a file that imports
+    /// only Foundation, and `Data(contentsOf:)` of an http URL (which needs FoundationNetworking loaded on Linux).
+    @Test func foundationDownloadsAsOnIOS() throws {
+        let folder = root + "/downloads"
+        try FileManager.default.createDirectory(atPath: folder + "/www", withIntermediateDirectories: true)
+        try TestSupport.write("0123456789", to: folder + "/www/ten.txt")
+        try TestSupport.write(
+            """
+            import UserNotifications
+            class NotificationService: UNNotificationServiceExtension {
+                override func didReceive(_ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void) {
+                    let content = request.content.mutableCopy() as! UNMutableNotificationContent
+                    let url = URL(string: request.content.userInfo["media-url"] as! String)!
+                    let direct = (try? Data(contentsOf: url))?.count ?? -1
+                    Downloader.fetch(url) { count in
+                        content.body = "contentsOf \\(direct), session \\(count)"
+                        contentHandler(content)
+                    }
+                }
+            }
+            """, to: folder + "/NotificationService.swift")
+        try TestSupport.write(
+            """
+            import Foundation
+            enum Downloader {
+                static func fetch(_ url: URL, completion: @escaping (Int) -> Void) {
+                    URLSession.shared.dataTask(with: url) { data, _, _ in completion(data?.count ?? -1) }.resume()
+                }
+            }
+            """, to: folder + "/Downloader.swift")
+        let built = try Self.build([folder, "--principal-class", "NotificationService"])
+        try #require(built.status == 0, "\(built.stderr)")
+        let executable = try #require(built.stdout.split(separator: "\n").last.map(String.init))
+        let server = try CallCommandTests.Background(
+            "/usr/bin/env",
+            ["python3", "-u", "-m", "http.server", "0", "--bind", "127.0.0.1", "--directory", folder + "/www"],
+            in: root, name: "http")
+        defer {
+            kill(server.process.processIdentifier, SIGTERM)
+            _ = server.wait(timeout: 5)
+        }
+        var port: Substring?
+        let until = Date().addingTimeInterval(15)
+        while port == nil, Date() < until {
+            port = server.output.split(separator: " ").drop { $0 != "port" }.dropFirst().first
+            if port == nil { usleep(50_000) }
+        }
+        let listening = try #require(port, "the HTTP server did not start: \(server.errors)")
+        let result = try runOne(
+            executable,
+            #"{"aps":{"alert":{"title":"Alice","body":"Photo"},"mutable-content":1},"media-url":"http://127.0.0.1:\#(listening)/ten.txt"}"#
+        )
+        #expect(result["display"]?["body"]?.stringValue == "contentsOf 10, session 10", "\(result)")
     }
 
     @Test func aChangedSourceIsBuiltAgain() throws {

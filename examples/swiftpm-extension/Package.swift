@@ -14,10 +14,9 @@ let package = Package(
                 .product(name: "Intents", package: "nse"),
                 .product(name: "NSEOSLog", package: "nse"),
             ],
-            swiftSettings: [
-                .swiftLanguageMode(.v5),
-                .unsafeFlags(["-Xfrontend", "-import-module", "-Xfrontend", "FoundationNetworking"]),
-            ]),
+            // Xcode's language mode for an extension target. This one downloads nothing, so it needs no
+            // FoundationNetworking (docs/sdk.md, "Foundation and URLSession").
+            swiftSettings: [.swiftLanguageMode(.v5)]),
         .testTarget(
             name: "NotificationServiceExtensionTests",
             dependencies: ["NotificationServiceExtension", .product(name: "UserNotifications", package: "nse")],
