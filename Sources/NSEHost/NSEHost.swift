@@ -13,7 +13,7 @@
 //                        ExtensionProcessPool (warm processes, evicted when idle or dead)
 //   Process/             ProcessDriver (posix_spawn, pipes, poll, /proc, wait4 for any ProcessMachine), ChildProcess
 //                        (its own process group, pidfd through CProcessHandle), MemorySample (iOS's footprint:
-//                        private dirty plus swapped, from smaps_rollup), HostShutdown (a self-pipe that tells the
+//                        anonymous resident plus swapped, from /proc/PID/status), HostShutdown (a self-pipe telling the
 //                        children able to outlive a push, the app's call, that the host is stopping)
 //   App/                 AppLauncher (the app's VoIP handler under AppHandlerMachine; strikes), AppCall (runs
 //                        `nse-app` under AppCallMachine, timing each step), CallRecord (the result's `call`),

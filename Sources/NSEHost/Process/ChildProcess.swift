@@ -218,10 +218,6 @@ final class ChildProcess {
     /// PID. A warm process waiting for its next push holds no such descriptor.
     private var statusFD: Int32 = -1
 
-    /// Whether `/proc/PID/smaps_rollup` exists (Linux 4.14 and later); found out on the first sample.
-    private var hasRollup = true
-    private var rollupBuffer = [UInt8](repeating: 0, count: 2048)
-
     /// Closes `/proc/PID/status` until the next sample.
     func endSampling() {
         guard statusFD >= 0 else { return }
@@ -229,36 +225,29 @@ final class ChildProcess {
         statusFD = -1
     }
 
-    /// The child's memory now: its resident peak and its footprint as iOS counts one (``MemorySample``); `nil`
-    /// until its exec has completed (``peakRSSKilobytes()``).
+    /// The child's memory now: its resident peak and its footprint as iOS counts one (``MemorySample``), both from
+    /// one read of `/proc/PID/status`; `nil` until its exec has completed (``status()``).
     ///
-    /// `smaps_rollup` is opened anew for each sample: an open one is bound to the address space it was opened on,
-    /// and a process that execs again (a shell script's `exec python3 …`) gets a new one.
+    /// The footprint is `RssAnon` + `VmSwap`: the same figure as `Private_Dirty` + `Swap` in `smaps_rollup` for an
+    /// extension (1576 KB both for the SDK's template, 200 KB both for the reference extension), which the kernel
+    /// renders by walking every mapping: 0.33 ms a sample for a process with Foundation mapped, against 0.03 ms.
     func memory() -> MemorySample? {
-        guard let peak = peakRSSKilobytes() else { return nil }
-        guard hasRollup else { return MemorySample(residentPeak: peak, footprint: nil) }
-        let fd = open("/proc/\(pid)/smaps_rollup", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            // Gone for good on a kernel without it; otherwise a passing failure (the process mid-exec, exiting):
-            // no sample, rather than the resident set judged in its place.
-            if errno == ENOENT, FileSystem.exists("/proc/\(pid)") {
-                hasRollup = false
-                return MemorySample(residentPeak: peak, footprint: nil)
-            }
-            return nil
-        }
-        defer { close(fd) }
-        let count = rollupBuffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        guard count > 0, let dirty = Self.field("Private_Dirty:", in: rollupBuffer[0..<count]) else { return nil }
-        let swapped = Self.field("Swap:", in: rollupBuffer[0..<count]) ?? 0
-        return MemorySample(residentPeak: peak, footprint: dirty + swapped)
+        guard let status = status(), let peak = Self.field("VmHWM:", in: status) else { return nil }
+        // RssAnon is Linux 4.5's: before it, no footprint, and the limit judges the resident peak.
+        let footprint = Self.field("RssAnon:", in: status).map { $0 + (Self.field("VmSwap:", in: status) ?? 0) }
+        return MemorySample(residentPeak: peak, footprint: footprint)
     }
 
-    /// The child's peak resident set so far (`VmHWM` in `/proc/PID/status`), in kilobytes; `nil` until its exec has
-    /// completed. posix_spawn returns as soon as the exec releases the host's address space, which the kernel does
-    /// a moment before switching the child to its own: read in that moment, `/proc` shows the host's memory, and the
-    /// extension would be killed for the host's size. So nothing is read until `/proc/PID/exe` is not the host's.
+    /// The child's peak resident set so far (`VmHWM`), in kilobytes; `nil` until its exec has completed.
     func peakRSSKilobytes() -> Int? {
+        status().flatMap { Self.field("VmHWM:", in: $0) }
+    }
+
+    /// `/proc/PID/status` now; `nil` until the child's exec has completed. posix_spawn returns as soon as the exec
+    /// releases the host's address space, which the kernel does a moment before switching the child to its own:
+    /// read in that moment, `/proc` shows the host's memory, and the extension would be killed for the host's size.
+    /// So nothing is read until `/proc/PID/exe` is not the host's.
+    private func status() -> ArraySlice<UInt8>? {
         guard exit == nil else { return nil }
         if !execConfirmed {
             guard let executable = FileSystem.readLink("/proc/\(pid)/exe"), executable != Self.hostExecutable else {
@@ -273,7 +262,7 @@ final class ChildProcess {
         let fd = statusFD
         let count = statusBuffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
         guard count > 0 else { return nil }
-        return Self.field("VmHWM:", in: statusBuffer[0..<count])
+        return statusBuffer[0..<count]
     }
 
     /// The number after `name` on its line of a `/proc` status file, without making strings.
