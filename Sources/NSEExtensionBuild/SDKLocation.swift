@@ -9,11 +9,6 @@ public struct SDKLocation: Sendable, Equatable {
     public var moduleMaps: [String]
     /// The package's `SDK/` folder: the overlays (`os`, `OSLog`) and the Clang module they sit on.
     public var overlaySources: String
-    /// Whether the SDK was built with the Swift runtime linked statically (`make build`'s `--static-swift-stdlib`):
-    /// its objects then ask for the static runtime's parts by name (`-l_CFURLSessionInterface`…), which the shared
-    /// runtime an extension links has inside its libraries (SDKOverlays makes empty stand-ins). Told by the running
-    /// `nse-tool`, built with it: no `libswiftCore.so` among its mappings.
-    public var staticRuntime = false
 
     /// The static library every extension links (the SDK's modules and what they use, one copy of each).
     public var library: String { Path.join(libraryDirectory, "libNSESDK.a") }
@@ -46,9 +41,8 @@ public struct SDKLocation: Sendable, Equatable {
                 .unavailable,
                 "the SDK in \(directory) is not in an nse package (no Sources/C*/module.modulemap and SDK/ above it)")
         }
-        let maps = (try? FileSystem.readText("/proc/self/maps", limit: 16 << 20)) ?? nil
         return SDKLocation(
             libraryDirectory: directory, modulesDirectory: modules, moduleMaps: found.sorted(),
-            overlaySources: overlays, staticRuntime: maps.map { !$0.contains("libswiftCore.so") } ?? false)
+            overlaySources: overlays)
     }
 }

@@ -26,7 +26,6 @@ struct SDKOverlays {
             try FileSystem.createDirectory(staging)
             try await compile("os", ["-import-underlying-module"], into: staging)
             try await compile("OSLog", [], into: staging)
-            if sdk.staticRuntime { try makeStandIns(in: Path.join(staging, "stand-ins")) }
             try? FileSystem.removeTree(folder)
             try FileSystem.createDirectory(Path.dirname(folder))
             // Another build may have made it meanwhile: theirs is as good.
@@ -68,36 +67,6 @@ struct SDKOverlays {
         }
     }
 
-    /// Empty archives named as the parts of the static Swift runtime that the shared one has no library of
-    /// (CoreFoundation, _CFURLSessionInterface…, inside libFoundation*.so there): an SDK built with the static
-    /// runtime names them in its objects, and an extension links the shared runtime, where their code already is.
-    /// Linked dynamically, an extension's footprint is its own (3.7 MB for the template, release) where the static
-    /// runtime's relocations alone are 8 MB of it, a third of iOS's 24 MB.
-    private func makeStandIns(in folder: String) throws {
-        let runtime = Path.join(Path.dirname(Path.dirname(toolchainBinary())), "lib", "swift")
-        func names(_ directory: String, _ suffix: String) -> Set<String> {
-            Set(
-                ((try? FileSystem.contents(ofDirectory: directory)) ?? []).filter {
-                    $0.hasPrefix("lib") && $0.hasSuffix(suffix)
-                }.map { String($0.dropFirst(3).dropLast(suffix.count)) })
-        }
-        let missing =
-            names(Path.join(runtime + "_static", "linux"), ".a").subtracting(names(Path.join(runtime, "linux"), ".so"))
-        try FileSystem.createDirectory(folder)
-        // An empty archive: its magic line and nothing else.
-        for name in missing.sorted() { try FileSystem.writeAtomically(Path.join(folder, "lib\(name).a"), "!<arch>\n") }
-    }
-
-    /// The compiler's real path (`swiftc` on PATH followed through its links): the toolchain is above it.
-    private func toolchainBinary() -> String {
-        let candidates =
-            compiler.contains("/")
-            ? [compiler]
-            : (Environment.get("PATH") ?? "/usr/bin").split(separator: ":").map { Path.join(String($0), compiler) }
-        let found = candidates.first { FileSystem.isExecutable($0) } ?? compiler
-        return FileSystem.resolvedPath(found) ?? found
-    }
-
     /// The overlays' sources, the maps they see, the module they re-export and the compiler.
     private func cacheKey() throws(ExtensionBuildError) -> String {
         var material: [UInt8] = Array("nse-sdk-overlays 3\n".utf8)
@@ -112,7 +81,7 @@ struct SDKOverlays {
         for path in stamped {
             material += Array("\(path) \(FileSystem.stamp(path).map { "\($0)" } ?? "")\n".utf8)
         }
-        material += Array("\(compiler) static:\(sdk.staticRuntime)".utf8)
+        material += Array(compiler.utf8)
         return Hex.encode(Digest.sha256(material))
     }
 }
