@@ -82,10 +82,11 @@ SOAK_MINUTES ?= 10
 # Swift sources the formatter owns (.swift-format: 4 spaces, 120 columns).
 FORMAT_PATHS := Package.swift Sources Tests Fuzz/Package.swift Fuzz/Sources
 
-lint: deps ## swift-format in strict lint mode; the module diagram in docs/architecture.md, the reason codes in docs/result.md and the doc comments' links up to date.
+lint: deps ## swift-format in strict lint mode; the module diagram in docs/architecture.md, the reason codes in docs/result.md and the doc comments' links up to date; log metadata keys and loggers as docs/architecture.md says.
 	$(SWIFT) format lint --strict --recursive --parallel $(FORMAT_PATHS)
 	python3 scripts/module-graph.py --check
 	python3 scripts/check-reasons.py
+	python3 scripts/check-log-keys.py
 
 format: ## Rewrite the Swift sources as .swift-format says (then `make lint` passes).
 	$(SWIFT) format format --in-place --recursive --parallel $(FORMAT_PATHS)

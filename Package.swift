@@ -104,6 +104,13 @@ let package = Package(
         .target(name: "NSEJSON", dependencies: ["CJansson"]),
         .target(name: "NSECrypto", dependencies: ["CSodium"]),
         .target(name: "NSEHTTP", dependencies: ["CCurl", "NSESystem"]),
+        // An extension's attachments: downloaded on its event loop, decrypted as they arrive (docs/media.md).
+        .target(
+            name: "NSEMedia",
+            dependencies: [
+                "NSECrypto", "NSEPayload", "NSESystem", nioCore, nioPosix, nioSSL,
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]),
         .target(name: "NSEChat"),
         // Self-signed certificates for loopback TLS (replay's TLS cases, the tests): swift-certificates, no openssl.
         .target(
@@ -140,8 +147,8 @@ let package = Package(
         .target(
             name: "NSEExtension",
             dependencies: [
-                "CConcurrencyHook", "NSEAppRegistration", "NSEChat", "NSECrypto", "NSEDevice", "NSEJSON", "NSEPayload",
-                "NSEProtocol",
+                "CConcurrencyHook", "NSEAppRegistration", "NSEChat", "NSECrypto", "NSEDevice", "NSEJSON", "NSEMedia",
+                "NSEPayload", "NSEProtocol",
                 "NSESIP", "NSESystem", logging, nioCore,
             ]
         ),
@@ -207,6 +214,23 @@ let package = Package(
             ]
         ),
 
+        // `nse files`: the file-transfer server attachments go through (Flexisip's is its own HTTP server too):
+        // uploads committed to disk before their 201, downloads streamed with ranges, faults on cue (docs/files.md).
+        .target(
+            name: "NSEFileServer",
+            dependencies: [
+                "NSECrypto", "NSEJSON", "NSESystem", logging, nioCore, nioPosix, nioSSL,
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+            ]
+        ),
+
         // MARK: - The SDK: Apple's extension APIs on Linux (docs/sdk.md)
         // What a user's own Notification Service Extension imports, under Apple's module names. NSEExtensionKit is
         // their runtime: the link to the host, the device of the request.
@@ -258,14 +282,14 @@ let package = Package(
                 "NSECrypto",
                 "NSEDevice", "NSEHTTP",
                 "NSEHost", "NSEJSON", "NSEMainApp", "NSEPayload", "NSEReplay", "NSESIP", "NSESIPServer", "NSESystem",
-                "NSEAPNsServer", "NSEExtensionBuild",
+                "NSEAPNsServer", "NSEExtensionBuild", "NSEFileServer",
             ]
         ),
         // The per-notification process: links the reference extension alone, so it starts fast and stays small.
         // In release builds it is a fully static executable: no dynamic loader, no relocations, about half the
         // start-up time and RSS of a dynamically linked one, and its hot functions grouped (docs/performance.md).
         .executableTarget(
-            name: "nse-extension", dependencies: ["NSEExtension"], exclude: ["hot-functions.order"],
+            name: "nse-extension", dependencies: ["NSEExtension", logging], exclude: ["hot-functions.order"],
             linkerSettings: perNotificationLinking("nse-extension")
         ),
         // The app's process for one call (`nse-app`), started by the host after the app reported the call.
@@ -288,7 +312,7 @@ let package = Package(
             name: "NSETests",
             dependencies: [
                 "NSEChat", "NSECrypto", "NSEDatabase", "NSEDevice", "NSEExtension", "NSEHost", "NSEJSON", "NSEMainApp",
-                "NSEPayload",
+                "NSEMedia", "NSEPayload",
                 "NSEProtocol", "NSESystem",
                 "NSETestSupport",
             ]
@@ -323,7 +347,9 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["NSEDevice", "NSEJSON", "NSEReplay", "NSESIP", "NSESIPServer", "NSETestSupport"]),
+            dependencies: [
+                "NSECrypto", "NSEDevice", "NSEJSON", "NSEReplay", "NSESIP", "NSESIPServer", "NSETestSupport", logging,
+            ]),
         .testTarget(
             name: "NSEAPNsServerTests",
             dependencies: [
@@ -337,6 +363,11 @@ let package = Package(
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
             ]
+        ),
+        // `nse files` end to end: the built binary on loopback, driven by curl.
+        .testTarget(
+            name: "NSEFileServerTests",
+            dependencies: ["NSECrypto", "NSEFileServer", "NSEJSON", "NSETestSupport"]
         ),
     ]
 )

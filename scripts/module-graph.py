@@ -32,14 +32,14 @@ LAYERS = [
     ("foundations", "Foundations", [
         "NSESystem", "NSEJSON", "NSECrypto", "NSEHTTP", "NSEDatabase", "NSEChat", "NSECertificates", "NSESIP",
     ]),
-    ("domain", "Domain", ["NSEPayload", "NSEProtocol", "NSEDevice", "NSEAppRegistration", "NSEAPNs"]),
+    ("domain", "Domain", ["NSEPayload", "NSEProtocol", "NSEDevice", "NSEAppRegistration", "NSEAPNs", "NSEMedia"]),
     ("hostext", "Host and extension", ["NSEHost", "NSEExtension", "NSECall"]),
     ("sdk", "The SDK: Apple's extension APIs on Linux", [
         "NSEExtensionKit", "UserNotifications", "UserNotificationsUI", "Intents", "CallKit", "LiveCommunicationKit",
         "CryptoKit", "UniformTypeIdentifiers", "MobileCoreServices", "UIKit", "NSEOSLog",
     ]),
     ("servers", "Servers, the main app, replay and the extension builder", [
-        "NSESIPServer", "NSEAPNsServer", "NSEMainApp", "NSEReplay", "NSEExtensionBuild",
+        "NSESIPServer", "NSEAPNsServer", "NSEFileServer", "NSEMainApp", "NSEReplay", "NSEExtensionBuild",
     ]),
     ("executables", "Executables and entry points", ["NSECommandLine", "nse", "nse-tool", "nse-extension", "nse-app", "NSEFuzzTargets"]),
 ]

@@ -79,11 +79,11 @@ public final class PushService: Sendable {
                     try store.markUnacknowledged(row, for: device)
                     logger.warning(
                         "answer not delivered: push recorded as not acknowledged",
-                        metadata: ["row": .stringConvertible(row.id)])
+                        metadata: ["store.row": .stringConvertible(row.id)])
                 } catch {
                     logger.error(
                         "answer not delivered, and not marked",
-                        metadata: ["row": .stringConvertible(row.id), "store-error": .string("\(error)")])
+                        metadata: ["store.row": .stringConvertible(row.id), "store.error": .string("\(error)")])
                 }
             }
         }

@@ -78,7 +78,7 @@ public final class ResultCallbacks: Sendable {
         guard admitted else {
             logger.warning(
                 "result callback not sent: the server is stopping",
-                metadata: ["apns-id": .string(apnsID), "url": .string(url)])
+                metadata: ["apns.id": .string(apnsID), "callback.url": .string(url)])
             return
         }
         let body = result.serializedBytes()
@@ -87,7 +87,7 @@ public final class ResultCallbacks: Sendable {
             guard work == .active else {
                 logger.warning(
                     "result callback not sent: the server stopped before its turn",
-                    metadata: ["apns-id": .string(apnsID), "url": .string(url)])
+                    metadata: ["apns.id": .string(apnsID), "callback.url": .string(url)])
                 return
             }
             send(body, to: url, apnsID: apnsID)
@@ -105,7 +105,10 @@ public final class ResultCallbacks: Sendable {
                 guard !isStopping else {
                     logger.warning(
                         "result callback abandoned: the server is stopping",
-                        metadata: ["apns-id": .string(apnsID), "url": .string(url), "error": .string(failure)])
+                        metadata: [
+                            "apns.id": .string(apnsID), "callback.url": .string(url),
+                            "callback.error": .string(failure),
+                        ])
                     return
                 }
                 Threads.sleep(seconds: Self.retryDelays[attempt - 1])
@@ -117,8 +120,8 @@ public final class ResultCallbacks: Sendable {
                         logger.warning(
                             "result callback refused",
                             metadata: [
-                                "apns-id": .string(apnsID), "url": .string(url),
-                                "status": .stringConvertible(response.status),
+                                "apns.id": .string(apnsID), "callback.url": .string(url),
+                                "callback.status": .stringConvertible(response.status),
                             ])
                     }
                     return
@@ -130,7 +133,7 @@ public final class ResultCallbacks: Sendable {
         }
         logger.warning(
             "result callback failed",
-            metadata: ["apns-id": .string(apnsID), "url": .string(url), "error": .string(failure)])
+            metadata: ["apns.id": .string(apnsID), "callback.url": .string(url), "callback.error": .string(failure)])
     }
 
     /// Whether a drain gave up waiting (its deadline passed) and is stopping the threads.

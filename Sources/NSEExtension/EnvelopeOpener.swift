@@ -16,11 +16,20 @@ struct EnvelopeOpener: Sendable {
     var rewriter: Rewriter
     var escalation: CallEscalation
 
+    /// An opened envelope: the content to show, and the files its message names (fetched next, ``AttachmentStep``).
+    struct Opened {
+        var content: DeliveredContent
+        var attachments: [Plaintext.Attachment] = []
+    }
+
     /// `source` names where the envelope came from in the result (`enc` for the payload, `sip` for a fetch).
-    func open(_ text: String, source: String) -> DeliveredContent {
+    func open(_ text: String, source: String) -> DeliveredContent { opened(text, source: source).content }
+
+    /// ``open(_:source:)``, with the message's attachments.
+    func opened(_ text: String, source: String) -> Opened {
         let secretKey: SecretKey
         do { secretKey = try device.secretKey() } catch {
-            return rewriter.fallback(reason: ReasonCode.keyUnavailable.reason("\(error.description)"))
+            return Opened(content: rewriter.fallback(reason: ReasonCode.keyUnavailable.reason("\(error.description)")))
         }
         let plaintext: Plaintext
         let sender: String
@@ -31,9 +40,10 @@ struct EnvelopeOpener: Sendable {
             switch envelope.format {
             case .anonymous:
                 guard !device.config.requireSignedSender else {
-                    return unverified(
-                        ReasonCode.senderUnverified.reason(
-                            "the envelope is anonymous and the device requires signed senders"))
+                    return Opened(
+                        content: unverified(
+                            ReasonCode.senderUnverified.reason(
+                                "the envelope is anonymous and the device requires signed senders")))
                 }
                 plaintext = try Plaintext(bytes)
                 sender = "anonymous"
@@ -42,26 +52,26 @@ struct EnvelopeOpener: Sendable {
                 defer { for index in signed.indices { signed[index] = 0 } }
                 plaintext = try Plaintext(signed)
                 if let refusal = verify(signature, signed, claimedFrom: plaintext.from, recipient: envelope.keyID) {
-                    return unverified(refusal)
+                    return Opened(content: unverified(refusal))
                 }
                 sender = "verified"
             }
         } catch let error as EnvelopeError {
-            return rewriter.fallback(reason: error.description)
+            return Opened(content: rewriter.fallback(reason: error.description))
         } catch let error as PlaintextError {
-            return rewriter.fallback(reason: error.description)
+            return Opened(content: rewriter.fallback(reason: error.description))
         } catch {
-            return rewriter.fallback(reason: ReasonCode.envelopeError.reason("\(error)"))
+            return Opened(content: rewriter.fallback(reason: ReasonCode.envelopeError.reason("\(error)")))
         }
-        var content: DeliveredContent
+        var opened: Opened
         switch plaintext {
         case .message(let message):
-            content = rewriter.rewrite(message, source: source)
+            opened = Opened(content: rewriter.rewrite(message, source: source), attachments: message.attachments)
         case .call(let call):
-            content = escalation.escalate(call, source: source)
+            opened = Opened(content: escalation.escalate(call, source: source))
         }
-        content.info = (content.info ?? [:]).merging(["sender": .string(sender)])
-        return content
+        opened.content.info = (opened.content.info ?? [:]).merging(["sender": .string(sender)])
+        return opened
     }
 
     /// Why a signed plaintext is not from a verified sender, or nil when it is (its message id then recorded).

@@ -10,7 +10,7 @@
 //   CallEscalation      a call offer to `reportNewIncomingVoIPPushPayload` (report-voip), the alert silenced
 //   ExtensionChannel    the protocol over stdin/stdout (re-exports NSEProtocol)
 //   BlockingWait        the main thread waits for async work
-//   Fetch/              SIPFetch (`fetch(callID:request:)`: register, take the held MESSAGE with the push's
+//   Fetch/              SIPFetch (`fetch(callID:request:logger:)`: register, take the held MESSAGE with the push's
 //                       Call-ID, keep the others in the App Group store; the network on the event loop, the content
 //                       on the calling thread), SIPFetch+Content (a FetchOutcome turned into content, in one place),
 //                       FetchMachine (its decisions, no I/O), FetchDriver (the one loop over one merged stream of

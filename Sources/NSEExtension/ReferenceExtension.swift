@@ -1,12 +1,18 @@
+public import Logging
 public import NSEDevice
 import NSEJSON
-import NSEPayload
+public import NSEPayload
 import NSESystem
 
 /// nse's reference Notification Service Extension: opens sealed content (in the payload, or in the SIP MESSAGE
 /// fetched by Call-ID) and rewrites the notification, or falls back to the app's localized `loc-key` text.
 public struct ReferenceExtension: Sendable {
-    public init() {}
+    /// The process's logger, made by `nse-extension`; the SIP fetch logs to it.
+    let logger: Logger
+
+    public init(logger: Logger) {
+        self.logger = logger
+    }
 
     /// Serves requests over the protocol on stdin/stdout until the host closes stdin; returns the process exit status.
     ///
@@ -42,11 +48,17 @@ public struct ReferenceExtension: Sendable {
             switch plan(request, host: host) {
             case .deliver(let content):
                 if host.send(.content(content)) { _ = host.waitForAcceptance() }
+            case .attach(let attachments, let content, let device):
+                let reader = listener ?? HostListener(channel: channel)
+                listener = reader
+                let delivered = AttachmentStep(device: device, request: request, logger: logger).attach(
+                    attachments, to: content, host: reader)
+                if reader.send(.content(delivered)) { _ = reader.waitForAcceptance() }
             case .fetch(let callID, let device, let rewriter):
                 let reader = listener ?? HostListener(channel: channel)
                 listener = reader
                 let fetched = SIPFetch(device: device, rewriter: rewriter, host: reader).fetch(
-                    callID: callID, request: request)
+                    callID: callID, request: request, logger: logger)
                 // The message is shown once the host says it keeps the content (`content-accepted`: a recording host
                 // has it on disk). A process killed before that, or a host gone before it could keep it (its server
                 // crashed: it runs the push again when it restarts), leaves the message claimed in the App Group
@@ -63,6 +75,8 @@ public struct ReferenceExtension: Sendable {
         case deliver(DeliveredContent)
         /// Fetch the message with `callID` (``SIPFetch``), with the device and the rewriter the request opened.
         case fetch(callID: String, device: Device, rewriter: Rewriter)
+        /// Fetch the files the decrypted message names, then deliver `content` with them (``AttachmentStep``).
+        case attach([Plaintext.Attachment], content: DeliveredContent, device: Device)
     }
 
     /// Decides the content for one request (`didReceive(_:withContentHandler:)`); everything but the SIP fetch is
@@ -78,9 +92,12 @@ public struct ReferenceExtension: Sendable {
         let rewriter = Rewriter(payload: payload, strings: device.strings().table)
         if let envelope = payload.envelope {
             let escalation = CallEscalation(device: device, rewriter: rewriter, channel: host, request: request)
-            return .deliver(
-                EnvelopeOpener(device: device, rewriter: rewriter, escalation: escalation).open(envelope, source: "enc")
-            )
+            let opened = EnvelopeOpener(device: device, rewriter: rewriter, escalation: escalation).opened(
+                envelope, source: "enc")
+            if !opened.attachments.isEmpty {
+                return .attach(opened.attachments, content: opened.content, device: device)
+            }
+            return .deliver(opened.content)
         }
         if let room = payload.chatRoomAddress {
             return .deliver(rewriter.chatRoomInvitation(room: room, subject: nil))

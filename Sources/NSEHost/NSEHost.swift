@@ -4,11 +4,13 @@
 // does the I/O. No command-line code (that is NSECommandLine's): `nse run`, `nse serve` and replay call it alike.
 //
 // Files and folders:
-//   NotificationHost     `deliver(_:pushType:source:keptContent:keepContent:)`: intake, decide, run the extension,
-//                        judge; reads the way iOS decides
+//   NotificationHost     `deliver(_:pushType:source:collapseID:keptContent:keepContent:)`: intake, decide, run the
+//                        extension, judge, make the result once; reads the way iOS decides
 //   NotificationResult   the verdict's document (docs/result.md), JSON or text
+//   Timings              the result's `timings_ms`, on one clock per push
 //   Extension/           ExtensionMachine (one process's life as iOS rules it: events in, actions out, times in the
-//                        events), ExtensionProcess (its lines and writes), ExtensionRun, ContentRules (the verdict),
+//                        events), ExtensionProcess (its lines and writes), ExtensionLauncher (a request in a fresh or
+//                        warm process), ExtensionRun (the record of it), ContentRules (the verdict),
 //                        ExtensionHandover (what a recording host keeps before `content-accepted`), ExtensionLimits,
 //                        ExtensionProcessPool (warm processes, evicted when idle or dead)
 //   Process/             ProcessDriver (posix_spawn, pipes, poll, /proc, wait4 for any ProcessMachine), ChildProcess

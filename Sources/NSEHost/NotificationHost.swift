@@ -92,31 +92,28 @@ public struct NotificationHost: Sendable {
         _ bytes: [UInt8], pushType: PushType, source: PayloadSource, collapseID: String? = nil,
         keptContent: ExtensionHandover? = nil, keepContent: (@Sendable (ExtensionHandover) -> Bool)? = nil
     ) -> NotificationResult {
-        let start = SystemClock.monotonicNanoseconds()
+        var timings = Timings()
         let requestID = (try? SecureRandom.uuid()) ?? "00000000-0000-4000-8000-000000000000"
         let payload: Payload
         do {
             payload = try Intake.accept(bytes, pushType: pushType, source: source, bundleID: device.config.bundleID)
         } catch {
-            var result = NotificationResult(
-                outcome: .rejected, reason: error.description, requestID: requestID, pushType: pushType)
-            result.rejectionReason = error.reason.rawValue
-            result.timings = [
-                ("intake", SystemClock.millisecondsSince(start)), ("total", SystemClock.millisecondsSince(start)),
-            ]
-            return result
+            timings.mark(.intake)
+            return .rejected(error, requestID: requestID, pushType: pushType, timings: timings.closed())
         }
-        let intakeMilliseconds = SystemClock.millisecondsSince(start)
+        timings.mark(.intake)
         let (strings, stringProblems) = device.strings()
         var result = decide(
             payload, pushType: pushType, requestID: requestID, strings: strings,
-            content: Delivery(collapseID: collapseID, kept: keptContent, keep: keepContent), pushStart: start)
+            content: Delivery(collapseID: collapseID, kept: keptContent, keep: keepContent), pushStart: timings.start)
         result.warnings = payload.warnings + stringProblems + result.warnings
         if result.display != nil, let notification = result.notification {
             result.warnings += InterruptionEntitlements.warnings(for: notification, device: device.config)
         }
-        result.timings.insert(("intake", intakeMilliseconds), at: 0)
-        result.timings.append(("total", SystemClock.millisecondsSince(start)))
+        if let report = result.extensionReport {
+            timings.record(.extension, milliseconds: report.wallMilliseconds)
+        }
+        result.timings = timings.closed()
         log(result)
         return result
     }
@@ -210,24 +207,31 @@ public struct NotificationHost: Sendable {
         let limits = limitsForThisRun()
         let run =
             content.kept.map(ExtensionRun.resumed)
-            ?? ExtensionRun.run(
-                command: extensionCommand, request: request, limits: limits, filteringEntitlement: filtering,
-                release: device.config.iosVersion, pool: extensionProcesses, keepContent: content.keep)
-        var verdict = ContentRules.verdict(
-            run.record, exitCode: run.exitCode, exitSignal: run.exitSignal, original: payload,
-            originalDisplay: original,
-            strings: strings, filtering: filtering, limits: limits)
+            ?? ExtensionLauncher(
+                command: extensionCommand, limits: limits, filteringEntitlement: filtering,
+                release: device.config.iosVersion, pool: extensionProcesses
+            ).run(request, keepContent: content.keep)
         // A call offer the host accepted launches the app, which must report the call, then takes it.
         let launchedAt = SystemClock.monotonicNanoseconds()
-        let launch = run.record.acceptedVoIPPayload.map { AppLauncher(device: device).launch($0) }
-        if let launch, verdict.outcome == .suppressed {
-            verdict.reason = ReasonCode.voipEscalated.reason(
-                "the call offer went to the call-report path; \(launch.summary)")
-        }
+        let app = run.record.acceptedVoIPPayload.map { AppLauncher(device: device).launch($0) }
+        let verdict = ContentRules.verdict(
+            run, app: app, original: payload, originalDisplay: original, strings: strings, filtering: filtering,
+            limits: limits)
+        return result(
+            verdict, run: run, app: app, launchedAt: launchedAt, requestID: requestID, pushType: pushType,
+            pushStart: pushStart)
+    }
+
+    /// The result of a push the extension ran for, made once from the verdict, the run and the app's launch (nil
+    /// unless the host accepted a call offer), launched at `launchedAt`.
+    private func result(
+        _ verdict: ContentRules.Verdict, run: ExtensionRun, app: AppLaunch?, launchedAt: UInt64, requestID: String,
+        pushType: PushType, pushStart: UInt64
+    ) -> NotificationResult {
         var result = NotificationResult(
             outcome: verdict.outcome, reason: verdict.reason, requestID: requestID, pushType: pushType,
             notification: verdict.notification, display: verdict.display, warnings: verdict.warnings)
-        result.callReport = launch?.report
+        result.callReport = app?.report
         // What the shown content carries beside its text: files, and a communication notification's sender.
         if let delivered = run.record.delivered, result.display != nil {
             let store = AttachmentStore(device: device, requestID: requestID)
@@ -237,26 +241,16 @@ public struct NotificationHost: Sendable {
         }
         // The SDK's scratch files of this request (avatars written for the host): what was kept has been moved out.
         try? FileSystem.removeTree(Path.join(device.directory, "tmp", "extension", requestID))
-        if let launch, let offer = run.record.acceptedVoIPPayload {
+        if let app, let offer = run.record.acceptedVoIPPayload {
             followCall(
-                launch, payload: offer, route: .notificationServiceExtension, at: launchedAt, since: pushStart,
+                app, payload: offer, route: .notificationServiceExtension, at: launchedAt, since: pushStart,
                 into: &result)
         }
         if run.record.voipReported {
             result.voip = .notificationServiceExtension(
-                error: run.record.voipError, framework: run.record.voipFramework, app: launch)
+                error: run.record.voipError, framework: run.record.voipFramework, app: app)
         }
-        result.extensionReport = NotificationResult.ExtensionReport(
-            command: extensionCommand, wallMilliseconds: run.wallMilliseconds,
-            peakRSSKilobytes: run.record.peakKilobytes,
-            wait4MaxRSSKilobytes: run.wait4MaxRSSKilobytes, exitCode: run.exitCode, exitSignal: run.exitSignal,
-            killed: run.killedName, timeWillExpireSent: run.record.expirySent, stderr: run.stderrTail,
-            info: run.record.delivered?.info)
-        result.extensionReport?.peakFootprintKilobytes = run.record.peakFootprintKilobytes
-        if content.kept == nil {
-            result.extensionReport?.process = run.process
-        }
-        result.timings.append(("extension", run.wallMilliseconds))
+        result.extensionReport = NotificationResult.ExtensionReport(run, command: extensionCommand)
         return result
     }
 

@@ -1,5 +1,6 @@
 public import NSEJSON
 public import NSEPayload
+import NSEProtocol
 
 /// The host's verdict on one notification: the same document whichever entry point was used (docs/result.md).
 public struct NotificationResult: Sendable, JSONEncodable {
@@ -181,10 +182,19 @@ public struct NotificationResult: Sendable, JSONEncodable {
     public static func rejected(
         _ rejection: PayloadRejection, requestID: String, pushType: PushType, intakeMilliseconds: Double
     ) -> NotificationResult {
+        rejected(
+            rejection, requestID: requestID, pushType: pushType,
+            timings: [("intake", intakeMilliseconds), ("total", intakeMilliseconds)])
+    }
+
+    /// A rejection by the host's intake, with the host's ``Timings``.
+    static func rejected(
+        _ rejection: PayloadRejection, requestID: String, pushType: PushType, timings: [(String, Double)]
+    ) -> NotificationResult {
         var result = NotificationResult(
             outcome: .rejected, reason: rejection.description, requestID: requestID, pushType: pushType)
         result.rejectionReason = rejection.reason.rawValue
-        result.timings = [("intake", intakeMilliseconds), ("total", intakeMilliseconds)]
+        result.timings = timings
         return result
     }
 
@@ -256,6 +266,30 @@ public struct NotificationResult: Sendable, JSONEncodable {
         switch scalar.value {
         case 0x00...0x1F, 0x5C, 0x7F...0x9F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069: true
         default: false
+        }
+    }
+}
+
+extension NotificationResult.ExtensionReport {
+    /// The result's `extension` for `run` of `command`.
+    init(_ run: ExtensionRun, command: [String]) {
+        self.init(
+            command: command, wallMilliseconds: run.wallMilliseconds, peakRSSKilobytes: run.record.peakKilobytes,
+            peakFootprintKilobytes: run.record.peakFootprintKilobytes, wait4MaxRSSKilobytes: run.wait4MaxRSSKilobytes,
+            exitCode: run.exitCode, exitSignal: run.exitSignal, killed: Self.killed(run.record.termination),
+            timeWillExpireSent: run.record.expirySent, stderr: run.stderrTail, info: run.record.delivered?.info,
+            process: run.process)
+    }
+
+    /// `killed`: why the host killed it, nil when it ended on its own (or was ended after delivering).
+    private static func killed(_ termination: ExtensionMachine.Record.Termination) -> String? {
+        switch termination {
+        case .exited: nil
+        case .budget: "budget"
+        case .memory: "memory"
+        case .spawnFailed: "spawn"
+        case .protocolViolation: "protocol"
+        case .slowStart: "start"
         }
     }
 }

@@ -124,7 +124,7 @@ public struct MainApp {
                     for pid in pids { kill(pid, SIGUSR1) }
                 case .takeCore(let forced):
                     do { try core.takeMainCore() } catch {
-                        logger.warning("shared core not recorded", metadata: ["store-error": "\(error)"])
+                        logger.warning("shared core not recorded", metadata: ["store.error": "\(error)"])
                     }
                     var line: JSONObject = [
                         "event": "foreground", "shared_core": .string(SharedCore.State.mainStarted.rawValue),
@@ -161,11 +161,11 @@ public struct MainApp {
                     }
                 case .heartbeat:
                     do { try core.heartbeat() } catch {
-                        logger.warning("shared core heartbeat not recorded", metadata: ["store-error": "\(error)"])
+                        logger.warning("shared core heartbeat not recorded", metadata: ["store.error": "\(error)"])
                     }
                 case .releaseCore:
                     do { try core.leaveForeground() } catch {
-                        logger.warning("shared core not released", metadata: ["store-error": "\(error)"])
+                        logger.warning("shared core not released", metadata: ["store.error": "\(error)"])
                     }
                 case .finish(let exit):
                     switch exit {
@@ -236,7 +236,7 @@ public struct MainApp {
             }
             try store.markShown(callID: opened.callID, by: .app)
         } catch {
-            logger.warning("message not recorded", metadata: ["store-error": "\(error)"])
+            logger.warning("message not recorded", metadata: ["store.error": "\(error)"])
             return SIPMessageAnswer(statusCode: 500, reasonPhrase: "Message Not Stored")
         }
         output(line(opened, source: "sip"))
@@ -261,7 +261,7 @@ public struct MainApp {
     private func showHeld(store: MessageStore, recipient: String, output: @Sendable (JSON) -> Void) {
         let held: [StoredMessage]
         do { held = try store.held() } catch {
-            logger.warning("held messages not read", metadata: ["store-error": "\(error)"])
+            logger.warning("held messages not read", metadata: ["store.error": "\(error)"])
             return
         }
         for stored in held {

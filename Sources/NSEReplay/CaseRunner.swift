@@ -41,12 +41,23 @@ struct CaseRunner {
     var replayCase: ReplayCase
     var workDirectory: String
     var extensionCommand: [String]
+    /// The replay's logger (`nse replay` makes it); each part of the case logs to a copy naming it
+    /// (``logger(for:)``).
+    var logger: Logger
     /// The case's sender identities (`seal.sign_with`, `device.trust`), in its folder.
     var signers: ReplayCase.Signers { ReplayCase.Signers(directory: Path.join(workDirectory, "identities")) }
 
     /// How the cases that do not say run extension processes (`nse replay --extension-process`).
     var extensionProcess = ExtensionProcessPool.Mode.fresh
     var warmIdle = ExtensionProcessPool.defaultIdleTime
+
+    /// The logger of one part of the case: `sip` (its server), `app` (the device's registration), `sender`,
+    /// `caller`, in `nse.part`.
+    private func logger(for part: String) -> Logger {
+        var logger = logger
+        logger[metadataKey: "nse.part"] = .string(part)
+        return logger
+    }
 
     func run() async -> CaseResult {
         let start = SystemClock.monotonicNanoseconds()
@@ -125,7 +136,7 @@ struct CaseRunner {
                     // its local port meanwhile; such a collision is waited out (bounded), never taken as a failure.
                     var attempt = 0
                     while server == nil {
-                        let restarted = SIPServer(configuration: configuration, logger: Logger(label: "nse.replay.sip"))
+                        let restarted = SIPServer(configuration: configuration, logger: logger(for: "sip"))
                         do {
                             let bound = try await restarted.start()
                             server = restarted
@@ -284,7 +295,7 @@ struct CaseRunner {
         configuration.faults = faults(spec.faults)
         // A server that restarts keeps what it holds (and its registrations) in a database, as `nse sip-server --db`.
         if replayCase.restartsServer { configuration.databaseDirectory = Path.join(workDirectory, "sip-db") }
-        let server = SIPServer(configuration: configuration, logger: Logger(label: "nse.replay.sip"))
+        let server = SIPServer(configuration: configuration, logger: logger(for: "sip"))
         let addresses = try await server.start()
         guard let address = addresses.first else {
             throw ReplayError(file: replayCase.file, field: "sip", message: "the SIP server bound nothing")
@@ -297,7 +308,7 @@ struct CaseRunner {
         try device.save()
         var agentConfiguration = AppRegistration.configuration(for: device.config.sip!)
         agentConfiguration.timers = SIPTimers(t1: .milliseconds(50))
-        let agent = SIPUserAgent(configuration: agentConfiguration, logger: Logger(label: "nse.replay.app"))
+        let agent = SIPUserAgent(configuration: agentConfiguration, logger: logger(for: "app"))
         defer { Task { await agent.close() } }
         if spec.register {
             let registration = try AppRegistration.registration(
@@ -327,7 +338,7 @@ struct CaseRunner {
         }
         var configuration = AppRegistration.configuration(for: account)
         configuration.timers = SIPTimers(t1: .milliseconds(50))
-        let sender = SIPUserAgent(configuration: configuration, logger: Logger(label: "nse.replay.sender"))
+        let sender = SIPUserAgent(configuration: configuration, logger: logger(for: "sender"))
         let (type, body) = try content(message, device: device)
         var outgoing = SIPOutgoingMessage(
             to: try SIPURI(parsing: "sip:bob@example.org"), from: try SIPURI(parsing: message.from),
@@ -360,7 +371,7 @@ struct CaseRunner {
             call: call,
             plan: CallerMachine.Plan(
                 cancelAfter: spec.cancelAfter, hangupAfter: spec.hangupAfter, timeout: spec.timeout),
-            configuration: configuration, logger: Logger(label: "nse.replay.caller"))
+            configuration: configuration, logger: logger(for: "caller"))
         let caller = Task { await driver.report(sealed: false) }
         let wanted: CallStep = spec.pushWhen == .held ? .held : .cancelled
         let events = server.events

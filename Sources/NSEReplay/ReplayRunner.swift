@@ -1,3 +1,4 @@
+public import Logging
 import NSEChat
 import NSEExtensionBuild
 public import NSEHost
@@ -11,17 +12,22 @@ public struct ReplayRunner: Sendable {
     public var update: Bool
     public var workRoot: String
     public var extensionCommand: [String]
+    /// The replay's logger, made by the command; each case's SIP server and agents log to it.
+    public var logger: Logger
     /// How cases that do not say run extension processes (`--extension-process`).
     public var extensionProcess = ExtensionProcessPool.Mode.fresh
     /// Seconds a warm process may stay idle, for cases that do not say (`--warm-idle`).
     public var warmIdle = ExtensionProcessPool.defaultIdleTime
 
-    public init(jobs: Int, filter: String?, update: Bool, workRoot: String, extensionCommand: [String]) {
+    public init(
+        jobs: Int, filter: String?, update: Bool, workRoot: String, extensionCommand: [String], logger: Logger
+    ) {
         self.jobs = max(1, jobs)
         self.filter = filter
         self.update = update
         self.workRoot = workRoot
         self.extensionCommand = extensionCommand
+        self.logger = logger
     }
 
     /// What a search for cases found.
@@ -153,7 +159,7 @@ public struct ReplayRunner: Sendable {
                         let runner = CaseRunner(
                             replayCase: replayCase,
                             workDirectory: Path.join(workRoot, "\(index)-\(Path.basename(replayCase.file))"),
-                            extensionCommand: extensionCommand, extensionProcess: extensionProcess,
+                            extensionCommand: extensionCommand, logger: logger, extensionProcess: extensionProcess,
                             warmIdle: warmIdle)
                         return (index, await runner.run())
                     }

@@ -16,4 +16,5 @@ LoggingSystem.bootstrap { label in
     handler.logLevel = Environment.get("NSE_LOG_LEVEL").flatMap(Logger.Level.init(rawValue:)) ?? .warning
     return handler
 }
-exit(await AppCallProcess.main())
+// The process's one logger, made once logging is bootstrapped; the library takes it, never makes its own.
+exit(await AppCallProcess.main(logger: Logger(label: "nse.app")))

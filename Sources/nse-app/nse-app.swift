@@ -2,4 +2,4 @@
 // Links NSECall: `AppCallProcess` takes the call as the app would; its stdout is the host's, its logs go to stderr.
 //
 // Files:
-//   main  logging to stderr, then `AppCallProcess.main()`
+//   main  logging to stderr, then `AppCallProcess.main(logger:)` with the process's one logger

@@ -1,3 +1,4 @@
+import Logging
 import NSEExtension
 
 #if canImport(Glibc)
@@ -8,4 +9,5 @@ import NSEExtension
 
 // Every task on the process's one event-loop thread, not the cooperative pool (set before any task starts).
 EventLoopGlobalExecutor.install()
-exit(ReferenceExtension().main())
+// The process's one logger (swift-log's default handler: stderr); the library takes it, never makes its own.
+exit(ReferenceExtension(logger: Logger(label: "nse.extension")).main())

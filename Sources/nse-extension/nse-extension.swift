@@ -3,4 +3,4 @@
 // 6–9 ms and 7.4 MB dynamically linked), its hot functions first (`hot-functions.order`; docs/performance.md).
 //
 // Files:
-//   main  installs EventLoopGlobalExecutor before any task starts, then `ReferenceExtension().main()`
+//   main  installs EventLoopGlobalExecutor before any task starts, then `ReferenceExtension(logger:).main()`

@@ -21,7 +21,7 @@ struct NSE: AsyncParsableCommand {
         subcommands: [
             RunCommand.self, SealCommand.self, DeviceCommand.self, SendCommand.self, CallCommand.self,
             SIPServerCommand.self,
-            ReplayCommand.self, ServeCommand.self, PushCommand.self, AppCommand.self,
+            ReplayCommand.self, ServeCommand.self, FilesCommand.self, PushCommand.self, AppCommand.self,
             KeysCommand.self, ExtensionCommand.self,
         ]
     )

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Logging
 import NSECommandLine
 import NSEHost
 import NSEJSON
@@ -75,7 +76,7 @@ struct ReplayCommand: AsyncParsableCommand {
         defer { if !keepRoot { try? FileSystem.removeTree(root) } }
         var runner = ReplayRunner(
             jobs: jobs ?? Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))), filter: filter, update: update, workRoot: root,
-            extensionCommand: NotificationHost.referenceExtensionCommand())
+            extensionCommand: NotificationHost.referenceExtensionCommand(), logger: Logger(label: "nse.replay"))
         // For the cases that do not say (`extension_process`, `warm_idle`).
         runner.extensionProcess = processes.mode
         runner.warmIdle = processes.warmIdle

@@ -192,7 +192,9 @@ struct ServeCommand: AsyncParsableCommand {
         for path in devices {
             do {
                 let (entries, problems) = try DeviceFolder.scan(path)
-                for problem in problems { logger.warning("device not served", metadata: ["problem": .string(problem)]) }
+                for problem in problems {
+                    logger.warning("device not served", metadata: ["device.problem": .string(problem)])
+                }
                 folder += entries
                 folders.append((path, entries.map(\.directory)))
             } catch {

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import NSESIP
 import NSESIPServer
 import NSETestSupport
@@ -58,7 +59,8 @@ import Testing
     @Test func replayRecognisesATakenPortInTheServersWords() async throws {
         let taken = try TakenPort()
         let server = SIPServer(
-            configuration: SIPServerConfiguration(listeners: [.init(transport: .tcp, port: taken.port)]))
+            configuration: SIPServerConfiguration(listeners: [.init(transport: .tcp, port: taken.port)]),
+            logger: Logger(label: "test.socket-errors"))
         do {
             _ = try await server.start()
             Issue.record("the server started on a taken port")

@@ -9,7 +9,8 @@ import Testing
     /// In a ServiceGroup the server binds, serves, and on graceful shutdown stops: `run()` returns, the events
     /// stream finishes, and the server cannot be started again.
     @Test func runsAsAServiceAndStopsGracefully() async throws {
-        let server = SIPServer(configuration: SIPServerConfiguration(listeners: [.init(transport: .tcp)]))
+        let server = SIPServer(
+            configuration: SIPServerConfiguration(listeners: [.init(transport: .tcp)]), logger: quietLogger)
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
                 services: [.init(service: server)], logger: Logger(label: "test.lifecycle")))

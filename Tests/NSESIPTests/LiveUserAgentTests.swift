@@ -11,6 +11,7 @@ import Testing
 /// Loopback tests against `TestRegistrar`; every wait is bounded.
 @Suite(.serialized, .timeLimit(.minutes(1))) struct LiveUserAgentTests {
     static let aor = SIPURI(user: "bob", host: "example.org")
+    static let logger = Logger(label: "test.sip")
 
     /// A user agent that pins `registrar`'s certificate when given (each registrar makes its own), as a device pins
     /// its server's.
@@ -24,7 +25,7 @@ import Testing
                 trust: .pinnedCertificatePEM(Array(registrar.certificate.certificatePEM.utf8)), verifyHostname: false)
         }
         configuration.messageAcceptor = acceptor
-        return SIPUserAgent(configuration: configuration, eventLoopGroup: group, logger: Logger(label: "test.sip"))
+        return SIPUserAgent(configuration: configuration, eventLoopGroup: group, logger: Self.logger)
     }
 
     /// Runs `body` with a fresh group, registrar and user agent, always cleaning up.
@@ -124,7 +125,7 @@ import Testing
         let registrar = try await TestRegistrar.start(.udp, options: options, group: group)
         let ua = SIPUserAgent(
             configuration: SIPUserAgentConfiguration(timers: SIPTimers(t1: .milliseconds(20), t2: .milliseconds(100))),
-            eventLoopGroup: group)
+            eventLoopGroup: group, logger: Self.logger)
         let result = try await ua.register(Self.registration(registrar))
         #expect(result.statusCode == 200)
         // Retransmissions: at T1 (20 ms, still Timer E), then every T2 (100 ms) once proceeding, not 2*T1.
@@ -460,7 +461,7 @@ import Testing
         try TestFiles.write(path, registrar.certificate.certificatePEM)
         let ok = SIPUserAgent(
             configuration: SIPUserAgentConfiguration(tls: SIPTLSOptions(trust: .caFile(path), verifyHostname: false)),
-            eventLoopGroup: group)
+            eventLoopGroup: group, logger: Self.logger)
         let result = try await ok.register(Self.registration(registrar))
         #expect(result.statusCode == 200)
         await ok.close()
@@ -468,7 +469,7 @@ import Testing
         let verified = SIPUserAgent(
             configuration: SIPUserAgentConfiguration(
                 tls: SIPTLSOptions(trust: .caFile(path), verifyHostname: true, serverName: "localhost")),
-            eventLoopGroup: group)
+            eventLoopGroup: group, logger: Self.logger)
         #expect(try await verified.register(Self.registration(registrar)).statusCode == 200)
         await verified.close()
         // An unrelated CA or pinned certificate must be refused (clear transport error, no hang).
@@ -482,7 +483,7 @@ import Testing
             let bad = SIPUserAgent(
                 configuration: SIPUserAgentConfiguration(
                     timers: SIPTimers(t1: .milliseconds(20)), tls: SIPTLSOptions(trust: trust, verifyHostname: false)),
-                eventLoopGroup: group)
+                eventLoopGroup: group, logger: Self.logger)
             await expectSIPErrorAsync(.transport) { _ = try await bad.register(Self.registration(registrar)) }
             await bad.close()
         }
@@ -494,7 +495,7 @@ import Testing
     }
 
     @Test func ownedEventLoopGroupShutsDown() async throws {
-        let ua = SIPUserAgent()
+        let ua = SIPUserAgent(logger: Self.logger)
         let waiter = Task { await ua.nextMessage(timeout: .seconds(30)) }
         try await Task.sleep(for: .milliseconds(20))
         await ua.close()

@@ -78,7 +78,7 @@ struct HTTP2ConnectionChannel: ServerChildChannel {
                 }
             }
         } catch {
-            logger.debug("HTTP/2 connection ended: \(error)")
+            logger.debug("HTTP/2 connection ended", metadata: ["http.error": "\(error)"])
         }
     }
 }

@@ -70,7 +70,7 @@ struct PrefaceSniffingChannel: ServerChildChannel {
             case .http2(let connection): await http2.handle(value: connection, logger: logger)
             }
         } catch {
-            logger.debug("connection closed before its protocol was known: \(error)")
+            logger.debug("connection closed before its protocol was known", metadata: ["http.error": "\(error)"])
         }
     }
 }

@@ -46,8 +46,8 @@ struct PushAdmission: Sendable {
             logger.error(
                 "push refused: not recorded",
                 metadata: [
-                    "apns-id": .string(push.apnsID), "token": .string(push.token.lowercased()),
-                    "store-error": .string("\(error)"),
+                    "apns.id": .string(push.apnsID), "device.token": .string(push.token.lowercased()),
+                    "store.error": .string("\(error)"),
                 ])
             return .refused(.internalServerError)
         }

@@ -73,7 +73,7 @@ struct PushRunner: Sendable {
                     // Not acknowledged: the extension keeps its messages and a later push shows them again.
                     logger.warning(
                         "delivered content not kept",
-                        metadata: ["apns-id": .string(accepted.apnsID), "store-error": .string("\(error)")])
+                        metadata: ["apns.id": .string(accepted.apnsID), "store.error": .string("\(error)")])
                     return false
                 }
             })

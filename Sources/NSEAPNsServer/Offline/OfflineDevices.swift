@@ -77,7 +77,7 @@ struct OfflineDevices: Sendable {
         if !released.isEmpty {
             logger.info(
                 "device back online: delivering what APNs kept",
-                metadata: ["device": .string(device.directory), "pushes": "\(released.count)"])
+                metadata: ["device.folder": .string(device.directory), "push.count": "\(released.count)"])
         }
         runner.release(released, late: .heldOffline, on: device)
     }

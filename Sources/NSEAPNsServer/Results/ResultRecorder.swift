@@ -50,21 +50,21 @@ struct ResultRecorder: Sendable {
         object["recorded_at"] = .int(SystemClock.unixMilliseconds())
         let recorded = JSON.object(object)
         var metadata: Logger.Metadata = [
-            "apns-id": .string(accepted.apnsID), "token": .string(accepted.token.lowercased()),
-            "push-type": .string(accepted.pushType.rawValue), "outcome": .string(result.outcome.rawValue),
-            "queued-ms": .string(Self.format(queuedMilliseconds)),
+            "apns.id": .string(accepted.apnsID), "device.token": .string(accepted.token.lowercased()),
+            "apns.push_type": .string(accepted.pushType.rawValue), "push.outcome": .string(result.outcome.rawValue),
+            "push.queued_ms": .string(Self.format(queuedMilliseconds)),
         ]
-        for (name, milliseconds) in result.timings { metadata["\(name)-ms"] = .string(Self.format(milliseconds)) }
-        if let killed = result.extensionReport?.killed { metadata["killed"] = .string(killed) }
+        for (name, milliseconds) in result.timings { metadata["push.\(name)_ms"] = .string(Self.format(milliseconds)) }
+        if let killed = result.extensionReport?.killed { metadata["extension.killed"] = .string(killed) }
         do {
             try record(push.row, result: recorded, for: push.device)
         } catch {
-            metadata["store-error"] = .string("\(error)")
+            metadata["store.error"] = .string("\(error)")
             logger.error("notification result not recorded", metadata: metadata)
             push.completion?(recorded)
             return
         }
-        metadata["latency-ms"] = .string(Self.format(latencyMilliseconds))
+        metadata["push.latency_ms"] = .string(Self.format(latencyMilliseconds))
         logger.info("notification", metadata: metadata)
         let device = push.device.config
         events.publish(
@@ -94,7 +94,7 @@ struct ResultRecorder: Sendable {
                 if pause == 50_000 {
                     logger.warning(
                         "result not recorded yet: trying again",
-                        metadata: ["row": .stringConvertible(row.id), "store-error": .string("\(error)")])
+                        metadata: ["store.row": .stringConvertible(row.id), "store.error": .string("\(error)")])
                 }
                 usleep(pause)
                 pause = min(pause * 2, 1_000_000)

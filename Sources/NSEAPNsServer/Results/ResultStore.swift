@@ -321,8 +321,8 @@ public final class ResultStore: Sendable {
         logger.notice(
             "results.jsonl imported into results.db",
             metadata: [
-                "device": .string(device.directory), "imported": .stringConvertible(imported),
-                "skipped": .stringConvertible(skipped),
+                "device.folder": .string(device.directory), "store.imported": .stringConvertible(imported),
+                "store.skipped": .stringConvertible(skipped),
             ])
     }
 }

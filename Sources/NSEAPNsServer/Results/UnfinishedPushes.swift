@@ -26,7 +26,7 @@ final class UnfinishedPushes: Sendable {
             } catch {
                 logger.warning(
                     "results database not ready",
-                    metadata: ["device": .string(device.directory), "store-error": .string("\(error)")])
+                    metadata: ["device.folder": .string(device.directory), "store.error": .string("\(error)")])
             }
         }
         self.pending = Mutex(unfinished)
@@ -44,7 +44,7 @@ final class UnfinishedPushes: Sendable {
         }
         if !unfinished.isEmpty {
             logger.notice(
-                "running pushes accepted before the server stopped", metadata: ["pushes": "\(unfinished.count)"])
+                "running pushes accepted before the server stopped", metadata: ["push.count": "\(unfinished.count)"])
         }
         var resumed = 0
         for push in unfinished {

@@ -103,7 +103,7 @@ struct ControlController {
         } catch {
             service.logger.error(
                 "device not saved",
-                metadata: ["device": .string(device.directory), "error": .string(error.description)])
+                metadata: ["device.folder": .string(device.directory), "device.error": .string(error.description)])
             return Self.error(500, "InternalServerError", "the device's device.json could not be written")
         }
         return PushResponder.json(["online": .bool(online), "held": .int(service.heldCount(for: device))])

@@ -119,7 +119,7 @@ struct ResultsController {
         } catch {
             service.logger.error(
                 "results not readable",
-                metadata: ["device": .string(device.directory), "store-error": .string("\(error)")])
+                metadata: ["device.folder": .string(device.directory), "store.error": .string("\(error)")])
             return PushResponder.error(.internalServerError, apnsID: nil)
         }
         guard limit > pageRows, first.count == pageRows, let firstBefore = first.last?["id"]?.intValue else {
@@ -140,7 +140,7 @@ struct ResultsController {
                     // The head has gone: the answer can only be cut off, which the client sees as an error.
                     service.logger.error(
                         "results not readable: answer cut off",
-                        metadata: ["device": .string(device.directory), "store-error": .string("\(error)")])
+                        metadata: ["device.folder": .string(device.directory), "store.error": .string("\(error)")])
                     throw error
                 }
                 guard let last = page.last?["id"]?.intValue else { break }

@@ -1,5 +1,5 @@
 import Dispatch
-import Logging
+public import Logging
 import NSEDevice
 import NSEJSON
 import NSESystem
@@ -15,8 +15,9 @@ import NSESystem
 /// (`{"step": "registered"}`…), then `{"outcome": {...}}`, and exits 0; a request it cannot carry out is one line
 /// `{"error": "…"}` and exit status 78. Its lines are the host's timeline: the host times each one as it reads it.
 public enum AppCallProcess {
-    /// Reads the request on stdin, runs the call, prints its steps; returns the exit status.
-    public static func main() async -> Int32 {
+    /// Reads the request on stdin, runs the call, prints its steps; returns the exit status. Logs to `logger`, the
+    /// process's (`nse-app` makes it), with the call's Call-ID.
+    public static func main(logger: Logger) async -> Int32 {
         let bytes: [UInt8]
         do { bytes = try FileSystem.readAll(fd: 0, limit: 64 * 1024) ?? [] } catch {
             return fail("cannot read the request: \(error)")
@@ -30,7 +31,7 @@ public enum AppCallProcess {
         guard let account = device.config.sip else { return fail("the device has no SIP account") }
         let password: String?
         do { password = try device.sipPassword() } catch { return fail(error.description) }
-        var logger = Logger(label: "nse.app")
+        var logger = logger
         logger[metadataKey: "sip.call_id"] = "\(request.callID)"
         let driver = CalleeDriver(
             device: device, account: account, password: password, callID: request.callID, plan: request.plan,

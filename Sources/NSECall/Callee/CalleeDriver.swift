@@ -61,7 +61,7 @@ public struct CalleeDriver: Sendable {
         let registration: SIPRegistration?
         do { registration = try AppRegistration.registration(for: device, account: account, password: password) } catch
         {
-            logger.warning("app registration not possible", metadata: ["error": "\(error)"])
+            logger.warning("app registration not possible", metadata: ["sip.error": "\(error)"])
             registration = nil
         }
         let expected = callID

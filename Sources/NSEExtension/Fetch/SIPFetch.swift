@@ -9,8 +9,8 @@ import Synchronization
 /// The Linphone path: the push carries only a Call-ID; register, let the server re-deliver the held MESSAGE,
 /// pick the one with that Call-ID, keep every other one in the shared store for a later push.
 ///
-/// One way in, ``fetch(callID:request:)``. The flush's decisions are `FetchMachine`'s, run by `FetchDriver` over one
-/// merged stream of events; every way a fetch ends is a `FetchOutcome`, turned into content in one place
+/// One way in, ``fetch(callID:request:logger:)``. The flush's decisions are `FetchMachine`'s, run by `FetchDriver`
+/// over one merged stream of events; every way a fetch ends is a `FetchOutcome`, turned into content in one place
 /// (`SIPFetch+Content.swift`).
 public struct SIPFetch: Sendable {
     public var device: Device
@@ -32,19 +32,23 @@ public struct SIPFetch: Sendable {
     private static let loopRunning = Atomic<Bool>(false)
 
     /// Fetches the message with `callID` and turns it into content, blocking the calling thread until then;
-    /// ``Fetched/markShown()`` once the host has it.
+    /// ``Fetched/markShown()`` once the host has it. The user agent logs to `logger`, the process's.
     ///
     /// The network part runs on the process's event loop, the content on this thread: a call offer waits for the
     /// host's answer here, never on the loop. The process's first fetch reads the App Group store on this thread
     /// while its connection opens on a thread of its own: the loop's thread started, the socket, NIO's types used
     /// for the first time, and the store's database opened take about a millisecond each, and overlap. Later ones,
     /// the loop running, run whole on it: one hand-off between threads instead of three.
-    func fetch(callID: String, request: ServiceRequest) -> Fetched {
+    func fetch(callID: String, request: ServiceRequest, logger: Logger) -> Fetched {
+        var logger = logger
+        logger[metadataKey: "nse.part"] = "sip"
         guard !Self.loopRunning.exchange(true, ordering: .relaxed) else {
-            let end = BlockingWait.run { await fetchOnLoop(callID: callID, request: request) }
+            let end = BlockingWait.run { [logger] in
+                await fetchOnLoop(callID: callID, request: request, logger: logger)
+            }
             return makeFetched(end, callID: callID, request: request)
         }
-        switch begin(callID: callID, request: request, connectingOnThread: true) {
+        switch begin(callID: callID, request: request, connectingOnThread: true, logger: logger) {
         case .decided(let end, let opening):
             let fetched = makeFetched(end, callID: callID, request: request)
             // Closed once the content is made: making it overlaps the connection's opening.
@@ -56,8 +60,8 @@ public struct SIPFetch: Sendable {
     }
 
     /// A warm process's fetch on the running event loop: the store read, then the flush if the store did not decide.
-    private func fetchOnLoop(callID: String, request: ServiceRequest) async -> FetchEnd {
-        switch begin(callID: callID, request: request, connectingOnThread: false) {
+    private func fetchOnLoop(callID: String, request: ServiceRequest, logger: Logger) async -> FetchEnd {
+        switch begin(callID: callID, request: request, connectingOnThread: false, logger: logger) {
         case .decided(let end, let opening):
             Connection.abandon(opening)
             return end
@@ -71,7 +75,7 @@ public struct SIPFetch: Sendable {
         Double(request.budgetMilliseconds) * fetchFraction
     }
 
-    /// How a fetch goes on after ``begin(callID:request:connectingOnThread:)``.
+    /// How a fetch goes on after ``begin(callID:request:connectingOnThread:logger:)``.
     private enum Begun {
         /// Decided without the network: the App Group store had the message, it was shown before, the device has
         /// no account, or the main app has the shared core. `opening` is the connection opened for nothing, to be
@@ -85,7 +89,7 @@ public struct SIPFetch: Sendable {
     /// proxy first (on the process's event loop), then reads the App Group store while that connects. The decisions
     /// keep their order (the store's copy, then "already shown", then the account and the shared core). With
     /// `connectingOnThread` the user agent is made on a thread of its own, so that the two overlap.
-    private func begin(callID: String, request: ServiceRequest, connectingOnThread: Bool) -> Begun {
+    private func begin(callID: String, request: ServiceRequest, connectingOnThread: Bool, logger: Logger) -> Begun {
         let start = SystemClock.monotonicNanoseconds()
         var report = FetchReport()
         // The account's registration, and the connection to its proxy opening while the store is read.
@@ -93,7 +97,9 @@ public struct SIPFetch: Sendable {
         let device = device
         let opening = device.config.sip.map { account in
             Connection.Opening(onThread: connectingOnThread) {
-                Result { () throws(SIPFetchFailure) in try Connection(device: device, account: account, feed: feed) }
+                Result { () throws(SIPFetchFailure) in
+                    try Connection(device: device, account: account, feed: feed, logger: logger)
+                }
             }
         }
 
@@ -179,7 +185,9 @@ public struct SIPFetch: Sendable {
         let agent: SIPUserAgent
 
         /// Throws when the account cannot register as configured (its password file, its proxy's transport).
-        init(device: Device, account: SIPAccount, feed: AsyncStream<FetchInput>.Continuation) throws(SIPFetchFailure) {
+        init(
+            device: Device, account: SIPAccount, feed: AsyncStream<FetchInput>.Continuation, logger: Logger
+        ) throws(SIPFetchFailure) {
             do {
                 registration = try AppRegistration.registration(
                     for: device, account: account, password: try device.sipPassword())
@@ -192,8 +200,7 @@ public struct SIPFetch: Sendable {
             configuration.messageAcceptor = FetchDriver.acceptor(feeding: feed)
             // The process's one event-loop thread: a warm process starts no thread per fetch.
             let agent = SIPUserAgent(
-                configuration: configuration, eventLoopGroup: SIPUserAgent.processEventLoopGroup,
-                logger: Logger(label: "nse.extension.sip"))
+                configuration: configuration, eventLoopGroup: SIPUserAgent.processEventLoopGroup, logger: logger)
             self.agent = agent
             // A connection that fails here fails again, with its error, when the fetch registers.
             Task { _ = try? await agent.transport(for: proxy) }

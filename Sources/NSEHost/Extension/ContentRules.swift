@@ -14,10 +14,13 @@ enum ContentRules {
         var warnings: [String] = []
     }
 
+    /// The verdict on `run`. `app` is the app's launch for the call offer the host accepted from the extension (it
+    /// is launched before the verdict): nothing shown because of it is an escalation, not an empty content.
     static func verdict(
-        _ record: ExtensionMachine.Record, exitCode: Int32?, exitSignal: Int32?, original: Payload,
-        originalDisplay: Display, strings: StringsTable, filtering: Bool, limits: ExtensionLimits
+        _ run: ExtensionRun, app: AppLaunch?, original: Payload, originalDisplay: Display, strings: StringsTable,
+        filtering: Bool, limits: ExtensionLimits
     ) -> Verdict {
+        let record = run.record
         func showOriginal(_ reason: String) -> Verdict {
             Verdict(outcome: .original, reason: reason, notification: original.root, display: originalDisplay)
         }
@@ -48,7 +51,8 @@ enum ContentRules {
             break
         }
         guard let delivered = record.delivered else {
-            let how = exitSignal.map { "was killed by signal \($0)" } ?? "exited with status \(exitCode ?? -1)"
+            let how =
+                run.exitSignal.map { "was killed by signal \($0)" } ?? "exited with status \(run.exitCode ?? -1)"
             return showOriginal(
                 ReasonCode.extensionCrashed.reason(
                     "the extension \(how) without calling the content handler; iOS shows the original"))
@@ -57,13 +61,22 @@ enum ContentRules {
         let display = Display(alert: content.aps.alert, strings: strings)
         guard display.hasText else {
             if filtering {
+                let warnings = content.aps.badge.map { ["badge set to \($0) without an alert"] } ?? []
+                if let app {
+                    // The call offer went to the app, which must report the call: no notification is shown for it.
+                    return Verdict(
+                        outcome: .suppressed,
+                        reason: ReasonCode.voipEscalated.reason(
+                            "the call offer went to the call-report path; \(app.summary)"),
+                        warnings: warnings)
+                }
                 return Verdict(
                     outcome: .suppressed,
                     reason:
                         ReasonCode.emptyContent.reason(
                             "the extension delivered no alert text and the app has the filtering entitlement; nothing is shown"
                         ),
-                    warnings: content.aps.badge.map { ["badge set to \($0) without an alert"] } ?? [])
+                    warnings: warnings)
             }
             return showOriginal(
                 ReasonCode.noAlertText.reason(

@@ -17,6 +17,8 @@ public enum Plaintext: Sendable, Equatable {
         public var subject: String?
         public var chatRoom: String?
         public var sentAt: Int64?
+        /// Files sent with the message, by reference (photos, voice notes): at most ``Attachment/limit``.
+        public var attachments: [Attachment] = []
     }
 
     /// A VoIP call offer.
@@ -85,11 +87,21 @@ public enum Plaintext: Sendable, Equatable {
         }
         switch try string("type", required: true) {
         case "message":
+            var attachments: [Attachment] = []
+            if let list = object["attachments"], !list.isNull {
+                guard let items = list.arrayValue else {
+                    throw PlaintextError(.schema, "\"attachments\" is a \(list.typeName), not an array")
+                }
+                guard items.count <= Attachment.limit else {
+                    throw PlaintextError(.schema, "a message carries at most \(Attachment.limit) attachments")
+                }
+                for (index, item) in items.enumerated() { attachments.append(try Attachment(item, index: index)) }
+            }
             self = .message(
                 Message(
                     from: try string("from", required: true)!, displayName: try string("display_name", required: false),
                     text: try string("text", required: true)!, subject: try string("subject", required: false),
-                    chatRoom: try string("chat_room", required: false), sentAt: sentAt))
+                    chatRoom: try string("chat_room", required: false), sentAt: sentAt, attachments: attachments))
         case "call":
             let handle = try string("handle_type", required: false) ?? "generic"
             guard let handleType = Call.HandleType(rawValue: handle) else {

@@ -12,6 +12,20 @@ public enum ReasonCode: String, CaseIterable, Sendable {
     /// The call offer went to the call-report path (CallKit or LiveCommunicationKit).
     case voipEscalated = "voip-escalated"
 
+    // MARK: A message shown without one of its attachments (docs/media.md)
+    /// The file could not be downloaded: no connection, an HTTP error, the connection closed early.
+    case attachmentUnavailable = "attachment-unavailable"
+    /// The encrypted file's SHA-256 is not the one its message names.
+    case attachmentHashMismatch = "attachment-hash-mismatch"
+    /// The file does not decrypt with its key (altered, truncated, reordered).
+    case attachmentCorrupt = "attachment-corrupt"
+    /// The file is larger than its message announced.
+    case attachmentTooLarge = "attachment-too-large"
+    /// A type iOS does not attach to a notification: not downloaded.
+    case attachmentUnsupported = "attachment-unsupported"
+    /// Time ran out during the download: the best attempt went without it.
+    case attachmentTimedOut = "attachment-timed-out"
+
     // MARK: The extension's fallbacks (the loc-key text)
     case envelopeMalformed = "envelope-malformed"
     case envelopeUnsupportedVersion = "envelope-unsupported-version"

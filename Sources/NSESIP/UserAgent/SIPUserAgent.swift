@@ -50,10 +50,11 @@ public actor SIPUserAgent {
     /// without a task of their own (``SIPArmedTimer``).
     public nonisolated var eventLoop: any EventLoop { group.next() }
 
-    /// Creates a user agent; without a group it owns a one-thread event loop group, released by `close()`.
+    /// Creates a user agent; without a group it owns a one-thread event loop group, released by `close()`. It logs
+    /// to `logger`, the caller's (a library makes none of its own).
     public init(
         configuration: SIPUserAgentConfiguration = SIPUserAgentConfiguration(),
-        eventLoopGroup: (any EventLoopGroup)? = nil, logger: Logger = Logger(label: "nse.sip")
+        eventLoopGroup: (any EventLoopGroup)? = nil, logger: Logger
     ) {
         self.configuration = configuration
         if let eventLoopGroup {

@@ -59,10 +59,11 @@ public actor SIPServer {
     var calls: CallTable
     private var log: EventLog
 
-    /// Creates a server; without a group it owns a one-thread event loop group, released by `shutdown()`.
+    /// Creates a server; without a group it owns a one-thread event loop group, released by `shutdown()`. It logs to
+    /// `logger`, the caller's (a library makes none of its own).
     public init(
         configuration: SIPServerConfiguration, eventLoopGroup: (any EventLoopGroup)? = nil,
-        logger: Logger = Logger(label: "nse.sipserver")
+        logger: Logger
     ) {
         self.configuration = configuration
         self.logger = logger
