@@ -25,7 +25,8 @@ public struct RunOptions: Sendable, Equatable {
     public var pushType: PushType = .alert
     public var budget: Double = RunLimits.budget.defaultValue
     public var grace: Double = RunLimits.grace.defaultValue
-    public var memoryLimitMegabytes: Double = RunLimits.memoryLimit.defaultValue
+    /// Nil: the device's (its iOS release and model).
+    public var memoryLimitMegabytes: Double?
     public var extensionCommand: String?
     public var format: Format = .json
     /// For this run, what the user does with a call the push brings (`--call-action`), instead of the device's.
@@ -68,7 +69,7 @@ public struct RunOptions: Sendable, Equatable {
         var host = NotificationHost(
             device: device,
             limits: ExtensionLimits(
-                budget: budget, grace: grace, memoryLimitKilobytes: Int(memoryLimitMegabytes * 1024)),
+                budget: budget, grace: grace, memoryLimitKilobytes: memoryLimitMegabytes.map { Int($0 * 1024) }),
             extensionCommand: extensionCommand.map(NotificationHost.shellCommand)
                 ?? NotificationHost.referenceExtensionCommand())
         host.voipMustReport = mustReport

@@ -45,6 +45,8 @@ public struct DeviceConfig: Sendable, Equatable, JSONConvertible {
     public var online = true
     /// The iOS release the device runs (rules that changed between releases follow it).
     public var iosVersion = IOSVersion.current
+    /// The iPhone it is, when set: with the release, the memory an extension may use (nil: a current iPhone).
+    public var model: DeviceModel?
     /// Seconds after which a shared-core claim that was not refreshed is cleared (liblinphone's watchdog: 30).
     public var sharedCoreWatchdog = 30.0
     /// Show a message only from a sender whose signature verifies (`nse device set --require-signed-sender`): an
@@ -90,6 +92,7 @@ public struct DeviceConfig: Sendable, Equatable, JSONConvertible {
             "voip": voip.json,
             "apns": ["uninstalled_at": uninstalledAt.json, "callback_url": callbackURL.json, "online": .bool(online)],
             "ios_version": iosVersion.json,
+            "model": model.json,
             "shared_core": ["watchdog_s": .double(sharedCoreWatchdog)],
             "senders": ["require_signed": .bool(requireSignedSender)],
         ]
@@ -138,12 +141,18 @@ public struct DeviceConfig: Sendable, Equatable, JSONConvertible {
         callbackURL = try document.field("apns", "callback_url")
         online = try document.field("apns", "online") ?? true
         iosVersion = try document.field("ios_version") ?? .current
+        model = try document.field("model")
         sharedCoreWatchdog = try document.field("shared_core", "watchdog_s") ?? 30
         requireSignedSender = try document.field("senders", "require_signed") ?? false
         guard Self.sharedCoreWatchdogRange.contains(sharedCoreWatchdog) else {
             throw JSONFieldError(
                 path: ["shared_core", "watchdog_s"], expected: "a number of seconds from 1 to 3600",
                 problem: .found(String(sharedCoreWatchdog)))
+        }
+        if let model, let conflict = model.conflict(with: iosVersion) {
+            throw JSONFieldError(
+                path: ["model"], expected: "an iPhone that runs iOS \(iosVersion) (\(conflict))",
+                problem: .found(model.name))
         }
         if let conflict = releaseConflict {
             throw JSONFieldError(

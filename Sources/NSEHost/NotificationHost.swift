@@ -29,10 +29,15 @@ public struct NotificationHost: Sendable {
     /// its shadow memory in its RSS (27 MB under ASan, 44 MB under TSan, against 7–12 MB): those runs set
     /// `NSE_SANITIZER_MEMORY_FACTOR` and the reference extension's memory limit is multiplied by it. Other extensions
     /// (not built by this package) keep the limit as given, and without the variable nothing changes.
-    /// The device's release adds its own rules: below iOS 12, a fresh process has 1 s to answer.
+    /// The device's release adds its own rules: below iOS 12, a fresh process has 1 s to answer; unless a memory limit
+    /// was given, the device's release and model set it (12, 16 or 24 MB).
     func limitsForThisRun() -> ExtensionLimits {
         var limits = limits
         limits.startTime = limits.startTime ?? device.config.iosVersion.extensionStartLimit
+        if limits.memoryLimitFollowsDevice {
+            limits.memoryLimitKilobytes = device.config.iosVersion.extensionMemoryLimitKilobytes(
+                on: device.config.model)
+        }
         guard let factor = Environment.get("NSE_SANITIZER_MEMORY_FACTOR").flatMap(Double.init), factor > 1,
             Self.isReferenceExtension(extensionCommand)
         else { return limits }

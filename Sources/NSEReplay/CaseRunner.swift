@@ -98,7 +98,7 @@ struct CaseRunner {
             }
             let limits = ExtensionLimits(
                 budget: replayCase.budget, grace: replayCase.grace,
-                memoryLimitKilobytes: Int(replayCase.memoryLimit * 1024))
+                memoryLimitKilobytes: replayCase.memoryLimit.map { Int($0 * 1024) })
             let command =
                 replayCase.extensionCommand.map {
                     NotificationHost.shellCommand($0.hasPrefix("/") ? $0 : Path.join(Path.dirname(replayCase.file), $0))
@@ -258,6 +258,7 @@ struct CaseRunner {
         if let framework = replayCase.device.voipFramework { voip.framework = framework }
         device.config.voip = voip
         if let version = replayCase.device.iosVersion { device.config.iosVersion = version }
+        if let model = replayCase.device.model { device.config.model = model }
         if let watchdog = replayCase.device.coreWatchdog { device.config.sharedCoreWatchdog = watchdog }
         device.config.requireSignedSender = replayCase.device.requireSignedSender
         try device.save()

@@ -28,6 +28,8 @@ public struct ReplayCase: Sendable {
         /// What the device's user and app do with a call (`device.call`, as `voip.call` in device.json).
         public var call: CallSettings?
         public var iosVersion: IOSVersion?
+        /// The iPhone it is (`device.model`): with the release, the memory an extension may use.
+        public var model: DeviceModel?
         /// What the app reports calls through (`device.voip_framework`, as `voip.framework` in device.json).
         public var voipFramework: VoIPFramework?
         public var coreWatchdog: Double?
@@ -97,7 +99,8 @@ public struct ReplayCase: Sendable {
     public var sip: SIPSpec?
     public var budget: Double = 5
     public var grace: Double = 0.5
-    public var memoryLimit: Double = 24
+    /// MB; nil: the device's (its iOS release and model).
+    public var memoryLimit: Double?
     public var extensionCommand: String?
     /// An extension's Swift sources (`extension_source`: folders or files, relative to the case), built by
     /// `nse extension build` before the run; absolute paths.
@@ -224,7 +227,8 @@ public struct ReplayCase: Sendable {
             let allowed: Set<String> = [
                 "bundle_id", "team_id", "filtering", "locale", "strings", "locale_strings", "app_handler",
                 "app_deadline",
-                "max_strikes", "max_offer_age", "strikes", "key_mode", "call", "ios_version", "core_watchdog", "trust",
+                "max_strikes", "max_offer_age", "strikes", "key_mode", "call", "ios_version", "model", "core_watchdog",
+                "trust",
                 "require_signed_sender", "voip_framework", "entitlements",
             ]
             for key in spec.keys where !allowed.contains(key) { throw fail("device.\(key)", "is not a device field") }
@@ -266,6 +270,14 @@ public struct ReplayCase: Sendable {
                 do { device.iosVersion = try IOSVersion(json: version) } catch {
                     throw ReplayError(
                         file: file, field: nil, message: error.inside(["device", "ios_version"]).description)
+                }
+            }
+            if let model = spec["model"] {
+                do { device.model = try DeviceModel(json: model) } catch {
+                    throw ReplayError(file: file, field: nil, message: error.inside(["device", "model"]).description)
+                }
+                if let conflict = device.model?.conflict(with: device.iosVersion ?? .current) {
+                    throw fail("device.model", conflict)
                 }
             }
             if let framework = spec["voip_framework"] {
@@ -360,7 +372,7 @@ public struct ReplayCase: Sendable {
         }
         budget = try number(object["budget"], "budget") ?? 5
         grace = try number(object["grace"], "grace") ?? 0.5
-        memoryLimit = try number(object["memory_limit"], "memory_limit") ?? 24
+        memoryLimit = try number(object["memory_limit"], "memory_limit")
         extensionCommand = try string(object["extension"], "extension")
         if let source = object["extension_source"] {
             let paths = source.stringValue.map { [$0] } ?? source.arrayValue?.compactMap(\.stringValue)

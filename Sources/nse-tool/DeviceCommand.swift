@@ -183,6 +183,12 @@ struct DeviceCommand: ParsableCommand {
         var iosVersion: String?
 
         @Option(
+            help: ArgumentHelp(
+                "The iPhone the device is, e.g. \"iPhone X\" or iphone-5s ('none': a current one): with the release, the memory an extension may use (docs/media.md).",
+                valueName: "model"))
+        var model: String?
+
+        @Option(
             parsing: .unconditional,
             help: ArgumentHelp(
                 "Seconds after which a shared-core claim not refreshed is cleared (liblinphone's watchdog: 30).",
@@ -230,6 +236,10 @@ struct DeviceCommand: ParsableCommand {
             if let iosVersion, IOSVersion(iosVersion) == nil {
                 throw ValidationError("--ios-version \(iosVersion): expected a release such as 17.4, 10.0 or later")
             }
+            if let model, model != "none", DeviceModel(model) == nil {
+                throw ValidationError(
+                    "--model \(model): expected one of \(DeviceModel.all.map(\.name).joined(separator: ", ")), or none")
+            }
             if uninstalled && installed { throw ValidationError("--uninstalled and --installed exclude each other") }
             if let callbackUrl, callbackUrl != "none",
                 !(callbackUrl.hasPrefix("http://") || callbackUrl.hasPrefix("https://"))
@@ -255,6 +265,10 @@ struct DeviceCommand: ParsableCommand {
                 if let filtering { device.config.filtering = filtering }
                 if let locale { device.config.locale = locale }
                 if let version = iosVersion.flatMap(IOSVersion.init) { device.config.iosVersion = version }
+                if let model { device.config.model = DeviceModel(model) }
+                if let model = device.config.model, let conflict = model.conflict(with: device.config.iosVersion) {
+                    throw Failure(.usage, "--model/--ios-version: \(conflict)")
+                }
                 if let coreWatchdog { device.config.sharedCoreWatchdog = coreWatchdog }
                 if let requireSignedSender { device.config.requireSignedSender = requireSignedSender }
                 if uninstalled { device.config.uninstalledAt = SystemClock.unixMilliseconds() }

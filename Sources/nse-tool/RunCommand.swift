@@ -34,8 +34,12 @@ struct RunCommand: ParsableCommand {
     @Option(parsing: .unconditional, help: "Seconds the extension has after the expiry notice before it is killed.")
     var grace: Double = RunLimits.grace.defaultValue
 
-    @Option(parsing: .unconditional, help: "Peak memory allowed to the extension, in MB (iOS: 24).")
-    var memoryLimit: Double = RunLimits.memoryLimit.defaultValue
+    @Option(
+        parsing: .unconditional,
+        help:
+            "Peak memory allowed to the extension, in MB (default: the device's, 24 on iOS 15 and later; docs/media.md)."
+    )
+    var memoryLimit: Double?
 
     @Option(
         name: .customLong("extension"),
@@ -65,7 +69,7 @@ struct RunCommand: ParsableCommand {
             throw ValidationError("--push-type must be alert, background or voip")
         }
         for (value, limit) in [
-            (budget, RunLimits.budget), (grace, RunLimits.grace), (memoryLimit, RunLimits.memoryLimit),
+            (budget, RunLimits.budget), (grace, RunLimits.grace), (memoryLimit ?? 24, RunLimits.memoryLimit),
         ] {
             guard limit.accepts(value) else { throw ValidationError(limit.requirement) }
         }

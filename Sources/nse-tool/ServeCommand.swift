@@ -74,8 +74,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds before serviceExtensionTimeWillExpire.")
     var budget: Double = 30
 
-    @Option(help: "Peak memory allowed to each extension, in MB (iOS: 24).")
-    var memoryLimit: Double = RunLimits.memoryLimit.defaultValue
+    @Option(
+        help:
+            "Peak memory allowed to each extension, in MB (default: its device's, 24 on iOS 15 and later; docs/media.md)."
+    )
+    var memoryLimit: Double?
 
     @Option(
         help: ArgumentHelp(
@@ -136,7 +139,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard budget > 0, budget <= 3600 else {
             throw ValidationError(RunLimits.budget.requirement)
         }
-        guard RunLimits.memoryLimit.accepts(memoryLimit) else {
+        guard RunLimits.memoryLimit.accepts(memoryLimit ?? 24) else {
             throw ValidationError(RunLimits.memoryLimit.requirement)
         }
         guard idleTimeout >= 1, idleTimeout <= 86_400 else {
@@ -240,7 +243,7 @@ struct ServeCommand: AsyncParsableCommand {
         let descriptors = Processes.raiseDescriptorLimit(to: wanted * 4 + 4096)
         let service = PushService(
             devices: opened, folder: folder, concurrency: concurrency, queueCapacity: queue, extensionCommand: command,
-            limits: ExtensionLimits(budget: budget, memoryLimitKilobytes: Int(memoryLimit * 1024)),
+            limits: ExtensionLimits(budget: budget, memoryLimitKilobytes: memoryLimit.map { Int($0 * 1024) }),
             extensionProcesses: processes.pool(),
             authentication: authentication,
             certificates: clientCa.map { _ in

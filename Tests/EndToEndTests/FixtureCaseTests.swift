@@ -53,9 +53,7 @@ import Testing
         let path = try TestSupport.temporaryDirectory() + "/" + fileName
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         var arguments = ["run", "--device", devicePath, "--push-type", push.pushType, path]
-        if replayCase.document["memory_limit"] != nil {
-            arguments += ["--memory-limit", String(replayCase.memoryLimit)]
-        }
+        if let memoryLimit = replayCase.memoryLimit { arguments += ["--memory-limit", String(memoryLimit)] }
         if !replayCase.mustReport { arguments += ["--must-report", "false"] }
         let output = try TestSupport.nse(arguments)
         let result = try JSON.parse(output.stdout)

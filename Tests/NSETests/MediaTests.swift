@@ -1,5 +1,6 @@
 import Foundation
 import NSECrypto
+import NSEDevice
 import NSEJSON
 import NSEMedia
 import NSEPayload
@@ -164,5 +165,33 @@ import Testing
         ] {
             #expect(MediaURL(bad) == nil, "\(bad)")
         }
+    }
+}
+
+/// The memory iOS gives an extension, by release and iPhone (docs/media.md, "The memory ceiling").
+@Suite struct DeviceModelTests {
+    @Test func theCeilingFollowsTheReleaseAndTheModel() throws {
+        let fiveS = try #require(DeviceModel("iphone-5s"))
+        let x = try #require(DeviceModel("iPhone X"))
+        #expect(fiveS.name == "iPhone 5s")
+        #expect(IOSVersion(major: 12, minor: 5).extensionMemoryLimitKilobytes(on: fiveS) == 12 * 1024)
+        #expect(IOSVersion(major: 14).extensionMemoryLimitKilobytes(on: x) == 16 * 1024)
+        #expect(IOSVersion(major: 16).extensionMemoryLimitKilobytes(on: x) == 24 * 1024)
+        #expect(IOSVersion.current.extensionMemoryLimitKilobytes(on: nil) == 24 * 1024)
+        #expect(DeviceModel("Nokia 3310") == nil)
+        #expect(fiveS.conflict(with: .current) != nil)
+        #expect(x.conflict(with: IOSVersion(major: 13)) == nil)
+    }
+
+    @Test func deviceJSONKeepsTheModelAndRefusesOneThatCannotRunItsRelease() throws {
+        var config = DeviceConfig(
+            bundleID: "org.example.app", teamID: "ABCDE12345", locale: "en", filtering: false, remoteToken: "a",
+            voipToken: "b", publicKey: "c", keyID: "d", createdAt: "2026-11-27T00:00:00Z")
+        config.iosVersion = IOSVersion(major: 12, minor: 5)
+        config.model = DeviceModel("iPhone 5s")
+        let read = try DeviceConfig(json: config.json, path: "device.json")
+        #expect(read.model?.name == "iPhone 5s")
+        config.iosVersion = .current
+        #expect(throws: DeviceError.self) { _ = try DeviceConfig(json: config.json, path: "device.json") }
     }
 }

@@ -231,11 +231,21 @@ final class ChildProcess {
     /// The footprint is `RssAnon` + `VmSwap`: the same figure as `Private_Dirty` + `Swap` in `smaps_rollup` for an
     /// extension (1576 KB both for the SDK's template, 200 KB both for the reference extension), which the kernel
     /// renders by walking every mapping: 0.33 ms a sample for a process with Foundation mapped, against 0.03 ms.
+    ///
+    /// A sample sees the footprint of its moment, and memory taken and given back between two samples (a bitmap
+    /// decoded, scaled, freed: 12 MB in 5 ms) would escape them, where iOS's kernel kills at the page that crosses
+    /// the limit. The resident peak catches it: at the peak, the resident set was anonymous memory plus file
+    /// pages, and file pages (code, mapped files) are only added in a run this short, so `VmHWM` − `RssFile` −
+    /// `RssShmem` now is at most what the anonymous memory was then. The footprint is the larger of the two.
     func memory() -> MemorySample? {
         guard let status = status(), let peak = Self.field("VmHWM:", in: status) else { return nil }
         // RssAnon is Linux 4.5's: before it, no footprint, and the limit judges the resident peak.
-        let footprint = Self.field("RssAnon:", in: status).map { $0 + (Self.field("VmSwap:", in: status) ?? 0) }
-        return MemorySample(residentPeak: peak, footprint: footprint)
+        guard let anonymous = Self.field("RssAnon:", in: status) else {
+            return MemorySample(residentPeak: peak, footprint: nil)
+        }
+        let now = anonymous + (Self.field("VmSwap:", in: status) ?? 0)
+        let files = (Self.field("RssFile:", in: status) ?? peak) + (Self.field("RssShmem:", in: status) ?? 0)
+        return MemorySample(residentPeak: peak, footprint: max(now, peak - files))
     }
 
     /// The child's peak resident set so far (`VmHWM`), in kilobytes; `nil` until its exec has completed.
