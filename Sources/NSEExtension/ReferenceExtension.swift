@@ -57,8 +57,12 @@ public struct ReferenceExtension: Sendable {
             case .fetch(let callID, let device, let rewriter):
                 let reader = listener ?? HostListener(channel: channel)
                 listener = reader
-                let fetched = SIPFetch(device: device, rewriter: rewriter, host: reader).fetch(
+                var fetched = SIPFetch(device: device, rewriter: rewriter, host: reader).fetch(
                     callID: callID, request: request, logger: logger)
+                if !fetched.attachments.isEmpty {
+                    fetched.content = AttachmentStep(device: device, request: request, logger: logger).attach(
+                        fetched.attachments, to: fetched.content, host: reader)
+                }
                 // The message is shown once the host says it keeps the content (`content-accepted`: a recording host
                 // has it on disk). A process killed before that, or a host gone before it could keep it (its server
                 // crashed: it runs the push again when it restarts), leaves the message claimed in the App Group

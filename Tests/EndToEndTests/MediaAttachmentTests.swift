@@ -184,4 +184,43 @@ import Testing
         #expect(result["reason"]?.stringValue?.hasPrefix("time-will-expire:") == true, "\(result)")
         #expect(attachmentResults(result) == ["attachment-timed-out"], "\(result)")
     }
+
+    /// A photo sent over SIP (`nse send --seal-to --attach`): the extension fetches the MESSAGE by Call-ID, opens it,
+    /// then fetches its file, as a messenger's extension does.
+    @Test func aPhotoInAMessageFetchedOverSIPIsAttached() throws {
+        let (files, url) = try startFiles()
+        defer { stop(files) }
+        let server = try SIPServerProcess(["--listen", "tcp:127.0.0.1:0", "--no-push", "--db", root + "/sip.db"])
+        defer { server.stop() }
+        let proxy = try #require(server.uris["tcp"])
+        let phone = root + "/phone"
+        let created = try TestSupport.nse([
+            "device", "init", phone, "--sip-account", "sip:bob@example.org", "--sip-proxy", proxy,
+        ])
+        try #require(created.status == 0, "\(created.stderr)")
+        #expect(try TestSupport.nse(["device", "register", phone]).status == 0)
+        let photo = try file("beach.png", size: 500_000)
+        let sent = try TestSupport.nse([
+            "send", "--proxy", proxy, "--from", "sip:alice@example.org", "--to", "sip:bob@example.org", "--text",
+            "Beach!", "--seal-to", phone, "--display-name", "Alice", "--timeout", "10", "--attach", photo, "--files",
+            url,
+        ])
+        try #require(sent.status == 0, "\(sent.stderr)")
+        let callID = try #require(try JSON.parse(sent.stdout)["call_id"]?.stringValue)
+        #expect(server.waitFor("held", ["call_id": callID]) != nil)
+        let push = root + "/sip-push.json"
+        try TestSupport.write(
+            #"{"aps":{"alert":{"loc-key":"IM_MSG","loc-args":["Alice"]},"mutable-content":1},"call-id":"\#(callID)"}"#,
+            to: push)
+        let output = try TestSupport.nse(["run", "--device", phone, push])
+        let result = try JSON.parse(output.stdout)
+        #expect(result["outcome"] == "rewritten", "\(result)")
+        #expect(result["display"]?["body"]?.stringValue == "Beach!")
+        let attachments = result["attachments"]?.arrayValue ?? []
+        #expect(attachments.map { $0["type"]?.stringValue } == ["public.png"], "\(result)")
+        if let stored = attachments.first?["path"]?.stringValue {
+            #expect(FileManager.default.contentsEqual(atPath: stored, andPath: photo))
+        }
+        #expect(result["extension"]?["info"]?["encrypted"] == true)
+    }
 }

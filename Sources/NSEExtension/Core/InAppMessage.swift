@@ -32,7 +32,8 @@ public struct InAppMessage: Sendable {
         let request = ServiceRequest(
             requestID: "in-app", pushType: .alert, payload: [:], container: device.directory, budgetMilliseconds: 0,
             deadlineUnixMilliseconds: 0)
-        let content = SIPFetch(device: device, rewriter: rewriter, host: nil).content(for: received, request: request)
+        let (content, _) = SIPFetch(device: device, rewriter: rewriter, host: nil).content(
+            for: received, request: request)
         callID = received.callID
         from = received.from
         display = Display(alert: Payload(root: content.content).aps.alert, strings: strings)

@@ -1,13 +1,15 @@
 import NSECrypto
 import NSEDevice
 import NSEJSON
-import NSEPayload
+public import NSEPayload
 import NSESystem
 
 extension SIPFetch {
     /// What a fetch delivers: the content, and the store mark to make once the host has it.
     public struct Fetched: Sendable {
         public var content: DeliveredContent
+        /// The files the fetched message names, fetched next (``AttachmentStep``) before the content is handed over.
+        public var attachments: [Plaintext.Attachment] = []
         /// The store that holds (or has claimed) the shown message, when the content shows one.
         let shown: MessageStore?
         let callID: String
@@ -27,11 +29,12 @@ extension SIPFetch {
         var report = end.report
         var shown: MessageStore?
         var content: DeliveredContent
+        var attachments: [Plaintext.Attachment] = []
         switch (end.outcome, end.message) {
         case (.found, let message?):
             // Shown once the host has it (Fetched.markShown): then the copy kept on arrival (or claimed from the
             // store), and any copy another extension process kept from the same flush, is not shown again.
-            content = self.content(for: message, request: request)
+            (content, attachments) = self.content(for: message, request: request)
             shown = end.store
         case (.found, nil), (.notFound, _):
             content = rewriter.fallback(
@@ -62,7 +65,7 @@ extension SIPFetch {
         var info = content.info ?? JSONObject()
         for (key, value) in report.json(total: SystemClock.millisecondsSince(end.start)) { info[key] = value }
         content.info = info
-        return Fetched(content: content, shown: shown, callID: callID)
+        return Fetched(content: content, attachments: attachments, shown: shown, callID: callID)
     }
 
     /// The same push again (APNs may deliver twice, a server may push twice), or a message the app in the foreground
@@ -82,15 +85,20 @@ extension SIPFetch {
             ? DeliveredContent(content: [:], reason: reason) : rewriter.fallback(reason: reason)
     }
 
-    /// Opens a received message: a sealed envelope (in CPIM or bare), or plain text shown as it is.
-    func content(for received: ReceivedContent, request: ServiceRequest) -> DeliveredContent {
+    /// Opens a received message: a sealed envelope (in CPIM or bare), or plain text shown as it is; with the files
+    /// a sealed message names.
+    func content(for received: ReceivedContent, request: ServiceRequest) -> (
+        DeliveredContent, [Plaintext.Attachment]
+    ) {
         let (type, body) = received.innerContent
         let text = String(decoding: body, as: UTF8.self)
         var content: DeliveredContent
+        var attachments: [Plaintext.Attachment] = []
         if Envelope.hasFormatTag(text) || type == ReceivedContent.envelopeType {
             let escalation = CallEscalation(device: device, rewriter: rewriter, channel: host, request: request)
-            content = EnvelopeOpener(device: device, rewriter: rewriter, escalation: escalation).open(
+            let opened = EnvelopeOpener(device: device, rewriter: rewriter, escalation: escalation).opened(
                 text, source: "sip")
+            (content, attachments) = (opened.content, opened.attachments)
             if content.info == nil { content.info = [:] }
             content.info?["encrypted"] = true
         } else if type.hasPrefix("text/plain") {
@@ -105,6 +113,6 @@ extension SIPFetch {
             info["from"] = .string(received.from)
             content.info = info
         }
-        return content
+        return (content, attachments)
     }
 }
