@@ -16,6 +16,9 @@ installed, no targets judged, no `nse serve` benchmark.
 """
 import argparse
 import base64
+import ctypes
+import ctypes.util
+import hashlib
 import json
 import os
 import shutil
@@ -24,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import peer  # noqa: E402
@@ -237,6 +241,78 @@ def bench_example(work, root, rounds):
     return figures
 
 
+def seal_media(path, blob_path):
+    """Encrypts `path` as `nse seal --attach` does (docs/envelope.md, "Attachments": secretstream over 64 KiB chunks),
+    with libsodium through ctypes, so the bench knows the key the C floor needs; returns (key, sha256 hex)."""
+    sodium = ctypes.CDLL(ctypes.util.find_library("sodium"))
+    if sodium.sodium_init() < 0:
+        raise SystemExit("libsodium did not initialise")
+    key = ctypes.create_string_buffer(32)
+    sodium.crypto_secretstream_xchacha20poly1305_keygen(key)
+    state = ctypes.create_string_buffer(sodium.crypto_secretstream_xchacha20poly1305_statebytes())
+    header = ctypes.create_string_buffer(24)
+    sodium.crypto_secretstream_xchacha20poly1305_init_push(state, header, key)
+    data = open(path, "rb").read()
+    chunks = [data[offset:offset + 65536] for offset in range(0, len(data), 65536)] or [b""]
+    blob = bytearray(header.raw)
+    for index, chunk in enumerate(chunks):
+        out = ctypes.create_string_buffer(len(chunk) + 17)
+        tag = 3 if index == len(chunks) - 1 else 0
+        sodium.crypto_secretstream_xchacha20poly1305_push(state, out, None, chunk, ctypes.c_ulonglong(len(chunk)),
+                                                          None, ctypes.c_ulonglong(0), ctypes.c_ubyte(tag))
+        blob += out.raw
+    with open(blob_path, "wb") as handle:
+        handle.write(blob)
+    return key.raw, hashlib.sha256(blob).hexdigest()
+
+
+def bench_media(work, rounds):
+    """A 10 MB photo (docs/media.md): the reference extension downloads it from `nse files` over loopback, hashes and
+    decrypts it chunk by chunk into an attachment, fresh for each push (the extension process's wall time and
+    footprint); against bench/media_floor.c doing the same hash and decryption from the file on disk (fork+exec to
+    exit)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    floor = os.path.join(work, "media_floor")
+    subprocess.run(["cc", "-O2", "-o", floor, os.path.join(here, "media_floor.c"), "-lsodium"], check=True)
+    photo, blob = os.path.join(work, "photo.jpg"), os.path.join(work, "photo.blob")
+    with open(photo, "wb") as handle:
+        handle.write(os.urandom(10 * 1024 * 1024))
+    key, sha256 = seal_media(photo, blob)
+    server = subprocess.Popen([NSE, "files", "--listen", "127.0.0.1:0", "--storage", os.path.join(work, "files")],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        base = json.loads(server.stdout.readline())["listening"]
+        request = urllib.request.Request(base + "/files", data=open(blob, "rb").read(), method="POST",
+                                         headers={"Content-Type": "application/octet-stream"})
+        url = json.loads(urllib.request.urlopen(request, timeout=60).read())["url"]
+        device = os.path.join(work, "mediaphone")
+        subprocess.run([NSE, "device", "init", device], check=True, stdout=subprocess.DEVNULL)
+        plaintext = json.dumps({"type": "message", "from": "sip:alice@example.org", "text": TEXT, "attachments": [
+            {"content_type": "image/jpeg", "name": "photo.jpg", "size": 10 * 1024 * 1024, "url": url,
+             "key": base64.b64encode(key).decode(), "sha256": sha256}]})
+        envelope = subprocess.run([NSE, "seal", "--device", device], input=plaintext.encode(), check=True,
+                                  capture_output=True).stdout.decode().strip()
+        path = os.path.join(work, "media.json")
+        with open(path, "w") as handle:
+            json.dump({"aps": {"alert": {"title": "New message", "body": "(encrypted)"}, "mutable-content": 1},
+                       "enc": envelope}, handle)
+        figures = {"media_cold": [], "media_footprint": [], "media_floor": []}
+        plain_out = os.path.join(work, "photo.out")
+        for _ in range(rounds):
+            floor_ms = spawn_wait([floor, blob, base64.b64encode(key).decode(), plain_out, sha256], b"")[0]
+            figures["media_floor"].append(floor_ms)
+            result = json.loads(subprocess.run([NSE, "run", "--device", device, path], check=True,
+                                               capture_output=True).stdout)
+            if result["outcome"] != "rewritten" or len(result.get("attachments") or []) != 1:
+                raise SystemExit(f"media round: unexpected result {result['outcome']}: {result['reason']}")
+            figures["media_cold"].append(result["extension"]["wall_ms"])
+            figures["media_footprint"].append(result["extension"]["peak_footprint_kb"])
+            shutil.rmtree(os.path.join(device, "attachments"), ignore_errors=True)
+        return figures
+    finally:
+        stop(server)
+
+
 def bench_sip(work, floors, payload, rounds, warmups, linphone):
     """Rounds on one `nse sip-server` over TCP: a sealed CPIM MESSAGE held for an nse device, then `nse run` on its
     Call-ID; and (with `linphone`) a plain-text MESSAGE held for the peer's AOR, then linphone-daemon fetching it."""
@@ -389,6 +465,7 @@ def report(work, quick, rounds, sip_rounds, missing):
     warm_pushes = 5 if quick else 20
     warm = bench_warm(work, warm_pushes, 1 if quick else max(rounds // 40, 3))
     sdk = bench_sdk(work, payload, 2 if quick else max(rounds // 4, 20), 3 if quick else 10)
+    media = bench_media(work, 2 if quick else max(rounds // 8, 10))
 
     mode = "quick smoke, figures meaningless" if quick else "medians of interleaved rounds"
     print(f"nse bench ({mode}): {rounds} enc rounds, {sip_rounds} SIP rounds, binaries in {BIN}")
@@ -440,6 +517,9 @@ def report(work, quick, rounds, sip_rounds, missing):
                         unit_format="9.0f")
     row("the E2EE example, fresh process (ms)", sdk["example_cold"], reference_cold)
     example_footprint = row("the E2EE example's footprint (KB)", sdk["example_footprint"], unit_format="9.0f")
+    media_floor = row("C: hash + decrypt a 10 MB photo from disk (ms)", media["media_floor"])
+    media_cold = row("nse run: download, hash, decrypt it (extension, ms)", media["media_cold"], media_floor)
+    media_footprint = row("  the extension's footprint meanwhile (KB)", media["media_footprint"], unit_format="9.0f")
     if quick:
         print("quick smoke: harness ran end to end; no targets judged")
         return
@@ -448,6 +528,9 @@ def report(work, quick, rounds, sip_rounds, missing):
           f"{'meets' if met else 'MISSES'} ({sdk_cold / reference_cold:.2f}x, {sdk_warm / reference_warm:.2f}x, "
           f"{example_footprint / 1024:.1f} MB; the template's {sdk_footprint / 1024:.1f} MB, the reference's "
           f"{reference_footprint / 1024:.1f} MB)")
+    met = media_footprint < 12 * 1024 and media_cold <= 1.5 * media_floor
+    print(f"target (media): a 10 MB photo within 12 MB of footprint and 1.5x the C floor's time -> "
+          f"{'meets' if met else 'MISSES'} ({media_footprint / 1024:.1f} MB, {media_cold / media_floor:.2f}x)")
     print(f"target (enc): nse run <= 3x the C pair floor -> {'meets' if enc <= 3 * pair else 'MISSES'} ({enc / pair:.2f}x)")
     if sip["peer"]:
         faster, smaller = peer_ms / sip_median, peer_kb / sip_peak
