@@ -300,9 +300,8 @@ let package = Package(
         .target(
             name: "NSEFuzzTargets",
             dependencies: [
-                "NSEChat", "NSECrypto", "NSEDevice", "NSEJSON", "NSEPayload", "NSEProtocol", "NSESIP", "NSEAPNsServer",
-                "NSESystem",
-                nioCore,
+                "NSEChat", "NSECrypto", "NSEDevice", "NSEJSON", "NSEMedia", "NSEPayload", "NSEProtocol", "NSESIP",
+                "NSEAPNsServer", "NSESystem", nioCore,
             ]
         ),
 

@@ -38,8 +38,8 @@ public struct FileServer: Service {
         self.configuration = configuration
         self.faults = FileFaultPlan(faults)
         self.requests = RequestLog(capacity: configuration.requestLogCapacity)
-        self.store = try BlobStore(directory: configuration.storage)
         self.tls = try Self.tlsConfiguration(configuration)
+        self.store = try BlobStore(directory: configuration.storage)
         self.logger = logger
         self.onListening = onListening
     }
@@ -86,28 +86,7 @@ public struct FileServer: Service {
         let responder = FilesResponder(
             files: files, control: ControlController(faults: faults, requests: requests), requests: requests,
             connections: connections)
-        let maxSize = configuration.maxSize
-        let http1 = HTTP1Channel.Configuration(
-            additionalChannelHandlers: [
-                ContinueHandler { type in (try? UploadForm(contentType: type))?.bodyLimit(maxSize: maxSize) ?? maxSize }
-            ],
-            idleTimeout: TimeAmount(configuration.idleTimeout))
-        let server: HTTPServerBuilder
-        if let tls {
-            let http2 = HTTP2ChannelConfiguration(
-                idleTimeout: configuration.idleTimeout, gracefulCloseTimeout: configuration.shutdownGrace,
-                streamConfiguration: http1)
-            server = HTTPServerBuilder { responder in
-                TrackedChildChannel(
-                    base: try HTTP2UpgradeChannel(tlsConfiguration: tls, configuration: http2, responder: responder),
-                    connections: connections)
-            }
-        } else {
-            server = HTTPServerBuilder { responder in
-                TrackedChildChannel(
-                    base: HTTP1Channel(responder: responder, configuration: http1), connections: connections)
-            }
-        }
+        let server = serverBuilder(connections: connections)
         let onListening = self.onListening
         let app = Application(
             responder: responder, server: server,
@@ -141,6 +120,31 @@ public struct FileServer: Service {
             throw FileServerError(
                 .listen,
                 NetworkFailure.describe(.listen, address, reason: NetworkFailure.phrase(errno: error.errnoCode)))
+        }
+    }
+
+    /// Hummingbird's child channel for each connection: HTTP/1.1, or TLS with h2 and http/1.1 by ALPN; tracked, and
+    /// answering `Expect: 100-continue`.
+    private func serverBuilder(connections: OpenConnections) -> HTTPServerBuilder {
+        let maxSize = configuration.maxSize
+        let http1 = HTTP1Channel.Configuration(
+            additionalChannelHandlers: [
+                ContinueHandler { type in (try? UploadForm(contentType: type))?.bodyLimit(maxSize: maxSize) ?? maxSize }
+            ],
+            idleTimeout: TimeAmount(configuration.idleTimeout))
+        guard let tls else {
+            return HTTPServerBuilder { responder in
+                TrackedChildChannel(
+                    base: HTTP1Channel(responder: responder, configuration: http1), connections: connections)
+            }
+        }
+        let http2 = HTTP2ChannelConfiguration(
+            idleTimeout: configuration.idleTimeout, gracefulCloseTimeout: configuration.shutdownGrace,
+            streamConfiguration: http1)
+        return HTTPServerBuilder { responder in
+            TrackedChildChannel(
+                base: try HTTP2UpgradeChannel(tlsConfiguration: tls, configuration: http2, responder: responder),
+                connections: connections)
         }
     }
 }

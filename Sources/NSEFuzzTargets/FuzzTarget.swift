@@ -21,6 +21,9 @@ public enum FuzzTarget: String, Sendable, CaseIterable {
     case extensionProtocol = "extension-protocol"
     /// `NSEAPNsServer.APNsValidation`: a `POST /3/device/{token}` built from the bytes, as `nse serve` validates it.
     case apnsRequest = "apns-request"
+    /// `NSECrypto.MediaDecryptor`, `Plaintext.Attachment`, `NSEMedia.MediaURL`: an attachment's encrypted file, its
+    /// reference in a message, its URL.
+    case media = "media"
 
     /// Runs the entry point on one input.
     public func run(_ bytes: [UInt8]) throws(FuzzFinding) {
@@ -32,6 +35,7 @@ public enum FuzzTarget: String, Sendable, CaseIterable {
         case .cpim: try ChatTarget.run(bytes)
         case .extensionProtocol: try ExtensionProtocolTarget.run(bytes)
         case .apnsRequest: try APNsRequestTarget.run(bytes)
+        case .media: try MediaTarget.run(bytes)
         }
     }
 

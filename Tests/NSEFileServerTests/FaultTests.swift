@@ -12,12 +12,12 @@ import Testing
     }
 
     /// A server with `arguments`, and one uploaded file of `size` bytes: its bytes and URL.
-    func serverWithFile(_ arguments: [String] = [], size: Int = 100_000) throws -> (
+    func serverWithFile(_ arguments: [String] = [], size: Int = 100_000, curlOptions: [String] = []) throws -> (
         FileServerProcess, bytes: [UInt8], url: String
     ) {
         let server = try FileServerProcess(arguments)
         let blob = try Blobs.make(size, in: folder, name: "f-\(UUID().uuidString)")
-        let answer = try Curl.upload(blob.path, to: server.url)
+        let answer = try Curl.upload(blob.path, to: server.url, curlOptions)
         let url = try #require(answer.json?["url"]?.stringValue, "\(answer.text)")
         return (server, blob.bytes, url)
     }
@@ -59,7 +59,8 @@ import Testing
     @Test func truncateOverTLSAndHTTP2() throws {
         let certificate = try TestSupport.selfSignedCertificate(in: folder, name: "trunc")
         let (server, bytes, url) = try serverWithFile(
-            ["--tls-cert", certificate.certificate, "--tls-key", certificate.key, "--fault", "truncate:5000"])
+            ["--tls-cert", certificate.certificate, "--tls-key", certificate.key, "--fault", "truncate:5000"],
+            curlOptions: ["--cacert", certificate.certificate])
         defer { server.stop() }
         for version in ["--http1.1", "--http2"] {
             let cut = try Curl.fetch([version, "--cacert", certificate.certificate, url])

@@ -79,6 +79,8 @@ struct Fetched {
     var body: [UInt8]
     var exitCode: Int32
     var httpVersion: String
+    /// The body bytes curl received (what `-I` prints is not counted).
+    var downloaded: Int
     var seconds: Double
     var stderr: String
 
@@ -94,7 +96,8 @@ enum Curl {
         let output = try TestSupport.run(
             "/usr/bin/curl",
             [
-                "-sS", "-o", folder + "/body", "-D", folder + "/headers", "-w", "%{http_code} %{http_version}",
+                "-sS", "-o", folder + "/body", "-D", folder + "/headers", "-w",
+                "%{http_code} %{http_version} %{size_download}",
                 "--max-time", String(maxTime),
             ] + arguments, timeout: TimeInterval(maxTime + 10))
         let seconds = Date().timeIntervalSince(start)
@@ -111,7 +114,8 @@ enum Curl {
         }
         return Fetched(
             status: Int(parts.first ?? "") ?? 0, headers: headers, body: body, exitCode: output.status,
-            httpVersion: parts.count > 1 ? parts[1] : "", seconds: seconds, stderr: output.stderr)
+            httpVersion: parts.count > 1 ? parts[1] : "", downloaded: parts.count > 2 ? Int(parts[2]) ?? -1 : -1,
+            seconds: seconds, stderr: output.stderr)
     }
 
     /// Uploads `path` as raw bytes; the answer.

@@ -11,6 +11,8 @@ import Synchronization
 final class OpenConnections: Sendable {
     private struct Connection {
         let channel: any Channel
+        /// The handler nearest the socket, to close from.
+        let closer: NIOLoopBound<SocketCloser>
         var served = false
         var deadline: Scheduled<Void>?
     }
@@ -22,13 +24,17 @@ final class OpenConnections: Sendable {
         self.firstRequestTimeout = firstRequestTimeout
     }
 
-    /// A connection was accepted: tracked until it closes.
-    func opened(_ channel: any Channel) {
+    /// A connection was accepted: tracked until it closes. Called before any other handler is added, on its event
+    /// loop.
+    func opened(_ channel: any Channel) throws {
+        let closer = SocketCloser()
+        try channel.pipeline.syncOperations.addHandler(closer, position: .first)
         let key = ObjectIdentifier(channel)
-        connections.withLock { $0[key] = Connection(channel: channel) }
+        let bound = NIOLoopBound(closer, eventLoop: channel.eventLoop)
+        connections.withLock { $0[key] = Connection(channel: channel, closer: bound) }
         let deadline = channel.eventLoop.scheduleTask(in: firstRequestTimeout) { [weak self] in
             guard let self, !self.hasServed(key) else { return }
-            channel.close(promise: nil)
+            bound.value.closeNow()
         }
         connections.withLock { $0[key]?.deadline = deadline }
         channel.closeFuture.whenComplete { [weak self] _ in
@@ -60,8 +66,25 @@ final class OpenConnections: Sendable {
     /// Connections open now.
     var count: Int { connections.withLock { $0.count } }
 
-    /// Closes every connection still open: their requests' reads and writes fail, and their tasks end.
+    /// Closes every connection still open, at the socket: their requests' reads and writes fail, and their tasks
+    /// end. TLS's close_notify is skipped: closing through the TLS handler waits up to 5 s for the client's own.
     func closeAll() {
-        for channel in connections.withLock({ $0.values.map(\.channel) }) { channel.close(promise: nil) }
+        for connection in connections.withLock({ Array($0.values) }) {
+            connection.channel.eventLoop.execute { connection.closer.value.closeNow() }
+        }
     }
+}
+
+/// The first handler of a connection's pipeline, nearest the socket: a close from here goes straight to the socket.
+final class SocketCloser: ChannelOutboundHandler, RemovableChannelHandler {
+    typealias OutboundIn = NIOAny
+
+    private var context: ChannelHandlerContext?
+
+    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+
+    func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
+
+    /// On the channel's event loop.
+    func closeNow() { context?.close(promise: nil) }
 }

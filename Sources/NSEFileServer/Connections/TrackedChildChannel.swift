@@ -11,7 +11,7 @@ struct TrackedChildChannel<Base: ServerChildChannel>: ServerChildChannel {
     let connections: OpenConnections
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        connections.opened(channel)
+        do { try connections.opened(channel) } catch { return channel.eventLoop.makeFailedFuture(error) }
         return base.setup(channel: channel, logger: logger)
     }
 

@@ -40,11 +40,10 @@ struct FilesController: Sendable {
         do { form = try UploadForm(contentType: request.headers[.contentType]) } catch {
             return Answers.error(.badRequest, "BadUpload", error.detail)
         }
-        let bodyLimit = form.bodyLimit(maxSize: maxSize)
-        if let declared = request.headers[.contentLength].flatMap(Int.init) {
-            if declared > bodyLimit { return tooLarge }
-            // liblinphone opens a transfer with an empty POST, which Flexisip's server answers 204: nothing stored.
-            if declared == 0, form == .raw { return Response(status: .noContent) }
+        let announced = request.headers[.contentLength].flatMap(Int.init)
+        if let announced {
+            if announced > form.bodyLimit(maxSize: maxSize) { return tooLarge }
+            if announced == 0, form == .raw { return Response(status: .noContent) }
         }
         let upload: PendingUpload
         do {
@@ -52,58 +51,16 @@ struct FilesController: Sendable {
         } catch {
             return storageFailure(error, "upload not begun")
         }
-        var received = 0
-        var reader = form.multipartReader
-        // The file's part of a form: not yet seen, being read, or read.
-        var filePart: Bool? = reader == nil ? true : nil
-        do {
-            for try await buffer in request.body {
-                received += buffer.readableBytes
-                context.logged?.update { $0.bytesReceived = received }
-                guard received <= bodyLimit else {
-                    await upload.discard()
-                    return tooLarge
-                }
-                guard var form = reader else {
-                    try await upload.append(buffer.readableBytesView)
-                    continue
-                }
-                for event in try form.feed(buffer.readableBytesView) {
-                    switch event {
-                    case .partBegan(let headers) where filePart == nil && headers.isFile: filePart = true
-                    case .content(let bytes) where filePart == true: try await upload.append(bytes)
-                    case .partEnded where filePart == true: filePart = false
-                    default: break
-                    }
-                }
-                reader = form
-                if upload.size > maxSize {
-                    await upload.discard()
-                    return tooLarge
-                }
-            }
-            try reader?.finish()
-        } catch let malformed as MultipartReader.Malformed {
-            await upload.discard()
-            return Answers.error(.badRequest, "BadUpload", malformed.detail)
-        } catch let failure as SystemError {
-            await upload.discard()
-            return storageFailure(failure, "upload not written")
-        } catch {
-            // The body did not come whole: the client went, or the connection was closed under it.
-            await upload.discard()
-            return Answers.error(.badRequest, "IncompleteUpload")
-        }
-        if reader != nil, filePart == nil {
-            await upload.discard()
-            return Answers.error(.badRequest, "BadUpload", "the form has no file part (named File, or with a filename)")
-        }
-        if reader == nil, received == 0 {
-            await upload.discard()
-            return Response(status: .noContent)
-        }
         let stored: PendingUpload.Stored
-        do { stored = try await upload.commit() } catch { return storageFailure(error, "upload not committed") }
+        do {
+            try await UploadReader(form: form, maxSize: maxSize).read(
+                request.body, into: upload, announced: announced, channel: context.channel
+            ) { received in context.logged?.update { $0.bytesReceived = received } }
+            stored = try await upload.commit()
+        } catch {
+            await upload.discard()
+            return refused(error)
+        }
         context.logged?.update { $0.file = stored.id }
         let url = "\(scheme)://\(authority(request))/files/\(stored.id)"
         var headers = HTTPFields()
@@ -111,6 +68,17 @@ struct FilesController: Sendable {
         return Answers.json(
             ["url": .string(url), "size": .int(Int64(stored.size)), "sha256": .string(stored.sha256)],
             status: .created, headers: headers)
+    }
+
+    /// The answer to an upload that was not stored.
+    private func refused(_ error: any Error) -> Response {
+        switch error {
+        case UploadReader.Refusal.tooLarge: tooLarge
+        case UploadReader.Refusal.badForm(let detail): Answers.error(.badRequest, "BadUpload", detail)
+        case UploadReader.Refusal.empty: Response(status: .noContent)
+        case UploadReader.Refusal.incomplete, is CancellationError: Answers.error(.badRequest, "IncompleteUpload")
+        default: storageFailure(error, "upload not stored")
+        }
     }
 
     private var tooLarge: Response {
@@ -188,13 +156,5 @@ struct FilesController: Sendable {
             blob: blob, offset: offset, length: length, faults: applied, channel: context.channel,
             http1: context.httpVersion == "1.1", stopping: stopping)
         return Response(status: status, headers: headers, body: body.response)
-    }
-}
-
-extension UploadForm {
-    /// A reader for a form's body; nil for raw bytes.
-    fileprivate var multipartReader: MultipartReader? {
-        guard case .multipart(let boundary) = self else { return nil }
-        return MultipartReader(boundary: boundary)
     }
 }

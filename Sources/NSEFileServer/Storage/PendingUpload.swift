@@ -71,9 +71,10 @@ final class PendingUpload: Sendable {
         try await NIOThreadPool.singleton.runIfActive { try self.commitOnDisk() }
     }
 
-    /// Removes the upload, on the thread pool (a large file's unlink takes a while).
+    /// Removes the upload, on the thread pool (a large file's unlink takes a while), or here when the task is
+    /// cancelled.
     func discard() async {
-        _ = try? await NIOThreadPool.singleton.runIfActive { self.settle() }
+        do { try await NIOThreadPool.singleton.runIfActive { self.settle() } } catch { settle() }
     }
 
     private func writeBuffered() throws(SystemError) {
