@@ -23,6 +23,25 @@ public enum FileSystem {
         }
     }
 
+    /// Up to `count` bytes of the open file `fd` from `offset` (`pread`, retried on EINTR); fewer only at its end.
+    public static func readBytes(fd: Int32, at offset: Int, count: Int) throws(SystemError) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var filled = 0
+        while filled < count {
+            let got = bytes.withUnsafeMutableBytes { buffer in
+                pread(fd, buffer.baseAddress! + filled, count - filled, off_t(offset + filled))
+            }
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw SystemError.current("pread")
+            }
+            if got == 0 { break }
+            filled += got
+        }
+        bytes.removeLast(count - filled)
+        return bytes
+    }
+
     /// Reads a whole file; `nil` when it is longer than `limit` bytes.
     public static func readFile(_ path: String, limit: Int = 16 * 1024 * 1024) throws(SystemError) -> [UInt8]? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)

@@ -22,25 +22,8 @@ final class ServeProcess: @unchecked Sendable {
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
-        // The first line, read off the main thread so a silent server cannot hang the test.
-        let box = LineBox()
-        let done = DispatchSemaphore(value: 0)
-        let handle = output.fileHandleForReading
-        DispatchQueue.global().async {
-            var bytes: [UInt8] = []
-            while !bytes.contains(0x0A) {
-                let chunk = handle.availableData
-                if chunk.isEmpty { break }
-                bytes += chunk
-            }
-            box.line = String(decoding: bytes.prefix { $0 != 0x0A }, as: UTF8.self)
-            done.signal()
-        }
-        if done.wait(timeout: .now() + 60) == .timedOut {
-            kill(process.processIdentifier, SIGKILL)
-            throw LiveTestError(description: "nse serve printed nothing in 60 s")
-        }
-        listening = (try? JSON.parse(box.line)) ?? .null
+        let line = try TestSupport.firstLine(of: process, output: output, timeout: 60, what: "nse serve")
+        listening = (try? JSON.parse(line)) ?? .null
     }
 
     var url: String { listening["listening"]?.stringValue ?? "" }
@@ -108,8 +91,6 @@ func recordedResults(_ directory: String) throws -> [JSON] {
     logger.logLevel = .critical
     return try ResultStore(logger: logger).results(for: try Device.open(at: directory), limit: 1_000_000)
 }
-
-private final class LineBox: @unchecked Sendable { var line = "" }
 
 struct LiveTestError: Error, CustomStringConvertible { var description: String }
 

@@ -23,25 +23,8 @@ final class FileServerProcess: @unchecked Sendable {
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
-        // The first line, read off the test's thread so a silent server cannot hang the test.
-        let line = LineBox()
-        let done = DispatchSemaphore(value: 0)
-        let handle = output.fileHandleForReading
-        DispatchQueue.global().async {
-            var bytes: [UInt8] = []
-            while !bytes.contains(0x0A) {
-                let chunk = handle.availableData
-                if chunk.isEmpty { break }
-                bytes += chunk
-            }
-            line.text = String(decoding: bytes.prefix { $0 != 0x0A }, as: UTF8.self)
-            done.signal()
-        }
-        if done.wait(timeout: .now() + 30) == .timedOut {
-            kill(process.processIdentifier, SIGKILL)
-            throw TestSupport.SetupError(description: "nse files printed nothing in 30 s")
-        }
-        listening = (try? JSON.parse(line.text)) ?? .null
+        let line = try TestSupport.firstLine(of: process, output: output, timeout: 30, what: "nse files")
+        listening = (try? JSON.parse(line)) ?? .null
     }
 
     deinit {
@@ -69,8 +52,6 @@ final class FileServerProcess: @unchecked Sendable {
         (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? -1
     }
 }
-
-private final class LineBox: @unchecked Sendable { var text = "" }
 
 /// What curl got: the final answer's status and headers (lowercased names), the body, curl's exit status.
 struct Fetched {

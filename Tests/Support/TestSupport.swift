@@ -105,6 +105,30 @@ public enum TestSupport {
         try text.write(toFile: path, atomically: true, encoding: .utf8)
     }
 
+    /// The first line `process` writes to `output` (a server's listening line), read off the calling thread so a
+    /// silent process cannot hang the test: after `timeout` seconds the process is killed and `SetupError` thrown.
+    public static func firstLine(of process: Process, output: Pipe, timeout: Double, what: String) throws -> String {
+        final class Line: @unchecked Sendable { var text = "" }
+        let line = Line()
+        let done = DispatchSemaphore(value: 0)
+        let handle = output.fileHandleForReading
+        DispatchQueue.global().async {
+            var bytes: [UInt8] = []
+            while !bytes.contains(0x0A) {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                bytes += chunk
+            }
+            line.text = String(decoding: bytes.prefix { $0 != 0x0A }, as: UTF8.self)
+            done.signal()
+        }
+        if done.wait(timeout: .now() + timeout) == .timedOut {
+            kill(process.processIdentifier, SIGKILL)
+            throw SetupError(description: "\(what) printed nothing in \(Int(timeout)) s")
+        }
+        return line.text
+    }
+
     /// Why a test's set-up failed.
     public struct SetupError: Error, CustomStringConvertible {
         public var description: String

@@ -26,20 +26,6 @@ final class StoredBlob: Sendable {
 
     /// Up to `count` bytes from `offset`; fewer only at the end of the file.
     func read(at offset: Int, count: Int) throws(SystemError) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: count)
-        var filled = 0
-        while filled < count {
-            let got = bytes.withUnsafeMutableBytes { buffer in
-                pread(fd, buffer.baseAddress! + filled, count - filled, off_t(offset + filled))
-            }
-            if got < 0 {
-                if errno == EINTR { continue }
-                throw SystemError.current("pread")
-            }
-            if got == 0 { break }
-            filled += got
-        }
-        bytes.removeLast(count - filled)
-        return bytes
+        try FileSystem.readBytes(fd: fd, at: offset, count: count)
     }
 }
