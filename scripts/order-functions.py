@@ -27,10 +27,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TARGETS = ("nse", "nse-extension")
 
 
+# `make build`'s flags: the same build folder, so that neither rebuilds everything after the other (6 min here).
+RELEASE = ["-c", "release", "--static-swift-stdlib"]
+
+
 def build():
     for product in ("nse-tool",) + TARGETS:
-        subprocess.run(["swift", "build", "-c", "release", "--product", product], cwd=ROOT, check=True)
-    return subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=ROOT, check=True,
+        subprocess.run(["swift", "build", *RELEASE, "--product", product], cwd=ROOT, check=True)
+    return subprocess.run(["swift", "build", *RELEASE, "--show-bin-path"], cwd=ROOT, check=True,
                           stdout=subprocess.PIPE, text=True).stdout.strip()
 
 
