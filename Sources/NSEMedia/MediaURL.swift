@@ -40,7 +40,12 @@ public struct MediaURL: Sendable, Equatable {
             hostPart = authority[..<colon]
             portText = authority[authority.index(after: colon)...]
         }
-        guard !hostPart.isEmpty else { return nil }
+        // RFC 3986's host: a bracketed IPv6 literal, or a name or IPv4 address of unreserved characters and
+        // percent-escapes (an IDN is written in punycode); nothing that would read differently once rebuilt.
+        let literal = authority.hasPrefix("[")
+        guard !hostPart.isEmpty,
+            hostPart.utf8.allSatisfy({ literal ? Self.isIPv6Character($0) : Self.isHostCharacter($0) })
+        else { return nil }
         host = String(hostPart)
         if let portText {
             guard let number = Int(portText), (1...65535).contains(number) else { return nil }
@@ -49,6 +54,17 @@ public struct MediaURL: Sendable, Equatable {
             port = secure ? 443 : 80
         }
         target = path.isEmpty ? "/" : (path.hasPrefix("?") ? "/" + path : String(path))
+    }
+
+    private static func isHostCharacter(_ byte: UInt8) -> Bool {
+        (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+            || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_")
+            || byte == UInt8(ascii: "~") || byte == UInt8(ascii: "%")
+    }
+
+    private static func isIPv6Character(_ byte: UInt8) -> Bool {
+        (0x30...0x39).contains(byte) || (0x41...0x46).contains(byte) || (0x61...0x66).contains(byte)
+            || byte == UInt8(ascii: ":") || byte == UInt8(ascii: ".")
     }
 
     /// The `Host` header's value.

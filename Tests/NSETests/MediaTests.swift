@@ -162,6 +162,7 @@ import Testing
         #expect(MediaURL("https://files.example.org")?.target == "/")
         for bad in [
             "ftp://x/y", "http://", "http://user@host/x", "http://host:0/", "http://host:99999/", "http://a b/",
+            "http://\u{FFFD}[::1]:8080/f", "http://[::1/f", "http://[fe80::1%eth0]/f", "http://a:b:c/",
         ] {
             #expect(MediaURL(bad) == nil, "\(bad)")
         }
