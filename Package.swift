@@ -102,7 +102,7 @@ let package = Package(
         // MARK: - Foundations
         .target(name: "NSESystem"),
         .target(name: "NSEJSON", dependencies: ["CJansson"]),
-        .target(name: "NSECrypto", dependencies: ["CSodium"]),
+        .target(name: "NSECrypto", dependencies: ["CSodium", "NSESystem"]),
         .target(name: "NSEHTTP", dependencies: ["CCurl", "NSESystem"]),
         // An extension's attachments: downloaded on its event loop, decrypted as they arrive (docs/media.md).
         .target(

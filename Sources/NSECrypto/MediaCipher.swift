@@ -1,4 +1,5 @@
 import CSodium
+import NSESystem
 
 #if canImport(Glibc)
     import Glibc
@@ -89,16 +90,16 @@ public struct MediaDecryptor: ~Copyable {
     }
 
     private let state = UnsafeMutablePointer<crypto_secretstream_xchacha20poly1305_state>.allocate(capacity: 1)
-    private var hash = crypto_hash_sha256_state()
+    private var hash = StreamingSHA256()
     private let key: [UInt8]
     private var pending: [UInt8] = []
+    /// One chunk's plaintext, reused chunk after chunk and wiped after each.
+    private var plaintext = [UInt8](repeating: 0, count: MediaCipher.chunkSize)
     private var started = false
     private var finished = false
     private var chunks = 0
     /// Ciphertext bytes taken so far.
     public private(set) var received: Int64 = 0
-    /// Plaintext bytes handed out so far.
-    public private(set) var produced: Int64 = 0
 
     public init(key: [UInt8]) throws(CryptoError) {
         try Sodium.ensureInitialized()
@@ -106,7 +107,6 @@ public struct MediaDecryptor: ~Copyable {
             throw CryptoError(code: .invalidKey, description: "a media key is \(MediaCipher.keyBytes) bytes")
         }
         self.key = key
-        crypto_hash_sha256_init(&hash)
         pending.reserveCapacity(MediaCipher.chunkSize + MediaCipher.chunkOverhead)
     }
 
@@ -117,7 +117,7 @@ public struct MediaDecryptor: ~Copyable {
         guard !bytes.isEmpty else { return }
         if finished { throw Failure.trailingBytes }
         received += Int64(bytes.count)
-        crypto_hash_sha256_update(&hash, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(bytes.count))
+        hash.update(bytes)
         var rest = bytes[...]
         while !rest.isEmpty {
             if finished { throw Failure.trailingBytes }
@@ -136,9 +136,7 @@ public struct MediaDecryptor: ~Copyable {
             try consumePending(output: output)
         }
         guard finished else { throw Failure.truncated(received: received) }
-        var digest = [UInt8](repeating: 0, count: Int(crypto_hash_sha256_BYTES))
-        crypto_hash_sha256_final(&hash, &digest)
-        return digest
+        return hash.finish()
     }
 
     /// `pending` holds the header or one whole chunk (or, at the end, the last short one).
@@ -151,7 +149,6 @@ public struct MediaDecryptor: ~Copyable {
             pending.removeAll(keepingCapacity: true)
             return
         }
-        var plaintext = [UInt8](repeating: 0, count: max(pending.count - MediaCipher.chunkOverhead, 0))
         var length: UInt64 = 0
         var tag: UInt8 = 0
         let status = crypto_secretstream_xchacha20poly1305_pull(
@@ -160,8 +157,7 @@ public struct MediaDecryptor: ~Copyable {
         chunks += 1
         pending.removeAll(keepingCapacity: true)
         if tag == UInt8(crypto_secretstream_xchacha20poly1305_TAG_FINAL) { finished = true }
-        produced += Int64(length)
-        defer { sodium_memzero(&plaintext, plaintext.count) }
+        defer { sodium_memzero(&plaintext, Int(length)) }
         try plaintext.withUnsafeBytes { try output(UnsafeRawBufferPointer(rebasing: $0[0..<Int(length)])) }
     }
 
@@ -199,61 +195,54 @@ public struct EncryptedMedia: Sendable, Equatable {
 extension MediaCipher {
     /// Encrypts the file at `source` into a new file at `destination` under a new key, a chunk at a time.
     public static func encryptFile(at source: String, to destination: String) throws(CryptoError) -> EncryptedMedia {
-        let input = open(source, O_RDONLY | O_CLOEXEC)
-        guard input >= 0 else { throw CryptoError(code: .unavailable, description: "\(source): \(errnoText())") }
-        defer { close(input) }
-        let output = open(destination, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard output >= 0 else {
-            throw CryptoError(code: .unavailable, description: "\(destination): \(errnoText())")
-        }
-        defer { close(output) }
-        let key = try makeKey()
-        var encryptor = try MediaEncryptor(key: key)
-        var hash = StreamingSHA256()
-        func write(_ bytes: [UInt8]) throws(CryptoError) {
-            var offset = 0
-            while offset < bytes.count {
-                let written = bytes[offset...].withUnsafeBytes { Glibc.write(output, $0.baseAddress, $0.count) }
-                if written < 0, errno == EINTR { continue }
-                guard written > 0 else {
-                    throw CryptoError(code: .unavailable, description: "\(destination): \(errnoText())")
-                }
-                offset += written
+        do {
+            let input = open(source, O_RDONLY | O_CLOEXEC)
+            guard input >= 0 else { throw SystemError.current("open", path: source) }
+            defer { close(input) }
+            let output = open(destination, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            guard output >= 0 else { throw SystemError.current("open", path: destination) }
+            defer { close(output) }
+            let key = try makeKey()
+            var encryptor = try MediaEncryptor(key: key)
+            var hash = StreamingSHA256()
+            func write(_ bytes: [UInt8]) throws(SystemError) {
+                if let failure = FileSystem.writeFully(fd: output, bytes, path: destination) { throw failure }
+                bytes.withUnsafeBytes { hash.update($0) }
             }
-            bytes.withUnsafeBytes { hash.update($0) }
-        }
-        func readChunk() throws(CryptoError) -> [UInt8] {
-            var chunk = [UInt8](repeating: 0, count: chunkSize)
-            var filled = 0
-            while filled < chunkSize {
-                let count = chunk[filled...].withUnsafeMutableBytes { Glibc.read(input, $0.baseAddress, $0.count) }
-                if count < 0, errno == EINTR { continue }
-                guard count >= 0 else {
-                    throw CryptoError(code: .unavailable, description: "\(source): \(errnoText())")
+            // Read in order, not at offsets: the file may be a pipe (`--attach <(…)`).
+            func readChunk() throws(SystemError) -> [UInt8] {
+                var chunk = [UInt8](repeating: 0, count: chunkSize)
+                var filled = 0
+                while filled < chunkSize {
+                    let count = chunk[filled...].withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+                    if count < 0, errno == EINTR { continue }
+                    guard count >= 0 else { throw SystemError.current("read", path: source) }
+                    if count == 0 { break }
+                    filled += count
                 }
-                if count == 0 { break }
-                filled += count
+                chunk.removeLast(chunkSize - filled)
+                return chunk
             }
-            return Array(chunk[0..<filled])
+            try write(encryptor.header)
+            var size: Int64 = 0
+            // One chunk read ahead: the last one is tagged final, even when the size is a multiple of the chunk.
+            var current = try readChunk()
+            while true {
+                let next = current.count == chunkSize ? try readChunk() : []
+                let final = next.isEmpty
+                size += Int64(current.count)
+                try write(current.withUnsafeBytes { encryptor.encrypt($0, final: final) })
+                if final { break }
+                current = next
+            }
+            guard fsync(output) == 0 else { throw SystemError.current("fsync", path: destination) }
+            return EncryptedMedia(
+                key: key, sha256: hash.finish(), plaintextSize: size,
+                ciphertextSize: ciphertextSize(plaintextSize: size))
+        } catch let error as CryptoError {
+            throw error
+        } catch {
+            throw CryptoError(code: .unavailable, description: "\(error)")
         }
-        try write(encryptor.header)
-        var size: Int64 = 0
-        // One chunk read ahead: the last one is tagged final, even when the size is a multiple of the chunk.
-        var current = try readChunk()
-        while true {
-            let next = current.count == chunkSize ? try readChunk() : []
-            let final = next.isEmpty
-            size += Int64(current.count)
-            try write(current.withUnsafeBytes { encryptor.encrypt($0, final: final) })
-            if final { break }
-            current = next
-        }
-        guard fsync(output) == 0 else {
-            throw CryptoError(code: .unavailable, description: "\(destination): \(errnoText())")
-        }
-        return EncryptedMedia(
-            key: key, sha256: hash.finish(), plaintextSize: size, ciphertextSize: ciphertextSize(plaintextSize: size))
     }
-
-    private static func errnoText() -> String { String(cString: strerror(errno)) }
 }

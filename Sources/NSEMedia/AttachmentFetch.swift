@@ -113,12 +113,8 @@ public final class AttachmentFetch: Sendable {
     }
 
     private static func write(_ bytes: UnsafeRawBufferPointer, to sink: Sink) throws {
-        var offset = 0
-        while offset < bytes.count {
-            let count = Glibc.write(sink.file, bytes.baseAddress! + offset, bytes.count - offset)
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { throw AttachmentFailure(.attachmentUnavailable, "writing its file: errno \(errno)") }
-            offset += count
+        if let failure = FileSystem.writeFully(fd: sink.file, bytes) {
+            throw AttachmentFailure(.attachmentUnavailable, "writing its file: errno \(failure.errnoCode)")
         }
         sink.written += Int64(bytes.count)
     }

@@ -105,9 +105,15 @@ public enum FileSystem {
     /// Writes every byte to `fd`, retrying short writes and `EINTR`.
     @discardableResult
     public static func writeFully(fd: Int32, _ bytes: [UInt8], path: String? = nil) -> SystemError? {
+        bytes.withUnsafeBytes { writeFully(fd: fd, $0, path: path) }
+    }
+
+    /// ``writeFully(fd:_:path:)`` of bytes in memory the caller holds (a decrypted chunk, never copied).
+    @discardableResult
+    public static func writeFully(fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String? = nil) -> SystemError? {
         var offset = 0
         while offset < bytes.count {
-            let count = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            let count = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
             if count < 0 {
                 if errno == EINTR { continue }
                 return SystemError.current("write", path: path)
