@@ -43,29 +43,10 @@ struct SealCommand: ParsableCommand {
             valueName: "string"))
     var info: String?
 
-    @Option(
-        parsing: .singleValue,
-        help: ArgumentHelp(
-            "Encrypt this file (a photo, a voice note), upload it to --files and add it to the message's attachments (docs/media.md); repeatable.",
-            valueName: "file"))
-    var attach: [String] = []
-
-    @Option(
-        help: ArgumentHelp(
-            "The file server --attach uploads to (nse files; POST URL/files), e.g. http://127.0.0.1:8080.",
-            valueName: "url"))
-    var files: String?
-
-    @Option(
-        help: ArgumentHelp("Trust this CA (PEM) for an https --files server.", valueName: "pem"))
-    var filesCacert: String?
+    @OptionGroup var attachments: AttachOptions
 
     func validate() throws {
-        if !attach.isEmpty, files == nil { throw ValidationError("--attach needs --files URL (the file server)") }
-        if !attach.isEmpty, raw { throw ValidationError("--raw and --attach exclude each other") }
-        if attach.count > Plaintext.Attachment.limit {
-            throw ValidationError("a message carries at most \(Plaintext.Attachment.limit) attachments")
-        }
+        if !attachments.attach.isEmpty, raw { throw ValidationError("--raw and --attach exclude each other") }
         if raw, signWith != nil { throw ValidationError("--raw and --sign-with exclude each other") }
         if hpke, signWith != nil { throw ValidationError("--hpke and --sign-with exclude each other") }
         if info != nil, !hpke { throw ValidationError("--info is for --hpke") }
@@ -86,12 +67,8 @@ struct SealCommand: ParsableCommand {
             }
             let read = try readInput("-", limit: 64 * 1024)
             guard var input = read else { throw Failure(.rejected, "the plaintext is larger than 64 KiB") }
-            if let files, !attach.isEmpty {
-                let upload = AttachmentUpload(server: files, caFile: filesCacert)
-                var attachments: [Plaintext.Attachment] = []
-                for path in attach { attachments.append(try upload.upload(path)) }
-                input = try AttachmentUpload.adding(attachments, to: input)
-            }
+            let uploaded = try attachments.upload()
+            if !uploaded.isEmpty { input = try AttachmentUpload.adding(uploaded, to: input) }
             if !raw {
                 do { _ = try Plaintext(input) } catch { throw Failure(.rejected, "stdin: \(error.description)") }
             }

@@ -42,27 +42,12 @@ struct SendCommand: AsyncParsableCommand {
     @Option(help: "Seconds to wait for the final response.")
     var timeout: Double = 32
 
-    @Option(
-        parsing: .singleValue,
-        help: ArgumentHelp(
-            "With --seal-to: encrypt this file (a photo, a voice note), upload it to --files and add it to the sealed message (docs/media.md); repeatable.",
-            valueName: "file"))
-    var attach: [String] = []
-
-    @Option(
-        help: ArgumentHelp(
-            "The file server --attach uploads to (nse files), e.g. http://127.0.0.1:8080.", valueName: "url"))
-    var files: String?
-
-    @Option(help: ArgumentHelp("Trust this CA (PEM) for an https --files server.", valueName: "pem"))
-    var filesCacert: String?
+    @OptionGroup var attachments: AttachOptions
 
     func validate() throws {
         if signWith != nil, sealTo == nil { throw ValidationError("--sign-with needs --seal-to") }
-        if !attach.isEmpty, sealTo == nil { throw ValidationError("--attach needs --seal-to: attachments are sealed") }
-        if !attach.isEmpty, files == nil { throw ValidationError("--attach needs --files URL (the file server)") }
-        if attach.count > Plaintext.Attachment.limit {
-            throw ValidationError("a message carries at most \(Plaintext.Attachment.limit) attachments")
+        if !attachments.attach.isEmpty, sealTo == nil {
+            throw ValidationError("--attach needs --seal-to: attachments are sealed")
         }
     }
 
@@ -78,12 +63,8 @@ struct SendCommand: AsyncParsableCommand {
                 var plaintext: JSONObject = ["type": "message", "from": .string(from), "text": .string(text)]
                 if let displayName { plaintext["display_name"] = .string(displayName) }
                 plaintext["sent_at"] = .string(SystemClock.rfc3339(unixSeconds: SystemClock.unixMilliseconds() / 1000))
-                if let files, !attach.isEmpty {
-                    let upload = AttachmentUpload(server: files, caFile: filesCacert)
-                    var attachments: [JSON] = []
-                    for path in attach { attachments.append(try upload.upload(path).json) }
-                    plaintext["attachments"] = .array(attachments)
-                }
+                let uploaded = try attachments.upload()
+                if !uploaded.isEmpty { plaintext["attachments"] = .array(uploaded.map(\.json)) }
                 let bytes = Array(JSON.object(plaintext).serializedBytes())
                 if let signWith {
                     do {

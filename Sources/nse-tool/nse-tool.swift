@@ -8,7 +8,7 @@
 //   SIPServerCommand            `nse sip-server` (NSESIPServer)
 //   DeviceCommand, KeysCommand  `nse device`, `nse keys`
 //   SealCommand, SendCommand    what a sender does: seal a plaintext, send a SIP MESSAGE
-//   AttachmentUpload            their `--attach`: a file encrypted, uploaded to `nse files`, named in the message
+//   AttachOptions, AttachmentUpload  their `--attach`: a file encrypted, uploaded to `nse files`, named in the message
 //   FilesCommand                `nse files` (NSEFileServer)
 //   ExtensionCommand            `nse extension build` (NSEExtensionBuild)
 //   CallCommand, AppCommand     `nse call` (NSECall's caller), `nse app` (NSEMainApp)
