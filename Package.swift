@@ -366,7 +366,7 @@ let package = Package(
         // `nse files` end to end: the built binary on loopback, driven by curl.
         .testTarget(
             name: "NSEFileServerTests",
-            dependencies: ["NSECrypto", "NSEFileServer", "NSEJSON", "NSETestSupport"]
+            dependencies: ["NSECrypto", "NSEFileServer", "NSEJSON", "NSESystem", "NSETestSupport"]
         ),
     ]
 )

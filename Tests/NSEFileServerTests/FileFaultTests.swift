@@ -1,4 +1,5 @@
 import NSEJSON
+import NSESystem
 import Testing
 
 @testable import NSEFileServer
@@ -44,7 +45,7 @@ import Testing
         #expect(third.bytesPerSecond == 200 && third.truncateAfter == nil)
         // A HEAD takes no rule that changes a body.
         #expect(plan.take(file: other, head: true) == FileFaultPlan.Applied(delay: 1, names: ["delay"]))
-        #expect(plan.entries.map(\.fault.effect.name) == ["slow", "delay"])
+        #expect(plan.entries.map(\.rule.effect.name) == ["slow", "delay"])
     }
 
     @Test func wrongHashInvertsTheFileEndsWhereverTheyFall() {

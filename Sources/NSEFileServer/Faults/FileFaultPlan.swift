@@ -1,5 +1,5 @@
 public import NSEJSON
-import Synchronization
+public import NSESystem
 
 /// The faults `nse files` injects now: rules in the order they were added, each for one file or every file, each
 /// for a number of downloads or until it is removed.
@@ -8,19 +8,7 @@ import Synchronization
 /// `delay` and a `slow` rule apply together, two `slow` rules do not. A HEAD takes only `delay` and `not-found`.
 public final class FileFaultPlan: Sendable {
     /// A rule and what is left of it.
-    public struct Entry: Sendable {
-        public let id: Int
-        public let fault: FileFault
-        /// Downloads it still applies to; nil: every one.
-        public var remaining: Int?
-
-        public var json: JSON {
-            var object = fault.json.objectValue ?? JSONObject()
-            object["id"] = .int(Int64(id))
-            object["remaining"] = .int(remaining)
-            return .object(object)
-        }
-    }
+    public typealias Entry = CountedRules<FileFault>.Entry
 
     /// What one download gets: at most one rule of each kind.
     struct Applied: Sendable, Equatable {
@@ -33,12 +21,7 @@ public final class FileFaultPlan: Sendable {
         var names: [String] = []
     }
 
-    private struct State {
-        var entries: [Entry] = []
-        var nextID = 1
-    }
-
-    private let state = Mutex(State())
+    private let rules = CountedRules<FileFault>()
 
     public init(_ faults: [FileFault] = []) {
         for fault in faults { add(fault) }
@@ -46,31 +29,16 @@ public final class FileFaultPlan: Sendable {
 
     /// Adds a rule after the others; returns its entry.
     @discardableResult
-    public func add(_ fault: FileFault) -> Entry {
-        state.withLock { state in
-            let entry = Entry(id: state.nextID, fault: fault, remaining: fault.count)
-            state.nextID += 1
-            state.entries.append(entry)
-            return entry
-        }
-    }
+    public func add(_ fault: FileFault) -> Entry { rules.add(fault, count: fault.count) }
 
     /// Removes one rule; false when there is none with that id.
-    public func remove(id: Int) -> Bool {
-        state.withLock { state in
-            guard let index = state.entries.firstIndex(where: { $0.id == id }) else { return false }
-            state.entries.remove(at: index)
-            return true
-        }
-    }
+    public func remove(id: Int) -> Bool { rules.remove(id: id) }
 
     /// Removes every rule.
-    public func clear() {
-        state.withLock { $0.entries = [] }
-    }
+    public func clear() { rules.clear() }
 
     /// The rules not used up, oldest first.
-    public var entries: [Entry] { state.withLock { $0.entries } }
+    public var entries: [Entry] { rules.entries }
 
     /// `GET /control/faults`: `{"rules": [...]}`.
     public var json: JSON { ["rules": .array(entries.map(\.json))] }
@@ -78,38 +46,36 @@ public final class FileFaultPlan: Sendable {
     /// The rules a download of `file` takes (counted down, and dropped when used up); `head`: a HEAD, which takes
     /// only those that do not change the body.
     func take(file: String, head: Bool) -> Applied {
-        state.withLock { state in
-            var applied = Applied()
-            var taken: Set<String> = []
-            var index = 0
-            while index < state.entries.count {
-                let entry = state.entries[index]
-                let effect = entry.fault.effect
-                guard entry.fault.file == nil || entry.fault.file == file, !taken.contains(effect.name),
-                    !(head && effect.altersBody)
-                else {
-                    index += 1
-                    continue
-                }
-                taken.insert(effect.name)
-                applied.names.append(effect.name)
-                switch effect {
-                case .slow(let rate): applied.bytesPerSecond = rate
-                case .truncate(let bytes): applied.truncateAfter = bytes
-                case .notFound: applied.notFound = true
-                case .wrongHash: applied.wrongHash = true
-                case .delay(let seconds): applied.delay = seconds
-                }
-                if let remaining = entry.remaining {
-                    if remaining <= 1 {
-                        state.entries.remove(at: index)
-                        continue
-                    }
-                    state.entries[index].remaining = remaining - 1
-                }
-                index += 1
+        let taken = rules.take { entries in
+            var kinds: Set<String> = []
+            return entries.indices.filter { index in
+                let fault = entries[index].rule
+                guard fault.file == nil || fault.file == file, !(head && fault.effect.altersBody) else { return false }
+                return kinds.insert(fault.effect.name).inserted
             }
-            return applied
         }
+        var applied = Applied()
+        for entry in taken {
+            let effect = entry.rule.effect
+            applied.names.append(effect.name)
+            switch effect {
+            case .slow(let rate): applied.bytesPerSecond = rate
+            case .truncate(let bytes): applied.truncateAfter = bytes
+            case .notFound: applied.notFound = true
+            case .wrongHash: applied.wrongHash = true
+            case .delay(let seconds): applied.delay = seconds
+            }
+        }
+        return applied
+    }
+}
+
+extension CountedRules<FileFault>.Entry {
+    /// The rule's JSON with its `id` and what is left (`remaining`, null: until removed).
+    public var json: JSON {
+        var object = rule.json.objectValue ?? JSONObject()
+        object["id"] = .int(Int64(id))
+        object["remaining"] = .int(remaining)
+        return .object(object)
     }
 }
