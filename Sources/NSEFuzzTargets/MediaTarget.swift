@@ -4,7 +4,8 @@ import NSEMedia
 import NSEPayload
 
 /// An attachment's parts (docs/media.md): the bytes as an encrypted file decrypted with a fixed key, fed whole and in
-/// two pieces; as a message plaintext naming attachments; and as a download URL.
+/// two pieces; as a message plaintext naming attachments; as a download URL; and as an audio or movie file whose length
+/// the host reads for the lock screen.
 enum MediaTarget {
     /// The fixed key: bytes 1…32. Seeds in `fixtures/fuzz/media/` are encrypted under it.
     static let key: [UInt8] = Array(1...32)
@@ -13,6 +14,25 @@ enum MediaTarget {
         try blob(bytes)
         try reference(bytes)
         try url(String(decoding: bytes.prefix(4096), as: UTF8.self))
+        try duration(bytes)
+    }
+
+    /// A file's length is a finite number of seconds or none, read within the file's bytes, whatever its headers say.
+    static func duration(_ bytes: [UInt8]) throws(FuzzFinding) {
+        for type in ["public.mp3", "public.mpeg-4-audio"] {
+            var outside = false
+            let seconds = MediaDuration.seconds(type: type, size: bytes.count) { offset, count in
+                guard offset >= 0, count >= 0, offset + count <= bytes.count else {
+                    outside = true
+                    return []
+                }
+                return Array(bytes[offset..<offset + count])
+            }
+            if outside { throw FuzzFinding(.media, "a length was read from outside the file") }
+            if let seconds, !(seconds.isFinite && seconds >= 0) {
+                throw FuzzFinding(.media, "a file's length is not a finite number of seconds")
+            }
+        }
     }
 
     /// Decrypting in any pieces gives what decrypting whole gives: the same plaintext, or the same failure.

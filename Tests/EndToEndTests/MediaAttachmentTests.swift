@@ -99,6 +99,19 @@ import Testing
         #expect(!log.contains("lunch.jpg"))
     }
 
+    @Test func aVoiceNoteIsAttachedWithTheLengthItsHeadersSay() throws {
+        let (server, url) = try startFiles()
+        defer { stop(server) }
+        let voice = root + "/note.wav"
+        try Data(MediaSamples.wave(seconds: 7.25, rate: 16_000)).write(to: URL(fileURLWithPath: voice))
+        let result = try run(try push(Self.message, ["--attach", voice, "--files", url]))
+        #expect(result["outcome"] == "rewritten", "\(result)")
+        let attachment = try #require(result["attachments"]?.arrayValue?.first, "\(result)")
+        #expect(attachment["kind"]?.stringValue == "audio")
+        #expect(attachment["type"]?.stringValue == "com.microsoft.waveform-audio")
+        #expect(attachment["duration"]?.doubleValue == 7.25, "\(attachment)")
+    }
+
     @Test func iOSLimitsRefuseAnElevenMegabytePhotoAndALongVoiceNote() throws {
         let (server, url) = try startFiles()
         defer { stop(server) }

@@ -150,6 +150,30 @@ import Testing
         #expect(!banner([.object(elsewhere)]).contains("<img"))
     }
 
+    @Test func aVoiceNoteHasALineWithItsLength() {
+        func audio(_ duration: Double?) -> JSON {
+            var object: JSONObject = [
+                "identifier": "voice", "type": "com.microsoft.waveform-audio", "kind": "audio", "size": 2048,
+                "path": .string("/tmp/bob/attachments/\(Self.request)/0-voice.wav"), "thumbnail_hidden": false,
+            ]
+            if let duration { object["duration"] = .double(duration) }
+            return .object(object)
+        }
+        func card(_ attachments: [JSON]) -> String {
+            LockScreenPage.card(
+                Self.result(["attachments": .array(attachments)]), appName: "org.example.app", token: Self.token)
+        }
+        #expect(card([audio(67.4)]).contains("<div class=\"media-line\">\u{266A} 1:07</div>"))
+        #expect(card([audio(nil)]).contains("<div class=\"media-line\">\u{266A} voice note</div>"))
+        // The first audio or movie, after a picture.
+        let picture: JSON = [
+            "identifier": "p", "type": "public.png", "kind": "image", "size": 1, "path": "/tmp/p.png",
+            "thumbnail_hidden": false,
+        ]
+        #expect(card([picture, audio(3)]).contains("\u{266A} 0:03</div>"))
+        #expect(!card([picture]).contains("media-line"))
+    }
+
     @Test func whatThePushCarriesIsEscaped() {
         let hostile = #"<img src=x onerror=alert(1)> & "q""#
         let card = LockScreenPage.card(

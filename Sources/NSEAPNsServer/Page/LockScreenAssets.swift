@@ -37,6 +37,7 @@ enum LockScreenAssets {
           display: flex; align-items: center; justify-content: center; background: var(--accent); color: #fff;
           font-size: 9px; font-weight: 700; box-shadow: 0 0 0 1.5px var(--card); }
         .thumbnail { flex: none; align-self: center; width: 44px; height: 44px; border-radius: 8px; object-fit: cover; }
+        .media-line { font-size: 13px; opacity: 0.8; font-variant-numeric: tabular-nums; }
         .thumbnail.glyph { display: flex; align-items: center; justify-content: center; font-size: 20px;
           background: #8882; }
         .badge { position: absolute; top: -6px; right: -6px; background: #ff3b30; color: #fff; border-radius: 10px;
@@ -207,6 +208,21 @@ enum LockScreenAssets {
             glyph.title = first.kind;
             return glyph;
           }
+          function mediaLine(attachments) {
+            var first = (Array.isArray(attachments) ? attachments : []).filter(function (item) {
+              return item && (item.kind === "audio" || item.kind === "movie");
+            })[0];
+            if (!first) { return null; }
+            var glyph = first.kind === "audio" ? "\\u266A" : "\\u25B6";
+            if (typeof first.duration !== "number" || !isFinite(first.duration) || first.duration < 0) {
+              return glyph + (first.kind === "audio" ? " voice note" : " video");
+            }
+            var whole = Math.round(first.duration), hours = Math.floor(whole / 3600);
+            var minutes = Math.floor(whole / 60) % 60, seconds = whole % 60;
+            var text = (seconds < 10 ? "0" : "") + seconds;
+            text = hours > 0 ? hours + ":" + (minutes < 10 ? "0" : "") + minutes + ":" + text : minutes + ":" + text;
+            return glyph + " " + text;
+          }
           function card(result, appName, token) {
             var outcome = result.outcome || "unknown";
             var aps = (result.notification && result.notification.aps) || {};
@@ -244,6 +260,8 @@ enum LockScreenAssets {
               }
               lines.push(["subtitle", str(display.subtitle)], ["body", str(display.body)]);
               lines.forEach(function (line) { if (line[1]) { text.appendChild(el("div", line[0], line[1])); } });
+              var media = mediaLine(result.attachments);
+              if (media) { text.appendChild(el("div", "media-line", media)); }
               if (typeof aps.badge === "number") { text.appendChild(el("span", "badge", aps.badge)); }
               var word = String(result.reason || "").split(":")[0];
               if (outcome === "fallback") {

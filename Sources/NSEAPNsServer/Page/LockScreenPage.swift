@@ -1,5 +1,6 @@
 import NSEDevice
 import NSEJSON
+import NSEPayload
 import NSESystem
 
 /// The page `nse serve` answers `GET /` with: one phone per served device, drawn as its lock screen, from the
@@ -129,6 +130,7 @@ enum LockScreenPage {
             lines.append(("subtitle", display["subtitle"]?.stringValue ?? ""))
             lines.append(("body", display["body"]?.stringValue ?? ""))
             for (field, text) in lines where !text.isEmpty { html += "<div class=\"\(field)\">\(escape(text))</div>" }
+            if let line = mediaLine(result["attachments"]) { html += "<div class=\"media-line\">\(escape(line))</div>" }
             if let badge = aps?["badge"]?.intValue { html += "<span class=\"badge\">\(badge)</span>" }
             switch outcome {
             case "fallback": html += "<div class=\"mark\">fallback: the extension could not rewrite it</div>"
@@ -229,6 +231,20 @@ enum LockScreenPage {
         case "movie": return "<span class=\"thumbnail glyph\" title=\"movie\">\u{25B6}</span>"
         default: return ""
         }
+    }
+
+    /// The line under the text for the first audio or movie attachment: a glyph and how long it plays (`0:07`), the
+    /// length read from the file's headers by the host (MediaDuration), or the kind when they did not say.
+    static func mediaLine(_ attachments: JSON?) -> String? {
+        guard
+            let first = attachments?.arrayValue?.first(where: {
+                $0["kind"]?.stringValue == "audio" || $0["kind"]?.stringValue == "movie"
+            })
+        else { return nil }
+        let audio = first["kind"]?.stringValue == "audio"
+        let glyph = audio ? "\u{266A}" : "\u{25B6}"
+        guard let seconds = first["duration"]?.doubleValue else { return "\(glyph) \(audio ? "voice note" : "video")" }
+        return "\(glyph) \(MediaDuration.clock(seconds))"
     }
 
     /// The panel behind a notification: its timeline, the extension's figures, the Call-IDs and the document.

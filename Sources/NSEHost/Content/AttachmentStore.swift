@@ -26,12 +26,16 @@ struct AttachmentStore {
         var size: Int64
         var path: String
         var thumbnailHidden: Bool
+        /// Seconds, for audio and movies whose headers say (MediaDuration): the lock screen's voice-note line.
+        var duration: Double?
 
         var json: JSON {
-            [
+            var object: JSONObject = [
                 "identifier": .string(identifier), "type": .string(type), "kind": .string(kind), "size": .int(size),
                 "path": .string(path), "thumbnail_hidden": .bool(thumbnailHidden),
             ]
+            if let duration { object["duration"] = .double((duration * 100).rounded() / 100) }
+            return .object(object)
         }
     }
 
@@ -43,7 +47,7 @@ struct AttachmentStore {
             case .failure(let refusal):
                 warnings.append(
                     "attachment \(index) (\(String(attachment.identifier.prefix(64)))) not shown: \(refusal)")
-            case .success(let (kind, size)):
+            case .success(let (type, kind, size)):
                 let name = "\(index)-\(Path.basename(attachment.path))"
                 let destination = Path.join(folder, name)
                 do {
@@ -52,7 +56,8 @@ struct AttachmentStore {
                     stored.append(
                         Stored(
                             identifier: attachment.identifier, type: attachment.type, kind: kind.rawValue, size: size,
-                            path: destination, thumbnailHidden: attachment.thumbnailHidden))
+                            path: destination, thumbnailHidden: attachment.thumbnailHidden,
+                            duration: kind == .image ? nil : Self.duration(destination, type: type, size: size)))
                 } catch {
                     warnings.append(
                         "attachment \(index) not shown: UNErrorDomain 104 attachmentMoveIntoDataStoreFailed (\(error.description))"
@@ -64,16 +69,26 @@ struct AttachmentStore {
     }
 
     /// A file where the process said, of a type and a size iOS takes.
-    private func check(_ attachment: DeliveredAttachment) -> Result<(AttachmentKind, Int64), Refusal> {
+    private func check(_ attachment: DeliveredAttachment) -> Result<(String, AttachmentKind, Int64), Refusal> {
         var info = stat()
         guard attachment.path.hasPrefix("/"), stat(attachment.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG
         else { return .failure(.invalidURL) }
         let suffix = Path.fileExtension(attachment.path)
-        guard let (_, kind) = AttachmentKind.recognize(hint: attachment.type, pathExtension: suffix) else {
+        guard let (type, kind) = AttachmentKind.recognize(hint: attachment.type, pathExtension: suffix) else {
             return .failure(.unrecognizedType)
         }
         guard Int(info.st_size) <= kind.maximumBytes else { return .failure(.invalidFileSize) }
-        return .success((kind, Int64(info.st_size)))
+        return .success((type, kind, Int64(info.st_size)))
+    }
+
+    /// How long a stored audio or movie file plays, from its headers; nil when they do not say.
+    static func duration(_ path: String, type: String, size: Int64) -> Double? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        return MediaDuration.seconds(type: type, size: Int(size)) { offset, count in
+            (try? FileSystem.readBytes(fd: fd, at: offset, count: count)) ?? []
+        }
     }
 
     /// Why iOS would not show an attachment: UNError's codes.
