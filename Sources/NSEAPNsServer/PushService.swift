@@ -31,6 +31,8 @@ public final class PushService: Sendable {
     public let extensionProcesses: ExtensionProcessPool?
     /// The faults injected now (`--fault`, `/v1/control/faults`, `/v1/control/unavailable`).
     public let faults: APNsFaultPlan
+    /// `--record DIR`: pushes written as replay cases (`/v1/control/recording` switches it).
+    public let recording: CaseRecording?
     /// Every `POST /3/device` as received and answered (`GET /v1/requests`).
     public let requests: RequestLog
     public let logger: Logger
@@ -62,7 +64,7 @@ public final class PushService: Sendable {
         authentication: ProviderAuthentication? = nil, certificates: CertificateAuthentication? = nil,
         faults: APNsFaultPlan = APNsFaultPlan(),
         requestLogCapacity: Int = PushService.defaultRequestLogCapacity, lowPriorityInterval: Double = 0,
-        openDatabases: Int = ResultStore.defaultMaxOpen, logger: Logger
+        openDatabases: Int = ResultStore.defaultMaxOpen, recording: CaseRecording? = nil, logger: Logger
     ) {
         let registry = DeviceRegistry(devices: devices, folder: folder)
         let queue = DeliveryQueue(concurrency: concurrency, capacity: queueCapacity)
@@ -89,10 +91,12 @@ public final class PushService: Sendable {
         }
         let events = EventHub()
         let callbacks = ResultCallbacks(logger: logger)
-        let recorder = ResultRecorder(store: store, events: events, callbacks: callbacks, queue: queue, logger: logger)
+        let recorder = ResultRecorder(
+            store: store, events: events, callbacks: callbacks, queue: queue, recording: recording, limits: limits,
+            logger: logger)
         let runner = PushRunner(
             queue: queue, store: store, recorder: recorder, extensionCommand: extensionCommand, limits: limits,
-            extensionProcesses: extensionProcesses, logger: logger)
+            extensionProcesses: extensionProcesses, recording: recording, logger: logger)
         let offline = OfflineDevices(
             held: HeldPushes(
                 offline: devices.filter { !$0.config.online }.map(\.directory)
@@ -112,6 +116,7 @@ public final class PushService: Sendable {
         self.limits = limits
         self.extensionProcesses = extensionProcesses
         self.faults = faults
+        self.recording = recording
         self.requests = RequestLog(capacity: requestLogCapacity)
         self.logger = logger
         self.storeThreads = storeThreads

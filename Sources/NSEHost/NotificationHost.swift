@@ -2,7 +2,7 @@ import NSECrypto
 public import NSEDevice
 import NSEJSON
 public import NSEPayload
-import NSEProtocol
+public import NSEProtocol
 import NSESystem
 
 /// "iOS": decides whether the extension runs, runs it (a fresh process, or a warm one kept for the device) under the
@@ -15,6 +15,8 @@ public struct NotificationHost: Sendable {
     /// What iOS 26.4 tells the app with a PushKit push (`PKVoIPPushMetadata.mustReport`): false lets the app
     /// decline to report this push without a strike (`nse run --must-report false`).
     public var voipMustReport = true
+    /// Asks the extension to record its SIP exchange into `info.sip_exchange` (`nse serve --record`); nil: not.
+    public var recordSIP: SIPRecordingMode? = nil
     /// Where warm extension processes are kept between pushes (`--extension-process warm`); nil: a fresh process
     /// for every push.
     public var extensionProcesses: ExtensionProcessPool?
@@ -203,11 +205,12 @@ public struct NotificationHost: Sendable {
         content: Delivery, pushStart: UInt64
     ) -> NotificationResult {
         let budgetMilliseconds = Int64(limits.budget * 1000)
-        let request = ServiceRequest(
+        var request = ServiceRequest(
             requestID: requestID, identifier: content.collapseID, pushType: pushType, payload: payload.root,
             container: device.directory,
             budgetMilliseconds: budgetMilliseconds,
             deadlineUnixMilliseconds: SystemClock.unixMilliseconds() + budgetMilliseconds)
+        request.recordSIP = recordSIP
         let filtering = device.config.filtering
         let limits = limitsForThisRun()
         let run =

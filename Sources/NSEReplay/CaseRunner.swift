@@ -123,7 +123,9 @@ struct CaseRunner {
                     let bytes = try push.payload(sealingTo: device, other: other, signers: signers)
                     let pushType = PushType(rawValue: push.pushType) ?? .alert
                     let source: PayloadSource = push.payloadFile.map { .file($0) } ?? .stdin
-                    let result = await Threads.run { host.deliver(bytes, pushType: pushType, source: source) }
+                    let result = await Threads.run {
+                        host.deliver(bytes, pushType: pushType, source: source, collapseID: push.collapseID)
+                    }
                     if replayCase.isSequence { log.append("step \(index): push: \(result.outcome.rawValue)") }
                     results.append(result.json)
                 case .serverRestart:
@@ -224,6 +226,13 @@ struct CaseRunner {
         options.filtering = replayCase.device.filtering
         options.locale = replayCase.device.locale
         var device = try Device.create(at: Path.join(workDirectory, "device"), options: options)
+        if let grants = replayCase.device.grants {
+            device.config.appGroups = grants.appGroups
+            device.config.filtering = grants.filtering || replayCase.device.filtering
+            device.config.communication = grants.communication
+            device.config.timeSensitive = grants.timeSensitive
+            device.config.criticalAlerts = grants.criticalAlerts
+        }
         if let file = replayCase.device.entitlements {
             let granted: Entitlements
             do { granted = try Entitlements(contentsOf: file) } catch {
@@ -264,11 +273,38 @@ struct CaseRunner {
         try device.save()
         let group = try device.appGroup()
         for _ in 0..<replayCase.device.strikes { try group.voip.recordStrike(reason: "preset by the case") }
+        // What a recorded push found in the store: held messages as received, and those already shown.
+        for message in replayCase.appGroup.held { try group.messages.keep(message) }
+        for (callID, viewer) in replayCase.appGroup.shown { try group.messages.markShown(callID: callID, by: viewer) }
         for (contact, names) in replayCase.device.trust {
             for name in names { try group.trust.trust(try signers.identity(name).publicKey.base64, for: contact) }
         }
+        if let keyFile = replayCase.device.keyFile { try useKey(keyFile, on: &device) }
         if let mode = replayCase.device.keyMode { try FileSystem.setPermissions(device.secretKeyPath, mode_t(mode)) }
         return device
+    }
+
+    /// Gives the case's device the key a recorded case's content was sealed to: read from where the case names it
+    /// (never copied into the case), installed as the device's own.
+    private func useKey(_ path: String, on device: inout Device) throws {
+        func fail(_ message: String) -> ReplayError {
+            ReplayError(file: replayCase.file, field: "device.key_file", message: message)
+        }
+        let source =
+            path.hasSuffix(".key") || !FileSystem.isDirectory(path) ? path : Path.join(path, "keys", "private.key")
+        let text: String?
+        do { text = try FileSystem.readText(source, limit: 4096) } catch { throw fail(error.description) }
+        guard let text, let bytes = Base64.decode(text.filter { !$0.isWhitespace }) else {
+            throw fail("\(source) does not hold a base64 private key")
+        }
+        let publicKey: PublicKey
+        do { publicKey = try SecretKey(bytes: bytes).publicKey() } catch {
+            throw fail("\(source): \(error.description)")
+        }
+        try FileSystem.writeAtomically(device.secretKeyPath, Base64.encode(bytes) + "\n", mode: 0o600)
+        device.config.publicKey = publicKey.base64
+        device.config.keyID = publicKey.keyID
+        try device.save()
     }
 
     private func escape(_ text: String) -> String {

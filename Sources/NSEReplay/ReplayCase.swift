@@ -39,6 +39,28 @@ public struct ReplayCase: Sendable {
         /// An Xcode `.entitlements` file the app has (`device.entitlements`, relative to the case): app groups,
         /// filtering, communication, time-sensitive, critical alerts. `filtering` adds to it.
         public var entitlements: String?
+        /// The same given inline (`device.entitlements` as an object, as `nse serve --record` writes it).
+        public var grants: Grants?
+        /// The device's private key by reference (`device.key_file`: a device's `keys/private.key`, relative to the
+        /// case): a recorded case's sealed content opens with the key it was sealed to, which the case never holds.
+        public var keyFile: String?
+    }
+
+    /// What an app is entitled to, inline: `{"app_groups": [...], "filtering": …, "communication": …,
+    /// "time_sensitive": …, "critical_alerts": …}`.
+    public struct Grants: Sendable {
+        public var appGroups: [String] = []
+        public var filtering = false
+        public var communication = false
+        public var timeSensitive = false
+        public var criticalAlerts = false
+    }
+
+    /// The App Group store as a recorded push met it (`app_group`): the messages it held, bodies as received, and
+    /// the Call-IDs already shown (`by`: `extension` or `app`).
+    public struct AppGroupSpec: Sendable {
+        public var held: [StoredMessage] = []
+        public var shown: [(callID: String, by: MessageStore.Viewer)] = []
     }
 
     /// A call the case's caller places through the embedded SIP server before the push (`sip.call`): the server
@@ -88,6 +110,7 @@ public struct ReplayCase: Sendable {
     }
 
     public var device = DeviceSpec()
+    public var appGroup = AppGroupSpec()
     /// What happens, in order: the case's one push, or the `steps` it lists.
     public var steps: [Step] = []
     /// The case lists `steps` (a sequence of pushes and waits) rather than one push.
@@ -156,7 +179,13 @@ public struct ReplayCase: Sendable {
         public var payloadBytes: [UInt8]?
         public var payloadFile: String?
         public var seal: JSON?
+        /// The APNs request headers the push came with (`headers`: `apns-collapse-id` becomes the request's
+        /// identifier, as `nse serve` makes it; the others are kept as recorded).
+        public var headers: [String: String] = [:]
         public var expect: JSONObject = [:]
+
+        /// The push's `apns-collapse-id`, if it had one.
+        public var collapseID: String? { headers["apns-collapse-id"] }
     }
 
     /// The pushes, in order.
@@ -212,10 +241,11 @@ public struct ReplayCase: Sendable {
             return result
         }
         let pushKeys: Set<String> = [
-            "push_type", "payload", "payload_file", "payload_raw", "payload_base64", "seal", "expect",
+            "push_type", "payload", "payload_file", "payload_raw", "payload_base64", "seal", "headers", "expect",
         ]
         let known: Set<String> = pushKeys.union([
-            "name", "description", "device", "sip", "budget", "grace", "memory_limit", "extension", "must_report",
+            "name", "description", "recorded", "device", "app_group", "sip", "budget", "grace", "memory_limit",
+            "extension", "must_report",
             "steps", "extension_process", "warm_idle", "extension_source",
         ])
         for key in object.keys where !known.contains(key) { throw fail(key, "is not a case field") }
@@ -229,13 +259,36 @@ public struct ReplayCase: Sendable {
                 "app_deadline",
                 "max_strikes", "max_offer_age", "strikes", "key_mode", "call", "ios_version", "model", "core_watchdog",
                 "trust",
-                "require_signed_sender", "voip_framework", "entitlements",
+                "require_signed_sender", "voip_framework", "entitlements", "key_file",
             ]
             for key in spec.keys where !allowed.contains(key) { throw fail("device.\(key)", "is not a device field") }
             device.bundleID = try string(spec["bundle_id"], "device.bundle_id") ?? device.bundleID
             device.teamID = try string(spec["team_id"], "device.team_id") ?? device.teamID
             device.filtering = try bool(spec["filtering"], "device.filtering") ?? false
-            device.entitlements = try string(spec["entitlements"], "device.entitlements").map {
+            if let inline = spec["entitlements"]?.objectValue {
+                var grants = Grants()
+                for (key, value) in inline {
+                    let field = "device.entitlements.\(key)"
+                    switch key {
+                    case "app_groups":
+                        guard let list = value.arrayValue?.compactMap(\.stringValue),
+                            list.count == value.arrayValue?.count
+                        else { throw fail(field, "must be a list of App Group identifiers") }
+                        grants.appGroups = list
+                    case "filtering": grants.filtering = try bool(value, field) ?? false
+                    case "communication": grants.communication = try bool(value, field) ?? false
+                    case "time_sensitive": grants.timeSensitive = try bool(value, field) ?? false
+                    case "critical_alerts": grants.criticalAlerts = try bool(value, field) ?? false
+                    default: throw fail(field, "is not an entitlement nse knows")
+                    }
+                }
+                device.grants = grants
+            } else {
+                device.entitlements = try string(spec["entitlements"], "device.entitlements").map {
+                    $0.hasPrefix("/") ? $0 : Path.join(Path.dirname(file), $0)
+                }
+            }
+            device.keyFile = try string(spec["key_file"], "device.key_file").map {
                 $0.hasPrefix("/") ? $0 : Path.join(Path.dirname(file), $0)
             }
             device.locale = try string(spec["locale"], "device.locale") ?? "en"
@@ -370,6 +423,51 @@ public struct ReplayCase: Sendable {
             }
             self.sip = sip
         }
+        if let groupValue = object["app_group"] {
+            guard let group = groupValue.objectValue else { throw fail("app_group", "must be an object") }
+            for key in group.keys where !["held", "shown"].contains(key) {
+                throw fail("app_group.\(key)", "is not an App Group field (held, shown)")
+            }
+            for (index, entry) in (group["held"]?.arrayValue ?? []).enumerated() {
+                let field = "app_group.held[\(index)]"
+                guard let message = entry.objectValue else { throw fail(field, "must be an object") }
+                guard let callID = try string(message["call_id"], field + ".call_id") else {
+                    throw fail(field + ".call_id", "is required")
+                }
+                var body: [UInt8]
+                if let text = try string(message["body"], field + ".body") {
+                    body = Array(text.utf8)
+                } else if let encoded = try string(message["body_base64"], field + ".body_base64") {
+                    guard let decoded = Base64.decode(encoded) else {
+                        throw fail(field + ".body_base64", "is not base64")
+                    }
+                    body = decoded
+                } else if let count = try number(message["redacted_bytes"], field + ".redacted_bytes") {
+                    // Recorded without its plain text: as many bytes, said to be redacted.
+                    let marker = Array("[redacted: \(Int(count)) bytes]".utf8)
+                    body = marker
+                } else {
+                    throw fail(field, "needs body, body_base64 or redacted_bytes")
+                }
+                appGroup.held.append(
+                    StoredMessage(
+                        callID: callID, from: try string(message["from"], field + ".from") ?? "",
+                        to: try string(message["to"], field + ".to") ?? "",
+                        contentType: try string(message["content_type"], field + ".content_type") ?? "text/plain",
+                        body: body, receivedAt: SystemClock.unixMilliseconds()))
+            }
+            for (index, entry) in (group["shown"]?.arrayValue ?? []).enumerated() {
+                let field = "app_group.shown[\(index)]"
+                guard let callID = try string(entry["call_id"], field + ".call_id") else {
+                    throw fail(field + ".call_id", "is required")
+                }
+                let by = try string(entry["by"], field + ".by") ?? "extension"
+                guard let viewer = MessageStore.Viewer(rawValue: by) else {
+                    throw fail(field + ".by", "must be extension or app")
+                }
+                appGroup.shown.append((callID, viewer))
+            }
+        }
         budget = try number(object["budget"], "budget") ?? 5
         grace = try number(object["grace"], "grace") ?? 0.5
         memoryLimit = try number(object["memory_limit"], "memory_limit")
@@ -420,6 +518,10 @@ public struct ReplayCase: Sendable {
             if let encoded = try string(object["payload_base64"], prefix + "payload_base64") {
                 guard let decoded = Base64.decode(encoded) else { throw fail("payload_base64", "is not base64") }
                 step.payloadBytes = decoded
+            }
+            step.headers = try strings(object["headers"], prefix + "headers")
+            for name in step.headers.keys where !name.hasPrefix("apns-") {
+                throw fail("headers.\(name)", "is not an APNs request header (apns-…)")
             }
             step.seal = object["seal"]
             if let seal = step.seal, seal.objectValue?["plaintext"] == nil {

@@ -119,6 +119,18 @@ struct ServeCommand: AsyncParsableCommand {
             valueName: "n"))
     var openDatabases: Int?
 
+    @Option(
+        help: ArgumentHelp(
+            "Write every push that runs as a replay case in this folder: the request, the device state, the extension's SIP exchange, the result as expect (docs/replay.md). Switched at run time by PUT /v1/control/recording.",
+            valueName: "dir"))
+    var record: String?
+
+    @Flag(
+        help:
+            "Unsafe: keep plain-text message bodies the lock screen did not show in recorded cases (by default only their length is kept)."
+    )
+    var recordPlaintext = false
+
     @OptionGroup var processes: ExtensionProcessOptions
 
     @OptionGroup var providerKey: ServeProviderKeyOptions
@@ -240,6 +252,13 @@ struct ServeCommand: AsyncParsableCommand {
         // Three descriptors per open database, two pipes and more per running extension: the soft limit (often
         // 1024) is raised as far as the hard one allows, and the databases kept open fit what it gives.
         let wanted = openDatabases ?? ResultStore.defaultMaxOpen
+        if recordPlaintext && record == nil { throw ValidationError("--record-plaintext needs --record DIR") }
+        var recording: CaseRecording?
+        if let record {
+            do { recording = try CaseRecording(directory: record, plaintext: recordPlaintext) } catch {
+                throw Failure(.config, "--record: \(error.description)").exit()
+            }
+        }
         let descriptors = Processes.raiseDescriptorLimit(to: wanted * 4 + 4096)
         let service = PushService(
             devices: opened, folder: folder, concurrency: concurrency, queueCapacity: queue, extensionCommand: command,
@@ -252,7 +271,8 @@ struct ServeCommand: AsyncParsableCommand {
             },
             faults: APNsFaultPlan(rules: rules, unavailable: unavailable),
             requestLogCapacity: requestLog, lowPriorityInterval: lowPriorityInterval,
-            openDatabases: min(wanted, ResultStore.maxOpen(fitting: descriptors)), logger: logger)
+            openDatabases: min(wanted, ResultStore.maxOpen(fitting: descriptors)), recording: recording,
+            logger: logger)
         let configuration = PushServerConfiguration(
             host: address.host, port: address.port, h2cPort: h2c?.port, tlsCertificatePath: tlsCert, tlsKeyPath: tlsKey,
             timeouts: ConnectionTimeouts(preface: .seconds(prefaceTimeout), idle: .seconds(idleTimeout)),

@@ -2,6 +2,7 @@ import Logging
 import NSEDevice
 import NSEHost
 import NSEPayload
+import NSEProtocol
 import NSESystem
 
 /// Runs recorded pushes through the host on the delivery queue's threads, never on an event loop, and hands each
@@ -13,6 +14,8 @@ struct PushRunner: Sendable {
     let extensionCommand: [String]
     let limits: ExtensionLimits
     let extensionProcesses: ExtensionProcessPool?
+    /// `--record DIR`: each push that runs is written as a replay case.
+    let recording: CaseRecording?
     let logger: Logger
 
     /// Delivers `push` in the queue slot it holds. A push whose expiration date has passed is recorded `expired`
@@ -24,6 +27,7 @@ struct PushRunner: Sendable {
             let deliveredAt = push.late != nil ? SystemClock.unixMilliseconds() : push.record.receivedAt
             let expired = accepted.expiration.map { $0 != 0 && $0 * 1000 < deliveredAt } ?? false
             let result: NotificationResult
+            var snapshot: DeviceSnapshot?
             if expired {
                 let when =
                     switch push.late {
@@ -38,9 +42,13 @@ struct PushRunner: Sendable {
                         "\(accepted.expiration ?? 0) had passed \(when); APNs discards it undelivered"),
                     requestID: accepted.apnsID, pushType: accepted.pushType)
             } else {
-                result = deliver(push)
+                // Read before the run: the extension changes what the device holds.
+                if let recording, recording.isEnabled {
+                    snapshot = recording.snapshot(push.device, payload: accepted.payload)
+                }
+                result = deliver(push, recordSIP: snapshot == nil ? nil : recording?.sipMode)
             }
-            recorder.finish(result, for: push, queuedMilliseconds: queuedMilliseconds)
+            recorder.finish(result, for: push, queuedMilliseconds: queuedMilliseconds, snapshot: snapshot)
         }
     }
 
@@ -57,10 +65,11 @@ struct PushRunner: Sendable {
     }
 
     /// The host's delivery, the handover synced into the push's row before the extension hears it was accepted.
-    private func deliver(_ push: RecordedPush) -> NotificationResult {
+    private func deliver(_ push: RecordedPush, recordSIP: SIPRecordingMode?) -> NotificationResult {
         let (accepted, row, device) = (push.record.push, push.row, push.device)
         var host = NotificationHost(device: device, limits: limits, extensionCommand: extensionCommand)
         host.extensionProcesses = extensionProcesses
+        host.recordSIP = recordSIP
         let (store, logger) = (self.store, self.logger)
         return host.deliver(
             accepted.payload, pushType: accepted.pushType, source: .webhook, collapseID: accepted.collapseID,

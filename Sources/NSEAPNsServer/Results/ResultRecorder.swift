@@ -20,6 +20,9 @@ struct ResultRecorder: Sendable {
     let callbacks: ResultCallbacks
     /// Tells whether the server is stopping, which shortens the patience with the store.
     let queue: DeliveryQueue
+    /// `--record DIR`, and the limits its cases state.
+    let recording: CaseRecording?
+    let limits: ExtensionLimits
     let logger: Logger
 
     /// How long a result waits for the store when the disk is full or the file is locked or unwritable: while the
@@ -28,11 +31,17 @@ struct ResultRecorder: Sendable {
 
     /// Completes `push`'s result document, records it, and tells the log, the event stream, the device's callback
     /// and `push.completion`. Runs on a delivery or store thread: it may wait for the disk.
-    /// - Parameter queuedMilliseconds: from acceptance to the start of the run; nil: until now (never run).
-    func finish(_ result: NotificationResult, for push: RecordedPush, queuedMilliseconds: Double? = nil) {
+    /// - Parameters:
+    ///   - queuedMilliseconds: from acceptance to the start of the run; nil: until now (never run).
+    ///   - snapshot: the device as the push met it, when the push is recorded as a replay case.
+    func finish(
+        _ result: NotificationResult, for push: RecordedPush, queuedMilliseconds: Double? = nil,
+        snapshot: DeviceSnapshot? = nil
+    ) {
         let accepted = push.record.push
         let queuedMilliseconds = queuedMilliseconds ?? SystemClock.millisecondsSince(push.acceptedAt)
         var object = result.json.objectValue ?? JSONObject()
+        let exchange = RecordedCase.takeExchange(from: &object)
         object["apns_id"] = .string(accepted.apnsID)
         object["apns_unique_id"] = .string(push.record.uniqueID)
         object["token"] = .string(accepted.token.lowercased())
@@ -66,6 +75,16 @@ struct ResultRecorder: Sendable {
         }
         metadata["push.latency_ms"] = .string(Self.format(latencyMilliseconds))
         logger.info("notification", metadata: metadata)
+        if let recording, let snapshot {
+            let recordedCase = RecordedCase(
+                push: push, snapshot: snapshot, exchange: exchange, result: recorded, limits: limits,
+                plaintext: recording.plaintext)
+            do { try recording.write(recordedCase) } catch {
+                logger.error(
+                    "push not recorded as a case",
+                    metadata: ["apns.id": .string(accepted.apnsID), "recording.error": .string("\(error)")])
+            }
+        }
         let device = push.device.config
         events.publish(
             "notification", recorded, tokens: [device.remoteToken.lowercased(), device.voipToken.lowercased()])

@@ -13,6 +13,8 @@ import NSESystem
 ///   `DELETE /v1/control/unavailable`.
 /// - `PUT /v1/control/devices/{token}/online` `{"online": false}`: the device is offline (pushes held as APNs
 ///   keeps them) or back (what was kept is delivered), as `nse device set --online` does.
+/// - `GET /v1/control/recording`: whether pushes are being written as replay cases (`--record DIR`), where, and how
+///   many; `PUT` `{"enabled": false}` stops it, `{"enabled": true}` starts it again (404 without `--record`).
 /// - `GET /v1/requests[?token=HEX][&topic=T][&since=ID][&limit=N]`: the request log, newest first;
 ///   `DELETE /v1/requests` clears it.
 struct ControlController {
@@ -38,6 +40,11 @@ struct ControlController {
                 return Response(status: .noContent)
             }
             .put("control/devices/:token/online", use: online)
+            .get("control/recording") { _, _ in
+                guard let recording = service.recording else { return Self.notRecording }
+                return PushResponder.json(recording.json)
+            }
+            .put("control/recording", use: recording)
             .get("requests", use: requests)
             .delete("requests") { _, _ in
                 service.requests.clear()
@@ -88,6 +95,19 @@ struct ControlController {
         }
         service.faults.setUnavailable(reason)
         return Response(status: .noContent)
+    }
+
+    static var notRecording: Response {
+        error(404, "NotRecording", "nse serve runs without --record DIR: there is nothing to switch")
+    }
+
+    @Sendable func recording(_ request: Request, context: PushRequestContext) async -> Response {
+        guard let recording = service.recording else { return Self.notRecording }
+        guard case .some(let parsed) = await Self.body(request), let document = parsed?.objectValue,
+            document.keys == ["enabled"], let enabled = document["enabled"]?.boolValue
+        else { return Self.error(400, "BadControl", #"the body must be {"enabled": true} or {"enabled": false}"#) }
+        recording.setEnabled(enabled)
+        return PushResponder.json(recording.json)
     }
 
     @Sendable func online(_ request: Request, context: PushRequestContext) async -> Response {

@@ -18,7 +18,7 @@ public enum HostMessage: Sendable, Equatable {
     public var json: JSON {
         switch self {
         case .request(let request):
-            return [
+            var object: JSONObject = [
                 "type": "request", "protocol": .int(ExtensionProtocol.version),
                 "request_id": .string(request.requestID), "identifier": .string(request.identifier),
                 "push_type": .string(request.pushType.rawValue), "container": .string(request.container),
@@ -26,6 +26,8 @@ public enum HostMessage: Sendable, Equatable {
                 "deadline_unix_ms": .int(request.deadlineUnixMilliseconds),
                 "payload": .object(request.payload),
             ]
+            if let mode = request.recordSIP { object["record_sip"] = .string(mode.rawValue) }
+            return .object(object)
         case .timeWillExpire:
             return ["type": "time-will-expire"]
         case .reportVoIPResult(let error):
@@ -49,13 +51,14 @@ public enum HostMessage: Sendable, Equatable {
                 throw JSONFieldError(
                     path: ["protocol"], expected: "a version, 1 or more", problem: .found(String(version)))
             }
-            return .request(
-                ServiceRequest(
-                    requestID: try message.field("request_id"), identifier: try message.field("identifier"),
-                    pushType: try message.field("push_type") ?? .alert,
-                    payload: try message.field("payload"), container: try message.field("container"),
-                    budgetMilliseconds: try message.field("budget_ms") ?? 30_000,
-                    deadlineUnixMilliseconds: try message.field("deadline_unix_ms") ?? 0))
+            var request = ServiceRequest(
+                requestID: try message.field("request_id"), identifier: try message.field("identifier"),
+                pushType: try message.field("push_type") ?? .alert,
+                payload: try message.field("payload"), container: try message.field("container"),
+                budgetMilliseconds: try message.field("budget_ms") ?? 30_000,
+                deadlineUnixMilliseconds: try message.field("deadline_unix_ms") ?? 0)
+            request.recordSIP = try message.field("record_sip")
+            return .request(request)
         case "time-will-expire":
             return .timeWillExpire
         case "report-voip-result":

@@ -15,6 +15,9 @@ public struct ServiceRequest: Sendable, Equatable {
     public var budgetMilliseconds: Int64
     /// When the budget runs out, in Unix milliseconds.
     public var deadlineUnixMilliseconds: Int64
+    /// Whether the host records the extension's SIP exchange for a replay case (`record_sip`; `nse serve --record`),
+    /// and how much of it; nil: not recorded. Extensions that fetch nothing over SIP ignore it.
+    public var recordSIP: SIPRecordingMode? = nil
 
     public init(
         requestID: String, identifier: String? = nil, pushType: PushType, payload: JSONObject, container: String,
@@ -29,4 +32,12 @@ public struct ServiceRequest: Sendable, Equatable {
         self.budgetMilliseconds = budgetMilliseconds
         self.deadlineUnixMilliseconds = deadlineUnixMilliseconds
     }
+}
+
+/// How much of its SIP exchange an extension records for a replay case (docs/replay.md).
+public enum SIPRecordingMode: String, Sendable, Equatable, CaseIterable, JSONConvertible {
+    /// Credentials redacted, and plain-text bodies the lock screen does not show replaced by their length.
+    case sealed
+    /// Only credentials redacted (`--record-plaintext`: unsafe).
+    case plaintext
 }
