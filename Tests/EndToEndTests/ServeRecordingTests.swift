@@ -153,6 +153,37 @@ import Testing
         #expect(try control("GET")["written"] == 1)
     }
 
+    @Test func thePageOffersTheCaseOfAShownNotification() throws {
+        let (serve, url) = try startServe()
+        defer { stop(serve) }
+        try push(url, try sealedPush(Self.message))
+        let files = try recorded(1)
+        try #require(files.count == 1)
+        let name = ((files[0] as NSString).lastPathComponent as NSString).deletingPathExtension
+        let token = try #require(
+            try JSON.parse(String(contentsOfFile: device + "/device.json", encoding: .utf8))["tokens"]?["remote"]?
+                .stringValue)
+        let results = try TestSupport.run(
+            "/usr/bin/curl", ["-s", "\(url)/v1/devices/\(token)/notifications"], timeout: 10)
+        let result = try #require(
+            try JSON.parse(results.stdout, options: JSONParseOptions(requireObject: false)).arrayValue?.first)
+        #expect(result["case"]?.stringValue == name, "\(result)")
+        // The recorded exchange is the case's, not the result's.
+        #expect(result["extension"]?["info"]?["sip_exchange"] == nil)
+        let page = try TestSupport.run("/usr/bin/curl", ["-s", url + "/"], timeout: 10).stdout
+        #expect(page.contains(#"<a class="save-case" href="/v1/cases/\#(name)" download="\#(name).json">"#))
+        let saved = try TestSupport.run(
+            "/usr/bin/curl", ["-s", "-D", root + "/headers", "\(url)/v1/cases/\(name)"], timeout: 10)
+        #expect(saved.stdout == (try String(contentsOfFile: files[0], encoding: .utf8)))
+        let headers = try String(contentsOfFile: root + "/headers", encoding: .utf8).lowercased()
+        #expect(headers.contains("content-disposition: attachment; filename=\"\(name).json\""), "\(headers)")
+        for bad in ["..%2Fbob%2Fdevice", "20261127000000-ffffffff", "x"] {
+            let status = try TestSupport.run(
+                "/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "\(url)/v1/cases/\(bad)"], timeout: 10)
+            #expect(status.stdout == "404", "\(bad): \(status.stdout)")
+        }
+    }
+
     @Test func withoutRecordTheSwitchIsNotThereAndPlaintextNeedsRecord() throws {
         let refused = try TestSupport.nse([
             "serve", "--listen", "127.0.0.1:0", "--device", device, "--record-plaintext",

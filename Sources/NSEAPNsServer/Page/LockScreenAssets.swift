@@ -37,6 +37,7 @@ enum LockScreenAssets {
           display: flex; align-items: center; justify-content: center; background: var(--accent); color: #fff;
           font-size: 9px; font-weight: 700; box-shadow: 0 0 0 1.5px var(--card); }
         .thumbnail { flex: none; align-self: center; width: 44px; height: 44px; border-radius: 8px; object-fit: cover; }
+        .save-case { display: inline-block; margin: 4px 0; font-size: 12px; }
         .media-line { font-size: 13px; opacity: 0.8; font-variant-numeric: tabular-nums; }
         .thumbnail.glyph { display: flex; align-items: center; justify-content: center; font-size: 20px;
           background: #8882; }
@@ -284,6 +285,12 @@ enum LockScreenAssets {
             }
             var details = el("details");
             details.appendChild(el("summary", null, "details"));
+            if (typeof result["case"] === "string" && /^[0-9]{14}-[0-9a-f]{1,8}$/.test(result["case"])) {
+              var save = el("a", "save-case", "save as case");
+              save.href = "/v1/cases/" + result["case"];
+              save.setAttribute("download", result["case"] + ".json");
+              details.appendChild(save);
+            }
             var dl = el("dl", "timeline");
             function row(name, value) {
               if (value === undefined || value === null) { return; }

@@ -268,7 +268,12 @@ enum LockScreenPage {
         }
         if let end = result["call"]?["end_reason"]?.stringValue { rows.append(("call ended", end)) }
         if let reason = result["reason"]?.stringValue { rows.append(("reason", reason)) }
-        var html = "<details><summary>details</summary><dl class=\"timeline\">"
+        var html = "<details><summary>details</summary>"
+        if let name = result["case"]?.stringValue, RecordedCase.isName(name) {
+            // Recorded by --record: the case file, to keep as a CI case (docs/replay.md).
+            html += "<a class=\"save-case\" href=\"/v1/cases/\(name)\" download=\"\(name).json\">save as case</a>"
+        }
+        html += "<dl class=\"timeline\">"
         for (name, value) in rows { html += "<dt>\(escape(name))</dt><dd>\(escape(value))</dd>" }
         let document = shortened(linked(result, token: token)).serialized(.pretty)
         html += "</dl><pre class=\"document\">\(escape(document))</pre></details>"

@@ -64,6 +64,12 @@ public final class CaseRecording: Sendable {
         return snapshot
     }
 
+    /// A case written by this server, by name: its file's bytes, or nil.
+    func file(named name: String) -> [UInt8]? {
+        guard RecordedCase.isName(name) else { return nil }
+        return (try? FileSystem.readFile(Path.join(directory, name + ".json"), limit: 1024 * 1024)) ?? nil
+    }
+
     /// Writes one case; a failure is counted and logged by the caller, never fatal to the push.
     func write(_ recordedCase: RecordedCase) throws(SystemError) {
         let path = Path.join(directory, recordedCase.name + ".json")

@@ -11,6 +11,20 @@ struct RecordedCase {
     var name: String
     var document: JSON
 
+    /// The case's name and file name (`.json` added): when the push came, then its `apns-id`'s first 8 characters.
+    static func name(for push: RecordedPush) -> String {
+        let stamp = SystemClock.rfc3339(unixSeconds: push.record.receivedAt / 1000).filter { $0.isNumber }.prefix(14)
+        let id = push.record.push.apnsID.lowercased().filter { $0.isHexDigit }.prefix(8)
+        return "\(stamp)-\(id)"
+    }
+
+    /// Whether a name is one `name(for:)` makes: what `GET /v1/cases/{name}` serves, nothing else.
+    static func isName(_ text: String) -> Bool {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        return parts.count == 2 && parts[0].count == 14 && parts[0].allSatisfy(\.isNumber)
+            && (1...8).contains(parts[1].count) && parts[1].allSatisfy { $0.isHexDigit && !$0.isUppercase }
+    }
+
     /// The result's extension `info.sip_exchange`, moved out of the result: it belongs to the case, not to the
     /// result every reader gets.
     static func takeExchange(from result: inout JSONObject) -> JSON? {
@@ -29,8 +43,7 @@ struct RecordedCase {
     ) {
         let accepted = push.record.push
         let time = SystemClock.rfc3339(unixSeconds: push.record.receivedAt / 1000)
-        let stamp = time.filter { $0.isNumber }.prefix(14)
-        name = "\(stamp)-\(accepted.apnsID.prefix(8).lowercased())"
+        name = Self.name(for: push)
         var object: JSONObject = [
             "name": .string(name),
             "description": .string(

@@ -42,6 +42,8 @@ struct ResultRecorder: Sendable {
         let queuedMilliseconds = queuedMilliseconds ?? SystemClock.millisecondsSince(push.acceptedAt)
         var object = result.json.objectValue ?? JSONObject()
         let exchange = RecordedCase.takeExchange(from: &object)
+        // The page's "save as case" link: the case is written once the result is recorded.
+        if recording != nil, snapshot != nil { object["case"] = .string(RecordedCase.name(for: push)) }
         object["apns_id"] = .string(accepted.apnsID)
         object["apns_unique_id"] = .string(push.record.uniqueID)
         object["token"] = .string(accepted.token.lowercased())

@@ -2,7 +2,7 @@ import Hummingbird
 import NIOCore
 
 /// The lock-screen page at `/` (``LockScreenPage``), drawn from the results recorded so far, and the attachment
-/// files it shows (``AttachmentFiles``).
+/// files it shows (``AttachmentFiles``), and the cases `--record` wrote, for its "save as case" links.
 struct PageController {
     let service: PushService
     /// The most phones the page draws (a server of 10,000 devices shows its first ones).
@@ -17,6 +17,18 @@ struct PageController {
                 await AttachmentFiles.respond(
                     token: context.parameters.get("token") ?? "", request: context.parameters.get("request") ?? "",
                     file: context.parameters.get("file") ?? "", service: service)
+            }
+            .get("v1/cases/:name") { _, context in
+                let name = context.parameters.get("name") ?? ""
+                guard let recording = service.recording else { return ControlController.notRecording }
+                guard let bytes = recording.file(named: name) else {
+                    return ControlController.error(404, "NoSuchCase", "no recorded case of that name")
+                }
+                var fields = HTTPFields()
+                fields[.contentType] = "application/json"
+                fields[.contentDisposition] = "attachment; filename=\"\(name).json\""
+                fields[.cacheControl] = "no-store"
+                return Response(status: .ok, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
             }
     }
 
