@@ -174,7 +174,8 @@ let package = Package(
             dependencies: [
                 "NSEAppRegistration", "NSECall", "NSECertificates", "NSEChat", "NSECrypto", "NSEDevice", "NSEHost",
                 "NSEJSON",
-                "NSEPayload", "NSESIP", "NSESIPServer", "NSESystem", "NSEExtensionBuild", logging,
+                "NSEPayload", "NSESIP", "NSESIPServer", "NSESystem", "NSEExtensionBuild", logging, nioCore, nioPosix,
+                nioSSL,
             ]
         ),
         .target(
@@ -300,8 +301,8 @@ let package = Package(
         .target(
             name: "NSEFuzzTargets",
             dependencies: [
-                "NSEChat", "NSECrypto", "NSEDevice", "NSEJSON", "NSEMedia", "NSEPayload", "NSEProtocol", "NSESIP",
-                "NSEAPNsServer", "NSESystem", nioCore,
+                "NSEChat", "NSECrypto", "NSEDevice", "NSEJSON", "NSEMedia", "NSEPayload", "NSEProtocol", "NSEReplay",
+                "NSESIP", "NSEAPNsServer", "NSESystem", nioCore,
             ]
         ),
 
@@ -312,7 +313,7 @@ let package = Package(
             dependencies: [
                 "NSEChat", "NSECrypto", "NSEDatabase", "NSEDevice", "NSEExtension", "NSEHost", "NSEJSON", "NSEMainApp",
                 "NSEMedia", "NSEPayload",
-                "NSEProtocol", "NSESystem",
+                "NSEProtocol", "NSESIP", "NSESystem",
                 "NSETestSupport",
             ]
         ),
@@ -347,7 +348,8 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "NSECrypto", "NSEDevice", "NSEJSON", "NSEReplay", "NSESIP", "NSESIPServer", "NSETestSupport", logging,
+                "NSECrypto", "NSEDevice", "NSEHost", "NSEJSON", "NSEPayload", "NSEProtocol", "NSEReplay", "NSESIP",
+                "NSESIPServer", "NSETestSupport", logging,
             ]),
         .testTarget(
             name: "NSEAPNsServerTests",

@@ -120,7 +120,8 @@ class Rig:
         raise SystemExit(f"interop-kamailio: {name} not ready within 30 s; see {log.name}")
 
     def serve(self):
-        argv = [NSE, "serve", "--listen", "127.0.0.1:0"]
+        # Every push recorded as a replay case: replayed below without Kamailio.
+        argv = [NSE, "serve", "--listen", "127.0.0.1:0", "--record", os.path.join(self.work, "cases")]
         if os.path.basename(os.path.normpath(BIN)) == "debug":
             # A debug build's extension with TLS is within a megabyte of iOS's 24 MB (a release build is far below).
             argv += ["--memory-limit", "40"]
@@ -240,6 +241,22 @@ def main():
     if codes.get("serve") != 0:
         failed += 1
         print(f"FAIL nse serve exit status {codes.get('serve')} after SIGTERM, expected 0")
+    # The pushes Kamailio caused, recorded by nse serve with the extension's SIP exchange, replay to the same
+    # verdicts with Kamailio stopped: a scripted peer plays Kamailio's side back (docs/replay.md).
+    recorded = os.path.join(work, "cases")
+    count = len([name for name in os.listdir(recorded) if name.endswith(".json")]) if os.path.isdir(recorded) else 0
+    scripted = 0
+    for name in os.listdir(recorded) if count else []:
+        with open(os.path.join(recorded, name)) as handle:
+            scripted += "script" in (json.load(handle).get("sip") or {})
+    replayed = run([NSE, "replay", recorded], timeout=300) if count else None
+    ok = count >= 6 and scripted >= 6 and replayed is not None and replayed.returncode == 0
+    failed += not ok
+    tail = (replayed.stdout.strip().splitlines() or [""])[-1] if replayed else "nothing recorded"
+    print(f"{'PASS' if ok else 'FAIL'} recorded without Kamailio: {count} cases, {scripted} with a SIP exchange, "
+          f"nse replay: {tail}", flush=True)
+    if replayed is not None and replayed.returncode != 0:
+        print(replayed.stdout[-3000:], replayed.stderr[-1000:])
     if failed:
         print(f"interop-kamailio: {failed} failed; logs kept in {work}")
         return 1

@@ -15,7 +15,7 @@
 //                       on the calling thread), SIPFetch+Content (a FetchOutcome turned into content, in one place),
 //                       FetchMachine (its decisions, no I/O), FetchDriver (the one loop over one merged stream of
 //                       inputs), FetchOutcome (how any fetch ended), ReceivedContent, FetchReport (its diagnostics in
-//                       `extension.info`)
+//                       `extension.info`), SIPExchange (the SIP exchange a recording host asked for, redacted)
 //   HostLink/           HostConnection (the host as the content step uses it), HostListener (a thread that reads the
 //                       host, so a fetch hears time-will-expire the moment it comes)
 //   Core/               EventLoopGlobalExecutor (every task on the process's one event-loop thread, where its

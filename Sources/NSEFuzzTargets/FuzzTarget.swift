@@ -24,6 +24,8 @@ public enum FuzzTarget: String, Sendable, CaseIterable {
     /// `NSECrypto.MediaDecryptor`, `Plaintext.Attachment`, `NSEMedia.MediaURL`: an attachment's encrypted file, its
     /// reference in a message, its URL.
     case media = "media"
+    /// `NSEReplay.ReplayCase`: a case file, recorded or hand-written, as `nse replay` reads it.
+    case replayCase = "replay-case"
 
     /// Runs the entry point on one input.
     public func run(_ bytes: [UInt8]) throws(FuzzFinding) {
@@ -36,6 +38,7 @@ public enum FuzzTarget: String, Sendable, CaseIterable {
         case .extensionProtocol: try ExtensionProtocolTarget.run(bytes)
         case .apnsRequest: try APNsRequestTarget.run(bytes)
         case .media: try MediaTarget.run(bytes)
+        case .replayCase: try ReplayCaseTarget.run(bytes)
         }
     }
 

@@ -83,7 +83,11 @@ struct CaseRunner {
             defer { if let server { Task { await server.shutdown() } } }
             var caller: Task<CallerReport, Never>?
             var serverConfiguration: SIPServerConfiguration?
-            if let sip = replayCase.sip {
+            var peer: ScriptedSIPPeer?
+            defer { if let peer { Task { _ = await peer.stop() } } }
+            if let script = replayCase.sip?.script {
+                peer = try await startPeer(script, device: &device, log: &log)
+            } else if let sip = replayCase.sip {
                 let (started, configuration) = try await startServer(sip, device: &device, log: &log)
                 server = started
                 serverConfiguration = configuration
@@ -165,6 +169,8 @@ struct CaseRunner {
                     results.append(done)
                 }
             }
+            // What the extension answered differently from the recording: the log's, not the verdict's.
+            if let peer { log += await peer.stop() }
             // One push: its result is the case's. A sequence: what each step did, in order.
             var actual = replayCase.isSequence ? JSON.object(["steps": .array(results)]) : results[0]
             if let caller, case .object(var object) = actual {
@@ -366,6 +372,29 @@ struct CaseRunner {
                     body: body, receivedAt: SystemClock.unixMilliseconds()))
         }
         return (server, configuration)
+    }
+
+    /// Starts the scripted peer of a recorded exchange (`sip.script`) and gives the device an account on it: the
+    /// recorded address of record, over the recorded transport, with a password the peer never checks (the recorded
+    /// one was never kept).
+    private func startPeer(_ script: SIPScript, device: inout Device, log: inout [String]) async throws
+        -> ScriptedSIPPeer
+    {
+        var tls: ScriptedSIPPeer.TLSFiles?
+        if script.transport == .tls {
+            let files = try SelfSignedCertificate.files(in: workDirectory, name: "sip")
+            tls = ScriptedSIPPeer.TLSFiles(certificate: files.certificate, key: files.key)
+        }
+        let peer = ScriptedSIPPeer(script: script, logger: logger(for: "sip"))
+        let proxy = try await peer.start(tls: tls)
+        log.append("sip peer: \(proxy) plays \(script.events.count) recorded events")
+        if script.truncated > 0 { log.append("sip peer: the recording left out its last \(script.truncated) events") }
+        try device.setSIPAccount(
+            aor: script.addressOfRecord, proxy: proxy.description, password: "replay",
+            expires: Int64(script.registerExpires.map { max(1, min($0, 604_800)) } ?? 3600),
+            caFile: tls?.certificate)
+        try device.save()
+        return peer
     }
 
     /// Alice sends one message to the device through the case's server; the final status she hears.

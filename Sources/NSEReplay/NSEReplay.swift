@@ -6,7 +6,10 @@
 // Files:
 //   ReplayCase    the case format (docs/replay-case.schema.json): devices, sequences of steps (pushes, waits, messages
 //                 sent, the main app, a server restart), signed seals, expectations
-//   CaseRunner    one case: its SIP server, its caller (`sip.call`), the host in process
+//   CaseRunner    one case: its SIP server (or the scripted peer of a recorded exchange), its caller (`sip.call`),
+//                 the host in process; a recorded case's device key installed from `device.key_file`
+//   Script/       a recorded SIP exchange played back (`sip.script`): SIPScript (the format), SIPScriptPlayer (what
+//                 to answer and send when, no I/O), ScriptedSIPPeer (the loopback peer over UDP, TCP, TLS)
 //   AppSteps      a sequence's main app (`nse app`, foreground, background, killed)
 //   CasePayload   a push step's bytes: `{{enc}}` replaced by its plaintext, sealed (and signed) as the case asks
 //   Expectations  only what a case states is checked (volatile fields are not)

@@ -107,6 +107,8 @@ public struct ReplayCase: Sendable {
         public var stopBeforePush = false
         public var storePrefill: [HeldMessage] = []
         public var call: CallSpec?
+        /// A recorded exchange (`sip.script`), played by a scripted peer instead of the embedded server.
+        public var script: SIPScript?
     }
 
     public var device = DeviceSpec()
@@ -202,11 +204,20 @@ public struct ReplayCase: Sendable {
             throw ReplayError(file: path, field: nil, message: error.description)
         }
         guard let bytes else { throw ReplayError(file: path, field: nil, message: "larger than 1 MiB") }
+        return try parse(bytes, file: path)
+    }
+
+    /// Reads and checks a case from its bytes (`file` names it in errors and anchors its relative paths): what
+    /// `load` does after reading, and what the `replay-case` fuzz target feeds.
+    public static func parse(_ bytes: [UInt8], file: String) throws(ReplayError) -> ReplayCase {
         let json: JSON
         do { json = try JSON.parse(bytes, options: JSONParseOptions(maxDepth: 32)) } catch {
-            throw ReplayError(file: path, field: nil, message: error.description)
+            throw ReplayError(file: file, field: nil, message: error.description)
         }
-        return try ReplayCase(json.objectValue ?? [:], file: path)
+        guard let object = json.objectValue else {
+            throw ReplayError(file: file, field: nil, message: "a case is a JSON object, not a \(json.typeName)")
+        }
+        return try ReplayCase(object, file: file)
     }
 
     init(_ object: JSONObject, file: String) throws(ReplayError) {
@@ -363,10 +374,27 @@ public struct ReplayCase: Sendable {
         }
         if let sipValue = object["sip"] {
             guard let spec = sipValue.objectValue else { throw fail("sip", "must be an object") }
+            let sipKeys: Set<String> = [
+                "transport", "password", "server_password", "register", "stop_before_push", "held", "store", "faults",
+                "call", "script",
+            ]
+            for key in spec.keys where !sipKeys.contains(key) { throw fail("sip.\(key)", "is not a sip field") }
             var sip = SIPSpec()
-            sip.transport = try string(spec["transport"], "sip.transport") ?? "tcp"
+            if let script = spec["script"] {
+                // The recorded exchange is the whole of what the peer does: nothing of the embedded server's.
+                for key in ["held", "store", "call", "faults", "stop_before_push"] where spec[key] != nil {
+                    throw fail("sip.\(key)", "cannot go with sip.script (the recorded exchange is played as it was)")
+                }
+                do { sip.script = try SIPScript(json: script) } catch {
+                    throw fail(error.field, error.message)
+                }
+            }
+            sip.transport = try string(spec["transport"], "sip.transport") ?? sip.script?.transportName ?? "tcp"
             guard ["udp", "tcp", "tls"].contains(sip.transport) else {
                 throw fail("sip.transport", "must be udp, tcp or tls")
+            }
+            if let script = sip.script, script.transportName != sip.transport {
+                throw fail("sip.transport", "must be the script's transport (\(script.transportName))")
             }
             sip.password = try string(spec["password"], "sip.password")
             sip.serverPassword = try string(spec["server_password"], "sip.server_password")

@@ -7,7 +7,8 @@
 //   Message/      SIPRequest, SIPResponse, SIPMessage (serializer), SIPHeaders, SIPURI, SIPNameAddress, SIPVia, SIPCSeq
 //   Parser/       SIPParser (strings and UDP datagrams), SIPMessageDecoder / SIPMessageEncoder (TCP/TLS streams), limits
 //   Auth/         MD5 (pure Swift, why in MD5.swift), DigestChallenge, DigestCredentials, DigestVerifier (server side)
-//   Transport/    SIPTransport (UDP/TCP/TLS client connection), SIPEndpoint, SIPTransportKind, SIPTLSOptions
+//   Transport/    SIPTransport (UDP/TCP/TLS client connection), SIPEndpoint, SIPTransportKind, SIPTLSOptions,
+//                 SIPTrace (what a connection sent and received, for a recorded replay case)
 //   Transaction/  SIPTransactionLayer (client timers E/F, server retransmission absorption), SIPServerTransactionTable
 //   UserAgent/    SIPUserAgent (register, sendMessage, incoming MESSAGE stream, close)
 //

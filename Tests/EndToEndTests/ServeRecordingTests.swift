@@ -120,6 +120,72 @@ import Testing
         #expect(replayed.status == 0, "\(replayed.stdout)\(replayed.stderr)")
     }
 
+    @Test func aPushHeldForAnOfflineDeviceIsRecordedWhenItRuns() throws {
+        let (serve, url) = try startServe()
+        let token = try #require(
+            try JSON.parse(String(contentsOfFile: device + "/device.json", encoding: .utf8))["tokens"]?["remote"]?
+                .stringValue)
+        func online(_ value: Bool) throws {
+            let answer = try TestSupport.run(
+                "/usr/bin/curl",
+                [
+                    "-s", "-X", "PUT", "-H", "content-type: application/json", "-d", #"{"online": \#(value)}"#,
+                    "\(url)/v1/control/devices/\(token)/online",
+                ], timeout: 10)
+            #expect(answer.stdout.contains(#""online":\#(value)"#), "\(answer.stdout)")
+        }
+        try online(false)
+        try push(url, try sealedPush(Self.message))
+        usleep(300_000)
+        #expect(try recorded(0).isEmpty, "a held push has not run: nothing to record yet")
+        try online(true)
+        let files = try recorded(1)
+        stop(serve)
+        try #require(files.count == 1)
+        let recordedCase = try JSON.parse(try String(contentsOfFile: files[0], encoding: .utf8))
+        #expect(recordedCase["recorded"]?["held_offline"] == true, "\(recordedCase)")
+        #expect(recordedCase["expect"]?["outcome"] == "rewritten")
+        let replayed = try TestSupport.nse(["replay", files[0]])
+        #expect(replayed.status == 0, "\(replayed.stdout)\(replayed.stderr)")
+    }
+
+    @Test func aCallEscalationIsRecordedWithItsReport() throws {
+        let caller = root + "/carol"
+        try #require(try TestSupport.nse(["device", "init", caller, "--filtering"]).status == 0)
+        let serve = try CallCommandTests.Background(
+            TestSupport.nse,
+            ["serve", "--listen", "127.0.0.1:0", "--device", caller, "--record", cases], in: root, name: "serve")
+        var url: String?
+        let until = Date().addingTimeInterval(15)
+        while url == nil, Date() < until {
+            url = (try? JSON.parse(serve.output))?["listening"]?.stringValue
+            if url == nil { usleep(50_000) }
+        }
+        let listening = try #require(url, "serve did not start: \(serve.errors)")
+        let offer =
+            #"{"type":"call","call_uuid":"6F1C6D3A-3F0B-4C59-9E55-0B7D4E0E8A11","from":"sip:bob@example.org","#
+            + #""display_name":"Bob","video":true}"#
+        let sealed = try TestSupport.nse(["seal", "--device", caller], stdin: offer)
+        try #require(sealed.status == 0)
+        let path = root + "/call.json"
+        try TestSupport.write(
+            #"{"aps":{"alert":{"loc-key":"IC_MSG","loc-args":["Bob"]},"mutable-content":1},"enc":"\#(sealed.stdout.trimmingCharacters(in: .whitespacesAndNewlines))"}"#,
+            to: path)
+        let pushed = try TestSupport.nse(["push", "--url", listening, "--device", caller, path])
+        try #require(pushed.status == 0, "\(pushed.stderr)")
+        let files = try recorded(1)
+        stop(serve)
+        try #require(files.count == 1)
+        let text = try String(contentsOfFile: files[0], encoding: .utf8)
+        let recordedCase = try JSON.parse(text)
+        #expect(recordedCase["expect"]?["outcome"] == "suppressed", "\(text)")
+        #expect(recordedCase["expect"]?["reason"] == "voip-escalated")
+        #expect(recordedCase["expect"]?["call_report"] == ["has_video": true, "localized_caller_name": "Bob"])
+        #expect(recordedCase["device"]?["entitlements"]?["filtering"] == true)
+        let replayed = try TestSupport.nse(["replay", files[0]])
+        #expect(replayed.status == 0, "\(replayed.stdout)\(replayed.stderr)")
+    }
+
     @Test func recordingIsSwitchedOffAndOnAtRunTime() throws {
         let (serve, url) = try startServe()
         defer { stop(serve) }

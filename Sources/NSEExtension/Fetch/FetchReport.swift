@@ -22,6 +22,8 @@ struct FetchReport {
     var imdn: String?
     var error: String?
     var storeError: String?
+    /// The SIP exchange, redacted (`SIPExchange`), when the host asked for it (`record_sip`).
+    var sipExchange: JSONObject?
 
     func json(total: Double) -> JSONObject {
         var object: JSONObject = ["source": "sip", "from_store": .bool(fromStore)]
@@ -44,6 +46,7 @@ struct FetchReport {
         if let imdnStatus { object["imdn_status"] = .int(Int64(imdnStatus)) }
         if let error { object["sip_error"] = .string(error) }
         if let storeError { object["store_error"] = .string(storeError) }
+        if let sipExchange { object["sip_exchange"] = .object(sipExchange) }
         return object
     }
 

@@ -38,10 +38,21 @@ struct ReceivedContent {
 
     /// The content type and body inside a CPIM wrapper, or the message's own.
     var innerContent: (type: String, body: [UInt8]) {
+        Self.innerContent(type: contentType, body: body)
+    }
+
+    /// The content type and body inside a CPIM wrapper, or the ones given; `type` lowercased.
+    static func innerContent(type contentType: String, body: [UInt8]) -> (type: String, body: [UInt8]) {
         if contentType.hasPrefix("message/cpim"), let cpim = CPIMMessage(bytes: body) {
             return (cpim.contentType, cpim.body)
         }
         return (contentType.split(separator: ";").first.map(String.init) ?? contentType, body)
+    }
+
+    /// Whether a body of this type (lowercased) is a sealed envelope, bare or in CPIM, as the content step opens it.
+    static func isSealedEnvelope(type contentType: String, body: [UInt8]) -> Bool {
+        let (type, inner) = innerContent(type: contentType, body: body)
+        return type == envelopeType || Envelope.hasFormatTag(String(decoding: inner.prefix(16), as: UTF8.self))
     }
 
     /// The IMDN to send when the sender asked for a delivery notification: (recipient, CPIM body).

@@ -95,10 +95,12 @@ public struct SIPFetch: Sendable {
         // The account's registration, and the connection to its proxy opening while the store is read.
         let (inputs, feed) = AsyncStream<FetchInput>.makeStream()
         let device = device
+        // Its clock starts with the fetch; without `record_sip` nothing is traced.
+        let trace = request.recordSIP.map { _ in SIPTrace() }
         let opening = device.config.sip.map { account in
             Connection.Opening(onThread: connectingOnThread) {
                 Result { () throws(SIPFetchFailure) in
-                    try Connection(device: device, account: account, feed: feed, logger: logger)
+                    try Connection(device: device, account: account, trace: trace, feed: feed, logger: logger)
                 }
             }
         }
@@ -183,11 +185,15 @@ public struct SIPFetch: Sendable {
         let registration: SIPRegistration
         let transport: SIPTransportKind
         let agent: SIPUserAgent
+        /// What the agent's connections sent and received, when the host asked for the exchange (`record_sip`).
+        let trace: SIPTrace?
 
         /// Throws when the account cannot register as configured (its password file, its proxy's transport).
         init(
-            device: Device, account: SIPAccount, feed: AsyncStream<FetchInput>.Continuation, logger: Logger
+            device: Device, account: SIPAccount, trace: SIPTrace?, feed: AsyncStream<FetchInput>.Continuation,
+            logger: Logger
         ) throws(SIPFetchFailure) {
+            self.trace = trace
             do {
                 registration = try AppRegistration.registration(
                     for: device, account: account, password: try device.sipPassword())
@@ -198,6 +204,7 @@ public struct SIPFetch: Sendable {
             let proxy = registration.proxy
             var configuration = AppRegistration.configuration(for: account)
             configuration.messageAcceptor = FetchDriver.acceptor(feeding: feed)
+            configuration.trace = trace
             // The process's one event-loop thread: a warm process starts no thread per fetch.
             let agent = SIPUserAgent(
                 configuration: configuration, eventLoopGroup: SIPUserAgent.processEventLoopGroup, logger: logger)
@@ -242,7 +249,12 @@ public struct SIPFetch: Sendable {
                 machine: FetchMachine(target: callID, deadline: deadline, rules: fetch.rules),
                 agent: connection.agent, registration: connection.registration, store: store, aor: account.aor,
                 feed: feed, start: start, report: report)
-            let end = await driver.run(inputs)
+            var end = await driver.run(inputs)
+            // The agent is closed: the trace is whole.
+            if let trace = connection.trace, let mode = request.recordSIP {
+                end.report.sipExchange = SIPExchange(mode: mode, callID: callID).json(
+                    trace, transport: connection.transport.rawValue)
+            }
             fetch.host?.stopExpiryHandler()
             CoreStopSignal.clear()
             // The core is stopped: an app waiting for it is woken.

@@ -121,8 +121,9 @@ public enum Plaintext: Sendable, Equatable {
                     callUUID: uuid, from: try string("from", required: true)!,
                     displayName: try string("display_name", required: false), handleType: handleType, video: video,
                     sentAt: sentAt, sipCallID: try string("sip_call_id", required: false)))
-        case let other?:
-            throw PlaintextError(.schema, "content type \"\(other.prefix(32))\" is not message or call")
+        case _?:
+            // The value is not quoted: it is the sender's, inside the sealed content.
+            throw PlaintextError(.schema, "\"type\" is neither \"message\" nor \"call\"")
         case nil:
             throw PlaintextError(.schema, "the content has no \"type\"")
         }

@@ -16,16 +16,21 @@ extension SIPTransport {
 
         private let stream: NIOAsyncChannelInboundStream<SIPMessage>
         private let kind: SIPTransportKind
+        private let tap: SIPTrace.Tap?
         private let logger: Logger
 
-        init(_ stream: NIOAsyncChannelInboundStream<SIPMessage>, kind: SIPTransportKind, logger: Logger) {
+        init(
+            _ stream: NIOAsyncChannelInboundStream<SIPMessage>, kind: SIPTransportKind, tap: SIPTrace.Tap?,
+            logger: Logger
+        ) {
             self.stream = stream
             self.kind = kind
+            self.tap = tap
             self.logger = logger
         }
 
         public func makeAsyncIterator() -> AsyncIterator {
-            AsyncIterator(stream.makeAsyncIterator(), kind: kind, logger: logger)
+            AsyncIterator(stream.makeAsyncIterator(), kind: kind, tap: tap, logger: logger)
         }
 
         /// Reads the channel's inbound stream, its errors made `SIPError`s.
@@ -35,22 +40,32 @@ extension SIPTransport {
 
             private var inner: NIOAsyncChannelInboundStream<SIPMessage>.AsyncIterator
             private let kind: SIPTransportKind
+            private let tap: SIPTrace.Tap?
             private let logger: Logger
 
             init(
-                _ inner: NIOAsyncChannelInboundStream<SIPMessage>.AsyncIterator, kind: SIPTransportKind, logger: Logger
+                _ inner: NIOAsyncChannelInboundStream<SIPMessage>.AsyncIterator, kind: SIPTransportKind,
+                tap: SIPTrace.Tap?, logger: Logger
             ) {
                 self.inner = inner
                 self.kind = kind
+                self.tap = tap
                 self.logger = logger
             }
 
             public mutating func next() async throws(SIPError) -> SIPMessage? {
+                let message: SIPMessage?
                 do {
-                    return try await inner.next()
+                    message = try await inner.next()
                 } catch {
+                    // A reading cancelled by its owner is this side closing, not the peer.
+                    if !(error is CancellationError) { tap?.ended() }
                     throw SIPTransport.failure(error, kind: kind, logger: logger)
                 }
+                if let tap {
+                    if let message { tap.trace.received(message) } else { tap.ended() }
+                }
+                return message
             }
         }
     }

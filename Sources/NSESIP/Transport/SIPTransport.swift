@@ -30,15 +30,19 @@ public final class SIPTransport: Sendable {
     /// The size limits applied to received and sent messages.
     public let limits: SIPParserLimits
     private let channel: any Channel
+    /// Where what is sent is recorded, when a trace was asked for.
+    private let tap: SIPTrace.Tap?
 
     private init(
-        kind: SIPTransportKind, channel: any Channel, addresses: SIPConnectionAddresses.Pair, limits: SIPParserLimits
+        kind: SIPTransportKind, channel: any Channel, addresses: SIPConnectionAddresses.Pair, limits: SIPParserLimits,
+        tap: SIPTrace.Tap?
     ) {
         self.kind = kind
         self.channel = channel
         self.localAddress = addresses.local
         self.remoteAddress = addresses.remote
         self.limits = limits
+        self.tap = tap
     }
 
     /// The event loop the connection is served on (its timers can run there).
@@ -54,11 +58,12 @@ public final class SIPTransport: Sendable {
     /// (or throws the `SIPError` that ended it) when the connection closes or fails before that.
     ///
     /// Throws a `SIPError` only when the connection cannot be opened; `body` itself does not throw: what it does
-    /// with the connection's end is its own business.
+    /// with the connection's end is its own business. With a `trace`, every message sent and received and the
+    /// peer's close are recorded in it.
     public static func withConnection<Result: Sendable>(
         to endpoint: SIPEndpoint, tls: SIPTLSOptions = SIPTLSOptions(),
         limits: SIPParserLimits = .default, group: any EventLoopGroup,
-        connectTimeout: Duration = .seconds(5), logger: Logger,
+        connectTimeout: Duration = .seconds(5), trace: SIPTrace? = nil, logger: Logger,
         _ body: (SIPTransport, Inbound) async -> Result
     ) async throws(SIPError) -> Result {
         let (connection, addresses) = try await connect(
@@ -70,8 +75,9 @@ public final class SIPTransport: Sendable {
                 guard let pair = addresses.pair else {
                     throw SIPError(.transport, "connected socket has no address")
                 }
+                let tap = trace.map { SIPTrace.Tap($0, kind: endpoint.transport) }
                 let transport = SIPTransport(
-                    kind: endpoint.transport, channel: connection.channel, addresses: pair, limits: limits)
+                    kind: endpoint.transport, channel: connection.channel, addresses: pair, limits: limits, tap: tap)
                 logger.debug(
                     "sip transport connected",
                     metadata: [
@@ -79,7 +85,7 @@ public final class SIPTransport: Sendable {
                         "sip.local": "\(transport.localAddress)",
                         "sip.remote": "\(transport.remoteAddress)",
                     ])
-                return await body(transport, Inbound(inbound, kind: endpoint.transport, logger: logger))
+                return await body(transport, Inbound(inbound, kind: endpoint.transport, tap: tap, logger: logger))
             }
         } catch let error as SIPError {
             throw error
@@ -104,6 +110,7 @@ public final class SIPTransport: Sendable {
                 "outgoing message of \(bytes.count) bytes exceeds the \(limits.maxMessageSize)-byte limit")
         }
         guard channel.isActive else { throw SIPError(.closed, "\(kind.rawValue) connection is closed") }
+        tap?.trace.sent(bytes)
         channel.writeAndFlush(ByteBuffer(bytes: bytes), promise: nil)
     }
 
@@ -112,6 +119,7 @@ public final class SIPTransport: Sendable {
 
     /// Closes the connection and waits until it is closed; `Inbound` ends.
     public func close() async {
+        tap?.closing()
         try? await channel.close().get()
     }
 

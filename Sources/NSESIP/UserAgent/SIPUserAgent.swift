@@ -304,7 +304,7 @@ public actor SIPUserAgent {
         do {
             try await SIPTransport.withConnection(
                 to: endpoint, tls: configuration.tls, limits: configuration.limits, group: group,
-                connectTimeout: configuration.connectTimeout, logger: logger
+                connectTimeout: configuration.connectTimeout, trace: configuration.trace, logger: logger
             ) { transport, inbound in
                 let layer = SIPTransactionLayer(transport: transport, timers: configuration.timers, logger: logger)
                 opened.resume(returning: layer)

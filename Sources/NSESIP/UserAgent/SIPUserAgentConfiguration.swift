@@ -22,6 +22,9 @@ public struct SIPUserAgentConfiguration: Sendable {
     /// Whether incoming INVITEs are offered on ``SIPUserAgent/incomingCalls`` (100 Trying sent at once); without
     /// it they are answered 501 Not Implemented.
     public var acceptsCalls: Bool = false
+    /// Where every connection the agent opens records what it sends and receives (``SIPTrace``); nil, the default,
+    /// records nothing and costs nothing.
+    public var trace: SIPTrace?
 
     /// Creates a configuration with sensible defaults.
     public init(
