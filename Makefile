@@ -46,6 +46,8 @@ test: deps ## Build, then run every test: unit tests and end-to-end tests of the
 	NSE_BIN_DIR="$(DEBUG_BIN)" bash scripts/interop-aioapns.sh
 	# Two more APNs clients from PyPI (pyapns_client, kalyke-apns; venvs in .build), then providers through HAProxy (examples/haproxy).
 	NSE_BIN_DIR="$(DEBUG_BIN)" bash scripts/interop-apns-clients.sh
+	# Both servers' /metrics read by a real Prometheus parser (prometheus-client from PyPI, venv in .build) while pushes and a SIP MESSAGE go through.
+	NSE_BIN_DIR="$(DEBUG_BIN)" bash scripts/interop-metrics.sh
 	# The SDK as a SwiftPM dependency: examples/swiftpm-extension built, its unit tests run, its executable run by nse.
 	NSE_BIN_DIR="$(DEBUG_BIN)" bash scripts/sdk-swiftpm.sh
 	# A real Kamailio (examples/kamailio) holding MESSAGEs and pushing to nse serve over UDP, TCP and TLS.

@@ -33,6 +33,7 @@ let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
 let nioCore = Target.Dependency.product(name: "NIOCore", package: "swift-nio")
 let nioPosix = Target.Dependency.product(name: "NIOPosix", package: "swift-nio")
 let nioSSL = Target.Dependency.product(name: "NIOSSL", package: "swift-nio-ssl")
+let coreMetrics = Target.Dependency.product(name: "CoreMetrics", package: "swift-metrics")
 
 let package = Package(
     name: "nse",
@@ -86,6 +87,10 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2", traits: []),
         // Already in the graph through swift-subprocess: its FileDescriptor names where swiftc's output goes.
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+        // Metrics at /metrics (docs/serve.md, "Metrics"): the servers count through swift-metrics' API, and only
+        // NSEMetrics, which the executable gives them, knows Prometheus (its registry and text format).
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // MARK: - C libraries (each touched by exactly one Swift file)
@@ -129,7 +134,7 @@ let package = Package(
             dependencies: [
                 "NSEAPNs", "NSEChat", "NSESIP", "NSEDatabase", "NSEHTTP", "NSEJSON", "NSECrypto", "NSEPayload",
                 "NSESystem",
-                nioCore, nioPosix, nioSSL, logging,
+                nioCore, nioPosix, nioSSL, logging, coreMetrics,
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
@@ -199,7 +204,7 @@ let package = Package(
             name: "NSEAPNsServer",
             dependencies: [
                 "NSEAPNs", "NSEHost", "NSEDatabase", "NSEDevice", "NSEHTTP", "NSEJSON", "NSEPayload", "NSECrypto",
-                "NSESystem", logging,
+                "NSESystem", logging, coreMetrics,
                 nioCore, nioPosix, nioSSL, .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -229,6 +234,18 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+            ]
+        ),
+
+        // The servers' metrics in Prometheus's text format: one registry per server, made by the executable and
+        // handed to the server as a swift-metrics factory; `/metrics` on a listener of its own for `nse sip-server`.
+        .target(
+            name: "NSEMetrics",
+            dependencies: [
+                "NSESystem", logging, coreMetrics, nioCore, .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
             ]
         ),
 
@@ -283,7 +300,7 @@ let package = Package(
                 "NSECrypto",
                 "NSEDevice", "NSEHTTP",
                 "NSEHost", "NSEJSON", "NSEMainApp", "NSEPayload", "NSEReplay", "NSESIP", "NSESIPServer", "NSESystem",
-                "NSEAPNsServer", "NSEExtensionBuild", "NSEFileServer",
+                "NSEAPNsServer", "NSEExtensionBuild", "NSEFileServer", "NSEMetrics",
             ]
         ),
         // The per-notification process: links the reference extension alone, so it starts fast and stays small.
@@ -330,7 +347,8 @@ let package = Package(
         .testTarget(
             name: "NSESIPServerTests",
             dependencies: [
-                "NSECall", "NSEDevice", "NSESIPServer", "NSESIP", "NSEHTTP", "NSETestSupport", logging, nioCore,
+                "NSECall", "NSEDevice", "NSEMetrics", "NSESIPServer", "NSESIP", "NSEHTTP", "NSETestSupport", logging,
+                nioCore,
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -354,8 +372,8 @@ let package = Package(
         .testTarget(
             name: "NSEAPNsServerTests",
             dependencies: [
-                "NSEAPNs", "NSEAPNsServer", "NSEDatabase", "NSEDevice", "NSEHost", "NSEHTTP", "NSEJSON", "NSEPayload",
-                "NSEProtocol", "NSETestSupport", logging, nioCore,
+                "NSEAPNs", "NSEAPNsServer", "NSEDatabase", "NSEDevice", "NSEHost", "NSEHTTP", "NSEJSON", "NSEMetrics",
+                "NSEPayload", "NSEProtocol", "NSETestSupport", logging, nioCore,
                 // APNs keys for the provider-token tests, made in process.
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),

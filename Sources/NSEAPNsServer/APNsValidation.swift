@@ -110,9 +110,8 @@ public enum APNsValidation {
         }
         let kind: TokenKind = device.config.remoteToken.lowercased() == token.lowercased() ? .remote : .voip
 
-        // apns-push-type; absent: voip for a .voip topic (as APNs infers), else alert.
         let topic = value("apns-topic")
-        let typeName = value("apns-push-type") ?? ((topic?.hasSuffix(".voip") ?? false) ? "voip" : "alert")
+        let typeName = pushTypeName(headers)
         guard let suffix = knownPushTypes[typeName] else { return .failure(.badRequest("InvalidPushType")) }
 
         // With a certificate, APNs takes the topic from it when the request names none.
@@ -133,7 +132,7 @@ public enum APNsValidation {
             }
             priority = parsed
         } else {
-            priority = typeName == "background" ? 5 : 10
+            priority = defaultPriority(pushTypeName: typeName)
         }
         var expiration: Int64?
         if let text = value("apns-expiration") {
@@ -174,6 +173,18 @@ public enum APNsValidation {
             apnsID: apnsID, token: token, tokenKind: kind, pushType: pushType, priority: priority, payload: body,
             expiration: expiration, collapseID: collapseID)
         return .success((push, device))
+    }
+
+    /// The push type a request asks for, known to APNs or not: its `apns-push-type`; absent, `voip` for a `.voip`
+    /// topic (as APNs infers), else `alert`.
+    static func pushTypeName(_ headers: APNsHeaders) -> String {
+        func value(_ name: String) -> String? { headers.first(where: { $0.name == name })?.value }
+        return value("apns-push-type") ?? ((value("apns-topic")?.hasSuffix(".voip") ?? false) ? "voip" : "alert")
+    }
+
+    /// The priority of a push without `apns-priority`: 5 for a background push, else 10.
+    static func defaultPriority(pushTypeName: String) -> Int {
+        pushTypeName == "background" ? 5 : 10
     }
 
     /// `8-4-4-4-12` hex digits, either case.

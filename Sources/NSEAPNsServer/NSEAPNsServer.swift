@@ -7,7 +7,8 @@
 //   PushResponder           the HTTP side: Routes/ on one router
 //   Routes/                 APNsRouter (Hummingbird's Router with APNs's 404 and 405), a controller per API:
 //                           PushController (`POST /3/device/{token}`), ResultsController (`/v1/devices`, `/v1/events`,
-//                           `/v1/notify`), ControlController (`/v1/control`, `/v1/requests`), PageController (`/`)
+//                           `/v1/notify`), ControlController (`/v1/control`, `/v1/requests`), PageController (`/`),
+//                           MetricsController (`/metrics`)
 //   ProviderAuthentication  provider tokens per connection (20-minute renewal rule); ProviderCertificate: client
 //                           certificates (`--client-ca`, as Flexisip uses)
 //   APNsValidation          APNs's rules, header by header: an AcceptedPush or APNs's status and reason
@@ -24,4 +25,6 @@
 //   Offline/                OfflineDevices (held, replaced, released), HeldPushes (what APNs keeps for an offline
 //                           device: the newest per topic), LowPriorityBatch (low-priority pushes in bursts)
 //   Control/                APNsFaultPlan and FaultRule (scripted answers, delays, GOAWAY, unavailable), RequestLog
+//   Metrics/                ServeMetrics: what the server counts (swift-metrics, with the executable's factory), served
+//                           by Routes/MetricsController at `/metrics`
 //   Page/                   the lock-screen page at `/`: LockScreenPage, LockScreenAssets (its CSS and script)

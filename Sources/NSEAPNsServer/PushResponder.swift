@@ -5,7 +5,8 @@ import NSEPayload
 
 /// The HTTP side of `nse serve`, a controller per API: ``PushController`` (APNs's `POST /3/device/{token}`),
 /// ``ResultsController`` (`/v1/devices`, `/v1/events`, `/v1/notify`), ``ControlController`` (`/v1/control`,
-/// `/v1/requests`) and ``PageController`` (the lock-screen page at `/`), on an ``APNsRouter`` (APNs's 404 and 405).
+/// `/v1/requests`), ``PageController`` (the lock-screen page at `/`) and ``MetricsController`` (`/metrics`), on an
+/// ``APNsRouter`` (APNs's 404 and 405).
 public struct PushResponder: HTTPResponder {
     public typealias Context = PushRequestContext
     public let service: PushService
@@ -21,6 +22,7 @@ public struct PushResponder: HTTPResponder {
         router.addRoutes(PageController(service: service).endpoints)
         router.addRoutes(ResultsController(service: service).endpoints, atPath: "/v1")
         router.addRoutes(ControlController(service: service).endpoints, atPath: "/v1")
+        router.addRoutes(MetricsController(metrics: service.metrics).endpoints)
         self.router = router.buildResponder()
     }
 

@@ -67,6 +67,7 @@ public enum PushServer {
         }
 
         let timeouts = configuration.timeouts
+        let metrics = service.metrics
         let acknowledgements = service.acknowledgements
         // Every HTTP/1.1 connection and HTTP/2 stream reports whether its 200s were written.
         let answerHandlers: @Sendable () -> [any RemovableChannelHandler] = {
@@ -77,7 +78,8 @@ public enum PushServer {
                 responder: responder,
                 server: HTTPServerBuilder { responder in
                     PrefaceSniffingChannel(
-                        responder: responder, timeouts: timeouts, http1Allowed: false, responseHandlers: answerHandlers)
+                        responder: responder, timeouts: timeouts, http1Allowed: false, metrics: metrics,
+                        responseHandlers: answerHandlers)
                 },
                 configuration: .init(address: .hostname(configuration.host, port: port), serverName: nil),
                 onServerRunning: { report("h2c", $0) }, logger: logger)
@@ -102,7 +104,8 @@ public enum PushServer {
                 let context = try TLSPrefaceSniffingChannel.context(tls)
                 server = HTTPServerBuilder { responder in
                     TLSPrefaceSniffingChannel(
-                        sslContext: context, responder: responder, timeouts: timeouts, responseHandlers: answerHandlers)
+                        sslContext: context, responder: responder, timeouts: timeouts, metrics: metrics,
+                        responseHandlers: answerHandlers)
                 }
             } catch let error as PushServerError {
                 throw error
@@ -114,7 +117,8 @@ public enum PushServer {
         } else {
             // HTTP/1.1, and HTTP/2 with prior knowledge on the same port.
             server = HTTPServerBuilder { responder in
-                PrefaceSniffingChannel(responder: responder, timeouts: timeouts, responseHandlers: answerHandlers)
+                PrefaceSniffingChannel(
+                    responder: responder, timeouts: timeouts, metrics: metrics, responseHandlers: answerHandlers)
             }
         }
         let app = Application(

@@ -35,6 +35,8 @@ public final class PushService: Sendable {
     public let recording: CaseRecording?
     /// Every `POST /3/device` as received and answered (`GET /v1/requests`).
     public let requests: RequestLog
+    /// What the server counts, and `/metrics`.
+    public let metrics: ServeMetrics
     public let logger: Logger
 
     private let admission: PushAdmission
@@ -57,6 +59,7 @@ public final class PushService: Sendable {
     ///   - devices: devices opened already (`--device`): their databases are opened now.
     ///   - folder: the devices of `--devices` folders: indexed by token, opened on first use; a database is opened
     ///     now only where one exists (to find pushes a previous run left unrun).
+    ///   - metrics: what the server counts and serves at `/metrics`; by default nothing.
     public init(
         devices: [Device], folder: [DeviceFolder.Entry] = [], concurrency: Int, queueCapacity: Int,
         extensionCommand: [String],
@@ -64,10 +67,11 @@ public final class PushService: Sendable {
         authentication: ProviderAuthentication? = nil, certificates: CertificateAuthentication? = nil,
         faults: APNsFaultPlan = APNsFaultPlan(),
         requestLogCapacity: Int = PushService.defaultRequestLogCapacity, lowPriorityInterval: Double = 0,
-        openDatabases: Int = ResultStore.defaultMaxOpen, recording: CaseRecording? = nil, logger: Logger
+        openDatabases: Int = ResultStore.defaultMaxOpen, recording: CaseRecording? = nil,
+        metrics: ServeMetrics = ServeMetrics(), logger: Logger
     ) {
         let registry = DeviceRegistry(devices: devices, folder: folder)
-        let queue = DeliveryQueue(concurrency: concurrency, capacity: queueCapacity)
+        let queue = DeliveryQueue(concurrency: concurrency, capacity: queueCapacity, metrics: metrics)
         let store = ResultStore(logger: logger, maxOpen: openDatabases)
         let used = folder.filter { FileSystem.exists(Path.join($0.directory, "notifications", "results.db")) }
             .compactMap { registry.device(for: $0.remoteToken) }
@@ -93,7 +97,7 @@ public final class PushService: Sendable {
         let callbacks = ResultCallbacks(logger: logger)
         let recorder = ResultRecorder(
             store: store, events: events, callbacks: callbacks, queue: queue, recording: recording, limits: limits,
-            logger: logger)
+            metrics: metrics, logger: logger)
         let runner = PushRunner(
             queue: queue, store: store, recorder: recorder, extensionCommand: extensionCommand, limits: limits,
             extensionProcesses: extensionProcesses, recording: recording, logger: logger)
@@ -118,6 +122,7 @@ public final class PushService: Sendable {
         self.faults = faults
         self.recording = recording
         self.requests = RequestLog(capacity: requestLogCapacity)
+        self.metrics = metrics
         self.logger = logger
         self.storeThreads = storeThreads
         self.runner = runner

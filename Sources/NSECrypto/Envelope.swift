@@ -37,6 +37,14 @@ public struct Envelope: Sendable, Equatable {
         Format.allCases.contains { text.hasPrefix($0.tag + ".") }
     }
 
+    /// Whether a MESSAGE body carries an envelope: bare, or as the content after a wrapper's headers (CPIM). What a
+    /// recorded case may keep of a body: sealed content stays sealed.
+    public static func isCarried(by body: String) -> Bool {
+        if hasFormatTag(body) { return true }
+        guard let separator = body.ranges(of: "\r\n\r\n").last else { return false }
+        return hasFormatTag(body[separator.upperBound...].drop { $0.isWhitespace })
+    }
+
     /// Seals `plaintext` to `recipient`, anonymously.
     public static func seal(_ plaintext: [UInt8], to recipient: PublicKey) throws(CryptoError) -> Envelope {
         Envelope(keyID: recipient.keyID, sealed: try Sodium.seal(plaintext, to: recipient.bytes))

@@ -463,6 +463,7 @@ struct CaseRunner {
 
     /// A held message's Content-Type and body, as Linphone would send it.
     private func content(_ message: ReplayCase.HeldMessage, device: Device) throws -> (String, [UInt8]) {
+        if let raw = message.raw { return raw }
         var type = "text/plain;charset=UTF-8"
         var body: [UInt8]
         if message.sealed {

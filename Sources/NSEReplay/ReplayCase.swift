@@ -94,6 +94,9 @@ public struct ReplayCase: Sendable {
         public var from: String
         /// The sender identity that signs it (format nse2), by name.
         public var signWith: String?
+        /// The MESSAGE's Content-Type and body exactly as a server held it (`content_type` with `body`,
+        /// `body_base64` or `redacted_bytes`: `nse sip-server --record`), sent as they are instead of `text`.
+        public var raw: (contentType: String, body: [UInt8])? = nil
     }
 
     /// The embedded SIP server's scenario.
@@ -364,13 +367,34 @@ public struct ReplayCase: Sendable {
             }
             let text = try string(message["text"], "\(field).text")
             let plaintext = message["plaintext"]
-            if text == nil && plaintext == nil { throw fail(field, "needs text or plaintext") }
-            return HeldMessage(
+            var raw: (contentType: String, body: [UInt8])?
+            if let contentType = try string(message["content_type"], "\(field).content_type") {
+                guard text == nil, plaintext == nil else {
+                    throw fail(field, "gives content_type with a body as held, or text or plaintext, not both")
+                }
+                if let body = try string(message["body"], "\(field).body") {
+                    raw = (contentType, Array(body.utf8))
+                } else if let encoded = try string(message["body_base64"], "\(field).body_base64") {
+                    guard let decoded = Base64.decode(encoded) else {
+                        throw fail("\(field).body_base64", "is not base64")
+                    }
+                    raw = (contentType, decoded)
+                } else if let count = try number(message["redacted_bytes"], "\(field).redacted_bytes") {
+                    raw = (contentType, Array("[redacted: \(Int(count)) bytes]".utf8))
+                } else {
+                    throw fail(field, "with content_type needs body, body_base64 or redacted_bytes")
+                }
+            } else if text == nil && plaintext == nil {
+                throw fail(field, "needs text or plaintext (or content_type and the body as held)")
+            }
+            var held = HeldMessage(
                 callID: callID, text: text, plaintext: plaintext,
                 sealed: try bool(message["sealed"], "\(field).sealed") ?? (plaintext != nil),
                 cpim: try bool(message["cpim"], "\(field).cpim") ?? true,
                 from: try string(message["from"], "\(field).from") ?? "sip:alice@example.org",
                 signWith: try string(message["sign_with"], "\(field).sign_with"))
+            held.raw = raw
+            return held
         }
         if let sipValue = object["sip"] {
             guard let spec = sipValue.objectValue else { throw fail("sip", "must be an object") }
@@ -641,5 +665,31 @@ public struct ReplayError: Error, Sendable, CustomStringConvertible {
     public var file: String
     public var field: String?
     public var message: String
-    public var description: String { field.map { "\(file): \($0): \(message)" } ?? "\(file): \(message)" }
+    /// One line: a field is a key of the case's JSON and may hold any character, so line breaks and other controls
+    /// are written escaped, and a long one is cut.
+    public var description: String {
+        let text = field.map { "\(file): \(Self.printable($0)): \(message)" } ?? "\(file): \(message)"
+        return Self.printable(text, limit: 4096)
+    }
+
+    static func printable(_ text: String, limit: Int = 120) -> String {
+        var shown = ""
+        for (index, scalar) in text.unicodeScalars.enumerated() {
+            if index == limit {
+                shown += "…"
+                break
+            }
+            switch scalar {
+            case "\n": shown += "\\n"
+            case "\r": shown += "\\r"
+            case "\t": shown += "\\t"
+            case _
+            where scalar.value < 0x20 || (0x7F..<0xA0).contains(scalar.value) || scalar == "\u{2028}"
+                || scalar == "\u{2029}":
+                shown += "\\u{\(String(scalar.value, radix: 16))}"
+            default: shown.unicodeScalars.append(scalar)
+            }
+        }
+        return shown
+    }
 }

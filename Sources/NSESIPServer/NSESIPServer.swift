@@ -15,4 +15,5 @@
 //   Push/           PushSender (over NSEAPNs: Flexisip's message alert; PushKit, or the IC_MSG alert, for calls),
 //                   RFC 8599 PushParameters
 //   Storage/        ServerDatabase: `sip-server.db`, bindings and held messages written through, restored on restart
+//   Metrics/        SIPServerMetrics: what the server counts (swift-metrics, with the executable's factory)
 //   Configuration/  SIPServerConfiguration

@@ -5,6 +5,7 @@ import NSECommandLine
 import NSEHTTP
 import NSEHost
 import NSEJSON
+import NSEMetrics
 import NSESIP
 import NSESIPServer
 import NSESystem
@@ -112,6 +113,24 @@ struct SIPServerCommand: AsyncParsableCommand {
             "Print every server event (registered, held, pushed, delivered, expired, call) as a JSON line on stdout.")
     var events = false
 
+    @Option(
+        help: ArgumentHelp(
+            "Serve GET /metrics (Prometheus's text format: registrations, held messages, calls, pushes) on this HTTP listener.",
+            valueName: "host:port"))
+    var metricsListen: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Write each push sent for a held MESSAGE as a replay case in this folder: the push, the messages held for the address, bodies as held (docs/replay.md).",
+            valueName: "dir"))
+    var record: String?
+
+    @Flag(
+        help:
+            "Unsafe: keep in recorded cases the plain-text bodies of held messages a push was not for (by default only their length)."
+    )
+    var recordPlaintext = false
+
     @OptionGroup(title: "Fault knobs (for testing clients)") var faults: FaultOptions
 
     struct FaultOptions: ParsableArguments {
@@ -152,6 +171,8 @@ struct SIPServerCommand: AsyncParsableCommand {
             throw ValidationError("--call-remote-push-interval must be from 0 to 30")
         }
         if !noPush && pushURL == nil { throw ValidationError("give --push-url URL (where pushes go) or --no-push") }
+        if let metricsListen { _ = try ServeCommand.parseAddress(metricsListen, option: "--metrics-listen") }
+        if recordPlaintext && record == nil { throw ValidationError("--record-plaintext needs --record DIR") }
         if pushAuthKeyFile != nil || pushKeyId != nil || pushTeamId != nil,
             pushAuthKeyFile == nil || pushKeyId == nil || pushTeamId == nil
         {
@@ -192,6 +213,13 @@ struct SIPServerCommand: AsyncParsableCommand {
     func run() async throws {
         var configuration: SIPServerConfiguration
         do { configuration = try makeConfiguration() } catch { throw Failure(.usage, "\(error)").exit() }
+        if let record {
+            do {
+                configuration.recording = try ServerCaseRecording(directory: record, plaintext: recordPlaintext)
+            } catch {
+                throw Failure(.config, "--record: \(error.description)").exit()
+            }
+        }
         if let pushAuthKeyFile, let pushKeyId, let pushTeamId {
             let cache: ProviderTokenCache
             do {
@@ -203,7 +231,11 @@ struct SIPServerCommand: AsyncParsableCommand {
             }
             configuration.push.providerToken = { await cache.token() }
         }
-        let server = SIPServer(configuration: configuration, logger: Logger(label: "nse.sip-server"))
+        // This server's own registry (docs/sip.md, "Metrics"), served by --metrics-listen.
+        let registry = MetricsRegistry()
+        let server = SIPServer(
+            configuration: configuration, metrics: SIPServerMetrics(factory: registry.factory),
+            logger: Logger(label: "nse.sip-server"))
         let addresses: [SIPServerBoundAddress]
         do { addresses = try await server.start() } catch {
             await server.shutdown()
@@ -212,7 +244,7 @@ struct SIPServerCommand: AsyncParsableCommand {
             let status: ExitStatus = (error as? SIPServerError)?.code == .configuration ? .config : .ioError
             throw Failure(status, "sip-server: \(error)").exit()
         }
-        let listening: JSON = [
+        var listening: JSONObject = [
             "listening": .array(
                 addresses.map {
                     [
@@ -221,22 +253,52 @@ struct SIPServerCommand: AsyncParsableCommand {
                     ]
                 })
         ]
-        StandardStreams.writeOut(listening.serialized() + "\n")
-        // Not a service of the group: a printer blocked on a full stdout must not hold the exit up.
-        let printer = Task {
-            guard events else { return }
-            for await event in server.events { StandardStreams.writeOut(event.json.serialized() + "\n") }
-        }
         // A service group stopped gracefully by SIGTERM or SIGINT: the server closes its listeners, cancels its
-        // pushes and finishes its events.
+        // pushes and finishes its events; the metrics listener, beside it in the group, stops after it.
         var lifecycleLogger = Logger(label: "nse.sip-server.lifecycle")
         lifecycleLogger.logLevel = .warning
-        do { try await server.runUntilSignalled(logger: lifecycleLogger) } catch {
-            await server.shutdown()
-            printer.cancel()
-            throw Failure(.ioError, "sip-server: \(error)").exit()
+        let (metricsURLs, metricsURL) = AsyncStream.makeStream(of: String.self)
+        var metrics: MetricsListener?
+        if let metricsListen {
+            let address = try ServeCommand.parseAddress(metricsListen, option: "--metrics-listen")
+            metrics = MetricsListener(
+                host: address.host, port: address.port, registry: registry, logger: lifecycleLogger,
+                onListening: { metricsURL.yield($0) })
+        } else {
+            metricsURL.finish()
         }
-        printer.cancel()
+        let group = Task { [metrics, lifecycleLogger] () -> (any Error)? in
+            defer { metricsURL.finish() }
+            do {
+                try await server.runUntilSignalled(beside: metrics.map { [$0] } ?? [], logger: lifecycleLogger)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        // The line names every listener bound, the metrics one too: it waits for it (or for the group's failure).
+        var printer: Task<Void, Never>?
+        var boundMetrics: String?
+        for await url in metricsURLs {
+            boundMetrics = url
+            break
+        }
+        if metricsListen == nil || boundMetrics != nil {
+            if let boundMetrics { listening["metrics"] = .string(boundMetrics) }
+            StandardStreams.writeOut(JSON.object(listening).serialized() + "\n")
+            // Not a service of the group: a printer blocked on a full stdout must not hold the exit up.
+            printer = Task {
+                guard events else { return }
+                for await event in server.events { StandardStreams.writeOut(event.json.serialized() + "\n") }
+            }
+        }
+        let failure = await group.value
+        printer?.cancel()
+        if let error = failure {
+            await server.shutdown()
+            let option = error is MetricsListenerError ? "--metrics-listen: " : ""
+            throw Failure(.ioError, "sip-server: \(option)\(error)").exit()
+        }
     }
 }
 

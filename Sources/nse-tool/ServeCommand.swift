@@ -6,6 +6,7 @@ import NSECommandLine
 import NSEDevice
 import NSEHost
 import NSEJSON
+import NSEMetrics
 import NSESystem
 
 /// `nse serve`: an APNs-shaped HTTP endpoint that runs the extension for every push it accepts.
@@ -260,6 +261,10 @@ struct ServeCommand: AsyncParsableCommand {
             }
         }
         let descriptors = Processes.raiseDescriptorLimit(to: wanted * 4 + 4096)
+        // This server's own registry, served at /metrics on its listeners (docs/serve.md, "Metrics").
+        let registry = MetricsRegistry(
+            valueHistogramBuckets: ServeMetrics.valueHistogramBuckets,
+            durationHistogramBuckets: ServeMetrics.durationHistogramBuckets)
         let service = PushService(
             devices: opened, folder: folder, concurrency: concurrency, queueCapacity: queue, extensionCommand: command,
             limits: ExtensionLimits(budget: budget, memoryLimitKilobytes: memoryLimit.map { Int($0 * 1024) }),
@@ -272,6 +277,8 @@ struct ServeCommand: AsyncParsableCommand {
             faults: APNsFaultPlan(rules: rules, unavailable: unavailable),
             requestLogCapacity: requestLog, lowPriorityInterval: lowPriorityInterval,
             openDatabases: min(wanted, ResultStore.maxOpen(fitting: descriptors)), recording: recording,
+            metrics: ServeMetrics(
+                factory: registry.factory, contentType: MetricsRegistry.contentType, exposition: registry.exposition),
             logger: logger)
         let configuration = PushServerConfiguration(
             host: address.host, port: address.port, h2cPort: h2c?.port, tlsCertificatePath: tlsCert, tlsKeyPath: tlsKey,

@@ -64,7 +64,7 @@ struct CallCommandTests {
                 root + "/sipp-\(transport).log",
             ], in: root, name: "sipp")
         defer { _ = callee.wait(timeout: 0) }
-        usleep(300_000)
+        #expect(HeldCallTests.waitUntilBound(port, transport), "sipp did not start listening: \(callee.errors)")
         let call = try nseCall([
             "--proxy", "sip:127.0.0.1:\(port);transport=\(transport)", "--from", "sip:alice@127.0.0.1",
             "--to", "sip:service@127.0.0.1:\(port)", "--display-name", "Alice", "--hangup-after", "0.2",

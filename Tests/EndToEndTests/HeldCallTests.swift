@@ -265,6 +265,31 @@ struct HeldCallTests {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
+    /// Waits (at most `timeout` seconds) until something has bound `port` on 127.0.0.1: a peer started in the
+    /// background is listening once the port can no longer be bound here. A fixed pause loses that race on a
+    /// loaded machine.
+    @discardableResult
+    static func waitUntilBound(_ port: Int, _ transport: String, timeout: Double = 10) -> Bool {
+        let end = Date().addingTimeInterval(timeout)
+        while Date() < end {
+            let fd = socket(AF_INET, transport == "udp" ? Int32(SOCK_DGRAM.rawValue) : Int32(SOCK_STREAM.rawValue), 0)
+            guard fd >= 0 else { return false }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            let free = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+                }
+            }
+            close(fd)
+            if !free { return true }
+            usleep(50_000)
+        }
+        return false
+    }
+
     /// scripts/push-recorder.py: an APNs-shaped endpoint printing a JSON line per push.
     final class Recorder {
         let process = Process()

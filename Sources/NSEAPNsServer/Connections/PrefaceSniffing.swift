@@ -1,3 +1,4 @@
+import CoreMetrics
 import HummingbirdCore
 import Logging
 import NIOCore
@@ -26,15 +27,18 @@ struct PrefaceSniffingChannel: ServerChildChannel {
     let http1: HTTP1Channel?
     let http2: HTTP2ConnectionChannel
     let timeouts: ConnectionTimeouts
+    /// Where the connections open now are counted.
+    let metrics: ServeMetrics
 
     /// - Parameters:
     ///   - http1Allowed: false for an HTTP/2-only listener.
     ///   - responseHandlers: extra handlers for every request/response pair (HTTP/1.1 connection or HTTP/2 stream).
     init(
         responder: @escaping HTTPChannelHandler.Responder, timeouts: ConnectionTimeouts, http1Allowed: Bool = true,
-        responseHandlers: @escaping @Sendable () -> [any RemovableChannelHandler] = { [] }
+        metrics: ServeMetrics, responseHandlers: @escaping @Sendable () -> [any RemovableChannelHandler] = { [] }
     ) {
         self.timeouts = timeouts
+        self.metrics = metrics
         http1 =
             http1Allowed
             ? HTTP1Channel(
@@ -48,6 +52,10 @@ struct PrefaceSniffingChannel: ServerChildChannel {
     }
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        // Counted from here, the first this listener sees of the connection, to its close, whatever ends it.
+        let connections = metrics.connections
+        connections.increment()
+        channel.closeFuture.whenComplete { _ in connections.decrement() }
         let promise = channel.eventLoop.makePromise(of: Negotiated.self)
         let sniffer = PrefaceSniffer(promise: promise, timeout: TimeAmount(timeouts.preface)) { isHTTP2 in
             if isHTTP2 { return http2.setup(channel: channel, logger: logger).map { .http2($0) } }
@@ -100,10 +108,11 @@ struct TLSPrefaceSniffingChannel: ServerChildChannel {
 
     init(
         sslContext: NIOSSLContext, responder: @escaping HTTPChannelHandler.Responder, timeouts: ConnectionTimeouts,
-        responseHandlers: @escaping @Sendable () -> [any RemovableChannelHandler] = { [] }
+        metrics: ServeMetrics, responseHandlers: @escaping @Sendable () -> [any RemovableChannelHandler] = { [] }
     ) {
         self.sslContext = sslContext
-        plaintext = PrefaceSniffingChannel(responder: responder, timeouts: timeouts, responseHandlers: responseHandlers)
+        plaintext = PrefaceSniffingChannel(
+            responder: responder, timeouts: timeouts, metrics: metrics, responseHandlers: responseHandlers)
     }
 
     /// The server's TLS context, offering ALPN `h2` then `http/1.1`.

@@ -1,3 +1,4 @@
+import CoreMetrics
 import NIOPosix
 import Synchronization
 
@@ -41,13 +42,17 @@ public final class DeliveryQueue: Sendable {
     public let capacity: Int
     private let pool: NIOThreadPool
     private let phase = Mutex(Phase.open(pending: 0))
+    /// `pending`, set under the lock whenever it changes, so the last value set is the current one.
+    private let depth: Meter
 
     /// - Parameters:
     ///   - concurrency: worker threads.
     ///   - capacity: pushes that may wait for a worker.
-    public init(concurrency: Int, capacity: Int) {
+    ///   - metrics: where the queue's depth is shown.
+    public init(concurrency: Int, capacity: Int, metrics: ServeMetrics = ServeMetrics()) {
         self.concurrency = max(1, concurrency)
         self.capacity = max(0, capacity)
+        self.depth = metrics.queueDepth
         self.pool = NIOThreadPool(numberOfThreads: self.concurrency)
         pool.start()
     }
@@ -102,6 +107,7 @@ public final class DeliveryQueue: Sendable {
             guard case .open(let pending) = phase else { return .closed }
             guard pastCapacity || pending < concurrency + capacity else { return .full }
             phase = .open(pending: pending + 1)
+            depth.set(pending + 1)
             return .accepted
         }
     }
@@ -123,8 +129,10 @@ public final class DeliveryQueue: Sendable {
             case .open(let pending):
                 precondition(pending > 0, "DeliveryQueue.release without a reserved slot")
                 phase = .open(pending: pending - 1)
+                depth.set(pending - 1)
                 return nil
             case .draining(let pending, let stopper, let waiters):
+                depth.set(pending - 1)
                 guard pending == 1 else {
                     phase = .draining(pending: pending - 1, stopper: stopper, waiters: waiters)
                     return nil

@@ -118,7 +118,7 @@ struct RecordedCase {
             "content_type": .string(message.contentType),
         ]
         let text = String(decoding: message.body, as: UTF8.self)
-        if plaintext || isSealed(text) {
+        if plaintext || Envelope.isCarried(by: text) {
             if Array(text.utf8) == message.body {
                 entry["body"] = .string(text)
             } else {
@@ -128,13 +128,6 @@ struct RecordedCase {
             entry["redacted_bytes"] = .int(Int64(message.body.count))
         }
         return .object(entry)
-    }
-
-    /// Whether a body carries an nse envelope, bare or as a CPIM wrapper's content.
-    static func isSealed(_ text: String) -> Bool {
-        if Envelope.hasFormatTag(text) { return true }
-        guard let separator = text.ranges(of: "\r\n\r\n").last else { return false }
-        return Envelope.hasFormatTag(text[separator.upperBound...].drop { $0.isWhitespace })
     }
 
     /// What the replay must give again: the verdict and what the lock screen showed, not what varies by run.

@@ -12,8 +12,8 @@ import NSESystem
     import Musl
 #endif
 
-/// The end of every push: its result document completed with APNs's fields, recorded, and told to the log, the event
-/// stream, the device's callback and whoever waits.
+/// The end of every push: its result document completed with APNs's fields, recorded, and told to the metrics, the
+/// log, the event stream, the device's callback and whoever waits.
 struct ResultRecorder: Sendable {
     let store: ResultStore
     let events: EventHub
@@ -23,6 +23,7 @@ struct ResultRecorder: Sendable {
     /// `--record DIR`, and the limits its cases state.
     let recording: CaseRecording?
     let limits: ExtensionLimits
+    let metrics: ServeMetrics
     let logger: Logger
 
     /// How long a result waits for the store when the disk is full or the file is locked or unwritable: while the
@@ -67,6 +68,8 @@ struct ResultRecorder: Sendable {
         ]
         for (name, milliseconds) in result.timings { metadata["push.\(name)_ms"] = .string(Self.format(milliseconds)) }
         if let killed = result.extensionReport?.killed { metadata["extension.killed"] = .string(killed) }
+        // Counted whether or not the store takes it: the device got this outcome either way.
+        metrics.recorded(result, pushType: accepted.pushType)
         do {
             try record(push.row, result: recorded, for: push.device)
         } catch {

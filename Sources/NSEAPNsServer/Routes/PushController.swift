@@ -8,7 +8,7 @@ import NSESystem
 /// APNs's provider API, `POST /3/device/{token}`: injected faults first, then provider authentication (a client
 /// certificate or a provider token), then APNs's rules (``APNsValidation``); 200 with `apns-id` and `apns-unique-id`
 /// once the push is recorded and queued, the extension running afterwards on a worker thread. Every request goes
-/// into the request log as received and answered.
+/// into the request log as received and answered, and is counted (``ServeMetrics``).
 struct PushController {
     let service: PushService
 
@@ -59,6 +59,7 @@ struct PushController {
             bytes?.count ?? headers.first(where: { $0.name == "content-length" }).flatMap { Int($0.value) }
         entry.faultID = answer.faultID
         service.requests.record(entry)
+        service.metrics.answered(headers, status: entry.status, reason: answer.reason)
         return answer.response
     }
 

@@ -20,6 +20,8 @@ struct CallTable {
 
     /// How long an ended call is kept to absorb retransmissions (Timer H / J, 64·T1).
     let linger: Duration
+    /// Where the calls in each phase are shown, as they move.
+    private let metrics: SIPServerMetrics
     /// How long an answered call is kept without a BYE (a phone call of half a day).
     static let longestDialog = Duration.seconds(12 * 3600)
 
@@ -29,13 +31,15 @@ struct CallTable {
     /// When each call came in, for `longestDialog`.
     private var arrivals: [String: ContinuousClock.Instant] = [:]
 
-    init(linger: Duration) {
+    init(linger: Duration, metrics: SIPServerMetrics = SIPServerMetrics()) {
         self.linger = linger
+        self.metrics = metrics
     }
 
     subscript(callID: String) -> HeldCall? {
         get { calls[callID] }
         set {
+            metrics.callMoved(from: calls[callID]?.phase, to: newValue?.phase)
             calls[callID] = newValue
             if newValue == nil { forget(callID) } else if arrivals[callID] == nil { arrivals[callID] = .now }
             for leg in newValue?.legs ?? [] { legs[leg.branch] = callID }

@@ -147,6 +147,8 @@ public struct SIPServerConfiguration: Sendable {
     /// The same route for these addresses of record only (as `SIPServer.aorKey` writes them): per device, the
     /// others keep PushKit.
     public var e2eeCallsFor: Set<String> = []
+    /// `--record DIR`: each push sent for a held MESSAGE written as a replay case (docs/replay.md).
+    public var recording: ServerCaseRecording?
     /// How often expired held messages and bindings are swept.
     public var expirySweepInterval: Duration
     /// Registration lifetime when the REGISTER gives none.

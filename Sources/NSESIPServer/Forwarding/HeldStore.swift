@@ -1,3 +1,4 @@
+import CoreMetrics
 import Logging
 import NSESystem
 
@@ -9,15 +10,22 @@ import NSESystem
 struct HeldStore {
     private let database: ServerDatabase?
     private let logger: Logger
+    /// Where the number of undelivered messages is shown.
+    private let metrics: SIPServerMetrics
     private var messages: [String: HeldMessage] = [:]
     /// The undelivered messages' ids by AOR: a REGISTER looks up its own, not every message kept for the lifetime.
     private var undelivered: [String: Set<String>] = [:]
+    /// The ids in `undelivered`, kept as it changes.
+    private var undeliveredCount = 0 {
+        didSet { metrics.heldMessages.set(undeliveredCount) }
+    }
     /// The last arrival order given out (orders stay strictly increasing, across restarts too).
     private var lastOrder: Int64 = 0
 
-    init(database: ServerDatabase?, logger: Logger) {
+    init(database: ServerDatabase?, logger: Logger, metrics: SIPServerMetrics = SIPServerMetrics()) {
         self.database = database
         self.logger = logger
+        self.metrics = metrics
     }
 
     /// Loads the held messages of the database (after a restart); returns them.
@@ -26,7 +34,7 @@ struct HeldStore {
         let loaded = try database.heldMessages()
         for message in loaded {
             messages[message.id] = message
-            if !message.isDelivered { undelivered[message.aor, default: []].insert(message.id) }
+            if !message.isDelivered { index(message) }
             lastOrder = max(lastOrder, message.order)
         }
         if !loaded.isEmpty {
@@ -51,7 +59,12 @@ struct HeldStore {
     mutating func hold(_ record: HeldMessage) throws(SIPServerError) {
         try database?.insert(record)
         messages[record.id] = record
-        if !record.isDelivered { undelivered[record.aor, default: []].insert(record.id) }
+        if !record.isDelivered { index(record) }
+    }
+
+    /// Puts a message in the undelivered index.
+    private mutating func index(_ message: HeldMessage) {
+        if undelivered[message.aor, default: []].insert(message.id).inserted { undeliveredCount += 1 }
     }
 
     /// Undelivered messages that have not expired, oldest first, of one AOR or of all.
@@ -105,7 +118,7 @@ struct HeldStore {
     /// Takes a message out of the undelivered index.
     private mutating func forget(_ message: HeldMessage) {
         guard var ids = undelivered[message.aor] else { return }
-        ids.remove(message.id)
+        if ids.remove(message.id) != nil { undeliveredCount -= 1 }
         undelivered[message.aor] = ids.isEmpty ? nil : ids
     }
 

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Logging
 import NSESIP
 import NSESystem
@@ -56,16 +57,23 @@ struct Registrar {
     }
 
     private let configuration: SIPServerConfiguration
+    /// Where the number of bindings is shown.
+    private let metrics: SIPServerMetrics
     /// `username password` pairs; nil when REGISTER is not authenticated.
     private(set) var users: [String: String]?
     private var bindings: [String: [Binding]] = [:]
+    /// The bindings of every AOR, kept as `bindings` changes (a REGISTER must not count them all), and shown.
+    private var bindingCount = 0 {
+        didSet { metrics.registrations.set(bindingCount) }
+    }
     /// AORs that registered once (or had messages held): a MESSAGE for one of them is answered 480, not 404.
     private var knownAORs: Set<String> = []
     /// Nonces handed out, with when (Unix seconds).
     private var nonces: [String: Int64] = [:]
 
-    init(configuration: SIPServerConfiguration) {
+    init(configuration: SIPServerConfiguration, metrics: SIPServerMetrics = SIPServerMetrics()) {
         self.configuration = configuration
+        self.metrics = metrics
     }
 
     /// Takes the configured users, and those of the users file over them.
@@ -115,6 +123,7 @@ struct Registrar {
                 expiresAt: now + .seconds(b.expiresAt - wallNow), expiresAtUnix: b.expiresAt,
                 flow: b.transport == .udp ? flow(route) : nil, route: route,
                 push: PushParameters(contactURI: contact.uri), instance: b.instance)
+            bindingCount += 1
             bindings[b.aor, default: []].append(binding)
             knownAORs.insert(b.aor)
             restored += 1
@@ -233,6 +242,7 @@ struct Registrar {
             log.error("sip server cannot store bindings", metadata: ["sip.error": "\(error)"])
             return .refused(status: 500, reason: "Binding Not Stored")
         }
+        bindingCount += current.count - (bindings[aor]?.count ?? 0)
         bindings[aor] = current.isEmpty ? nil : current
         knownAORs.insert(aor)
         let contacts = current.map { b -> String in
@@ -255,6 +265,7 @@ struct Registrar {
             for b in list where b.expiresAt <= now {
                 events.append(.unregistered(aor: aor, contact: b.contact.uri.description))
             }
+            bindingCount -= list.count - alive.count
             bindings[aor] = alive.isEmpty ? nil : alive
         }
         pruneNonces()

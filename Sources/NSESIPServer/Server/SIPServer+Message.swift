@@ -82,7 +82,20 @@ extension SIPServer {
                 log.debug("sip server not pushing one token twice", metadata: ["sip.call_id": "\(record.callID)"])
                 continue
             }
+            if case .send(let job) = plan, let recording = configuration.recording {
+                recordCase(job, recording: recording, transport: binding.route.transport)
+            }
             sendPush(plan)
+        }
+    }
+
+    /// Writes the replay case of a push about to go: what the address holds now, bodies as held.
+    private func recordCase(_ job: PushSender.Job, recording: ServerCaseRecording, transport: SIPTransportKind) {
+        let held = forwarder.held.waiting(aor: job.aor)
+        do { try recording.record(job, held: held, transport: transport.rawValue) } catch {
+            logger.error(
+                "sip server push not recorded as a case",
+                metadata: ["sip.call_id": "\(job.callID)", "recording.error": "\(error)"])
         }
     }
 

@@ -14,10 +14,12 @@ extension SIPServer: Service {
 
     /// Runs the server in a `ServiceGroup` that shuts down gracefully on SIGTERM or SIGINT (as `nse serve` does);
     /// returns once the server has stopped.
-    public func runUntilSignalled(logger: Logger) async throws {
+    /// - Parameter services: run beside the server in the same group (its `/metrics` listener), stopped after it.
+    public func runUntilSignalled(beside services: [any Service] = [], logger: Logger) async throws {
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
-                services: [.init(service: self)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+                services: services.map { .init(service: $0) } + [.init(service: self)],
+                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
     }
 }

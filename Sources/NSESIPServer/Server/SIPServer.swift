@@ -18,6 +18,8 @@ public actor SIPServer {
     /// Everything the server reports (also kept in `eventLog()`); finishes on `shutdown()`.
     public nonisolated let events: AsyncStream<SIPServerEvent>
     let logger: Logger
+    /// What the server counts (its events, and the gauges its parts set).
+    let metrics: SIPServerMetrics
     /// The event loops the sockets run on: the caller's, or a one-thread group the server made and shuts down.
     private enum EventLoops {
         case borrowed(any EventLoopGroup)
@@ -60,23 +62,25 @@ public actor SIPServer {
     private var log: EventLog
 
     /// Creates a server; without a group it owns a one-thread event loop group, released by `shutdown()`. It logs to
-    /// `logger`, the caller's (a library makes none of its own).
+    /// `logger`, the caller's (a library makes none of its own), and counts with `metrics` (by default nothing).
     public init(
         configuration: SIPServerConfiguration, eventLoopGroup: (any EventLoopGroup)? = nil,
-        logger: Logger
+        metrics: SIPServerMetrics = SIPServerMetrics(), logger: Logger
     ) {
         self.configuration = configuration
         self.logger = logger
+        self.metrics = metrics
         loops = eventLoopGroup.map { .borrowed($0) } ?? .owned(MultiThreadedEventLoopGroup(numberOfThreads: 1))
         log = EventLog()
         events = log.stream
         (inbound, inboundContinuation) = AsyncStream<InboundEvent>.makeStream(bufferingPolicy: .unbounded)
         serverTransactions = SIPServerTransactionTable(lifetime: configuration.timers.timerF)
-        calls = CallTable(linger: configuration.timers.timerF)
+        calls = CallTable(linger: configuration.timers.timerF, metrics: metrics)
         faults = SIPFaultPlan(configuration.faults)
-        registrar = Registrar(configuration: configuration)
+        registrar = Registrar(configuration: configuration, metrics: metrics)
         forwarder = Forwarder(
-            held: HeldStore(database: nil, logger: logger), timers: configuration.timers, logger: logger)
+            held: HeldStore(database: nil, logger: logger, metrics: metrics), timers: configuration.timers,
+            logger: logger)
         pushSender = PushSender(settings: configuration.push)
     }
 
@@ -94,7 +98,7 @@ public actor SIPServer {
             if let directory = configuration.databaseDirectory {
                 let database = try ServerDatabase.open(directory: directory, logger: logger)
                 self.database = database
-                var held = HeldStore(database: database, logger: logger)
+                var held = HeldStore(database: database, logger: logger, metrics: metrics)
                 for message in try held.load() { registrar.noteKnown(message.aor) }
                 forwarder = Forwarder(held: held, timers: configuration.timers, logger: logger)
             }
@@ -153,7 +157,10 @@ public actor SIPServer {
 
     // MARK: - events and tasks
 
-    func emit(_ event: SIPServerEvent) { log.append(event) }
+    func emit(_ event: SIPServerEvent) {
+        metrics.count(event)
+        log.append(event)
+    }
 
     /// Runs the task tree: a child serving each listener (and its connections), the inbound loop and the expiry
     /// sweeper, beside the spawned jobs. Returns once `shutdown()` has finished and cancelled the tree.
