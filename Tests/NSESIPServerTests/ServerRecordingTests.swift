@@ -54,4 +54,43 @@ struct ServerRecordingTests {
         #expect(!last.serialized().contains("an older secret"))
         #expect(held[0]["from"] == "sip:alice@example.org")
     }
+
+    @Test func aHeldCallsPushIsRecordedWithTheCallToPlaceAgain() async throws {
+        let dir = try TempDir()
+        defer { dir.cleanup() }
+        let push = try await PushReceiver(directory: dir)
+        defer { push.stop() }
+        var config = serverConfiguration([.udp], push: push)
+        let recording = try ServerCaseRecording(directory: dir.file("cases"))
+        config.recording = recording
+        try await withSIPServer(config) { _, addresses in
+            try await withAgent { device in
+                let registered = try await registerDevice(device, proxy: addresses.proxy(.udp))
+                #expect(registered.statusCode == 200)
+            }
+            let port = try #require(addresses.first { $0.transport == .udp }).port
+            let caller = HeldCallTransactionTests()
+            let socket = try HeldCallTransactionTests.Caller(serverPort: port)
+            let offer =
+                "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"
+                + "m=audio 4000 RTP/AVP 0\r\nm=video 4002 RTP/AVP 96\r\n"
+            socket.send(caller.request("INVITE", cseq: "1 INVITE", port: socket.port, body: offer))
+            #expect(socket.status() == 100)
+            _ = try await push.waitForRecords(1)
+            socket.send(caller.request("CANCEL", cseq: "1 CANCEL", port: socket.port))
+        }
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir.file("cases"))
+        try #require(files.count == 1, "\(files)")
+        let recorded = try JSON.parse(String(contentsOfFile: dir.file("cases/" + files[0]), encoding: .utf8))
+        #expect(recorded["push_type"] == "voip", "\(recorded)")
+        #expect(recorded["sip"]?["call"] == ["call_id": "held-udp-1", "from": "sip:alice@example.org", "video": true])
+        #expect(
+            recorded["expect"]
+                == [
+                    "outcome": "not-invoked", "call": ["call_id": "held-udp-1"],
+                ])
+        // Replayed, the case's caller places the same call and the phone's app reports it as the server expects.
+        let replayed = try TestSupport.nse(["replay", dir.file("cases/" + files[0])])
+        #expect(replayed.status == 0, "\(replayed.stdout)\(replayed.stderr)")
+    }
 }

@@ -2,6 +2,7 @@ import NSEAPNs
 import NSECrypto
 import NSEJSON
 import NSEPayload
+import NSESIP
 public import NSESystem
 import Synchronization
 
@@ -30,6 +31,40 @@ public final class ServerCaseRecording: Sendable {
     /// Writes the case of one push: `job` for the message `callID` of `aor`, which held `messages` (oldest first),
     /// registered over `transport`.
     func record(_ job: PushSender.Job, held messages: [HeldMessage], transport: String) throws(SystemError) {
+        var document = start(job, what: "a held MESSAGE")
+        document["sip"] = [
+            "transport": .string(transport),
+            "held": .array(messages.map { entry(for: $0, pushedFor: $0.callID == job.callID) }),
+        ]
+        document["expect"] = ["outcome": "rewritten", "info": ["call_id": .string(job.callID)]]
+        try write(document)
+    }
+
+    /// Writes the case of a held call's first push (PushKit, or the alert carrying a sealed offer): the case's
+    /// caller places the same call through the embedded server, and the expectation is that the app reports it.
+    func recordCall(_ job: PushSender.Job, invite: SIPRequest, transport: String) throws(SystemError) {
+        var document = start(job, what: "a held call")
+        let from = invite.headers.from
+        let video = String(decoding: invite.body, as: UTF8.self).contains("m=video")
+        var call: JSONObject = [
+            "call_id": .string(job.callID), "from": .string(from?.uri.description ?? "sip:anonymous@invalid"),
+            "video": .bool(video),
+        ]
+        if let name = from?.displayName, !name.isEmpty { call["display_name"] = .string(name) }
+        document["sip"] = ["transport": .string(transport), "call": .object(call)]
+        if job.push.pushType == .voip {
+            // The app reports the call from the push alone (Flexisip's PushKit payload does not say video), then the
+            // call it takes is the one pushed for.
+            document["expect"] = ["outcome": "not-invoked", "call": ["call_id": .string(job.callID)]]
+        } else {
+            // The sealed offer: the extension opens it and hands the call to the app.
+            document["expect"] = ["outcome": "suppressed", "reason": "voip-escalated"]
+        }
+        try write(document)
+    }
+
+    /// What every recorded case has: its name, the push as sent, where it came from, the app's bundle.
+    private func start(_ job: PushSender.Job, what: String) -> JSONObject {
         let now = SystemClock.unixMilliseconds()
         let time = SystemClock.rfc3339(unixSeconds: now / 1000)
         let sequence = written.withLock { count -> Int in
@@ -45,7 +80,7 @@ public final class ServerCaseRecording: Sendable {
         var document: JSONObject = [
             "name": .string(name),
             "description": .string(
-                "the \(push.pushType.rawValue) push nse sip-server sent for a held MESSAGE at \(time); its sealed "
+                "the \(push.pushType.rawValue) push nse sip-server sent for \(what) at \(time); its sealed "
                     + "content opens once device.key_file names the phone's key"),
             "recorded": [
                 "by": "nse sip-server", "at": .string(time), "aor": .string(job.aor), "call_id": .string(job.callID),
@@ -63,11 +98,11 @@ public final class ServerCaseRecording: Sendable {
             let bundle = topic.hasSuffix(".voip") ? String(topic.dropLast(5)) : topic
             document["device"] = ["bundle_id": .string(bundle)]
         }
-        document["sip"] = [
-            "transport": .string(transport),
-            "held": .array(messages.map { entry(for: $0, pushedFor: $0.callID == job.callID) }),
-        ]
-        document["expect"] = ["outcome": "rewritten", "info": ["call_id": .string(job.callID)]]
+        return document
+    }
+
+    private func write(_ document: JSONObject) throws(SystemError) {
+        let name = document["name"]?.stringValue ?? "case"
         let path = Path.join(directory, name + ".json")
         try FileSystem.writeAtomically(path, JSON.object(document).serialized(.pretty) + "\n", mode: 0o600)
     }

@@ -485,6 +485,13 @@ extension SIPServer {
             let plan = pushSender.planCall(
                 notice, aor: aor, invite: invite, push: push, instance: binding.instance, sealedOffer: sealedOffer)
         else { return }
+        if case .send(let job) = plan, case .incoming = notice, let recording = configuration.recording {
+            do { try recording.recordCall(job, invite: invite, transport: binding.route.transport.rawValue) } catch {
+                logger.error(
+                    "sip server push not recorded as a case",
+                    metadata: ["sip.call_id": "\(job.callID)", "recording.error": "\(error)"])
+            }
+        }
         sendPush(plan)
     }
 
