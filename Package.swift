@@ -132,8 +132,8 @@ let package = Package(
         .target(
             name: "NSESIPServer",
             dependencies: [
-                "NSEAPNs", "NSEChat", "NSESIP", "NSEDatabase", "NSEHTTP", "NSEJSON", "NSECrypto", "NSEPayload",
-                "NSESystem",
+                "NSEAPNs", "NSEChat", "NSESIP", "NSEDatabase", "NSEDevice", "NSEHTTP", "NSEJSON", "NSECrypto",
+                "NSEPayload", "NSESystem",
                 nioCore, nioPosix, nioSSL, logging, coreMetrics,
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

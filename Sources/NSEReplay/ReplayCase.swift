@@ -372,17 +372,10 @@ public struct ReplayCase: Sendable {
                 guard text == nil, plaintext == nil else {
                     throw fail(field, "gives content_type with a body as held, or text or plaintext, not both")
                 }
-                if let body = try string(message["body"], "\(field).body") {
-                    raw = (contentType, Array(body.utf8))
-                } else if let encoded = try string(message["body_base64"], "\(field).body_base64") {
-                    guard let decoded = Base64.decode(encoded) else {
-                        throw fail("\(field).body_base64", "is not base64")
-                    }
-                    raw = (contentType, decoded)
-                } else if let count = try number(message["redacted_bytes"], "\(field).redacted_bytes") {
-                    raw = (contentType, Array("[redacted: \(Int(count)) bytes]".utf8))
-                } else {
-                    throw fail(field, "with content_type needs body, body_base64 or redacted_bytes")
+                switch RecordedBody.read(message) {
+                case .body(let body): raw = (contentType, body)
+                case .absent: throw fail(field, "with content_type needs body, body_base64 or redacted_bytes")
+                case .invalid(let key, let problem): throw fail("\(field).\(key)", problem)
                 }
             } else if text == nil && plaintext == nil {
                 throw fail(field, "needs text or plaintext (or content_type and the body as held)")
@@ -486,20 +479,11 @@ public struct ReplayCase: Sendable {
                 guard let callID = try string(message["call_id"], field + ".call_id") else {
                     throw fail(field + ".call_id", "is required")
                 }
-                var body: [UInt8]
-                if let text = try string(message["body"], field + ".body") {
-                    body = Array(text.utf8)
-                } else if let encoded = try string(message["body_base64"], field + ".body_base64") {
-                    guard let decoded = Base64.decode(encoded) else {
-                        throw fail(field + ".body_base64", "is not base64")
-                    }
-                    body = decoded
-                } else if let count = try number(message["redacted_bytes"], field + ".redacted_bytes") {
-                    // Recorded without its plain text: as many bytes, said to be redacted.
-                    let marker = Array("[redacted: \(Int(count)) bytes]".utf8)
-                    body = marker
-                } else {
-                    throw fail(field, "needs body, body_base64 or redacted_bytes")
+                let body: [UInt8]
+                switch RecordedBody.read(message) {
+                case .body(let bytes): body = bytes
+                case .absent: throw fail(field, "needs body, body_base64 or redacted_bytes")
+                case .invalid(let key, let problem): throw fail("\(field).\(key)", problem)
                 }
                 appGroup.held.append(
                     StoredMessage(

@@ -117,16 +117,7 @@ struct RecordedCase {
             "call_id": .string(message.callID), "from": .string(message.from), "to": .string(message.to),
             "content_type": .string(message.contentType),
         ]
-        let text = String(decoding: message.body, as: UTF8.self)
-        if plaintext || Envelope.isCarried(by: text) {
-            if Array(text.utf8) == message.body {
-                entry["body"] = .string(text)
-            } else {
-                entry["body_base64"] = .string(Base64.encode(message.body))
-            }
-        } else {
-            entry["redacted_bytes"] = .int(Int64(message.body.count))
-        }
+        for (key, value) in RecordedBody.fields(message.body, keepPlain: plaintext) { entry[key] = value }
         return .object(entry)
     }
 

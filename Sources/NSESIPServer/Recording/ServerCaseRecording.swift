@@ -1,5 +1,6 @@
 import NSEAPNs
 import NSECrypto
+import NSEDevice
 import NSEJSON
 import NSEPayload
 import NSESIP
@@ -117,16 +118,7 @@ public final class ServerCaseRecording: Sendable {
             "call_id": .string(message.callID), "from": .string(Self.address(header("from") ?? "")),
             "content_type": .string(header("content-type") ?? "text/plain"),
         ]
-        let text = String(decoding: message.body, as: UTF8.self)
-        if plaintext || pushedFor || Envelope.isCarried(by: text) {
-            if Array(text.utf8) == message.body {
-                entry["body"] = .string(text)
-            } else {
-                entry["body_base64"] = .string(Base64.encode(message.body))
-            }
-        } else {
-            entry["redacted_bytes"] = .int(Int64(message.body.count))
-        }
+        for (key, value) in RecordedBody.fields(message.body, keepPlain: plaintext || pushedFor) { entry[key] = value }
         return .object(entry)
     }
 
