@@ -22,10 +22,13 @@ public struct PushServerConfiguration: Sendable {
     public var clientCAPath: String?
     /// How long connections may stay silent: before their protocol is known, and idle afterwards.
     public var timeouts: ConnectionTimeouts
+    /// What an HTTP/2 connection allows: its SETTINGS_MAX_CONCURRENT_STREAMS.
+    public var streams: StreamSettings
 
     public init(
         host: String, port: Int, h2cPort: Int? = nil, tlsCertificatePath: String? = nil, tlsKeyPath: String? = nil,
-        timeouts: ConnectionTimeouts = ConnectionTimeouts(), clientCAPath: String? = nil
+        timeouts: ConnectionTimeouts = ConnectionTimeouts(), streams: StreamSettings = StreamSettings(),
+        clientCAPath: String? = nil
     ) {
         self.host = host
         self.port = port
@@ -33,6 +36,7 @@ public struct PushServerConfiguration: Sendable {
         self.tlsCertificatePath = tlsCertificatePath
         self.tlsKeyPath = tlsKeyPath
         self.timeouts = timeouts
+        self.streams = streams
         self.clientCAPath = clientCAPath
     }
 }
@@ -67,6 +71,7 @@ public enum PushServer {
         }
 
         let timeouts = configuration.timeouts
+        let streams = configuration.streams
         let metrics = service.metrics
         let acknowledgements = service.acknowledgements
         // Every HTTP/1.1 connection and HTTP/2 stream reports whether its 200s were written.
@@ -78,8 +83,8 @@ public enum PushServer {
                 responder: responder,
                 server: HTTPServerBuilder { responder in
                     PrefaceSniffingChannel(
-                        responder: responder, timeouts: timeouts, http1Allowed: false, metrics: metrics,
-                        responseHandlers: answerHandlers)
+                        responder: responder, timeouts: timeouts, streams: streams, http1Allowed: false,
+                        metrics: metrics, responseHandlers: answerHandlers)
                 },
                 configuration: .init(address: .hostname(configuration.host, port: port), serverName: nil),
                 onServerRunning: { report("h2c", $0) }, logger: logger)
@@ -104,8 +109,8 @@ public enum PushServer {
                 let context = try TLSPrefaceSniffingChannel.context(tls)
                 server = HTTPServerBuilder { responder in
                     TLSPrefaceSniffingChannel(
-                        sslContext: context, responder: responder, timeouts: timeouts, metrics: metrics,
-                        responseHandlers: answerHandlers)
+                        sslContext: context, responder: responder, timeouts: timeouts, streams: streams,
+                        metrics: metrics, responseHandlers: answerHandlers)
                 }
             } catch let error as PushServerError {
                 throw error
@@ -118,7 +123,8 @@ public enum PushServer {
             // HTTP/1.1, and HTTP/2 with prior knowledge on the same port.
             server = HTTPServerBuilder { responder in
                 PrefaceSniffingChannel(
-                    responder: responder, timeouts: timeouts, metrics: metrics, responseHandlers: answerHandlers)
+                    responder: responder, timeouts: timeouts, streams: streams, metrics: metrics,
+                    responseHandlers: answerHandlers)
             }
         }
         let app = Application(

@@ -24,6 +24,8 @@ public final class PushService: Sendable {
     /// Certificate authentication (`--client-ca`): a connection with a verified client certificate pushes to the
     /// app it names; one without needs a provider token.
     public let certificates: CertificateAuthentication?
+    /// The APNs environment played (`--apns-environment`): only development answers with `apns-unique-id`.
+    public let environment: ProviderCertificate.Environment
     public let extensionCommand: [String]
     public let limits: ExtensionLimits
     /// Warm extension processes, one per device, kept between pushes (`--extension-process warm`); nil: a fresh
@@ -65,7 +67,7 @@ public final class PushService: Sendable {
         extensionCommand: [String],
         limits: ExtensionLimits = ExtensionLimits(), extensionProcesses: ExtensionProcessPool? = nil,
         authentication: ProviderAuthentication? = nil, certificates: CertificateAuthentication? = nil,
-        faults: APNsFaultPlan = APNsFaultPlan(),
+        environment: ProviderCertificate.Environment = .development, faults: APNsFaultPlan = APNsFaultPlan(),
         requestLogCapacity: Int = PushService.defaultRequestLogCapacity, lowPriorityInterval: Double = 0,
         openDatabases: Int = ResultStore.defaultMaxOpen, recording: CaseRecording? = nil,
         metrics: ServeMetrics = ServeMetrics(), logger: Logger
@@ -116,6 +118,7 @@ public final class PushService: Sendable {
         self.callbacks = callbacks
         self.authentication = authentication
         self.certificates = certificates
+        self.environment = environment
         self.extensionCommand = extensionCommand
         self.limits = limits
         self.extensionProcesses = extensionProcesses
@@ -132,6 +135,10 @@ public final class PushService: Sendable {
             queue: queue, store: store, storeThreads: storeThreads, acknowledgements: acknowledgements,
             offline: offline, lowPriority: lowPriority, runner: runner, logger: logger)
     }
+
+    /// Whether a 200 carries `apns-unique-id`: APNs sends it only in its development (sandbox) environment, for
+    /// the delivery log of Apple's Push Notifications Console.
+    public var sendsUniqueID: Bool { environment == .development }
 
     /// The default `--request-log`: requests kept for `GET /v1/requests`.
     public static let defaultRequestLogCapacity = 10_000

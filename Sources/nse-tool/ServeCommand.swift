@@ -63,7 +63,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "The APNs environment played, for client certificates: development (api.sandbox) or production.",
+            "The APNs environment played: development (api.sandbox; answers carry apns-unique-id) or production (client certificates for it, no apns-unique-id).",
             valueName: "env"))
     var apnsEnvironment: String = ProviderCertificate.Environment.development.rawValue
 
@@ -95,7 +95,19 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "A scripted answer, repeatable, used in order: e.g. status=429,count=3 or token=HEX,status=410 or delay=2 or goaway (docs/serve.md).",
+            "SETTINGS_MAX_CONCURRENT_STREAMS advertised on HTTP/2 connections, 1 to 10000 (default 1000, as APNs); streams beyond it get RST_STREAM(REFUSED_STREAM).",
+            valueName: "n"))
+    var maxConcurrentStreams: Int = StreamSettings().maxConcurrentStreams
+
+    @Flag(
+        help:
+            "After a 4xx or 5xx answer, lower the HTTP/2 connection's MAX_CONCURRENT_STREAMS to 1 until the next 200 or 5 s without a rejection, as providers report APNs does."
+    )
+    var throttleAfterRejection = false
+
+    @Option(
+        help: ArgumentHelp(
+            "A scripted answer, repeatable, used in order: e.g. status=429,count=3 or token=HEX,status=410 or delay=2 or goaway or rst_stream or status=500,empty_body (docs/serve.md).",
             valueName: "spec"))
     var fault: [String] = []
 
@@ -160,6 +172,9 @@ struct ServeCommand: AsyncParsableCommand {
         }
         guard prefaceTimeout >= 1, prefaceTimeout <= 3600 else {
             throw ValidationError("--preface-timeout must be between 1 and 3600 seconds")
+        }
+        guard StreamSettings.maxConcurrentStreamsRange.contains(maxConcurrentStreams) else {
+            throw ValidationError("--max-concurrent-streams must be between 1 and 10000")
         }
         guard lowPriorityInterval >= 0, lowPriorityInterval <= 3600 else {
             throw ValidationError("--low-priority-interval must be between 0 and 3600 seconds")
@@ -260,6 +275,7 @@ struct ServeCommand: AsyncParsableCommand {
                 throw Failure(.config, "--record: \(error.description)").exit()
             }
         }
+        let environment = ProviderCertificate.Environment(rawValue: apnsEnvironment) ?? .development
         let descriptors = Processes.raiseDescriptorLimit(to: wanted * 4 + 4096)
         // This server's own registry, served at /metrics on its listeners (docs/serve.md, "Metrics").
         let registry = MetricsRegistry(
@@ -270,10 +286,8 @@ struct ServeCommand: AsyncParsableCommand {
             limits: ExtensionLimits(budget: budget, memoryLimitKilobytes: memoryLimit.map { Int($0 * 1024) }),
             extensionProcesses: processes.pool(),
             authentication: authentication,
-            certificates: clientCa.map { _ in
-                CertificateAuthentication(
-                    environment: ProviderCertificate.Environment(rawValue: apnsEnvironment) ?? .development)
-            },
+            certificates: clientCa.map { _ in CertificateAuthentication(environment: environment) },
+            environment: environment,
             faults: APNsFaultPlan(rules: rules, unavailable: unavailable),
             requestLogCapacity: requestLog, lowPriorityInterval: lowPriorityInterval,
             openDatabases: min(wanted, ResultStore.maxOpen(fitting: descriptors)), recording: recording,
@@ -283,6 +297,8 @@ struct ServeCommand: AsyncParsableCommand {
         let configuration = PushServerConfiguration(
             host: address.host, port: address.port, h2cPort: h2c?.port, tlsCertificatePath: tlsCert, tlsKeyPath: tlsKey,
             timeouts: ConnectionTimeouts(preface: .seconds(prefaceTimeout), idle: .seconds(idleTimeout)),
+            streams: StreamSettings(
+                maxConcurrentStreams: maxConcurrentStreams, throttleAfterRejection: throttleAfterRejection),
             clientCAPath: clientCa)
         do {
             try await PushServer.run(configuration, service: service, logger: logger) { urls in

@@ -16,7 +16,9 @@ struct ServerFixture {
     var remote: String { device.config.remoteToken }
     var voip: String { device.config.voipToken }
 
-    init(concurrency: Int = 2, queue: Int = 16) throws {
+    init(
+        concurrency: Int = 2, queue: Int = 16, environment: ProviderCertificate.Environment = .development
+    ) throws {
         let root = try TestSupport.temporaryDirectory("nse-serve")
         var options = Device.Options()
         options.bundleID = "org.example.app"
@@ -24,7 +26,7 @@ struct ServerFixture {
         device = try Device.create(at: root + "/bob", options: options)
         service = PushService(
             devices: [device], concurrency: concurrency, queueCapacity: queue,
-            extensionCommand: [TestSupport.referenceExtension], logger: Logger(label: "test"))
+            extensionCommand: [TestSupport.referenceExtension], environment: environment, logger: Logger(label: "test"))
     }
 
     /// A second service on an existing device (a restarted server).

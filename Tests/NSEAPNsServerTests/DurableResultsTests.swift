@@ -125,11 +125,38 @@ import Testing
         #expect(recorded.first?["outcome"]?.stringValue == "rewritten")
     }
 
-    /// One connection opens 1,000 streams at once against SETTINGS_MAX_CONCURRENT_STREAMS 100: the excess get
-    /// RST_STREAM(REFUSED_STREAM), the rest 200, no GOAWAY, and exactly the 200s are recorded.
+    /// The server's first SETTINGS frame says APNs's 1000 unless `--max-concurrent-streams` says otherwise.
+    @Test(arguments: [nil, 1, 250, 10_000])
+    func theAdvertisedStreamLimitIsAPNssUnlessConfigured(configured: Int?) async throws {
+        var configuration = PushServerConfiguration(host: "127.0.0.1", port: 0)
+        if let configured { configuration.streams = StreamSettings(maxConcurrentStreams: configured) }
+        let server = try await InProcessServer(configuration, device: device)
+        let port = try #require(Int(server.url.split(separator: ":").last ?? ""))
+        let connection = try RawConnection(port: port)
+        connection.send(H2Frame.preface + H2Frame(type: H2Frame.settings, flags: 0, stream: 0, payload: []).bytes)
+        var reader = H2FrameReader()
+        var advertised: UInt32?
+        let deadline = Date().addingTimeInterval(10)
+        while advertised == nil, Date() < deadline, let bytes = connection.read(timeout: 2) {
+            for frame in reader.feed(bytes) where frame.type == H2Frame.settings && frame.flags & H2Frame.ack == 0 {
+                for offset in stride(from: 0, to: frame.payload.count, by: 6)
+                where frame.payload[offset] == 0 && frame.payload[offset + 1] == 3 {
+                    advertised = frame.word(at: offset + 2)
+                }
+            }
+        }
+        await server.stop()
+        #expect(advertised == UInt32(configured ?? 1000))
+    }
+
+    /// One connection opens 1,000 streams at once against a configured SETTINGS_MAX_CONCURRENT_STREAMS of 100 (the
+    /// default, 1000, would admit them all): the excess get RST_STREAM(REFUSED_STREAM), the rest 200, no GOAWAY,
+    /// and exactly the 200s are recorded.
     @Test func streamsOverTheLimitAreRefusedAndTheRestAnswered() async throws {
         let server = try await InProcessServer(
-            PushServerConfiguration(host: "127.0.0.1", port: 0), device: device, concurrency: 4, queue: 2000)
+            PushServerConfiguration(
+                host: "127.0.0.1", port: 0, streams: StreamSettings(maxConcurrentStreams: 100)),
+            device: device, concurrency: 4, queue: 2000)
         let port = try #require(Int(server.url.split(separator: ":").last ?? ""))
         let connection = try RawConnection(port: port)
         var encoder = HPACKEncoder(allocator: ByteBufferAllocator())
@@ -194,6 +221,92 @@ import Testing
         #expect(Set(recorded.compactMap { $0["apns_id"]?.stringValue }) == Set(ok.values))
         #expect(recorded.count == ok.count)
         #expect(recorded.allSatisfy { $0["acknowledged"]?.boolValue == true })
+    }
+
+    /// `--throttle-after-rejection`, as providers report APNs: a rejection brings SETTINGS_MAX_CONCURRENT_STREAMS 1,
+    /// enforced (a burst of three: one answered, two refused); the next 200 brings the configured limit back, and a
+    /// burst is answered whole again; so do 5 s without a rejection. Off (the default), a rejection changes nothing.
+    @Test(arguments: [true, false])
+    func aRejectionThrottlesTheConnectionUntilThe200(throttling: Bool) async throws {
+        let server = try await InProcessServer(
+            PushServerConfiguration(
+                host: "127.0.0.1", port: 0,
+                streams: StreamSettings(maxConcurrentStreams: 50, throttleAfterRejection: throttling)),
+            device: device)
+        let port = try #require(Int(server.url.split(separator: ":").last ?? ""))
+        let connection = try RawConnection(port: port)
+        var encoder = HPACKEncoder(allocator: ByteBufferAllocator())
+        var decoder = HPACKDecoder(allocator: ByteBufferAllocator())
+        let body = Array(#"{"aps":{"alert":"hello"}}"#.utf8)
+        var reader = H2FrameReader()
+        /// What one stream got, and every limit the server's SETTINGS said, in order.
+        var outcomes: [UInt32: String] = [:]
+        var limits: [UInt32] = []
+        var goAways = 0
+        func send(_ streams: [UInt32], token: String) throws {
+            var bytes: [UInt8] = []
+            for stream in streams {
+                bytes += try H2Frame.post(
+                    stream: stream, path: "/3/device/\(token)", headers: [("apns-topic", "org.example.app")],
+                    body: body, encoder: &encoder)
+            }
+            connection.send(bytes)
+        }
+        /// Reads until every stream of `streams` has its outcome and `limitCount` limits were said (20 s at most).
+        func collect(_ streams: [UInt32], limitCount: Int = 0) throws {
+            let deadline = Date().addingTimeInterval(20)
+            while streams.contains(where: { outcomes[$0] == nil }) || limits.count < limitCount, Date() < deadline,
+                let bytes = connection.read(timeout: 2)
+            {
+                for frame in reader.feed(bytes) {
+                    switch frame.type {
+                    case H2Frame.settings where frame.flags & H2Frame.ack == 0:
+                        connection.send(
+                            H2Frame(type: H2Frame.settings, flags: H2Frame.ack, stream: 0, payload: []).bytes)
+                        for offset in stride(from: 0, to: frame.payload.count, by: 6)
+                        where frame.payload[offset] == 0 && frame.payload[offset + 1] == 3 {
+                            limits.append(frame.word(at: offset + 2))
+                        }
+                    case H2Frame.headers:
+                        var block = ByteBuffer(bytes: frame.payload)
+                        outcomes[frame.stream] = try decoder.decodeHeaders(from: &block).first(name: ":status")
+                    case H2Frame.rstStream:
+                        outcomes[frame.stream] = frame.word(at: 0) == 0x7 ? "refused" : "RST \(frame.word(at: 0))"
+                    case H2Frame.goAway:
+                        goAways += 1
+                    default:
+                        break
+                    }
+                }
+            }
+        }
+        connection.send(H2Frame.preface + H2Frame(type: H2Frame.settings, flags: 0, stream: 0, payload: []).bytes)
+        try send([1], token: "00ff")
+        try collect([1])
+        #expect(outcomes[1] == "400")
+        try send([3, 5, 7], token: token)
+        try collect([3, 5, 7])
+        if throttling {
+            #expect([3, 5, 7].map { outcomes[$0] } == ["200", "refused", "refused"])
+        } else {
+            #expect([3, 5, 7].map { outcomes[$0] } == ["200", "200", "200"])
+        }
+        try send([9, 11, 13], token: token)
+        try collect([9, 11, 13])
+        #expect([9, 11, 13].map { outcomes[$0] } == ["200", "200", "200"])
+        // The preface's, then (throttling) 1 after the 400 and 50 again after the 200.
+        #expect(limits == (throttling ? [50, 1, 50] : [50]))
+        if throttling {
+            // Throttled again, and lifted by 5 s without a rejection, no 200 needed.
+            try send([15], token: "00ff")
+            try collect([15])
+            let rejected = Date()
+            try collect([], limitCount: 5)
+            #expect(limits == [50, 1, 50, 1, 50])
+            #expect(Date().timeIntervalSince(rejected) > 4)
+        }
+        #expect(goAways == 0)
+        await server.stop()
     }
 
     /// A lower stream id after a higher one is a connection error (RFC 9113 §5.1.1): the connection ends with

@@ -165,6 +165,120 @@ import Testing
         #expect(log.dropped == 1)
     }
 
+    /// APNs sends `apns-unique-id` only in development (sandbox); `?unique_id=` finds the request that got one.
+    @Test(arguments: ProviderCertificate.Environment.allCases)
+    func theUniqueIDIsSentInDevelopmentOnlyAndFindsItsRequest(environment: ProviderCertificate.Environment)
+        async throws
+    {
+        let fixture = try ServerFixture(environment: environment)
+        try await fixture.app.test(.router) { client in
+            _ = try await push(client, fixture.remote)
+            let uniqueID = try await client.execute(
+                uri: "/3/device/\(fixture.remote)", method: .post, headers: fields(headers),
+                body: ByteBuffer(string: alertPayload)
+            ) { response in
+                #expect(response.status == .ok)
+                #expect(response.headers[.init("apns-id")!] != nil)
+                return response.headers[.init("apns-unique-id")!]
+            }
+            let logged = try #require(try await control(client, "/v1/requests", .get).body?.arrayValue)
+            #expect(logged.count == 2)
+            switch environment {
+            case .development:
+                let sent = try #require(uniqueID)
+                #expect(APNsValidation.isUUID(sent))
+                let found = try await control(client, "/v1/requests?unique_id=\(sent.uppercased())", .get)
+                #expect(found.body?.arrayValue?.map { $0["id"]?.intValue } == [logged[0]["id"]?.intValue])
+                #expect(found.body?.arrayValue?.first?["apns_unique_id"]?.stringValue == sent)
+            case .production:
+                #expect(uniqueID == nil)
+                #expect(logged.allSatisfy { $0["apns_unique_id"] == .null })
+            }
+            let unknown = try await control(client, "/v1/requests?unique_id=\(PushService.newAPNsID())", .get)
+            #expect(unknown.status == 200 && unknown.body?.arrayValue?.isEmpty == true)
+            let bad = try await control(client, "/v1/requests?unique_id=nope", .get)
+            #expect(bad.status == 400 && bad.body?["reason"]?.stringValue == "BadUniqueId")
+        }
+        try await fixture.settle()
+        // Delivered alike: the header is the only difference.
+        #expect(try await fixture.service.results(for: fixture.device, limit: 10, since: 0).count == 2)
+    }
+
+    /// `rst_stream` and `empty_body` in both forms, and the combinations that make no sense refused.
+    @Test func streamResetAndEmptyBodyRulesAreParsedAndChecked() throws {
+        #expect(try FaultRule(spec: "rst_stream,count=2", now: 0) == FaultRule(count: 2, resetStream: true))
+        let empty = try FaultRule(spec: "status=500,empty_body", now: 0)
+        #expect(empty.emptyBody && empty.answer?.status == 500)
+        #expect(try FaultRule(json: empty.json, now: 0) == empty)
+        #expect(try FaultRule(json: ["rst_stream": true], now: 0).json["rst_stream"]?.boolValue == true)
+        for spec in [
+            "empty_body", "rst_stream,goaway", "rst_stream,status=429", "rst_stream=yes", "empty_body,goaway",
+        ] {
+            #expect(throws: FaultRule.Invalid.self, "\(spec)") { try FaultRule(spec: spec, now: 0) }
+        }
+    }
+
+    @Test func anEmptyBodyAnswerHasItsStatusAndNoBody() async throws {
+        let fixture = try ServerFixture()
+        _ = fixture.service.faults.add(FaultRule(answer: APNsError(503, "ServiceUnavailable"), emptyBody: true))
+        try await fixture.app.test(.router) { client in
+            try await client.execute(
+                uri: "/3/device/\(fixture.remote)", method: .post, headers: fields(headers),
+                body: ByteBuffer(string: alertPayload)
+            ) { response in
+                #expect(response.status.code == 503)
+                #expect(response.body.readableBytes == 0)
+                #expect(response.headers[.init("apns-id")!] != nil)
+            }
+            let logged = try await control(client, "/v1/requests", .get).body?.arrayValue?.first
+            #expect(logged?["status"]?.intValue == 503 && logged?["fault"]?.intValue == 1)
+            #expect(try await push(client, fixture.remote).status == 200)
+        }
+        try await fixture.settle()
+        #expect(try await fixture.service.results(for: fixture.device, limit: 10, since: 0).count == 1)
+    }
+
+    /// `rst_stream` over a real HTTP/2 connection: that push's stream alone gets RST_STREAM(INTERNAL_ERROR), the
+    /// next push on the same connection its 200; the reset push is logged without a status and never recorded.
+    @Test func aStreamResetFaultResetsThatStreamOnly() async throws {
+        let fixture = try ServerFixture()
+        let server = try await InProcessServer(
+            PushServerConfiguration(host: "127.0.0.1", port: 0), device: fixture.device)
+        _ = server.service.faults.add(FaultRule(resetStream: true))
+        let port = try #require(Int(server.url.split(separator: ":").last ?? ""))
+        let connection = try RawConnection(port: port)
+        var encoder = HPACKEncoder(allocator: ByteBufferAllocator())
+        var decoder = HPACKDecoder(allocator: ByteBufferAllocator())
+        var bytes = H2Frame.preface + H2Frame(type: H2Frame.settings, flags: 0, stream: 0, payload: []).bytes
+        for stream: UInt32 in [1, 3] {
+            bytes += try H2Frame.post(
+                stream: stream, path: "/3/device/\(fixture.remote)", headers: headers, body: Array(alertPayload.utf8),
+                encoder: &encoder)
+        }
+        connection.send(bytes)
+        var reader = H2FrameReader()
+        var outcomes: [UInt32: String] = [:]
+        let deadline = Date().addingTimeInterval(20)
+        while outcomes.count < 2, Date() < deadline, let read = connection.read(timeout: 2) {
+            for frame in reader.feed(read) {
+                switch frame.type {
+                case H2Frame.headers:
+                    var block = ByteBuffer(bytes: frame.payload)
+                    outcomes[frame.stream] = try decoder.decodeHeaders(from: &block).first(name: ":status")
+                case H2Frame.rstStream: outcomes[frame.stream] = "RST \(frame.word(at: 0))"
+                case H2Frame.goAway: outcomes[0] = "GOAWAY"
+                default: break
+                }
+            }
+        }
+        #expect(outcomes == [1: "RST 2", 3: "200"])
+        let logged = server.service.requests.entries().map(\.json)
+        #expect(logged.map { $0["rst_stream"]?.boolValue } == [false, true])
+        #expect(logged.last?["status"] == .null && logged.last?["goaway"]?.boolValue == false)
+        await server.stop()
+        #expect(try server.service.store.results(for: fixture.device, limit: 10).count == 1)
+    }
+
     /// `--fault goaway`: the HTTP/2 connection gets GOAWAY naming no stream as taken, with APNs's reason as debug
     /// data, and is closed; the push is not recorded; the next connection is served.
     @Test func goAwayClosesTheConnectionAndThePushIsNotTaken() async throws {

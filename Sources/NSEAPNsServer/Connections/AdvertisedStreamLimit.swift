@@ -11,18 +11,22 @@ import NIOCore
 /// - inbound, lets NIOHTTP2 apply its own settings at once: until the client acknowledges them NIOHTTP2 would use
 ///   its default of 100, and a client may send its first burst before it has read the server's SETTINGS. So an
 ///   acknowledgement is handed to NIOHTTP2 right after the client's first SETTINGS frame, and the client's own
-///   first acknowledgement, when it comes, is dropped. Then the handler leaves the pipeline.
+///   first acknowledgement, when it comes, is dropped. Then the handler leaves the pipeline, unless the connection
+///   may be throttled (``HTTP2ConnectionManager``): then it stays to send SETTINGS frames NIOHTTP2 never sees
+///   (``advertise(_:)``, which NIOHTTP2 would enforce as a connection error) and drop the client's acks of them.
 final class AdvertisedStreamLimit: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
-    /// Inbound progress: the client preface, its first SETTINGS, its first SETTINGS ACK.
+    /// Inbound progress: the client preface, its first SETTINGS, its first SETTINGS ACK; then either done (the
+    /// handler leaves) or watching for the acks of ``advertise(_:)``'s frames.
     enum Inbound {
         case preface
         case firstSettings
         case firstAck
+        case watching
         case done
     }
 
@@ -35,9 +39,35 @@ final class AdvertisedStreamLimit: ChannelDuplexHandler, RemovableChannelHandler
     static let maxConcurrentStreams: UInt16 = 0x3
 
     private let advertised: UInt32
+    /// Whether ``advertise(_:)`` may be used: the handler then stays in the pipeline.
+    private let staysForUpdates: Bool
+    /// SETTINGS frames sent by ``advertise(_:)`` whose ack has not come: those acks are dropped.
+    private var unackedUpdates = 0
+    private var context: ChannelHandlerContext?
 
-    init(advertised: UInt32) {
+    init(advertised: UInt32, staysForUpdates: Bool = false) {
         self.advertised = advertised
+        self.staysForUpdates = staysForUpdates
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
+    /// Sends a SETTINGS frame with MAX_CONCURRENT_STREAMS `value` below NIOHTTP2, between the whole frames it
+    /// writes; the client's ack of it is dropped. Only with `staysForUpdates`.
+    func advertise(_ value: UInt32) {
+        guard staysForUpdates, let context else { return }
+        var frame = context.channel.allocator.buffer(capacity: 15)
+        frame.writeBytes([0, 0, 6, Self.settingsType, 0, 0, 0, 0, 0])
+        frame.writeInteger(Self.maxConcurrentStreams)
+        frame.writeInteger(value)
+        unackedUpdates += 1
+        context.writeAndFlush(wrapOutboundOut(frame), promise: nil)
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
@@ -52,6 +82,7 @@ final class AdvertisedStreamLimit: ChannelDuplexHandler, RemovableChannelHandler
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard inbound != .done else { return context.fireChannelRead(data) }
+        // Frames are parsed for as long as the handler is here: acks of our own SETTINGS may come in any read.
         var incoming = unwrapInboundIn(data)
         pending.writeBuffer(&incoming)
         var output = ByteBuffer()
@@ -76,7 +107,10 @@ final class AdvertisedStreamLimit: ChannelDuplexHandler, RemovableChannelHandler
                 output.writeBytes(Self.settingsAck)
                 inbound = .firstAck
             } else if inbound == .firstAck, isSettings, flags & 0x1 != 0 {
-                inbound = .done  // the client's acknowledgement of what NIOHTTP2 already applied: dropped
+                // The client's acknowledgement of what NIOHTTP2 already applied: dropped.
+                inbound = staysForUpdates ? .watching : .done
+            } else if inbound == .watching, isSettings, flags & 0x1 != 0, unackedUpdates > 0 {
+                unackedUpdates -= 1  // acks come in order (RFC 9113 §6.5.3), and NIOHTTP2 has none outstanding
             } else {
                 output.writeImmutableBuffer(frame)
             }
@@ -84,6 +118,8 @@ final class AdvertisedStreamLimit: ChannelDuplexHandler, RemovableChannelHandler
         if inbound == .done {
             output.writeBuffer(&pending)
             pending = ByteBuffer()
+        } else {
+            pending.discardReadBytes()  // only a partial frame is kept: a long-lived connection's buffer stays small
         }
         if output.readableBytes > 0 { context.fireChannelRead(wrapInboundOut(output)) }
         leaveIfDone(context: context)

@@ -40,7 +40,9 @@ struct HTTP2ConnectionChannel: ServerChildChannel {
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
-            let manager = HTTP2ConnectionManager(limits: limits)
+            let advertiser = AdvertisedStreamLimit(
+                advertised: UInt32(limits.maxConcurrentStreams), staysForUpdates: limits.throttleAfterRejection)
+            let manager = HTTP2ConnectionManager(limits: limits, advertiser: advertiser)
             let boundManager = NIOLoopBound(manager, eventLoop: channel.eventLoop)
             var configuration = NIOHTTP2Handler.Configuration()
             configuration.connection.initialSettings = nioDefaultSettings.map { setting in
@@ -49,8 +51,7 @@ struct HTTP2ConnectionChannel: ServerChildChannel {
             }
             // Refused streams' DATA frames arrive after the reset: remember enough resets to drop them quietly.
             configuration.connection.maximumRecentlyResetStreams = limits.hardCap
-            try channel.pipeline.syncOperations.addHandler(
-                AdvertisedStreamLimit(advertised: UInt32(limits.maxConcurrentStreams)))
+            try channel.pipeline.syncOperations.addHandler(advertiser)
             let streamChannel = self.streamChannel
             let multiplexer = try channel.pipeline.syncOperations.configureAsyncHTTP2Pipeline(
                 mode: .server, streamDelegate: manager.streamDelegate, frameDelegate: manager.frameDelegate,
@@ -86,10 +87,16 @@ struct HTTP2ConnectionChannel: ServerChildChannel {
 /// The limits of one HTTP/2 connection.
 struct HTTP2Limits: Sendable {
     /// SETTINGS_MAX_CONCURRENT_STREAMS as advertised; streams beyond it get RST_STREAM(REFUSED_STREAM).
-    var maxConcurrentStreams = 100
+    var maxConcurrentStreams = StreamSettings.defaultMaxConcurrentStreams
     /// What NIOHTTP2 itself allows before it gives up on the connection (GOAWAY PROTOCOL_ERROR): only a client
     /// that ignores thousands of refusals reaches it.
-    var hardCap = 4096
+    var hardCap: Int { maxConcurrentStreams + 4096 }
+    /// `--throttle-after-rejection`: a rejected request lowers the connection's limit to ``throttledStreams`` until
+    /// the next 200 or ``throttleQuietPeriod`` without a rejection (``HTTP2ConnectionManager``).
+    var throttleAfterRejection = false
+    /// The limit while throttled, as APNs's reported one.
+    static let throttledStreams = 1
+    var throttleQuietPeriod: TimeAmount = .seconds(5)
     /// An HTTP/2 connection with no open stream for this long is closed (GOAWAY), as APNs closes idle ones.
     var idleTimeout: TimeAmount = .seconds(3600)
     /// After the first GOAWAY of a graceful close: how long to wait for the PING ack before the final GOAWAY.

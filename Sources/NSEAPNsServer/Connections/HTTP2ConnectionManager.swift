@@ -19,6 +19,11 @@ import NIOHTTP2
 ///   RFC 9113 §6.8 forbids and NIOHTTP2 refuses (`raisedGoawayLastStreamID`): the drain after an error stays here;
 /// - it does not close on a half-close, refuse streams after the final GOAWAY, or send an injected GOAWAY.
 /// What it would take over is one PING round trip and two timers, beside a handler that counts streams anyway.
+///
+/// With ``HTTP2Limits/throttleAfterRejection`` it also plays what providers report of APNs (pushy issues #476 and
+/// #732, rdar://27870881): a 4xx or 5xx answer on the connection lowers its SETTINGS_MAX_CONCURRENT_STREAMS to 1, at
+/// once and enforced (streams beyond 1 in flight get REFUSED_STREAM); the next 200, or
+/// ``HTTP2Limits/throttleQuietPeriod`` without another rejection, raises it back to the configured limit.
 final class HTTP2ConnectionManager: ChannelDuplexHandler {
     typealias InboundIn = HTTP2Frame
     typealias InboundOut = HTTP2Frame
@@ -35,7 +40,17 @@ final class HTTP2ConnectionManager: ChannelDuplexHandler {
         case closed
     }
 
+    /// Whether a rejection has lowered the stream limit (``HTTP2Limits/throttleAfterRejection``).
+    enum Throttle {
+        case off
+        case throttled
+    }
+
     private let limits: HTTP2Limits
+    /// Sends the SETTINGS frames of a throttle; nil when throttling is off.
+    private let advertiser: AdvertisedStreamLimit?
+    private var throttle = Throttle.off
+    private var throttleTimer: Scheduled<Void>?
     private var state = State.open
     private var context: ChannelHandlerContext?
     /// Streams NIOHTTP2 has open (refused ones included until their reset is out).
@@ -45,8 +60,17 @@ final class HTTP2ConnectionManager: ChannelDuplexHandler {
     private var lastStreamID = HTTP2StreamID(0)
     private var timer: Scheduled<Void>?
 
-    init(limits: HTTP2Limits) {
+    init(limits: HTTP2Limits, advertiser: AdvertisedStreamLimit? = nil) {
         self.limits = limits
+        self.advertiser = limits.throttleAfterRejection ? advertiser : nil
+    }
+
+    /// The limit enforced now: the configured one, or 1 while throttled.
+    private var streamLimit: Int {
+        switch throttle {
+        case .off: limits.maxConcurrentStreams
+        case .throttled: HTTP2Limits.throttledStreams
+        }
     }
 
     /// Whether a new stream may be handled: false beyond the advertised limit (the caller resets it with
@@ -56,7 +80,7 @@ final class HTTP2ConnectionManager: ChannelDuplexHandler {
         case .open, .draining: break
         case .closing, .closed: return false
         }
-        guard admitted < limits.maxConcurrentStreams else { return false }
+        guard admitted < streamLimit else { return false }
         admitted += 1
         stream.closeFuture.assumeIsolatedUnsafeUnchecked().whenComplete { _ in self.admitted -= 1 }
         return true
@@ -70,6 +94,8 @@ final class HTTP2ConnectionManager: ChannelDuplexHandler {
     func handlerRemoved(context: ChannelHandlerContext) {
         timer?.cancel()
         timer = nil
+        throttleTimer?.cancel()
+        throttleTimer = nil
         self.context = nil
         state = .closed
     }
@@ -77,6 +103,8 @@ final class HTTP2ConnectionManager: ChannelDuplexHandler {
     func channelInactive(context: ChannelHandlerContext) {
         timer?.cancel()
         timer = nil
+        throttleTimer?.cancel()
+        throttleTimer = nil
         state = .closed
         context.fireChannelInactive()
     }
@@ -129,7 +157,52 @@ final class HTTP2ConnectionManager: ChannelDuplexHandler {
         let manager: HTTP2ConnectionManager
 
         func wroteFrame(_ frame: HTTP2Frame) {
-            if case .goAway(_, let code, _) = frame.payload, code != .noError { manager.sentErrorGoAway = true }
+            switch frame.payload {
+            case .goAway(_, let code, _) where code != .noError:
+                manager.sentErrorGoAway = true
+            case .headers(let headers):
+                guard manager.advertiser != nil, let context = manager.context,
+                    let status = headers.headers.first(where: { $0.name == ":status" }).flatMap({ Int($0.value) })
+                else { return }
+                // After the answer's own frame, which NIOHTTP2 is writing now.
+                let bound = NIOLoopBound(manager, eventLoop: context.eventLoop)
+                context.eventLoop.execute { bound.value.answered(status: status) }
+            default:
+                break
+            }
+        }
+    }
+
+    // MARK: - Throttling after a rejection
+
+    /// A rejection throttles the connection (or keeps it throttled, the quiet period starting again); a 200 while
+    /// throttled lifts it.
+    private func answered(status: Int) {
+        guard let advertiser, let context else { return }
+        switch (throttle, status) {
+        case (_, 400...):
+            if case .off = throttle {
+                throttle = .throttled
+                advertiser.advertise(UInt32(HTTP2Limits.throttledStreams))
+            }
+            throttleTimer?.cancel()
+            let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+            throttleTimer = context.eventLoop.scheduleTask(in: limits.throttleQuietPeriod) { bound.value.unthrottle() }
+        case (.throttled, 200):
+            unthrottle()
+        case (.off, _), (.throttled, _):
+            break
+        }
+    }
+
+    private func unthrottle() {
+        throttleTimer?.cancel()
+        throttleTimer = nil
+        guard case .throttled = throttle else { return }
+        throttle = .off
+        switch state {
+        case .open, .draining: advertiser?.advertise(UInt32(limits.maxConcurrentStreams))
+        case .closing, .closed: break
         }
     }
 

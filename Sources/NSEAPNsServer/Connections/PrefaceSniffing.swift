@@ -34,8 +34,9 @@ struct PrefaceSniffingChannel: ServerChildChannel {
     ///   - http1Allowed: false for an HTTP/2-only listener.
     ///   - responseHandlers: extra handlers for every request/response pair (HTTP/1.1 connection or HTTP/2 stream).
     init(
-        responder: @escaping HTTPChannelHandler.Responder, timeouts: ConnectionTimeouts, http1Allowed: Bool = true,
-        metrics: ServeMetrics, responseHandlers: @escaping @Sendable () -> [any RemovableChannelHandler] = { [] }
+        responder: @escaping HTTPChannelHandler.Responder, timeouts: ConnectionTimeouts, streams: StreamSettings,
+        http1Allowed: Bool = true, metrics: ServeMetrics,
+        responseHandlers: @escaping @Sendable () -> [any RemovableChannelHandler] = { [] }
     ) {
         self.timeouts = timeouts
         self.metrics = metrics
@@ -48,6 +49,8 @@ struct PrefaceSniffingChannel: ServerChildChannel {
             : nil
         var limits = HTTP2Limits()
         limits.idleTimeout = TimeAmount(timeouts.idle)
+        limits.maxConcurrentStreams = streams.maxConcurrentStreams
+        limits.throttleAfterRejection = streams.throttleAfterRejection
         http2 = HTTP2ConnectionChannel(responder: responder, limits: limits, streamHandlers: responseHandlers)
     }
 
@@ -97,6 +100,25 @@ public struct ConnectionTimeouts: Sendable {
     }
 }
 
+/// What an HTTP/2 connection allows its client.
+public struct StreamSettings: Sendable {
+    /// SETTINGS_MAX_CONCURRENT_STREAMS, advertised and enforced (1000 by default, as APNs).
+    public var maxConcurrentStreams: Int
+
+    /// What APNs advertises, as providers report it (Apple developer forums).
+    public static let defaultMaxConcurrentStreams = 1000
+    /// The values `--max-concurrent-streams` accepts.
+    public static let maxConcurrentStreamsRange = 1...10_000
+    /// `--throttle-after-rejection`: a 4xx or 5xx answer lowers the connection's limit to 1 until the next 200, or
+    /// 5 s without another rejection, as providers report APNs does.
+    public var throttleAfterRejection: Bool
+
+    public init(maxConcurrentStreams: Int = defaultMaxConcurrentStreams, throttleAfterRejection: Bool = false) {
+        self.maxConcurrentStreams = maxConcurrentStreams
+        self.throttleAfterRejection = throttleAfterRejection
+    }
+}
+
 /// The TLS listener: TLS (offering ALPN `h2` and `http/1.1`), then the same decision by the first decrypted bytes.
 /// Deciding by bytes rather than by ALPN alone also serves clients that speak HTTP/2 over TLS without offering ALPN,
 /// as APNs does (aioapns, older pushy): Hummingbird's ALPN channel would take them for HTTP/1.1 and close them.
@@ -108,11 +130,13 @@ struct TLSPrefaceSniffingChannel: ServerChildChannel {
 
     init(
         sslContext: NIOSSLContext, responder: @escaping HTTPChannelHandler.Responder, timeouts: ConnectionTimeouts,
-        metrics: ServeMetrics, responseHandlers: @escaping @Sendable () -> [any RemovableChannelHandler] = { [] }
+        streams: StreamSettings, metrics: ServeMetrics,
+        responseHandlers: @escaping @Sendable () -> [any RemovableChannelHandler] = { [] }
     ) {
         self.sslContext = sslContext
         plaintext = PrefaceSniffingChannel(
-            responder: responder, timeouts: timeouts, metrics: metrics, responseHandlers: responseHandlers)
+            responder: responder, timeouts: timeouts, streams: streams, metrics: metrics,
+            responseHandlers: responseHandlers)
     }
 
     /// The server's TLS context, offering ALPN `h2` then `http/1.1`.

@@ -1,8 +1,8 @@
 public import NSEJSON
 
 /// One scripted answer of `nse serve`, for a push server's own tests: the next `count` pushes (to one token, or to
-/// any) get an APNs error instead of being accepted, wait before being answered, or lose their connection to a
-/// GOAWAY. Made from `--fault SPEC` or `POST /v1/control/faults` (docs/serve.md, "Fault injection").
+/// any) get an APNs error instead of being accepted (its body empty if asked), wait before being answered, lose
+/// their connection to a GOAWAY, or have their stream reset. Made from `--fault SPEC` or `POST /v1/control/faults` (docs/serve.md, "Fault injection").
 public struct FaultRule: Sendable, Equatable {
     /// The token the rule is for (lowercase hex); `nil`: every push.
     public var token: String?
@@ -10,6 +10,11 @@ public struct FaultRule: Sendable, Equatable {
     public var answer: APNsError?
     /// The connection is closed with GOAWAY (HTTP/2) or closed (HTTP/1.1); the push is not accepted.
     public var goAway: Bool
+    /// The push's HTTP/2 stream is reset (RST_STREAM INTERNAL_ERROR) instead of answered; an HTTP/1.1 connection is
+    /// closed. The push is not accepted.
+    public var resetStream: Bool
+    /// The scripted ``answer`` goes with an empty body instead of `{"reason": …}`: a client must cope with it.
+    public var emptyBody: Bool
     /// Seconds to wait before answering (the scripted answer, or the usual one).
     public var delay: Double
     /// How many pushes the rule applies to.
@@ -24,13 +29,17 @@ public struct FaultRule: Sendable, Equatable {
     public static let maxDelay = 300.0
     public static let maxCount = 1_000_000
 
-    public init(token: String? = nil, answer: APNsError? = nil, goAway: Bool = false, delay: Double = 0, count: Int = 1)
-    {
+    public init(
+        token: String? = nil, answer: APNsError? = nil, goAway: Bool = false, delay: Double = 0, count: Int = 1,
+        resetStream: Bool = false, emptyBody: Bool = false
+    ) {
         self.token = token
         self.answer = answer
         self.goAway = goAway
         self.delay = delay
         self.count = count
+        self.resetStream = resetStream
+        self.emptyBody = emptyBody
     }
 
     /// Why a rule cannot be made: one line naming the field.
@@ -39,11 +48,14 @@ public struct FaultRule: Sendable, Equatable {
     }
 
     /// From its JSON form: `{"token": HEX, "status": 429, "reason": "TooManyRequests", "timestamp": MS,
-    /// "delay": SECONDS, "goaway": true, "count": N}`; every member optional, but the rule must do something.
+    /// "delay": SECONDS, "goaway": true, "rst_stream": true, "empty_body": true, "count": N}`; every member optional,
+    /// but the rule must do something.
     /// - Parameter now: Unix milliseconds, the timestamp of a 410 that names none.
     public init(json: JSON, now: Int64) throws(Invalid) {
         guard let object = json.objectValue else { throw Invalid(description: "a fault is a JSON object") }
-        let known: Set<String> = ["token", "status", "reason", "timestamp", "delay", "goaway", "count"]
+        let known: Set<String> = [
+            "token", "status", "reason", "timestamp", "delay", "goaway", "rst_stream", "empty_body", "count",
+        ]
         if let unknown = object.keys.first(where: { !known.contains($0) }) {
             throw Invalid(
                 description: "unknown fault field \"\(unknown)\" (known: \(known.sorted().joined(separator: ", ")))")
@@ -58,6 +70,11 @@ public struct FaultRule: Sendable, Equatable {
         if let goAway = object["goaway"], !goAway.isNull {
             guard let flag = goAway.boolValue else { throw Invalid(description: "fault goaway must be true or false") }
             rule.goAway = flag
+        }
+        for (name, flag) in [("rst_stream", \FaultRule.resetStream), ("empty_body", \FaultRule.emptyBody)] {
+            guard let value = object[name], !value.isNull else { continue }
+            guard let set = value.boolValue else { throw Invalid(description: "fault \(name) must be true or false") }
+            rule[keyPath: flag] = set
         }
         if let delay = object["delay"], !delay.isNull {
             guard let seconds = delay.doubleValue, seconds >= 0, seconds <= Self.maxDelay else {
@@ -104,12 +121,16 @@ public struct FaultRule: Sendable, Equatable {
         } else if reason != nil && !rule.goAway {
             throw Invalid(description: "fault reason needs a status (or goaway)")
         }
-        if rule.goAway, rule.answer != nil {
-            throw Invalid(description: "a fault either answers a status or closes with goaway, not both")
+        if [rule.answer != nil, rule.goAway, rule.resetStream].filter({ $0 }).count > 1 {
+            throw Invalid(
+                description: "a fault answers a status, closes with goaway or resets the stream: one, not both")
+        }
+        if rule.emptyBody, rule.answer == nil {
+            throw Invalid(description: "fault empty_body needs a status")
         }
         if rule.goAway, let reason { rule.goAwayReason = reason }
-        guard rule.answer != nil || rule.goAway || rule.delay > 0 else {
-            throw Invalid(description: "a fault needs a status, goaway or a delay")
+        guard rule.answer != nil || rule.goAway || rule.resetStream || rule.delay > 0 else {
+            throw Invalid(description: "a fault needs a status, goaway, rst_stream or a delay")
         }
         self = rule
     }
@@ -122,8 +143,9 @@ public struct FaultRule: Sendable, Equatable {
     /// The reason in a GOAWAY's debug data (`{"reason": …}`, as APNs sends).
     public var goAwayReason = "Shutdown"
 
-    /// From `--fault`: comma-separated `key=value` pairs with the JSON form's names, `goaway` alone for
-    /// `goaway=true`; e.g. `status=429,count=3`, `token=ab12…,status=410`, `delay=2`, `goaway`.
+    /// From `--fault`: comma-separated `key=value` pairs with the JSON form's names, `goaway`, `rst_stream` or
+    /// `empty_body` alone for `=true`; e.g. `status=429,count=3`, `token=ab12…,status=410`, `delay=2`, `goaway`,
+    /// `rst_stream`, `status=500,empty_body`.
     public init(spec: String, now: Int64) throws(Invalid) {
         var object = JSONObject()
         for part in spec.split(separator: ",", omittingEmptySubsequences: false) {
@@ -132,9 +154,9 @@ public struct FaultRule: Sendable, Equatable {
             let value = pair.count == 2 ? pair[1].trimmingSpaces : nil
             guard !key.isEmpty else { throw Invalid(description: "--fault \(spec): an empty item") }
             switch (key, value) {
-            case ("goaway", nil): object["goaway"] = true
-            case ("goaway", let value?):
-                object["goaway"] = value == "true" ? true : value == "false" ? false : .string(value)
+            case ("goaway", nil), ("rst_stream", nil), ("empty_body", nil): object[key] = true
+            case ("goaway", let value?), ("rst_stream", let value?), ("empty_body", let value?):
+                object[key] = value == "true" ? true : value == "false" ? false : .string(value)
             case ("token", let value?), ("reason", let value?): object[key] = .string(value)
             case ("delay", let value?):
                 guard let seconds = Double(value) else {
@@ -165,6 +187,8 @@ public struct FaultRule: Sendable, Equatable {
             object["goaway"] = true
             object["reason"] = .string(goAwayReason)
         }
+        if resetStream { object["rst_stream"] = true }
+        if emptyBody { object["empty_body"] = true }
         if delay > 0 { object["delay"] = .double(delay) }
         return .object(object)
     }

@@ -24,9 +24,12 @@ public final class RequestLog: Sendable {
         /// The answer's reason (or the GOAWAY's).
         public var reason: String?
         public var apnsID: String?
+        /// The answer's `apns-unique-id`, when it had one (a 200 in development).
         public var uniqueID: String?
         /// The injected fault's id, when one decided the answer (or delayed it).
         public var faultID: Int?
+        /// The stream was reset instead of answered (an injected `rst_stream`).
+        public var streamReset = false
 
         public init(
             receivedAt: Int64, token: String, headers: [(name: String, value: String)], authentication: String,
@@ -52,7 +55,8 @@ public final class RequestLog: Sendable {
                 "id": .int(sequence), "received_at": .int(receivedAt), "token": .string(token),
                 "topic": .string(topic), "headers": .object(headerObject), "auth": .string(authentication),
                 "http_version": .string(httpVersion), "payload_bytes": .int(payloadBytes),
-                "status": .int(status), "goaway": .bool(status == nil), "reason": .string(reason),
+                "status": .int(status), "goaway": .bool(status == nil && !streamReset),
+                "rst_stream": .bool(streamReset), "reason": .string(reason),
                 "apns_id": .string(apnsID),
                 "apns_unique_id": .string(uniqueID), "fault": .int(faultID),
             ]
@@ -91,9 +95,13 @@ public final class RequestLog: Sendable {
         }
     }
 
-    /// Newest first, those above `since`, for `token` and `topic` when given, at most `limit`.
-    public func entries(token: String? = nil, topic: String? = nil, since: Int = 0, limit: Int = .max) -> [Entry] {
+    /// Newest first, those above `since`, for `token`, `topic` and `uniqueID` (its answer's `apns-unique-id`, either
+    /// case) when given, at most `limit`.
+    public func entries(
+        token: String? = nil, topic: String? = nil, uniqueID: String? = nil, since: Int = 0, limit: Int = .max
+    ) -> [Entry] {
         let token = token?.lowercased()
+        let uniqueID = uniqueID?.lowercased()
         let ordered = state.withLock { state in
             Array(state.entries[state.next...] + state.entries[..<state.next])
         }
@@ -102,6 +110,7 @@ public final class RequestLog: Sendable {
             guard entry.sequence > since else { break }
             if let token, entry.token != token { continue }
             if let topic, entry.topic != topic { continue }
+            if let uniqueID, entry.uniqueID?.lowercased() != uniqueID { continue }
             found.append(entry)
         }
         return found

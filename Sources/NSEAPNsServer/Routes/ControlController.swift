@@ -15,7 +15,7 @@ import NSESystem
 ///   keeps them) or back (what was kept is delivered), as `nse device set --online` does.
 /// - `GET /v1/control/recording`: whether pushes are being written as replay cases (`--record DIR`), where, and how
 ///   many; `PUT` `{"enabled": false}` stops it, `{"enabled": true}` starts it again (404 without `--record`).
-/// - `GET /v1/requests[?token=HEX][&topic=T][&since=ID][&limit=N]`: the request log, newest first;
+/// - `GET /v1/requests[?token=HEX][&topic=T][&unique_id=UUID][&since=ID][&limit=N]`: the request log, newest first;
 ///   `DELETE /v1/requests` clears it.
 struct ControlController {
     let service: PushService
@@ -145,8 +145,13 @@ struct ControlController {
             }
             since = parsed
         }
+        let uniqueID = query["unique_id"].map(String.init)
+        if let uniqueID, !APNsValidation.isUUID(uniqueID) {
+            return PushResponder.error(.badRequest("BadUniqueId"), apnsID: nil)
+        }
         let entries = service.requests.entries(
-            token: query["token"].map(String.init), topic: query["topic"].map(String.init), since: since, limit: limit)
+            token: query["token"].map(String.init), topic: query["topic"].map(String.init), uniqueID: uniqueID,
+            since: since, limit: limit)
         return PushResponder.json(.array(entries.map(\.json)))
     }
 }

@@ -6,8 +6,8 @@ import NSEAPNs
 import NSESystem
 
 /// APNs's provider API, `POST /3/device/{token}`: injected faults first, then provider authentication (a client
-/// certificate or a provider token), then APNs's rules (``APNsValidation``); 200 with `apns-id` and `apns-unique-id`
-/// once the push is recorded and queued, the extension running afterwards on a worker thread. Every request goes
+/// certificate or a provider token), then APNs's rules (``APNsValidation``); 200 with `apns-id` (and
+/// `apns-unique-id` in development) once the push is recorded and queued, the extension running afterwards on a worker thread. Every request goes
 /// into the request log as received and answered, and is counted (``ServeMetrics``).
 struct PushController {
     let service: PushService
@@ -25,8 +25,10 @@ struct PushController {
         var apnsID: String?
         var uniqueID: String?
         var faultID: Int?
-        /// The connection was closed instead (an injected GOAWAY): the response is never written.
+        /// The connection was closed or the stream reset instead (an injected fault): the response is never written.
         var unanswered = false
+        /// The stream was reset (an injected `rst_stream`).
+        var reset = false
 
         static func refused(_ error: APNsError, apnsID: String?) -> Answer {
             Answer(response: PushResponder.error(error, apnsID: apnsID), reason: error.reason, apnsID: apnsID)
@@ -58,6 +60,7 @@ struct PushController {
         entry.payloadBytes =
             bytes?.count ?? headers.first(where: { $0.name == "content-length" }).flatMap { Int($0.value) }
         entry.faultID = answer.faultID
+        entry.streamReset = answer.reset
         service.requests.record(entry)
         service.metrics.answered(headers, status: entry.status, reason: answer.reason)
         return answer.response
@@ -81,8 +84,19 @@ struct PushController {
             answer = .refused(.shutdown, apnsID: echoedID)
             answer.reason = rule.goAwayReason
             answer.unanswered = true
+        } else if let rule = fault?.rule, rule.resetStream {
+            await Self.resetStream(context.channel)
+            answer = .refused(.shutdown, apnsID: echoedID)
+            answer.reason = nil
+            answer.unanswered = true
+            answer.reset = true
         } else if let scripted = fault?.rule.answer {
             answer = .refused(scripted, apnsID: echoedID)
+            if fault?.rule.emptyBody == true {
+                var fields = HTTPFields()
+                fields[.init("apns-id")!] = echoedID
+                answer.response = Response(status: HTTPResponse.Status(code: scripted.status), headers: fields)
+            }
         } else {
             answer = await authenticateAndAccept(
                 bytes, token: token, headers: headers, echoedID: echoedID, certificate: certificate, context: context)
@@ -132,8 +146,9 @@ struct PushController {
         case .failure(let error):
             return .refused(error, apnsID: echoedID)
         case .success(let (push, device)):
-            // As APNs's development environment does: an id for the delivery log of Apple's Push Console. nse also
-            // uses it to find the push again if its answer cannot be written (``Acknowledgements``).
+            // As APNs's development environment does: an id for the delivery log of Apple's Push Console, sent only
+            // there. nse always makes one: it finds the push again if its answer cannot be written
+            // (``Acknowledgements``).
             let uniqueID = PushService.newAPNsID()
             if let refusal = await service.enqueue(push, to: device, uniqueID: uniqueID) {
                 return .refused(refusal, apnsID: push.apnsID)
@@ -141,9 +156,27 @@ struct PushController {
             service.acknowledgements.watchAnswer(uniqueID, on: context.channel)
             var fields = HTTPFields()
             fields[.init("apns-id")!] = push.apnsID
-            fields[.init("apns-unique-id")!] = uniqueID
-            return Answer(response: Response(status: .ok, headers: fields), apnsID: push.apnsID, uniqueID: uniqueID)
+            let sentUniqueID = service.sendsUniqueID ? uniqueID : nil
+            if let sentUniqueID { fields[.init("apns-unique-id")!] = sentUniqueID }
+            return Answer(
+                response: Response(status: .ok, headers: fields), apnsID: push.apnsID, uniqueID: sentUniqueID)
         }
+    }
+
+    /// An injected `rst_stream`: the request's HTTP/2 stream is reset with INTERNAL_ERROR, written below the HTTP
+    /// codec (by the stream's first handler, ``EndStreamFolding``); an HTTP/1.1 connection is closed. Returns once
+    /// the request's channel is closed.
+    private static func resetStream(_ channel: any Channel) async {
+        if channel.parent != nil {
+            channel.eventLoop.execute {
+                guard let first = try? channel.pipeline.syncOperations.context(handlerType: EndStreamFolding.self)
+                else { return channel.close(promise: nil) }
+                first.writeAndFlush(NIOAny(HTTP2Frame.FramePayload.rstStream(.internalError)), promise: nil)
+            }
+        } else {
+            channel.close(promise: nil)
+        }
+        try? await channel.closeFuture.get()
     }
 
     /// An injected GOAWAY: the HTTP/2 connection a stream belongs to is told to go away (its last stream taken is

@@ -193,7 +193,7 @@ struct ResultsController {
         // 202: held for an offline device, delivered (or replaced, or expired) when it is back.
         var response = PushResponder.json(result, status: result["held_offline"]?.boolValue == true ? 202 : 200)
         response.headers[.init("apns-id")!] = push.apnsID
-        response.headers[.init("apns-unique-id")!] = uniqueID
+        if service.sendsUniqueID { response.headers[.init("apns-unique-id")!] = uniqueID }
         return response
     }
 }
