@@ -42,6 +42,19 @@ struct CallCommandTests {
 
         var output: String { (try? String(contentsOfFile: stdout, encoding: .utf8)) ?? "" }
         var errors: String { (try? String(contentsOfFile: stderr, encoding: .utf8)) ?? "" }
+
+        /// The URL a server prints first (`{"listening": URL}`: nse serve, nse files), once it has (at most
+        /// `timeout` seconds).
+        func listeningURL(timeout: TimeInterval = 15) throws -> String {
+            var url: String?
+            let until = Date().addingTimeInterval(timeout)
+            while url == nil, Date() < until {
+                let first = output.split(separator: "\n").first.map(String.init) ?? ""
+                url = (try? JSON.parse(first))?["listening"]?.stringValue
+                if url == nil { usleep(50_000) }
+            }
+            return try #require(url, "the server did not start: \(errors)")
+        }
     }
 
     let root: String
@@ -289,13 +302,7 @@ struct CallCommandTests {
         func startServe(_ name: String) throws -> (Background, String) {
             let serve = try Background(
                 TestSupport.nse, ["serve", "--listen", "127.0.0.1:0", "--device", bob], in: root, name: name)
-            var url: String?
-            let until = Date().addingTimeInterval(15)
-            while url == nil, Date() < until {
-                url = (try? JSON.parse(serve.output))?["listening"]?.stringValue
-                if url == nil { usleep(50_000) }
-            }
-            return (serve, try #require(url, "serve did not start: \(serve.errors)"))
+            return (serve, try serve.listeningURL())
         }
         let (serve, url) = try startServe("serve")
         defer { _ = serve.wait(timeout: 0) }

@@ -24,15 +24,7 @@ import Testing
             TestSupport.nse,
             ["files", "--listen", "127.0.0.1:0", "--storage", root + "/\(name)-store"]
                 + faults.flatMap { ["--fault", $0] }, in: root, name: name)
-        var url: String?
-        let until = Date().addingTimeInterval(15)
-        while url == nil, Date() < until {
-            url =
-                (try? JSON.parse(server.output.split(separator: "\n").first.map(String.init) ?? ""))?["listening"]?
-                .stringValue
-            if url == nil { usleep(50_000) }
-        }
-        return (server, try #require(url, "nse files did not start: \(server.errors)"))
+        return (server, try server.listeningURL())
     }
 
     func stop(_ server: CallCommandTests.Background) {
@@ -55,10 +47,17 @@ import Testing
 
     /// The push for a plaintext sealed with `nse seal` (and its `--attach` options).
     func push(_ plaintext: String, _ options: [String]) throws -> String {
+        try Self.sealedPushFile(plaintext, to: device, in: root, options: options)
+    }
+
+    /// A push file (in `folder`) whose `enc` is `plaintext` sealed to `device` with `nse seal` and its `options`.
+    static func sealedPushFile(_ plaintext: String, to device: String, in folder: String, options: [String] = [])
+        throws -> String
+    {
         let sealed = try TestSupport.nse(["seal", "--device", device] + options, stdin: plaintext)
         try #require(sealed.status == 0, "\(sealed.stderr)")
         let envelope = sealed.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        let path = root + "/push-\(UUID().uuidString).json"
+        let path = folder + "/push-\(UUID().uuidString).json"
         try TestSupport.write(
             #"{"aps":{"alert":{"title":"New message","body":"(encrypted)"},"mutable-content":1},"enc":"\#(envelope)"}"#,
             to: path)

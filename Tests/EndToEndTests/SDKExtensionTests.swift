@@ -449,13 +449,7 @@ import Testing
             kill(serve.process.processIdentifier, SIGTERM)
             _ = serve.wait(timeout: 5)
         }
-        var url: String?
-        let until = Date().addingTimeInterval(15)
-        while url == nil, Date() < until {
-            url = (try? JSON.parse(serve.output))?["listening"]?.stringValue
-            if url == nil { usleep(50_000) }
-        }
-        let listening = try #require(url, "serve did not start: \(serve.errors)")
+        let listening = try serve.listeningURL()
         let alert = try payload("alert", Self.alert)
         for collapse in ["lunch-thread-7", nil] {
             let pushed = try TestSupport.nse(

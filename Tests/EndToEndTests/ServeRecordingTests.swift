@@ -25,13 +25,7 @@ import Testing
             TestSupport.nse,
             ["serve", "--listen", "127.0.0.1:0", "--device", device, "--record", cases] + extra, in: root,
             name: "serve")
-        var url: String?
-        let until = Date().addingTimeInterval(15)
-        while url == nil, Date() < until {
-            url = (try? JSON.parse(serve.output))?["listening"]?.stringValue
-            if url == nil { usleep(50_000) }
-        }
-        return (serve, try #require(url, "serve did not start: \(serve.errors)"))
+        return (serve, try serve.listeningURL())
     }
 
     func stop(_ serve: CallCommandTests.Background) {
@@ -41,14 +35,7 @@ import Testing
 
     /// A push whose `enc` is `plaintext` sealed with `nse seal` (to `to`, the device unless said).
     func sealedPush(_ plaintext: String, to: String? = nil) throws -> String {
-        let sealed = try TestSupport.nse(["seal", "--device", to ?? device], stdin: plaintext)
-        try #require(sealed.status == 0, "\(sealed.stderr)")
-        let envelope = sealed.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        let path = root + "/push-\(UUID().uuidString).json"
-        try TestSupport.write(
-            #"{"aps":{"alert":{"title":"New message","body":"(encrypted)"},"mutable-content":1},"enc":"\#(envelope)"}"#,
-            to: path)
-        return path
+        try MediaAttachmentTests.sealedPushFile(plaintext, to: to ?? device, in: root)
     }
 
     func push(_ url: String, _ payload: String, _ options: [String] = []) throws {
@@ -155,13 +142,7 @@ import Testing
         let serve = try CallCommandTests.Background(
             TestSupport.nse,
             ["serve", "--listen", "127.0.0.1:0", "--device", caller, "--record", cases], in: root, name: "serve")
-        var url: String?
-        let until = Date().addingTimeInterval(15)
-        while url == nil, Date() < until {
-            url = (try? JSON.parse(serve.output))?["listening"]?.stringValue
-            if url == nil { usleep(50_000) }
-        }
-        let listening = try #require(url, "serve did not start: \(serve.errors)")
+        let listening = try serve.listeningURL()
         let offer =
             #"{"type":"call","call_uuid":"6F1C6D3A-3F0B-4C59-9E55-0B7D4E0E8A11","from":"sip:bob@example.org","#
             + #""display_name":"Bob","video":true}"#
