@@ -27,4 +27,6 @@
 //   Control/                APNsFaultPlan and FaultRule (scripted answers, delays, GOAWAY, unavailable), RequestLog
 //   Metrics/                ServeMetrics: what the server counts (swift-metrics, with the executable's factory), served
 //                           by Routes/MetricsController at `/metrics`
+//   Recording/              `--record DIR`: CaseRecording (the switch, the device snapshot taken before a run, the
+//                           files), RecordedCase (one push as a replay case; docs/replay.md)
 //   Page/                   the lock-screen page at `/`: LockScreenPage, LockScreenAssets (its CSS and script)

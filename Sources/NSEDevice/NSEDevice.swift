@@ -16,3 +16,4 @@
 //   SenderIdentity            a sender's Ed25519 key file (`nse keys init`)
 //   DeviceFolder              a folder of containers (`init-many`, the token index `serve --devices` keeps)
 //   OwnerOnlyFile             keys and passwords others can read are refused
+//   RecordedBody              a message body as a recorded replay case keeps it (sealed as it is, plain by length)

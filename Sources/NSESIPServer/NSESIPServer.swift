@@ -16,4 +16,5 @@
 //                   RFC 8599 PushParameters
 //   Storage/        ServerDatabase: `sip-server.db`, bindings and held messages written through, restored on restart
 //   Metrics/        SIPServerMetrics: what the server counts (swift-metrics, with the executable's factory)
+//   Recording/      ServerCaseRecording (`--record DIR`: each push for a held MESSAGE or call as a replay case)
 //   Configuration/  SIPServerConfiguration
