@@ -238,6 +238,29 @@ import Testing
         #expect(try await fixture.service.results(for: fixture.device, limit: 10, since: 0).count == 1)
     }
 
+    @Test func aMalformedBodyAnswerHasItsStatusAndABodyThatIsNotJSON() async throws {
+        let fixture = try ServerFixture()
+        var rule = FaultRule(answer: APNsError(500, "InternalServerError"))
+        rule.malformedBody = true
+        _ = fixture.service.faults.add(rule)
+        try await fixture.app.test(.router) { client in
+            try await client.execute(
+                uri: "/3/device/\(fixture.remote)", method: .post, headers: fields(headers),
+                body: ByteBuffer(string: alertPayload)
+            ) { response in
+                #expect(response.status.code == 500)
+                let body = String(buffer: response.body)
+                #expect(body == #"{"reason":"Int"#)
+                #expect((try? JSON.parse(body)) == nil)
+            }
+            #expect(try await push(client, fixture.remote).status == 200)
+        }
+        #expect(throws: FaultRule.Invalid.self) { try FaultRule(spec: "malformed_body", now: 0) }
+        #expect(throws: FaultRule.Invalid.self) { try FaultRule(spec: "status=500,empty_body,malformed_body", now: 0) }
+        #expect(try FaultRule(spec: "status=503,malformed_body", now: 0).json["malformed_body"] == true)
+        try await fixture.settle()
+    }
+
     /// `rst_stream` over a real HTTP/2 connection: that push's stream alone gets RST_STREAM(INTERNAL_ERROR), the
     /// next push on the same connection its 200; the reset push is logged without a status and never recorded.
     @Test func aStreamResetFaultResetsThatStreamOnly() async throws {

@@ -15,6 +15,9 @@ public struct FaultRule: Sendable, Equatable {
     public var resetStream: Bool
     /// The scripted ``answer`` goes with an empty body instead of `{"reason": …}`: a client must cope with it.
     public var emptyBody: Bool
+    /// The scripted ``answer`` goes with a body that is not JSON (`{"reason":"Bad`, cut off), as a proxy that
+    /// truncated it would leave it: a client must not crash on it.
+    public var malformedBody = false
     /// Seconds to wait before answering (the scripted answer, or the usual one).
     public var delay: Double
     /// How many pushes the rule applies to.
@@ -48,13 +51,15 @@ public struct FaultRule: Sendable, Equatable {
     }
 
     /// From its JSON form: `{"token": HEX, "status": 429, "reason": "TooManyRequests", "timestamp": MS,
-    /// "delay": SECONDS, "goaway": true, "rst_stream": true, "empty_body": true, "count": N}`; every member optional,
+    /// "delay": SECONDS, "goaway": true, "rst_stream": true, "empty_body": true, "malformed_body": true,
+    /// "count": N}`; every member optional,
     /// but the rule must do something.
     /// - Parameter now: Unix milliseconds, the timestamp of a 410 that names none.
     public init(json: JSON, now: Int64) throws(Invalid) {
         guard let object = json.objectValue else { throw Invalid(description: "a fault is a JSON object") }
         let known: Set<String> = [
-            "token", "status", "reason", "timestamp", "delay", "goaway", "rst_stream", "empty_body", "count",
+            "token", "status", "reason", "timestamp", "delay", "goaway", "rst_stream", "empty_body", "malformed_body",
+            "count",
         ]
         if let unknown = object.keys.first(where: { !known.contains($0) }) {
             throw Invalid(
@@ -71,7 +76,10 @@ public struct FaultRule: Sendable, Equatable {
             guard let flag = goAway.boolValue else { throw Invalid(description: "fault goaway must be true or false") }
             rule.goAway = flag
         }
-        for (name, flag) in [("rst_stream", \FaultRule.resetStream), ("empty_body", \FaultRule.emptyBody)] {
+        for (name, flag) in [
+            ("rst_stream", \FaultRule.resetStream), ("empty_body", \FaultRule.emptyBody),
+            ("malformed_body", \FaultRule.malformedBody),
+        ] {
             guard let value = object[name], !value.isNull else { continue }
             guard let set = value.boolValue else { throw Invalid(description: "fault \(name) must be true or false") }
             rule[keyPath: flag] = set
@@ -128,6 +136,9 @@ public struct FaultRule: Sendable, Equatable {
         if rule.emptyBody, rule.answer == nil {
             throw Invalid(description: "fault empty_body needs a status")
         }
+        if rule.malformedBody, rule.answer == nil || rule.emptyBody {
+            throw Invalid(description: "fault malformed_body needs a status, and not empty_body")
+        }
         if rule.goAway, let reason { rule.goAwayReason = reason }
         guard rule.answer != nil || rule.goAway || rule.resetStream || rule.delay > 0 else {
             throw Invalid(description: "a fault needs a status, goaway, rst_stream or a delay")
@@ -154,8 +165,9 @@ public struct FaultRule: Sendable, Equatable {
             let value = pair.count == 2 ? pair[1].trimmingSpaces : nil
             guard !key.isEmpty else { throw Invalid(description: "--fault \(spec): an empty item") }
             switch (key, value) {
-            case ("goaway", nil), ("rst_stream", nil), ("empty_body", nil): object[key] = true
-            case ("goaway", let value?), ("rst_stream", let value?), ("empty_body", let value?):
+            case ("goaway", nil), ("rst_stream", nil), ("empty_body", nil), ("malformed_body", nil): object[key] = true
+            case ("goaway", let value?), ("rst_stream", let value?), ("empty_body", let value?),
+                ("malformed_body", let value?):
                 object[key] = value == "true" ? true : value == "false" ? false : .string(value)
             case ("token", let value?), ("reason", let value?): object[key] = .string(value)
             case ("delay", let value?):
@@ -189,6 +201,7 @@ public struct FaultRule: Sendable, Equatable {
         }
         if resetStream { object["rst_stream"] = true }
         if emptyBody { object["empty_body"] = true }
+        if malformedBody { object["malformed_body"] = true }
         if delay > 0 { object["delay"] = .double(delay) }
         return .object(object)
     }

@@ -92,10 +92,17 @@ struct PushController {
             answer.reset = true
         } else if let scripted = fault?.rule.answer {
             answer = .refused(scripted, apnsID: echoedID)
-            if fault?.rule.emptyBody == true {
+            if fault?.rule.emptyBody == true || fault?.rule.malformedBody == true {
                 var fields = HTTPFields()
                 fields[.init("apns-id")!] = echoedID
-                answer.response = Response(status: HTTPResponse.Status(code: scripted.status), headers: fields)
+                var body = ByteBuffer()
+                if fault?.rule.malformedBody == true {
+                    fields[.contentType] = "application/json"
+                    body = ByteBuffer(string: "{\"reason\":\"\(scripted.reason.prefix(3))")
+                }
+                answer.response = Response(
+                    status: HTTPResponse.Status(code: scripted.status), headers: fields,
+                    body: ResponseBody(byteBuffer: body))
             }
         } else {
             answer = await authenticateAndAccept(
