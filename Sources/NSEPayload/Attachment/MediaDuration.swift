@@ -55,47 +55,57 @@ public enum MediaDuration {
         }
     }
 
-    // MARK: - RIFF WAVE: duration = data bytes / byte rate.
+    /// What a chunk walk does after one chunk: go on to the next, or end with this answer.
+    enum Step {
+        case next
+        case done(Double?)
+    }
 
-    static func wave(_ reader: Reader) -> Double? {
+    /// Walks the chunks of a RIFF (little-endian sizes) or IFF (big-endian) file after its 12-byte header, at most
+    /// `maximumSteps` of them, until `visit` (a chunk's four-letter id, where its content starts, its length) is done.
+    static func walkChunks(
+        _ reader: Reader, bigEndian: Bool, _ visit: (_ id: ArraySlice<UInt8>, _ content: Int, _ length: Int) -> Step
+    ) -> Double? {
         var offset = 12
-        var byteRate: UInt32?
         for _ in 0..<maximumSteps {
             let header = reader.bytes(offset, 8)
             guard header.count == 8 else { return nil }
-            let length = Int(littleEndian32(header, 4))
-            if header.starts(with: Array("fmt ".utf8)) {
-                let format = reader.bytes(offset + 8, 16)
-                guard format.count == 16 else { return nil }
-                byteRate = littleEndian32(format, 8)
-            } else if header.starts(with: Array("data".utf8)) {
-                guard let byteRate, byteRate > 0 else { return nil }
-                // A recorder that never finished leaves the size 0 or too large: count what the file holds.
-                let available = reader.size - offset - 8
-                let dataBytes = length == 0 || length > available ? available : length
-                return Double(dataBytes) / Double(byteRate)
-            }
+            let length = Int(bigEndian ? bigEndian32(header, 4) : littleEndian32(header, 4))
+            if case .done(let answer) = visit(header[0..<4], offset + 8, length) { return answer }
             offset += 8 + length + (length & 1)
         }
         return nil
     }
 
+    // MARK: - RIFF WAVE: duration = data bytes / byte rate.
+
+    static func wave(_ reader: Reader) -> Double? {
+        var byteRate: UInt32?
+        return walkChunks(reader, bigEndian: false) { id, content, length in
+            if id.elementsEqual("fmt ".utf8) {
+                let format = reader.bytes(content, 16)
+                guard format.count == 16 else { return .done(nil) }
+                byteRate = littleEndian32(format, 8)
+            } else if id.elementsEqual("data".utf8) {
+                guard let byteRate, byteRate > 0 else { return .done(nil) }
+                // A recorder that never finished leaves the size 0 or too large: count what the file holds.
+                let available = reader.size - content
+                let dataBytes = length == 0 || length > available ? available : length
+                return .done(Double(dataBytes) / Double(byteRate))
+            }
+            return .next
+        }
+    }
+
     // MARK: - AIFF: duration = sample frames / sample rate (an 80-bit float).
 
     static func aiff(_ reader: Reader) -> Double? {
-        var offset = 12
-        for _ in 0..<maximumSteps {
-            let header = reader.bytes(offset, 8)
-            guard header.count == 8 else { return nil }
-            let length = Int(bigEndian32(header, 4))
-            if header.starts(with: Array("COMM".utf8)) {
-                let common = reader.bytes(offset + 8, 18)
-                guard common.count == 18, let rate = extended80(Array(common[8..<18])), rate > 0 else { return nil }
-                return Double(bigEndian32(common, 2)) / rate
-            }
-            offset += 8 + length + (length & 1)
+        walkChunks(reader, bigEndian: true) { id, content, _ in
+            guard id.elementsEqual("COMM".utf8) else { return .next }
+            let common = reader.bytes(content, 18)
+            guard common.count == 18, let rate = extended80(Array(common[8..<18])), rate > 0 else { return .done(nil) }
+            return .done(Double(bigEndian32(common, 2)) / rate)
         }
-        return nil
     }
 
     /// An IEEE 754 80-bit extended float (AIFF's sample rate).
