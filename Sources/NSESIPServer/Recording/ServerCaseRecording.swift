@@ -122,11 +122,9 @@ public final class ServerCaseRecording: Sendable {
         return .object(entry)
     }
 
-    /// The URI of a From header (`"Alice" <sip:alice@example.org>;tag=1` → `sip:alice@example.org`).
+    /// The URI of a From header (`"Alice" <sip:alice@example.org>;tag=1` → `sip:alice@example.org`), read by NSESIP's
+    /// name-address parser; the server accepted the MESSAGE, so its From parses.
     static func address(_ value: String) -> String {
-        if let open = value.firstIndex(of: "<"), let close = value[open...].firstIndex(of: ">") {
-            return String(value[value.index(after: open)..<close])
-        }
-        return String(value.split(separator: ";").first ?? "").filter { !$0.isWhitespace }
+        (try? SIPNameAddress(parsing: value))?.uri.description ?? ""
     }
 }
