@@ -157,6 +157,13 @@ public struct ProviderTokenVerifier: Sendable {
         return decodeSegment(header)?["kid"]?.stringValue
     }
 
+    /// The team (`iss`) a token's claims name, unverified: whose connection it is, before it is checked.
+    public static func issuer(of token: String) -> String? {
+        let segments = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard segments.count == 3 else { return nil }
+        return decodeSegment(segments[1])?["iss"]?.stringValue
+    }
+
     /// The token in an `authorization` header value (`bearer <jwt>`, scheme case-insensitive), or `nil`.
     public static func bearerToken(_ authorization: String) -> String? {
         let parts = authorization.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)

@@ -73,6 +73,7 @@ public enum PushServer {
         let timeouts = configuration.timeouts
         let streams = configuration.streams
         let metrics = service.metrics
+        let faults = service.faults
         let acknowledgements = service.acknowledgements
         // Every HTTP/1.1 connection and HTTP/2 stream reports whether its 200s were written.
         let answerHandlers: @Sendable () -> [any RemovableChannelHandler] = {
@@ -84,7 +85,7 @@ public enum PushServer {
                 server: HTTPServerBuilder { responder in
                     PrefaceSniffingChannel(
                         responder: responder, timeouts: timeouts, streams: streams, http1Allowed: false,
-                        metrics: metrics, responseHandlers: answerHandlers)
+                        metrics: metrics, faults: faults, responseHandlers: answerHandlers)
                 },
                 configuration: .init(address: .hostname(configuration.host, port: port), serverName: nil),
                 onServerRunning: { report("h2c", $0) }, logger: logger)
@@ -110,7 +111,7 @@ public enum PushServer {
                 server = HTTPServerBuilder { responder in
                     TLSPrefaceSniffingChannel(
                         sslContext: context, responder: responder, timeouts: timeouts, streams: streams,
-                        metrics: metrics, responseHandlers: answerHandlers)
+                        metrics: metrics, faults: faults, responseHandlers: answerHandlers)
                 }
             } catch let error as PushServerError {
                 throw error
@@ -123,7 +124,7 @@ public enum PushServer {
             // HTTP/1.1, and HTTP/2 with prior knowledge on the same port.
             server = HTTPServerBuilder { responder in
                 PrefaceSniffingChannel(
-                    responder: responder, timeouts: timeouts, streams: streams, metrics: metrics,
+                    responder: responder, timeouts: timeouts, streams: streams, metrics: metrics, faults: faults,
                     responseHandlers: answerHandlers)
             }
         }

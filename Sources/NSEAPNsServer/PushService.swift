@@ -33,6 +33,8 @@ public final class PushService: Sendable {
     public let extensionProcesses: ExtensionProcessPool?
     /// The faults injected now (`--fault`, `/v1/control/faults`, `/v1/control/unavailable`).
     public let faults: APNsFaultPlan
+    /// Each provider's connections, counted while a `max_connections` fault rule is set.
+    let providerConnections = ProviderConnections()
     /// `--record DIR`: pushes written as replay cases (`/v1/control/recording` switches it).
     public let recording: CaseRecording?
     /// Every `POST /3/device` as received and answered (`GET /v1/requests`).

@@ -107,7 +107,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "A scripted answer, repeatable, used in order: e.g. status=429,count=3 or token=HEX,status=410 or delay=2 or goaway or rst_stream or status=500,empty_body (docs/serve.md).",
+            "A scripted answer, repeatable, used in order: e.g. status=429,count=3 or token=HEX,status=410 or delay=2 or goaway or rst_stream or status=500,empty_body; for connections connect_delay=2,count=3 or settings_delay=1 or max_connections=2 (docs/serve.md).",
             valueName: "spec"))
     var fault: [String] = []
 

@@ -306,7 +306,7 @@ final class HTTP2ConnectionManager: ChannelDuplexHandler {
     /// An injected fault (docs/serve.md, "Fault injection"): GOAWAY naming the stream before `streamID` as the last
     /// one taken, with APNs's `{"reason": …}` as debug data, and the connection closed at once. Streams still open
     /// are cut off, as when APNs drops a connection; their pushes' answers are never written.
-    func goAway(before streamID: HTTP2StreamID?, reason: String) {
+    func goAway(before streamID: HTTP2StreamID?, reason: String, code: HTTP2ErrorCode = .noError) {
         guard let context else { return }
         if case .closed = state { return }
         timer?.cancel()
@@ -317,7 +317,7 @@ final class HTTP2ConnectionManager: ChannelDuplexHandler {
         var data = context.channel.allocator.buffer(capacity: 32)
         data.writeString(#"{"reason":"\#(reason)"}"#)
         let frame = HTTP2Frame(
-            streamID: .rootStream, payload: .goAway(lastStreamID: last, errorCode: .noError, opaqueData: data))
+            streamID: .rootStream, payload: .goAway(lastStreamID: last, errorCode: code, opaqueData: data))
         context.writeAndFlush(wrapOutboundOut(frame), promise: nil)
         close(context: context)
     }

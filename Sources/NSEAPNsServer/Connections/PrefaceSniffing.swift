@@ -29,17 +29,20 @@ struct PrefaceSniffingChannel: ServerChildChannel {
     let timeouts: ConnectionTimeouts
     /// Where the connections open now are counted.
     let metrics: ServeMetrics
+    /// The injected faults: `connect_delay` and `settings_delay` rules are taken here.
+    let faults: APNsFaultPlan?
 
     /// - Parameters:
     ///   - http1Allowed: false for an HTTP/2-only listener.
     ///   - responseHandlers: extra handlers for every request/response pair (HTTP/1.1 connection or HTTP/2 stream).
     init(
         responder: @escaping HTTPChannelHandler.Responder, timeouts: ConnectionTimeouts, streams: StreamSettings,
-        http1Allowed: Bool = true, metrics: ServeMetrics,
+        http1Allowed: Bool = true, metrics: ServeMetrics, faults: APNsFaultPlan? = nil,
         responseHandlers: @escaping @Sendable () -> [any RemovableChannelHandler] = { [] }
     ) {
         self.timeouts = timeouts
         self.metrics = metrics
+        self.faults = faults
         http1 =
             http1Allowed
             ? HTTP1Channel(
@@ -60,7 +63,20 @@ struct PrefaceSniffingChannel: ServerChildChannel {
         connections.increment()
         channel.closeFuture.whenComplete { _ in connections.decrement() }
         let promise = channel.eventLoop.makePromise(of: Negotiated.self)
-        let sniffer = PrefaceSniffer(promise: promise, timeout: TimeAmount(timeouts.preface)) { isHTTP2 in
+        // A `connect_delay` fault: nothing is read (no TLS handshake, no preface) until it is over; the preface
+        // timeout counts from then.
+        let connectDelay = faults?.takeConnectDelay().map { TimeAmount.milliseconds(Int64($0 * 1000)) }
+        if let connectDelay {
+            try? channel.syncOptions?.setOption(.autoRead, value: false)
+            channel.eventLoop.scheduleTask(in: connectDelay) {
+                channel.setOption(.autoRead, value: true).whenFailure { _ in }
+            }
+        }
+        let faults = faults
+        let sniffer = PrefaceSniffer(
+            promise: promise, timeout: TimeAmount(timeouts.preface) + (connectDelay ?? .zero),
+            settingsDelay: { faults?.takeSettingsDelay().map { .milliseconds(Int64($0 * 1000)) } }
+        ) { isHTTP2 in
             if isHTTP2 { return http2.setup(channel: channel, logger: logger).map { .http2($0) } }
             guard let http1 else { return channel.eventLoop.makeFailedFuture(PrefaceSniffer.NotHTTP2()) }
             return http1.setup(channel: channel, logger: logger).map { .http1($0) }
@@ -130,12 +146,12 @@ struct TLSPrefaceSniffingChannel: ServerChildChannel {
 
     init(
         sslContext: NIOSSLContext, responder: @escaping HTTPChannelHandler.Responder, timeouts: ConnectionTimeouts,
-        streams: StreamSettings, metrics: ServeMetrics,
+        streams: StreamSettings, metrics: ServeMetrics, faults: APNsFaultPlan? = nil,
         responseHandlers: @escaping @Sendable () -> [any RemovableChannelHandler] = { [] }
     ) {
         self.sslContext = sslContext
         plaintext = PrefaceSniffingChannel(
-            responder: responder, timeouts: timeouts, streams: streams, metrics: metrics,
+            responder: responder, timeouts: timeouts, streams: streams, metrics: metrics, faults: faults,
             responseHandlers: responseHandlers)
     }
 
@@ -173,6 +189,8 @@ final class PrefaceSniffer: ChannelInboundHandler, RemovableChannelHandler {
     enum State {
         /// Reading the first bytes.
         case sniffing
+        /// HTTP/2, its SETTINGS held back by a `settings_delay` fault; bytes read meanwhile are kept for it.
+        case holdingSettings
         /// The protocol is known and its pipeline being set up; bytes read meanwhile are kept for it.
         case decided
         /// Closed before a protocol was known.
@@ -184,6 +202,8 @@ final class PrefaceSniffer: ChannelInboundHandler, RemovableChannelHandler {
     private let promise: EventLoopPromise<PrefaceSniffingChannel.Negotiated>
     private let configure: (Bool) -> EventLoopFuture<PrefaceSniffingChannel.Negotiated>
     private let timeout: TimeAmount
+    /// Takes a `settings_delay` fault for an HTTP/2 connection, if one is set.
+    private let settingsDelay: () -> TimeAmount?
     private var buffered: ByteBuffer?
     private var state = State.sniffing
     /// The protocol TLS's ALPN agreed on, if any: then the first bytes are that protocol's, whatever they are. Only
@@ -193,10 +213,12 @@ final class PrefaceSniffer: ChannelInboundHandler, RemovableChannelHandler {
 
     init(
         promise: EventLoopPromise<PrefaceSniffingChannel.Negotiated>, timeout: TimeAmount,
+        settingsDelay: @escaping () -> TimeAmount? = { nil },
         configure: @escaping (Bool) -> EventLoopFuture<PrefaceSniffingChannel.Negotiated>
     ) {
         self.promise = promise
         self.timeout = timeout
+        self.settingsDelay = settingsDelay
         self.configure = configure
     }
 
@@ -225,9 +247,25 @@ final class PrefaceSniffer: ChannelInboundHandler, RemovableChannelHandler {
             isHTTP2 = bytes.prefix(count).elementsEqual(Self.preface.prefix(count))
             if isHTTP2 && count < Self.preface.count { return }  // a prefix of the preface so far: wait for more
         }
-        state = .decided
         timer?.cancel()
         timer = nil
+        if isHTTP2, let delay = settingsDelay() {
+            state = .holdingSettings
+            let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            timer = context.eventLoop.scheduleTask(in: delay) {
+                let (sniffer, context) = bound.value
+                guard case .holdingSettings = sniffer.state else { return }
+                sniffer.timer = nil
+                sniffer.setUp(isHTTP2: true, context: context)
+            }
+            return
+        }
+        setUp(isHTTP2: isHTTP2, context: context)
+    }
+
+    /// Sets up the protocol's pipeline, then replays the bytes read so far into it.
+    private func setUp(isHTTP2: Bool, context: ChannelHandlerContext) {
+        state = .decided
         configure(isHTTP2).assumeIsolated().whenComplete { result in
             switch result {
             case .success(let negotiated):
@@ -250,7 +288,10 @@ final class PrefaceSniffer: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        guard case .sniffing = state else { return context.fireUserInboundEventTriggered(event) }
+        switch state {
+        case .sniffing, .holdingSettings: break
+        case .decided, .abandoned: return context.fireUserInboundEventTriggered(event)
+        }
         if case .handshakeCompleted(let negotiated) = event as? TLSUserEvent {
             agreed = negotiated
             context.fireUserInboundEventTriggered(event)
@@ -264,12 +305,12 @@ final class PrefaceSniffer: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        guard case .sniffing = state else { return context.fireErrorCaught(error) }
+        guard isUndecided else { return context.fireErrorCaught(error) }
         abandon(context: context, error)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        if case .sniffing = state {
+        if isUndecided {
             state = .abandoned
             timer?.cancel()
             promise.fail(ChannelError.eof)
@@ -280,15 +321,23 @@ final class PrefaceSniffer: ChannelInboundHandler, RemovableChannelHandler {
     func handlerRemoved(context: ChannelHandlerContext) {
         timer?.cancel()
         timer = nil
-        if case .sniffing = state {
+        if isUndecided {
             state = .abandoned
             promise.fail(ChannelError.ioOnClosedChannel)
         }
     }
 
-    /// Closes a connection whose protocol is not known yet.
+    /// Whether the connection is still this handler's: no pipeline set up for it yet.
+    private var isUndecided: Bool {
+        switch state {
+        case .sniffing, .holdingSettings: true
+        case .decided, .abandoned: false
+        }
+    }
+
+    /// Closes a connection whose protocol is not known yet (or whose HTTP/2 pipeline is held back).
     private func abandon(context: ChannelHandlerContext, _ error: any Error) {
-        guard case .sniffing = state else { return }
+        guard isUndecided else { return }
         state = .abandoned
         timer?.cancel()
         timer = nil

@@ -19,7 +19,7 @@ public final class APNsFaultPlan: Sendable {
 
     /// Adds a rule after the others; returns its entry.
     @discardableResult
-    public func add(_ rule: FaultRule) -> Entry { rules.add(rule, count: rule.count) }
+    public func add(_ rule: FaultRule) -> Entry { rules.add(rule, count: rule.uses) }
 
     /// Removes one rule; false if there is none with that id.
     public func remove(id: Int) -> Bool { rules.remove(id: id) }
@@ -44,9 +44,35 @@ public final class APNsFaultPlan: Sendable {
     public func take(token: String) -> (id: Int, rule: FaultRule)? {
         let token = token.lowercased()
         let taken = rules.take { entries in
-            entries.firstIndex { $0.rule.token == nil || $0.rule.token == token }.map { [$0] } ?? []
+            entries.firstIndex { $0.rule.connection == nil && ($0.rule.token == nil || $0.rule.token == token) }
+                .map { [$0] } ?? []
         }
         return taken.first.map { ($0.id, $0.rule) }
+    }
+
+    /// The first `connect_delay` rule, used once by a new connection: how long to leave it unread.
+    public func takeConnectDelay() -> Double? {
+        takeConnection { if case .connectDelay(let seconds) = $0 { seconds } else { nil } }
+    }
+
+    /// The first `settings_delay` rule, used once by a new HTTP/2 connection: how long its SETTINGS frame waits.
+    public func takeSettingsDelay() -> Double? {
+        takeConnection { if case .settingsDelay(let seconds) = $0 { seconds } else { nil } }
+    }
+
+    /// The tightest `max_connections` rule (never used up): its id and cap.
+    public var connectionCap: (id: Int, cap: Int)? {
+        entries.compactMap { entry -> (id: Int, cap: Int)? in
+            guard case .maxConnections(let cap) = entry.rule.connection else { return nil }
+            return (entry.id, cap)
+        }.min { $0.cap < $1.cap }
+    }
+
+    private func takeConnection(_ seconds: (FaultRule.ConnectionFault) -> Double?) -> Double? {
+        let taken = rules.take { entries in
+            entries.firstIndex { $0.rule.connection.flatMap(seconds) != nil }.map { [$0] } ?? []
+        }
+        return taken.first?.rule.connection.flatMap(seconds)
     }
 
     /// `GET /v1/control/faults`: `{"unavailable": REASON or null, "rules": [...]}`.
@@ -56,11 +82,11 @@ public final class APNsFaultPlan: Sendable {
 }
 
 extension CountedRules<FaultRule>.Entry {
-    /// The rule's JSON with its `id` and what is left (`remaining`).
+    /// The rule's JSON with its `id` and what is left (`remaining`; null for a cap, which stays until removed).
     public var json: JSON {
         var object = rule.json.objectValue ?? JSONObject()
         object["id"] = .int(id)
-        object["remaining"] = .int(remaining ?? 0)
+        object["remaining"] = remaining.map { .int($0) } ?? .null
         return .object(object)
     }
 }

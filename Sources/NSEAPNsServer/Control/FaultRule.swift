@@ -2,8 +2,25 @@ public import NSEJSON
 
 /// One scripted answer of `nse serve`, for a push server's own tests: the next `count` pushes (to one token, or to
 /// any) get an APNs error instead of being accepted (its body empty if asked), wait before being answered, lose
-/// their connection to a GOAWAY, or have their stream reset. Made from `--fault SPEC` or `POST /v1/control/faults` (docs/serve.md, "Fault injection").
+/// their connection to a GOAWAY, or have their stream reset; or, for a ``ConnectionFault``, the next connections
+/// wait, or a provider's connections are capped. Made from `--fault SPEC` or `POST /v1/control/faults`
+/// (docs/serve.md, "Fault injection").
 public struct FaultRule: Sendable, Equatable {
+    /// A rule about connections rather than pushes.
+    public enum ConnectionFault: Sendable, Equatable {
+        /// The next `count` connections are not read for this many seconds: no TLS handshake, no preface, nothing
+        /// answered, as an overloaded front end that accepts late.
+        case connectDelay(Double)
+        /// The next `count` HTTP/2 connections get the server's SETTINGS frame this many seconds late: a client that
+        /// waits for it before its first request waits too.
+        case settingsDelay(Double)
+        /// At most this many connections per provider (until the rule is removed); a connection past it is sent
+        /// GOAWAY(ENHANCE_YOUR_CALM) at its first push, which is not taken.
+        case maxConnections(Int)
+    }
+
+    /// Set for a rule about connections; then no push field is.
+    public var connection: ConnectionFault?
     /// The token the rule is for (lowercase hex); `nil`: every push.
     public var token: String?
     /// The answer instead of acceptance: APNs's status and reason (410's `timestamp` too).
@@ -57,13 +74,18 @@ public struct FaultRule: Sendable, Equatable {
     /// - Parameter now: Unix milliseconds, the timestamp of a 410 that names none.
     public init(json: JSON, now: Int64) throws(Invalid) {
         guard let object = json.objectValue else { throw Invalid(description: "a fault is a JSON object") }
-        let known: Set<String> = [
+        let pushFields: Set<String> = [
             "token", "status", "reason", "timestamp", "delay", "goaway", "rst_stream", "empty_body", "malformed_body",
-            "count",
         ]
+        let connectionFields: Set<String> = ["connect_delay", "settings_delay", "max_connections"]
+        let known = pushFields.union(connectionFields).union(["count"])
         if let unknown = object.keys.first(where: { !known.contains($0) }) {
             throw Invalid(
                 description: "unknown fault field \"\(unknown)\" (known: \(known.sorted().joined(separator: ", ")))")
+        }
+        if object.keys.contains(where: connectionFields.contains) {
+            self = try Self.connectionRule(object, pushFields: pushFields)
+            return
         }
         var rule = FaultRule()
         if let token = object["token"], !token.isNull {
@@ -146,6 +168,47 @@ public struct FaultRule: Sendable, Equatable {
         self = rule
     }
 
+    /// A rule about connections: one of `connect_delay`, `settings_delay` (with `count`) or `max_connections`, and
+    /// nothing about pushes.
+    private static func connectionRule(_ object: JSONObject, pushFields: Set<String>) throws(Invalid) -> FaultRule {
+        let named = ["connect_delay", "settings_delay", "max_connections"].filter { object[$0] != nil }
+        guard named.count == 1, let name = named.first, let value = object[name] else {
+            throw Invalid(description: "a fault has one of connect_delay, settings_delay and max_connections, not two")
+        }
+        if let field = object.keys.sorted().first(where: pushFields.contains) {
+            throw Invalid(description: "fault \(name) is about connections: it takes no \(field)")
+        }
+        var rule = FaultRule()
+        switch name {
+        case "max_connections":
+            guard let number = value.intValue, number >= 1, number <= 100_000 else {
+                throw Invalid(description: "fault max_connections must be between 1 and 100000")
+            }
+            guard object["count"] == nil else {
+                throw Invalid(description: "fault max_connections stays until removed: it takes no count")
+            }
+            rule.connection = .maxConnections(Int(number))
+        default:
+            guard let seconds = value.doubleValue, seconds > 0, seconds <= maxDelay else {
+                throw Invalid(description: "fault \(name) must be seconds above 0 and at most \(Int(maxDelay))")
+            }
+            rule.connection = name == "connect_delay" ? .connectDelay(seconds) : .settingsDelay(seconds)
+            if let count = object["count"], !count.isNull {
+                guard let number = count.intValue, number >= 1, number <= maxCount else {
+                    throw Invalid(description: "fault count must be between 1 and \(maxCount)")
+                }
+                rule.count = Int(number)
+            }
+        }
+        return rule
+    }
+
+    /// How many uses the rule has: `count`, or every one until removed for a connection cap.
+    public var uses: Int? {
+        if case .maxConnections = connection { return nil }
+        return count
+    }
+
     /// Whether `text` can be an APNs reason: one word of ASCII letters and digits (`TooManyRequests`), at most 64.
     public static func isReasonWord(_ text: String) -> Bool {
         !text.isEmpty && text.count <= 64 && text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) }
@@ -156,7 +219,7 @@ public struct FaultRule: Sendable, Equatable {
 
     /// From `--fault`: comma-separated `key=value` pairs with the JSON form's names, `goaway`, `rst_stream` or
     /// `empty_body` alone for `=true`; e.g. `status=429,count=3`, `token=ab12…,status=410`, `delay=2`, `goaway`,
-    /// `rst_stream`, `status=500,empty_body`.
+    /// `rst_stream`, `status=500,empty_body`, `connect_delay=2,count=3`, `settings_delay=1`, `max_connections=2`.
     public init(spec: String, now: Int64) throws(Invalid) {
         var object = JSONObject()
         for part in spec.split(separator: ",", omittingEmptySubsequences: false) {
@@ -170,9 +233,9 @@ public struct FaultRule: Sendable, Equatable {
                 ("malformed_body", let value?):
                 object[key] = value == "true" ? true : value == "false" ? false : .string(value)
             case ("token", let value?), ("reason", let value?): object[key] = .string(value)
-            case ("delay", let value?):
+            case ("delay", let value?), ("connect_delay", let value?), ("settings_delay", let value?):
                 guard let seconds = Double(value) else {
-                    throw Invalid(description: "--fault \(spec): delay must be seconds")
+                    throw Invalid(description: "--fault \(spec): \(key) must be seconds")
                 }
                 object[key] = .double(seconds)
             case (_, let value?):
@@ -189,6 +252,12 @@ public struct FaultRule: Sendable, Equatable {
 
     /// The JSON form, as `GET /v1/control/faults` lists it.
     public var json: JSON {
+        switch connection {
+        case .connectDelay(let seconds): return ["connect_delay": .double(seconds), "count": .int(count)]
+        case .settingsDelay(let seconds): return ["settings_delay": .double(seconds), "count": .int(count)]
+        case .maxConnections(let cap): return ["max_connections": .int(cap)]
+        case nil: break
+        }
         var object: JSONObject = ["token": .string(token), "count": .int(count)]
         if let answer {
             object["status"] = .int(answer.status)

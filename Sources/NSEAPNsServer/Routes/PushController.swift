@@ -76,6 +76,9 @@ struct PushController {
         let echoedID = givenID.flatMap { APNsValidation.isUUID($0) ? $0 : nil } ?? PushService.newAPNsID()
         // Injected faults first: the server playing unavailable, then the first scripted rule for this token.
         if let unavailable = service.faults.unavailable { return .refused(unavailable, apnsID: echoedID) }
+        if let turnedAway = await capConnections(headers: headers, certificate: certificate, context: context) {
+            return turnedAway
+        }
         let fault = service.faults.take(token: token)
         if let delay = fault?.rule.delay, delay > 0 { try? await Task.sleep(for: .milliseconds(Int(delay * 1000))) }
         var answer: Answer
@@ -110,6 +113,42 @@ struct PushController {
         }
         answer.faultID = fault?.id
         return answer
+    }
+
+    /// A `max_connections` rule: a connection past its provider's cap is sent GOAWAY(ENHANCE_YOUR_CALM), with
+    /// `{"reason":"TooManyConnections"}` (nse's word: APNs documents no cap), and closed; its push is not taken.
+    private func capConnections(headers: APNsHeaders, certificate: NIOSSLCertificate?, context: PushRequestContext)
+        async -> Answer?
+    {
+        guard let (id, cap) = service.faults.connectionCap else { return nil }
+        let provider = Self.provider(headers: headers, certificate: certificate, context: context)
+        guard service.providerConnections.claim(context.connection, provider: provider, cap: cap) == .overCap else {
+            return nil
+        }
+        let reason = "TooManyConnections"
+        await Self.goAway(context.channel, reason: reason, code: .enhanceYourCalm)
+        var answer = Answer.refused(.shutdown, apnsID: nil)
+        answer.reason = reason
+        answer.unanswered = true
+        answer.faultID = id
+        return answer
+    }
+
+    /// Whose connection this is: the team its provider token names (unverified), the app its certificate names, or
+    /// the client's address.
+    private static func provider(headers: APNsHeaders, certificate: NIOSSLCertificate?, context: PushRequestContext)
+        -> String
+    {
+        if let certificate, case .success(let read) = ProviderCertificate.read(certificate) {
+            return "certificate:" + read.bundleID
+        }
+        if let authorization = headers.first(where: { $0.name == "authorization" })?.value,
+            let token = ProviderTokenVerifier.bearerToken(authorization),
+            let team = ProviderTokenVerifier.issuer(of: token)
+        {
+            return "team:" + team
+        }
+        return "address:" + (context.connection.channel?.remoteAddress?.ipAddress ?? "unknown")
     }
 
     /// Provider authentication (a verified client certificate, else a provider token), then APNs's rules.
@@ -189,13 +228,13 @@ struct PushController {
     /// An injected GOAWAY: the HTTP/2 connection a stream belongs to is told to go away (its last stream taken is
     /// the one before this one, which is never answered) and closed; an HTTP/1.1 connection is closed. Returns once
     /// the request's channel is closed.
-    private static func goAway(_ channel: any Channel, reason: String) async {
+    private static func goAway(_ channel: any Channel, reason: String, code: HTTP2ErrorCode = .noError) async {
         if let connection = channel.parent {
             let streamID = try? await channel.getOption(HTTP2StreamChannelOptions.streamID).get()
             connection.eventLoop.execute {
                 guard let manager = try? connection.pipeline.syncOperations.handler(type: HTTP2ConnectionManager.self)
                 else { return connection.close(promise: nil) }
-                manager.goAway(before: streamID, reason: reason)
+                manager.goAway(before: streamID, reason: reason, code: code)
             }
         } else {
             channel.close(promise: nil)
