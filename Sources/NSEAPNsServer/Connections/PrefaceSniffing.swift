@@ -73,14 +73,15 @@ struct PrefaceSniffingChannel: ServerChildChannel {
             }
         }
         let faults = faults
-        let sniffer = PrefaceSniffer(
-            promise: promise, timeout: TimeAmount(timeouts.preface) + (connectDelay ?? .zero),
-            settingsDelay: { faults?.takeSettingsDelay().map { .milliseconds(Int64($0 * 1000)) } }
-        ) { isHTTP2 in
+        let configure = { (isHTTP2: Bool) -> EventLoopFuture<Negotiated> in
             if isHTTP2 { return http2.setup(channel: channel, logger: logger).map { .http2($0) } }
             guard let http1 else { return channel.eventLoop.makeFailedFuture(PrefaceSniffer.NotHTTP2()) }
             return http1.setup(channel: channel, logger: logger).map { .http1($0) }
         }
+        let sniffer = PrefaceSniffer(
+            promise: promise, timeout: TimeAmount(timeouts.preface) + (connectDelay ?? .zero),
+            settingsDelay: { faults?.takeSettingsDelay().map { .milliseconds(Int64($0 * 1000)) } },
+            configure: configure)
         do {
             try channel.pipeline.syncOperations.addHandler(sniffer)
         } catch {
