@@ -23,6 +23,11 @@ Load comes from h2load (Debian's nghttp2-client) over h2c with prior knowledge o
 3c. Many devices (fleet_run): `nse device init-many` makes NSE_SERVE_BENCH_FLEET devices, `nse serve --devices`
    serves them; the server's memory per idle device (its RSS with the fleet against its RSS with one device, both
    idle after start), then one push to every device (h2load over the token list), throughput and lost.
+3d. Streams on one connection (stream_run): h2load -c 1 -m 1, 100 and 1000 against the server's advertised
+   SETTINGS_MAX_CONCURRENT_STREAMS (1000, as APNs), each also with `--throttle-after-rejection` and one push in
+   NSE_SERVE_BENCH_REJECT_EVERY addressed to a token no device has (400 BadDeviceToken): the pushes per second the
+   client gets answered 200 (over h2load's own time), those the extensions then handled per second, and the streams
+   refused (RST_STREAM REFUSED_STREAM) while the connection's limit was down to 1.
 4. Latency at a fixed rate (h2load --rps, one connection): p50/p99 of the result's `latency_ms` (acceptance to
    recorded, monotonic), of h2load's request-to-200 time, and of request-start-to-`recorded_at` (wall clock,
    ±1 ms: results are paired with requests in acceptance order).
@@ -34,6 +39,8 @@ NSE_SERVE_BENCH_SIP_CONCURRENCY (default "4,8,16"), NSE_SERVE_BENCH_SIP_PUSHES (
 run, default 300; 0 skips the SIP path), NSE_SERVE_BENCH_RATE (pushes/s for the latency runs, default 100),
 NSE_SERVE_BENCH_LATENCY_SECONDS (default 10), NSE_SERVE_BENCH_WARM_WAVES (default 3; 0 skips the warm SIP runs),
 NSE_SERVE_BENCH_FLEET (devices in one server for the fleet run, default 10000; 0 skips it),
+NSE_SERVE_BENCH_STREAMS (streams per connection for the stream sweep, default "1,100,1000"; empty skips it),
+NSE_SERVE_BENCH_STREAM_PUSHES (pushes per stream run, default 2000), NSE_SERVE_BENCH_REJECT_EVERY (default 10),
 NSE_SERVE_BENCH_PERF=1 (perf record -a the best enc run and print
 where the CPU went, when perf is installed).
 """
@@ -64,6 +71,9 @@ SIP_PUSHES = int(os.environ.get("NSE_SERVE_BENCH_SIP_PUSHES", "300"))
 RATE = int(os.environ.get("NSE_SERVE_BENCH_RATE", "100"))
 FLEET = int(os.environ.get("NSE_SERVE_BENCH_FLEET", "10000"))
 WARM_WAVES = int(os.environ.get("NSE_SERVE_BENCH_WARM_WAVES", "3"))
+STREAMS = [int(x) for x in os.environ.get("NSE_SERVE_BENCH_STREAMS", "1,100,1000").split(",") if x]
+STREAM_PUSHES = int(os.environ.get("NSE_SERVE_BENCH_STREAM_PUSHES", "2000"))
+REJECT_EVERY = int(os.environ.get("NSE_SERVE_BENCH_REJECT_EVERY", "10"))
 LATENCY_SECONDS = float(os.environ.get("NSE_SERVE_BENCH_LATENCY_SECONDS", "10"))
 PERF = os.environ.get("NSE_SERVE_BENCH_PERF") == "1" and shutil.which("perf")
 CORES = os.cpu_count() or 1
@@ -350,6 +360,60 @@ def load_run(work, devices, concurrency, make_argv, pushes, expect_outcome, labe
         "idle_ms": per_push(idle1 - idle0),
         "perf_data": perf_data if perf else None,
     }
+
+
+def stream_run(work, device, payload_path, concurrency, streams, pushes, throttle):
+    """One connection with `streams` streams at most (h2load -c 1 -m STREAMS) to a server advertising 1000. With
+    `throttle`: `--throttle-after-rejection`, and one push in REJECT_EVERY goes to a token no device has, so the
+    server answers it 400 and lowers the connection's limit to 1 until its next 200."""
+    token, bundle_id = device_config(device)
+    clear_results([device])
+    server = Server([device], concurrency, work, ["--throttle-after-rejection"] if throttle else [])
+    label = f"streams-{streams}{'-throttled' if throttle else ''}"
+    good = f"{server.url}/3/device/{token}"
+    uris = [good] * (REJECT_EVERY - 1) + [f"{server.url}/3/device/{'0' * 64}"] if throttle else [good]
+    try:
+        started, started_wall_ms = time.monotonic(), time.time() * 1000
+        done = subprocess.run([H2LOAD, "--log-file", os.path.join(work, f"{label}.h2load.log")]
+                              + h2load_argv(pushes, payload_path, bundle_id, 1, streams) + ["-N", "60"] + uris,
+                              capture_output=True, timeout=pushes / 5 + 120)
+        h2load_s = time.monotonic() - started
+        if done.returncode != 0:
+            raise SystemExit(f"{label}: h2load exited with {done.returncode}: {done.stderr.decode()[-2000:]}")
+        statuses = {}
+        with open(os.path.join(work, f"{label}.h2load.log")) as log:
+            for line in log:
+                parts = line.split("\t")
+                if len(parts) >= 3:
+                    statuses[int(parts[1])] = statuses.get(int(parts[1]), 0) + 1
+        accepted = statuses.get(200, 0)
+        counter = LineCounter([device])
+        recorded_in_time = wait_for_lines(counter, accepted, timeout=pushes / 5 + 120)
+        counter.close()
+    finally:
+        server.stop()
+    results = results_of([device])
+    if not recorded_in_time or len(results) != accepted:
+        raise SystemExit(f"{label}: {accepted} pushes answered 200, {len(results)} results recorded")
+    answered = sum(count for status, count in statuses.items() if status > 0)
+    # h2load's summary: "requests: N total, N started, N done, N succeeded, N failed, N errored, N timeout".
+    summary = re.search(r"requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, (\d+) failed, "
+                        r"(\d+) errored", done.stdout.decode())
+    errored = int(summary.group(6)) if summary else pushes - answered
+    elapsed_s = (max(r["recorded_at"] for r in results) - started_wall_ms) / 1000 if results else None
+    return {"streams": streams, "throttle": throttle, "accepted": accepted, "rejected": statuses.get(400, 0),
+            "refused": errored, "answered_per_s": accepted / h2load_s,
+            "handled_per_s": len(results) / elapsed_s if elapsed_s else 0.0}
+
+
+def print_streams(runs):
+    print(f"\nstreams on one connection (h2load -c 1 -m N, the server advertising 1000 as APNs; throttled: "
+          f"--throttle-after-rejection with 1 push in {REJECT_EVERY} answered 400); medians over rounds")
+    print(f"{'streams':>8} {'throttle':>9} {'200/s':>8} {'handled/s':>10} {'400':>6} {'refused':>8}")
+    for (streams, throttle), measured in sorted(runs.items()):
+        print(f"{streams:>8} {'yes' if throttle else 'no':>9} {median([m['answered_per_s'] for m in measured]):>8.0f} "
+              f"{median([m['handled_per_s'] for m in measured]):>10.0f} "
+              f"{median([m['rejected'] for m in measured]):>6.0f} {median([m['refused'] for m in measured]):>8.0f}")
 
 
 def warm_sip_run(work, setup, concurrency, waves, label, rate=None):
@@ -734,6 +798,13 @@ def bench(work):
     enc_latency_figures = latency_figures(enc_latency)
     summarize(enc_latency)
 
+    streams = {}
+    for round_index in range(ROUNDS if STREAM_PUSHES > 0 else 0):
+        for count in STREAMS:
+            for throttle in (False, True):
+                measured = stream_run(work, device, payload_path, best_enc, count, STREAM_PUSHES, throttle)
+                streams.setdefault((count, throttle), []).append(measured)
+
     perf_data = None
     if PERF:
         perf_data = load_run(work, [device], best_enc, enc_argv(pushes), pushes, "rewritten", "enc-perf",
@@ -795,6 +866,8 @@ def bench(work):
           f"{CORES * 1000 / (serve_cpu + ext_cpu):.0f}/s")
     enc_lost = sum(m["lost"] for runs in enc.values() for m in runs) + enc_latency["lost"]
     print_latency("enc path, fixed rate", enc_latency, enc_latency_figures)
+    if streams:
+        print_streams(streams)
     if sip:
         print(f"\nSIP path: {SIP_PUSHES} devices (one AOR and one held MESSAGE each), setup {setup_seconds:.0f} s")
         print_throughput("SIP-fetch path, saturated (h2load -c 1 -m 100, one push per device)", sip, floor_best)
