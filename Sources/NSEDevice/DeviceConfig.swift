@@ -43,6 +43,10 @@ public struct DeviceConfig: Sendable, Equatable, JSONConvertible {
     /// Whether the device is reachable: offline, `nse serve` keeps its pushes as APNs stores them (the newest per
     /// app, until `apns-expiration`) and delivers them when it is back (docs/serve.md, "An offline device").
     public var online = true
+    /// What APNs's storage does while the device is offline: `apple` (the default) takes Apple's liberties.
+    public var apnsStore = APNsStorePolicy.apple
+    /// The seed of the `apple` store's draws, for runs that repeat; nil: one derived from the device's token.
+    public var apnsStoreSeed: UInt64?
     /// The iOS release the device runs (rules that changed between releases follow it).
     public var iosVersion = IOSVersion.current
     /// The iPhone it is, when set: with the release, the memory an extension may use (nil: a current iPhone).
@@ -90,7 +94,10 @@ public struct DeviceConfig: Sendable, Equatable, JSONConvertible {
             "created_at": .string(createdAt),
             "sip": sip.json,
             "voip": voip.json,
-            "apns": ["uninstalled_at": uninstalledAt.json, "callback_url": callbackURL.json, "online": .bool(online)],
+            "apns": [
+                "uninstalled_at": uninstalledAt.json, "callback_url": callbackURL.json, "online": .bool(online),
+                "store": apnsStore.json, "store_seed": apnsStoreSeed.map { .int(Int64(bitPattern: $0)) } ?? .null,
+            ],
             "ios_version": iosVersion.json,
             "model": model.json,
             "shared_core": ["watchdog_s": .double(sharedCoreWatchdog)],
@@ -140,6 +147,8 @@ public struct DeviceConfig: Sendable, Equatable, JSONConvertible {
         uninstalledAt = try document.field("apns", "uninstalled_at")
         callbackURL = try document.field("apns", "callback_url")
         online = try document.field("apns", "online") ?? true
+        apnsStore = try document.field("apns", "store") ?? .apple
+        apnsStoreSeed = (try document.field("apns", "store_seed") as Int64?).map { UInt64(bitPattern: $0) }
         iosVersion = try document.field("ios_version") ?? .current
         model = try document.field("model")
         sharedCoreWatchdog = try document.field("shared_core", "watchdog_s") ?? 30

@@ -23,6 +23,9 @@ public struct NotificationResult: Sendable, JSONEncodable {
         /// APNs accepted the push for an offline device and dropped it undelivered when a newer push for the same
         /// app (topic) came: it keeps only the newest one (`nse serve`, docs/serve.md).
         case replaced
+        /// APNs accepted a low-priority push for an offline device and dropped it undelivered, as its storage may
+        /// (`nse serve`, a device whose store is `apple`).
+        case dropped
     }
 
     /// Measurements of the extension process.

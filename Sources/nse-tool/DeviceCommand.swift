@@ -229,7 +229,25 @@ struct DeviceCommand: ParsableCommand {
                 valueName: "true|false"))
         var online: Bool?
 
-        func validate() throws {
+        @Option(
+            help: ArgumentHelp(
+                "What APNs's storage does while the device is offline: apple (the default) keeps usually the newest push per app but sometimes an older one, may reorder and may drop priority 5/1 pushes, each recorded in the result; strict never does (docs/serve.md).",
+                valueName: "strict|apple"))
+        var apnsStore: String?
+
+        @Option(
+            help: ArgumentHelp(
+                "The seed of the apple store's draws, so a run repeats ('none': one derived from the device's token).",
+                valueName: "n|none"))
+        var seed: String?
+
+func validate() throws {
+            if let apnsStore, APNsStorePolicy(rawValue: apnsStore) == nil {
+                throw ValidationError("--apns-store \(apnsStore): expected strict or apple")
+            }
+            if let seed, seed != "none", UInt64(seed) == nil {
+                throw ValidationError("--seed \(seed): expected a whole number from 0 to 18446744073709551615, or none")
+            }
             if let coreWatchdog, !DeviceConfig.sharedCoreWatchdogRange.contains(coreWatchdog) {
                 throw ValidationError("--core-watchdog must be between 1 and 3600 seconds")
             }
@@ -275,6 +293,8 @@ struct DeviceCommand: ParsableCommand {
                 if installed { device.config.uninstalledAt = nil }
                 if let callbackUrl { device.config.callbackURL = callbackUrl == "none" ? nil : callbackUrl }
                 if let online { device.config.online = online }
+                if let store = apnsStore.flatMap(APNsStorePolicy.init(rawValue:)) { device.config.apnsStore = store }
+                if let seed { device.config.apnsStoreSeed = UInt64(seed) }
                 voip.apply(to: &device.config.voip)
                 if let conflict = device.config.releaseConflict { throw Failure(.usage, conflict) }
                 if noSipAccount {

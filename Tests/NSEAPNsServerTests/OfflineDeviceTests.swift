@@ -49,6 +49,8 @@ import Testing
     func offlineFixture() throws -> ServerFixture {
         var device = try ServerFixture().device
         device.config.online = false
+        // The rules alone: these tests check what APNs promises (the `apple` store's liberties: StoreLibertiesTests).
+        device.config.apnsStore = .strict
         try device.save()
         return try ServerFixture(reopening: device.directory)
     }

@@ -66,7 +66,8 @@ struct PushAdmission: Sendable {
         case .held:
             queue.release()
             return .held
-        case .dropped:
+        case .dropped, .keptOlder, .droppedLowPriority:
+            // Recorded undelivered at once: its result is final.
             queue.release()
             return .running
         }

@@ -11,6 +11,8 @@ struct RecordedPush: Sendable {
     let acceptedAt: UInt64
     /// Why it runs later than it was accepted, if it does: its expiration is then judged when it runs.
     var late: Lateness? = nil
+    /// The liberty the `apple` offline store took with it, if one (its result's `store_liberty`).
+    var liberty: StoreLiberties.Liberty? = nil
     /// Told the result (`/v1/notify`'s wait), if anyone waits for it.
     var completion: (@Sendable (JSON) -> Void)? = nil
 

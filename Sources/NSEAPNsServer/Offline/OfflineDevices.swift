@@ -16,7 +16,8 @@ struct OfflineDevices: Sendable {
 
     /// Holds `push` if its device is offline, as APNs stores it (without its completion: it is told the push is
     /// held), recording the push it replaces or, for `apns-expiration: 0`, the push itself as dropped (its
-    /// completion told then). `.deliver`: the device is online.
+    /// completion told then); with the `apple` store the push itself may be the one not kept (an older one stays,
+    /// or it is a low-priority push dropped). `.deliver`: the device is online.
     func hold(_ push: RecordedPush) -> HeldPushes.Holding {
         var kept = push
         kept.completion = nil
@@ -25,8 +26,32 @@ struct OfflineDevices: Sendable {
         case .deliver: break
         case .held(let replaced): if let replaced { drop(replaced, by: push.record.push) }
         case .dropped: drop(push, by: nil)
+        case .keptOlder:
+            var dropped = push
+            dropped.liberty = .replaced
+            record(
+                dropped, .replaced,
+                ReasonCode.apnsStore.reason(
+                    "an older push for the same app was already stored while the device was offline, and APNs kept"
+                        + " it instead of this newer one (it keeps usually the latest, not always)"))
+        case .droppedLowPriority:
+            var dropped = push
+            dropped.liberty = .droppedLowPriority
+            record(
+                dropped, .dropped,
+                ReasonCode.apnsStore.reason(
+                    "apns-priority \(push.record.push.priority) and the device was offline; APNs may throttle or drop"
+                        + " low-priority pushes, and dropped this one"))
         }
         return holding
+    }
+
+    /// Records a push the `apple` store did not keep.
+    private func record(_ push: RecordedPush, _ outcome: NotificationResult.Outcome, _ reason: String) {
+        let accepted = push.record.push
+        let result = NotificationResult(
+            outcome: outcome, reason: reason, requestID: accepted.apnsID, pushType: accepted.pushType)
+        storeThreads.submit { [recorder] _ in recorder.finish(result, for: push) }
     }
 
     /// Records a push the offline device will never get: `apns-expiration: 0` ("now or never") while it was
@@ -73,7 +98,7 @@ struct OfflineDevices: Sendable {
     }
 
     private func apply(_ online: Bool, to device: Device) {
-        let released = held.setOnline(online, directory: device.directory)
+        let released = held.setOnline(online, directory: device.directory, config: device.config)
         if !released.isEmpty {
             logger.info(
                 "device back online: delivering what APNs kept",

@@ -57,6 +57,7 @@ struct ResultRecorder: Sendable {
         case .burst?: object["delivered_in_burst"] = true
         case nil: break
         }
+        if let liberty = push.liberty { object["store_liberty"] = .string(liberty.rawValue) }
         let latencyMilliseconds = SystemClock.millisecondsSince(push.acceptedAt)
         object["latency_ms"] = .double(NotificationResult.rounded(latencyMilliseconds))
         object["recorded_at"] = .int(SystemClock.unixMilliseconds())

@@ -92,6 +92,9 @@ public enum ReasonCode: String, CaseIterable, Sendable {
     // MARK: What APNs did (nse serve)
     /// `apns-expiration` had passed, or was 0 for an offline device: dropped undelivered.
     case apnsExpiration = "apns-expiration"
+    /// The offline store took one of Apple's liberties (`apple` store): kept an older push, or dropped a low-priority
+    /// one.
+    case apnsStore = "apns-store"
 
     /// `code: detail`, the form of every reason.
     public func reason(_ detail: String) -> String { "\(rawValue): \(detail)" }
