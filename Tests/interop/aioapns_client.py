@@ -160,6 +160,24 @@ class Harness:
             except ValueError:
                 return error.code, body.decode(errors="replace")
 
+    def _send_json(self, method: str, path: str, body=None):
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.base_url + path, data=data, method=method,
+                                         headers={"content-type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=5, context=self.ssl_context(alpn=False)) as response:
+                return response.status, json.loads(response.read() or b"null")
+        except urllib.error.HTTPError as error:
+            return error.code, error.read().decode(errors="replace")
+
+    async def add_fault(self, rule: dict) -> None:
+        status, body = await asyncio.to_thread(self._send_json, "POST", "/v1/control/faults", rule)
+        if status != 201:
+            raise CaseFailure(f"POST /v1/control/faults {rule} answered {status}: {body!r}"[:300])
+
+    async def clear_faults(self) -> None:
+        await asyncio.to_thread(self._send_json, "DELETE", "/v1/control/faults")
+
     async def notifications(self, token: str):
         status, body = await asyncio.to_thread(self._get_json, f"/v1/devices/{token}/notifications?limit=1000")
         if status != 200 or not isinstance(body, list):
@@ -354,6 +372,59 @@ class Harness:
                 f"{e.get('outcome')} ({e.get('reason')})" for e in others[:3]))
         return f"{count} concurrent streams on {len(apns.pool.connections)} connection(s): all 200, all recorded rewritten"
 
+    def _alert(self) -> NotificationRequest:
+        return NotificationRequest(
+            device_token=self.remote_token,
+            message={"aps": {"alert": {"loc-key": "IM_MSG"}, "mutable-content": 1}, "enc": self.envelope},
+            push_type=PushType.ALERT,
+        )
+
+    async def case_settings_delay(self, apns: APNs) -> str:
+        """A `settings_delay` fault: the next connection's SETTINGS come 1.5 s late; aioapns waits, then its push is
+        answered 200 and recorded (a client must not give up on a slow handshake)."""
+        await self.add_fault({"settings_delay": 1.5})
+        try:
+            late = self.client(self.args.team_id)
+            request = self._alert()
+            started = time.monotonic()
+            result = await self.send(late, request)
+            took = time.monotonic() - started
+        finally:
+            await self.clear_faults()
+        self.expect_status(result, "200", None)
+        if took < 1.4:
+            raise CaseFailure(f"answered after {took:.2f} s: the SETTINGS frame was not held back")
+        await self.recorded(self.remote_token, request.notification_id)
+        return f"200 after {took:.1f} s on a connection whose SETTINGS came 1.5 s late, recorded"
+
+    async def case_connection_cap(self, apns: APNs) -> str:
+        """A `max_connections: 1` fault: the provider's connection in use keeps working; a second aioapns client of
+        the same team is turned away (GOAWAY ENHANCE_YOUR_CALM) and its push is neither answered 200 nor recorded;
+        with the rule removed, a new connection is served."""
+        await self.add_fault({"max_connections": 1})
+        try:
+            first = self._alert()
+            self.expect_status(await self.send(apns, first), "200", None)
+            second_client = self.client(self.args.team_id)
+            turned_away = self._alert()
+            try:
+                result = await asyncio.wait_for(second_client.send_notification(turned_away), self.args.push_timeout)
+                outcome = f"status {result.status} {result.description!r}"
+                if result.status == "200":
+                    raise CaseFailure("a connection past the cap got its push answered 200")
+            except CaseFailure:
+                raise
+            except asyncio.TimeoutError:
+                raise CaseFailure(f"no answer and no close within {self.args.push_timeout} s past the cap")
+            except Exception as error:  # aioapns reports the GOAWAY as a closed connection
+                outcome = f"aioapns raised {type(error).__name__}"
+            await self.not_recorded(self.remote_token, turned_away.notification_id)
+        finally:
+            await self.clear_faults()
+        again = self._alert()
+        self.expect_status(await self.send(self.client(self.args.team_id), again), "200", None)
+        return f"in use: 200; second connection: {outcome}, not recorded; rule removed: 200"
+
     async def run(self) -> int:
         applied = ", ".join(sorted(self.workarounds)) or "none (aioapns as shipped)"
         print(f"aioapns {AIOAPNS_VERSION} -> {self.base_url}, topic {self.bundle_id}; workarounds: {applied}",
@@ -392,6 +463,9 @@ class Harness:
             ("oversized payload -> PayloadTooLarge", self.case_too_large, good),
             ("token of another team -> InvalidProviderToken", self.case_wrong_team, wrong),
             ("multiplexed burst -> all rewritten", self.case_multiplexed, good),
+            ("late SETTINGS (settings_delay fault) -> 200 after the delay", self.case_settings_delay, good),
+            ("connection cap (max_connections fault) -> second connection turned away", self.case_connection_cap,
+             good),
         ]
         if self.args.client_cert:
             cases.append(("client certificate -> rewritten", self.case_certificate,
