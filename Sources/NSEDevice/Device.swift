@@ -14,6 +14,7 @@ import NSESystem
 /// ```
 /// DIR/device.json                      identity, tokens, entitlements, locale, public key
 /// DIR/keys/private.key                 X25519 secret key, base64, mode 0600 (refused if others can read it)
+/// DIR/keys/retired/<key id>.json       keys a rotation retired, kept for their grace period (``KeyRing``)
 /// DIR/strings/Base.lproj/*.strings     the app's strings (Linphone defaults written at init)
 /// DIR/strings/<locale>.lproj/*.strings the user's own, for the device's locale
 /// DIR/store/                           the shared message store (SIP fetch)
@@ -155,26 +156,18 @@ public struct Device: Sendable {
     }
 
     /// Checks, without keeping anything, that the files the extension will read are usable: the private key
-    /// (present, owner-only, a key) and the SIP password if one is stored (owner-only, readable). The host calls it
-    /// before it delivers, so that an unusable device is a configuration error rather than a fallback.
+    /// (present, owner-only, a key), the retired keys and the SIP password if one is stored (owner-only, readable).
+    /// The host calls it before it delivers, so that an unusable device is a configuration error rather than a
+    /// fallback.
     public func checkKeys() throws(DeviceError) {
         _ = try secretKey()
+        _ = try keyRing.retiredKeys()
         _ = try sipPassword()
     }
 
-    /// Reads the secret key, refusing a key file that anyone but the owner can read.
+    /// Reads the current secret key, refusing a key file that anyone but the owner can read.
     public func secretKey() throws(DeviceError) -> SecretKey {
-        let text = try OwnerOnlyFile.read(secretKeyPath, what: "a private key", limit: 4096) { error in
-            DeviceError(.notFound, "the device's private key is missing: \(error.description)")
-        }
-        guard let text, let bytes = Base64.decode(text.filter { !$0.isWhitespace }) else {
-            throw DeviceError(.corrupt, "\(secretKeyPath) does not hold a base64 key")
-        }
-        let key: SecretKey
-        do { key = try SecretKey(bytes: bytes) } catch {
-            throw DeviceError(.corrupt, "\(secretKeyPath): \(error.description)")
-        }
-        return key
+        try keyRing.currentKey()
     }
 
     /// The device's public key.
@@ -250,6 +243,7 @@ public struct Device: Sendable {
         if !problems.isEmpty { result["strings_problems"] = .array(problems.map(JSON.string)) }
         let keyMode = (try? FileSystem.permissions(secretKeyPath)).map { String($0, radix: 8) }
         result["private_key"] = ["path": .string(secretKeyPath), "mode": .string(keyMode)]
+        result["keys"] = keysSummary(now: SystemClock.unixSeconds())
         result["sip_password_set"] = .bool(FileSystem.exists(sipPasswordPath))
         do throws(DeviceError) {
             let voip = try appGroup().voip

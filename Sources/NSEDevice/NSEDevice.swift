@@ -13,6 +13,8 @@
 //                             per push re-read up to ~4 MB of log)
 //   VoIP, CallSettings        how the app handles a VoIP payload, and what the user does with a call
 //   IOSVersion                the rules that changed between releases (iOS 11's 1 s start, VoIP report frameworks)
+//   Keys/                     KeyRing: the device's X25519 keys, the current one and the RetiredKeys a rotation
+//                             (`Device.rotateKey`, `nse device rotate-key`) keeps for their grace period
 //   SenderIdentity            a sender's Ed25519 key file (`nse keys init`)
 //   DeviceFolder              a folder of containers (`init-many`, the token index `serve --devices` keeps)
 //   OwnerOnlyFile             keys and passwords others can read are refused

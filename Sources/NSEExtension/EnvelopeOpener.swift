@@ -2,6 +2,7 @@ import NSECrypto
 import NSEDevice
 import NSEJSON
 import NSEPayload
+import NSESystem
 
 /// Opens a sealed envelope with the device's key and turns its plaintext into content: a message is rewritten, a
 /// call offer escalated to CallKit; anything that fails falls back naming why (never quoting the content).
@@ -27,14 +28,19 @@ struct EnvelopeOpener: Sendable {
 
     /// ``open(_:source:)``, with the message's attachments.
     func opened(_ text: String, source: String) -> Opened {
-        let secretKey: SecretKey
+        var secretKey: SecretKey
         do { secretKey = try device.secretKey() } catch {
             return Opened(content: rewriter.fallback(reason: ReasonCode.keyUnavailable.reason("\(error.description)")))
         }
         let plaintext: Plaintext
         let sender: String
+        let opening: OpeningKey
         do {
             let envelope = try Envelope(text: text)
+            switch pick(envelope.keyID, current: secretKey) {
+            case .open(let key, let used): (secretKey, opening) = (key, used)
+            case .refuse(let reason): return Opened(content: rewriter.fallback(reason: reason))
+            }
             var bytes = try envelope.open(with: secretKey)
             defer { for index in bytes.indices { bytes[index] = 0 } }
             switch envelope.format {
@@ -43,7 +49,7 @@ struct EnvelopeOpener: Sendable {
                     return Opened(
                         content: unverified(
                             ReasonCode.senderUnverified.reason(
-                                "the envelope is anonymous and the device requires signed senders")))
+                                "the envelope is anonymous and the device requires signed senders"), opening: opening))
                 }
                 plaintext = try Plaintext(bytes)
                 sender = "anonymous"
@@ -52,7 +58,7 @@ struct EnvelopeOpener: Sendable {
                 defer { for index in signed.indices { signed[index] = 0 } }
                 plaintext = try Plaintext(signed)
                 if let refusal = verify(signature, signed, claimedFrom: plaintext.from, recipient: envelope.keyID) {
-                    return Opened(content: unverified(refusal))
+                    return Opened(content: unverified(refusal, opening: opening))
                 }
                 sender = "verified"
             }
@@ -70,8 +76,50 @@ struct EnvelopeOpener: Sendable {
         case .call(let call):
             opened = Opened(content: escalation.escalate(call, source: source))
         }
-        opened.content.info = (opened.content.info ?? [:]).merging(["sender": .string(sender)])
+        opened.content.info = (opened.content.info ?? [:]).merging(["sender": .string(sender)]).merging(opening.info)
         return opened
+    }
+
+    /// The key an envelope was opened with, as the result names it (`info.key_id`, `info.key`): its id, never
+    /// the key.
+    struct OpeningKey {
+        var keyID: String
+        /// `current`, or `retired` (a key a rotation replaced, still in its grace period).
+        var state: String
+
+        var info: JSONObject { ["key_id": .string(keyID), "key": .string(state)] }
+    }
+
+    /// What to open an envelope with, or why not.
+    private enum Pick {
+        case open(SecretKey, OpeningKey)
+        case refuse(String)
+    }
+
+    /// The device's key for `keyID` (``KeyRing``): the current one, else a retired one in its grace period. A key
+    /// past its grace is refused here with a reason that says so; an id the device never had is left to
+    /// ``Envelope/open(with:)`` and its usual wrong-key reason.
+    private func pick(_ keyID: String, current: SecretKey) -> Pick {
+        let now = SystemClock.unixSeconds()
+        let lookup: KeyRing.Lookup
+        do { lookup = try device.keyRing.key(for: keyID, current: current, now: now) } catch {
+            return .refuse(ReasonCode.keyUnavailable.reason("\(error.description)"))
+        }
+        switch lookup {
+        case .current(let key):
+            return .open(key, OpeningKey(keyID: keyID, state: "current"))
+        case .retired(let key, _):
+            return .open(key, OpeningKey(keyID: keyID, state: "retired"))
+        case .expired(let retired):
+            return .refuse(
+                EnvelopeError(
+                    .wrongKey,
+                    "the envelope is sealed to key \(keyID), which this device retired at \(SystemClock.rfc3339(unixSeconds: retired.retiredAt)); its grace period ended at \(SystemClock.rfc3339(unixSeconds: retired.dropAt))"
+                ).description)
+        case .unknown(let key):
+            let id = (try? key.publicKey().keyID) ?? device.config.keyID
+            return .open(key, OpeningKey(keyID: id, state: "current"))
+        }
     }
 
     /// Why a signed plaintext is not from a verified sender, or nil when it is (its message id then recorded).
@@ -113,9 +161,9 @@ struct EnvelopeOpener: Sendable {
         return nil
     }
 
-    private func unverified(_ reason: String) -> DeliveredContent {
+    private func unverified(_ reason: String, opening: OpeningKey) -> DeliveredContent {
         var content = rewriter.fallback(reason: reason)
-        content.info = (content.info ?? [:]).merging(["sender": "unverified"])
+        content.info = (content.info ?? [:]).merging(["sender": "unverified"]).merging(opening.info)
         return content
     }
 }

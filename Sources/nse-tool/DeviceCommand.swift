@@ -18,6 +18,7 @@ struct DeviceCommand: ParsableCommand {
         abstract: "Create, inspect and change emulated devices (an app install with its App Group container).",
         subcommands: [
             Init.self, InitMany.self, Show.self, Set.self, Trust.self, Register.self, ResetVoIP.self,
+            RotateKey.self,
         ])
 
     /// `nse device trust`: a contact's signing key, for signed envelopes (format nse2).
@@ -241,7 +242,7 @@ struct DeviceCommand: ParsableCommand {
                 valueName: "n|none"))
         var seed: String?
 
-func validate() throws {
+        func validate() throws {
             if let apnsStore, APNsStorePolicy(rawValue: apnsStore) == nil {
                 throw ValidationError("--apns-store \(apnsStore): expected strict or apple")
             }
