@@ -29,23 +29,6 @@ import Testing
         ) { $0.status.code }
     }
 
-    /// The recorded results by apns-id suffix (the number given to `push`), waiting (bounded) for `count`.
-    func outcomes(_ fixture: ServerFixture, count: Int) async throws -> [Int: JSON] {
-        var results: [JSON] = []
-        for _ in 0..<500 {
-            results = try await fixture.service.results(for: fixture.device, limit: 100, since: 0)
-            if results.count >= count { break }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        var byID: [Int: JSON] = [:]
-        for result in results {
-            if let id = result["apns_id"]?.stringValue?.split(separator: "-").last.flatMap({ Int($0) }) {
-                byID[id] = result
-            }
-        }
-        return byID
-    }
-
     func offlineFixture() throws -> ServerFixture {
         var device = try ServerFixture().device
         device.config.online = false
@@ -65,7 +48,7 @@ import Testing
             #expect(
                 try await push(client, fixture.voip, id: 5, topic: "org.example.app.voip", type: "voip") == 200)
         }
-        var results = try await outcomes(fixture, count: 3)
+        var results = try await fixture.outcomes(count: 3)
         #expect(results[1]?["outcome"]?.stringValue == "expired")
         #expect(results[1]?["reason"]?.stringValue?.contains("now or never") == true)
         #expect(results[2]?["outcome"]?.stringValue == "replaced")
@@ -80,7 +63,7 @@ import Testing
         try fixture.service.setOnline(true, device: fixture.device)
         #expect(try Device.open(at: fixture.device.directory).config.online)
         try await fixture.settle()
-        results = try await outcomes(fixture, count: 5)
+        results = try await fixture.outcomes(count: 5)
         #expect(results[4]?["outcome"]?.stringValue == "not-invoked")
         #expect(results[4]?["held_offline"]?.boolValue == true)
         #expect(results[5]?["push_type"]?.stringValue == "voip")
@@ -99,7 +82,7 @@ import Testing
         try await Task.sleep(for: .milliseconds(2100))
         try fixture.service.setOnline(true, device: fixture.device)
         try await fixture.settle()
-        let results = try await outcomes(fixture, count: 1)
+        let results = try await fixture.outcomes(count: 1)
         #expect(results[7]?["outcome"]?.stringValue == "expired")
         #expect(results[7]?["reason"]?.stringValue?.contains("came back online") == true)
     }
@@ -115,7 +98,7 @@ import Testing
         #expect(second.service.heldCount(for: second.device) == 1)
         try second.service.setOnline(true, device: second.device)
         try await second.settle()
-        let results = try await outcomes(second, count: 1)
+        let results = try await second.outcomes(count: 1)
         #expect(results[8]?["held_offline"]?.boolValue == true)
     }
 
@@ -148,7 +131,7 @@ import Testing
             #expect(listed == 200)
         }
         try await fixture.settle()
-        _ = try await outcomes(fixture, count: 1)
+        _ = try await fixture.outcomes(count: 1)
         let results = try await fixture.service.results(for: fixture.device, limit: 10, since: 0)
         #expect(results.count == 1)
         #expect(results.first?["held_offline"]?.boolValue == true)
@@ -166,11 +149,11 @@ import Testing
             #expect(try await push(client, fixture.remote, id: 24) == 200)
         }
         // A generous interval: the urgent push is recorded long before the burst, even on a loaded machine.
-        var results = try await outcomes(fixture, count: 1)
+        var results = try await fixture.outcomes(count: 1)
         #expect(results[24] != nil)
         // The urgent push was recorded while the three low-priority ones still waited for their burst.
         #expect(results.count == 1, "\(results.keys.sorted())")
-        results = try await outcomes(fixture, count: 4)
+        results = try await fixture.outcomes(count: 4)
         let burst = try (21...23).map { try #require(results[$0]) }
         #expect(burst.allSatisfy { $0["delivered_in_burst"]?.boolValue == true })
         // The first one started the burst's timer and waited all of it; the others joined it.
@@ -217,5 +200,25 @@ import Testing
         }
         #expect(results.first?["held_offline"]?.boolValue == true)
         #expect(server.stop() == 0)
+    }
+}
+
+extension ServerFixture {
+    /// The recorded results by the number their apns-id ends with (`00000000-0000-4000-8000-%012d`), waiting
+    /// (bounded) for `count` of them.
+    func outcomes(count: Int) async throws -> [Int: JSON] {
+        var results: [JSON] = []
+        for _ in 0..<1000 {
+            results = try await service.results(for: device, limit: 200, since: 0)
+            if results.count >= count { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        var byID: [Int: JSON] = [:]
+        for result in results {
+            if let id = result["apns_id"]?.stringValue?.split(separator: "-").last.flatMap({ Int($0) }) {
+                byID[id] = result
+            }
+        }
+        return byID
     }
 }

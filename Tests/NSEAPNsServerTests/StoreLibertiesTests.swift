@@ -36,23 +36,6 @@ import Testing
         return try ServerFixture(reopening: device.directory)
     }
 
-    /// Every result by the number `push` gave its apns-id, waiting (bounded) for `count` of them.
-    func results(_ fixture: ServerFixture, count: Int) async throws -> [Int: JSON] {
-        var results: [JSON] = []
-        for _ in 0..<1000 {
-            results = try await fixture.service.results(for: fixture.device, limit: 200, since: 0)
-            if results.count >= count { break }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        var byID: [Int: JSON] = [:]
-        for result in results {
-            if let id = result["apns_id"]?.stringValue?.split(separator: "-").last.flatMap({ Int($0) }) {
-                byID[id] = result
-            }
-        }
-        return byID
-    }
-
     /// Twelve alerts and eight low-priority background pushes while offline, then the device back: every push has
     /// exactly one result, and what each says.
     func run(_ store: APNsStorePolicy, seed: UInt64?) async throws -> [Int: JSON] {
@@ -68,7 +51,7 @@ import Testing
         }
         try fixture.service.setOnline(true, device: fixture.device)
         try await fixture.settle()
-        return try await results(fixture, count: 20)
+        return try await fixture.outcomes(count: 20)
     }
 
     @Test func theDrawsAreSeededIndependentAndNearTheirChance() {
@@ -143,7 +126,7 @@ import Testing
             }
             try fixture.service.setOnline(true, device: fixture.device)
             try await fixture.settle()
-            let results = try await results(fixture, count: 2)
+            let results = try await fixture.outcomes(count: 2)
             #expect(results[2]?["store_liberty"]?.stringValue == (reordered ? "reordered" : nil), "seed \(seed)")
             #expect(results[1]?["store_liberty"] == nil)
         }

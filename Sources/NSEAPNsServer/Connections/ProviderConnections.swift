@@ -37,11 +37,6 @@ final class ProviderConnections: Sendable {
         return .admitted
     }
 
-    /// How many connections `provider` has counted now.
-    func count(_ provider: String) -> Int {
-        state.withLock { $0.byProvider[provider]?.count ?? 0 }
-    }
-
     private func release(_ id: ObjectIdentifier) {
         state.withLock { state in
             guard let provider = state.byConnection.removeValue(forKey: id) else { return }

@@ -27,31 +27,30 @@ struct OfflineDevices: Sendable {
         case .held(let replaced): if let replaced { drop(replaced, by: push.record.push) }
         case .dropped: drop(push, by: nil)
         case .keptOlder:
-            var dropped = push
-            dropped.liberty = .replaced
-            record(
-                dropped, .replaced,
-                ReasonCode.apnsStore.reason(
-                    "an older push for the same app was already stored while the device was offline, and APNs kept"
-                        + " it instead of this newer one (it keeps usually the latest, not always)"))
+            notKept(
+                push, .replaced, liberty: .replaced,
+                "an older push for the same app was already stored while the device was offline, and APNs kept it"
+                    + " instead of this newer one (it keeps usually the latest, not always)")
         case .droppedLowPriority:
-            var dropped = push
-            dropped.liberty = .droppedLowPriority
-            record(
-                dropped, .dropped,
-                ReasonCode.apnsStore.reason(
-                    "apns-priority \(push.record.push.priority) and the device was offline; APNs may throttle or drop"
-                        + " low-priority pushes, and dropped this one"))
+            notKept(
+                push, .dropped, liberty: .droppedLowPriority,
+                "apns-priority \(push.record.push.priority) and the device was offline; APNs may throttle or drop"
+                    + " low-priority pushes, and dropped this one")
         }
         return holding
     }
 
-    /// Records a push the `apple` store did not keep.
-    private func record(_ push: RecordedPush, _ outcome: NotificationResult.Outcome, _ reason: String) {
+    /// Records a push the `apple` store did not keep, and the liberty it took.
+    private func notKept(
+        _ push: RecordedPush, _ outcome: NotificationResult.Outcome, liberty: StoreLiberties.Liberty, _ why: String
+    ) {
+        var push = push
+        push.liberty = liberty
         let accepted = push.record.push
         let result = NotificationResult(
-            outcome: outcome, reason: reason, requestID: accepted.apnsID, pushType: accepted.pushType)
-        storeThreads.submit { [recorder] _ in recorder.finish(result, for: push) }
+            outcome: outcome, reason: ReasonCode.apnsStore.reason(why), requestID: accepted.apnsID,
+            pushType: accepted.pushType)
+        storeThreads.submit { [push, recorder] _ in recorder.finish(result, for: push) }
     }
 
     /// Records a push the offline device will never get: `apns-expiration: 0` ("now or never") while it was

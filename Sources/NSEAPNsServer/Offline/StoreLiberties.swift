@@ -53,6 +53,8 @@ public enum StoreLiberties {
     /// The device's seed: `--seed`, else the FNV-1a hash of its alert token (stable, and different per device).
     public static func seed(of config: DeviceConfig) -> UInt64 {
         if let seed = config.apnsStoreSeed { return seed }
-        return config.remoteToken.lowercased().utf8.reduce(0xCBF2_9CE4_8422_2325) { ($0 ^ UInt64($1)) &* 0x100_0000_01B3 }
+        return config.remoteToken.lowercased().utf8.reduce(0xCBF2_9CE4_8422_2325) {
+            ($0 ^ UInt64($1)) &* 0x100_0000_01B3
+        }
     }
 }
