@@ -48,6 +48,8 @@ test: deps ## Build, then run every test: unit tests and end-to-end tests of the
 	NSE_BIN_DIR="$(DEBUG_BIN)" bash scripts/interop-apns-clients.sh
 	# Both servers' /metrics read by a real Prometheus parser (prometheus-client from PyPI, venv in .build) while pushes and a SIP MESSAGE go through.
 	NSE_BIN_DIR="$(DEBUG_BIN)" bash scripts/interop-metrics.sh
+	# Live Activity pushes from two PyPI clients (aioapns, kalyke-apns) and the channel/broadcast API with a signed token.
+	NSE_BIN_DIR="$(DEBUG_BIN)" bash scripts/interop-live-activities.sh
 	# The SDK as a SwiftPM dependency: examples/swiftpm-extension built, its unit tests run, its executable run by nse.
 	NSE_BIN_DIR="$(DEBUG_BIN)" bash scripts/sdk-swiftpm.sh
 	# A real Kamailio (examples/kamailio) holding MESSAGEs and pushing to nse serve over UDP, TCP and TLS.
@@ -63,6 +65,7 @@ interop: deps ## Interop tests: aioapns (PyPI) pushes to nse serve (tokens, cert
 	$(SWIFT) build
 	NSE_BIN_DIR="$(DEBUG_BIN)" bash scripts/interop-aioapns.sh
 	NSE_BIN_DIR="$(DEBUG_BIN)" bash scripts/interop-apns-clients.sh
+	NSE_BIN_DIR="$(DEBUG_BIN)" bash scripts/interop-live-activities.sh
 	NSE_BIN_DIR="$(DEBUG_BIN)" python3 scripts/interop-kamailio.py
 
 demo: build ## The main job on the embedded default: seal a message to a fresh device and show what the lock screen shows.

@@ -31,6 +31,9 @@ public enum TokenKind: String, Sendable {
     case remote
     /// The app's PushKit token (voip pushes).
     case voip
+    /// A Live Activity's push token, a push-to-start token, or (for a broadcast) the activity a channel reaches
+    /// (liveactivity pushes; docs/serve.md, "Live Activities").
+    case liveActivity = "live-activity"
 }
 
 /// A push APNs accepted: what goes to the device.
@@ -66,7 +69,7 @@ public typealias APNsHeaders = [(name: String, value: String)]
 
 /// APNs's request rules, in the order APNs applies them. Pure: no I/O, so every rule is testable alone.
 public enum APNsValidation {
-    /// Every `apns-push-type` APNs knows; nse delivers `alert`, `background` and `voip`.
+    /// Every `apns-push-type` APNs knows; nse delivers `alert`, `background`, `voip` and `liveactivity`.
     public static let knownPushTypes: [String: String] = [
         "alert": "", "background": "", "voip": ".voip", "complication": ".complication",
         "fileprovider": ".pushkit.fileprovider", "location": ".location-query",
@@ -108,7 +111,12 @@ public enum APNsValidation {
         guard token.allSatisfy(\.isHexDigit), let device = device(token) else {
             return .failure(.badRequest("BadDeviceToken"))
         }
-        let kind: TokenKind = device.config.remoteToken.lowercased() == token.lowercased() ? .remote : .voip
+        let kind: TokenKind =
+            switch token.lowercased() {
+            case device.config.remoteToken.lowercased(): .remote
+            case device.config.voipToken.lowercased(): .voip
+            default: .liveActivity
+            }
 
         let topic = value("apns-topic")
         let typeName = pushTypeName(headers)
@@ -157,6 +165,7 @@ public enum APNsValidation {
         case ("alert", .remote): pushType = .alert
         case ("background", .remote): pushType = .background
         case ("voip", .voip): pushType = .voip
+        case ("liveactivity", .liveActivity): pushType = .liveactivity
         default: return .failure(.badRequest("DeviceTokenNotForTopic"))
         }
         if let teamID, device.config.teamID != teamID { return .failure(.badRequest("TopicDisallowed")) }

@@ -18,9 +18,14 @@ public final class DeviceRegistry: Sendable {
         var entries: [Entry] = []
         /// Lowercase remote and VoIP tokens to their entry.
         var byToken: [String: Int] = [:]
+        /// Device folders to their entry.
+        var byDirectory: [String: Int] = [:]
     }
 
     private let state: Mutex<State>
+    /// The Live Activity tokens (activities' and push-to-start) the apps make while served, and the broadcast
+    /// channels their activities listen to.
+    public let liveActivities: LiveActivityIndex
 
     /// Devices opened already (`--device DIR`).
     public convenience init(_ devices: [Device]) {
@@ -32,6 +37,7 @@ public final class DeviceRegistry: Sendable {
         var state = State()
         func index(_ entry: Entry, tokens: [String]) {
             for token in tokens where state.byToken[token] == nil { state.byToken[token] = state.entries.count }
+            if state.byDirectory[entry.directory] == nil { state.byDirectory[entry.directory] = state.entries.count }
             state.entries.append(entry)
         }
         for device in devices {
@@ -45,6 +51,7 @@ public final class DeviceRegistry: Sendable {
             index(
                 Entry(directory: item.directory, device: nil, stamp: nil), tokens: [item.remoteToken, item.voipToken])
         }
+        self.liveActivities = LiveActivityIndex(directories: state.entries.map(\.directory))
         self.state = Mutex(state)
     }
 
@@ -63,8 +70,18 @@ public final class DeviceRegistry: Sendable {
     /// A file that no longer reads keeps the last good configuration.
     public func device(for token: String) -> Device? {
         let lowered = token.lowercased()
-        guard let index = state.withLock({ $0.byToken[lowered] }) else { return nil }
+        guard let index = state.withLock({ $0.byToken[lowered] }) else {
+            // Not an app's own token: maybe a Live Activity's, made since the server started.
+            guard let directory = liveActivities.directory(for: lowered) else { return nil }
+            return device(in: directory)
+        }
         return device(at: index, token: lowered)
+    }
+
+    /// The served device in `directory`, as last read.
+    public func device(in directory: String) -> Device? {
+        guard let index = state.withLock({ $0.byDirectory[directory] }) else { return nil }
+        return device(at: index, token: nil)
     }
 
     private func device(at index: Int, token: String?) -> Device? {

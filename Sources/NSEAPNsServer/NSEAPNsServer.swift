@@ -30,3 +30,9 @@
 //   Recording/              `--record DIR`: CaseRecording (the switch, the device snapshot taken before a run, the
 //                           files), RecordedCase (one push as a replay case; docs/replay.md)
 //   Page/                   the lock-screen page at `/`: LockScreenPage, LockScreenAssets (its CSS and script)
+//   LiveActivities/         `liveactivity` pushes: LiveActivityDelivery (applied to the device's ActivityKit state in
+//                           place of the host), LiveActivityIndex (activity and push-to-start tokens, channel
+//                           listeners, followed as the files change), LiveActivityCards (the page's activities)
+//   Broadcast/              iOS 18 channels: ChannelStore (`channels.db`), BroadcastValidation, BroadcastFanOut (a
+//                           broadcast to every listening activity), BroadcastProvider (the provider checks), served by
+//                           Routes/ChannelController and Routes/BroadcastController

@@ -4,9 +4,10 @@ import NSEJSON
 import NSEPayload
 
 /// The HTTP side of `nse serve`, a controller per API: ``PushController`` (APNs's `POST /3/device/{token}`),
-/// ``ResultsController`` (`/v1/devices`, `/v1/events`, `/v1/notify`), ``ControlController`` (`/v1/control`,
-/// `/v1/requests`), ``PageController`` (the lock-screen page at `/`) and ``MetricsController`` (`/metrics`), on an
-/// ``APNsRouter`` (APNs's 404 and 405).
+/// ``ChannelController`` and ``BroadcastController`` (iOS 18's `/1/apps/{bundle}/channels` and
+/// `/4/broadcasts/apps/{bundle}`), ``ResultsController`` (`/v1/devices`, `/v1/events`, `/v1/notify`),
+/// ``ControlController`` (`/v1/control`, `/v1/requests`), ``PageController`` (the lock-screen page at `/`) and
+/// ``MetricsController`` (`/metrics`), on an ``APNsRouter`` (APNs's 404 and 405).
 public struct PushResponder: HTTPResponder {
     public typealias Context = PushRequestContext
     public let service: PushService
@@ -19,6 +20,8 @@ public struct PushResponder: HTTPResponder {
         self.service = service
         let router = APNsRouter()
         router.addRoutes(PushController(service: service).endpoints, atPath: "/3/device")
+        router.addRoutes(ChannelController(service: service).endpoints, atPath: "/1/apps")
+        router.addRoutes(BroadcastController(service: service).endpoints, atPath: "/4/broadcasts/apps")
         router.addRoutes(PageController(service: service).endpoints)
         router.addRoutes(ResultsController(service: service).endpoints, atPath: "/v1")
         router.addRoutes(ControlController(service: service).endpoints, atPath: "/v1")

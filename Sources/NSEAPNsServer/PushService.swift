@@ -42,6 +42,8 @@ public final class PushService: Sendable {
     /// What the server counts, and `/metrics`.
     public let metrics: ServeMetrics
     public let logger: Logger
+    /// Broadcast channels and broadcasts (iOS 18; ``ChannelController``, ``BroadcastController``).
+    let broadcasts: Broadcasts
 
     private let admission: PushAdmission
     private let runner: PushRunner
@@ -72,7 +74,8 @@ public final class PushService: Sendable {
         environment: ProviderCertificate.Environment = .development, faults: APNsFaultPlan = APNsFaultPlan(),
         requestLogCapacity: Int = PushService.defaultRequestLogCapacity, lowPriorityInterval: Double = 0,
         openDatabases: Int = ResultStore.defaultMaxOpen, recording: CaseRecording? = nil,
-        metrics: ServeMetrics = ServeMetrics(), logger: Logger
+        metrics: ServeMetrics = ServeMetrics(), liveActivityBudget: Int? = LiveActivityDelivery.defaultBudget,
+        channels: ChannelStore? = nil, logger: Logger
     ) {
         let registry = DeviceRegistry(devices: devices, folder: folder)
         let queue = DeliveryQueue(concurrency: concurrency, capacity: queueCapacity, metrics: metrics)
@@ -104,7 +107,8 @@ public final class PushService: Sendable {
             metrics: metrics, logger: logger)
         let runner = PushRunner(
             queue: queue, store: store, recorder: recorder, extensionCommand: extensionCommand, limits: limits,
-            extensionProcesses: extensionProcesses, recording: recording, logger: logger)
+            extensionProcesses: extensionProcesses, recording: recording,
+            liveActivities: LiveActivityDelivery(budget: liveActivityBudget, logger: logger), logger: logger)
         let offline = OfflineDevices(
             held: HeldPushes(
                 offline: devices.filter { !$0.config.online }.map(\.directory)
@@ -133,9 +137,33 @@ public final class PushService: Sendable {
         self.runner = runner
         self.offline = offline
         self.lowPriority = lowPriority
-        self.admission = PushAdmission(
+        let admission = PushAdmission(
             queue: queue, store: store, storeThreads: storeThreads, acknowledgements: acknowledgements,
             offline: offline, lowPriority: lowPriority, runner: runner, logger: logger)
+        self.admission = admission
+        // A broadcast's pushes are admitted as any push is; no answer is written for each, the broadcast's was.
+        self.broadcasts = Broadcasts(
+            store: channels ?? Self.openChannels(devices: devices, folder: folder, logger: logger), devices: registry,
+            logger: logger
+        ) { push, device in
+            let uniqueID = PushService.newAPNsID()
+            switch await admission.admit(push, to: device, uniqueID: uniqueID, completion: nil) {
+            case .refused(let error): return error
+            case .running, .held:
+                acknowledgements.answered(uniqueID, written: true)
+                return nil
+            }
+        }
+    }
+
+    /// The channel store at its default place (``ChannelStore/defaultPath(devices:folder:)``); nil, said in a
+    /// warning, when it cannot be opened (the channel and broadcast routes then answer 500).
+    private static func openChannels(devices: [Device], folder: [DeviceFolder.Entry], logger: Logger) -> ChannelStore? {
+        guard let path = ChannelStore.defaultPath(devices: devices, folder: folder) else { return nil }
+        do { return try ChannelStore(path: path) } catch {
+            logger.warning("channel store not opened", metadata: ["store.error": .string("\(error)")])
+            return nil
+        }
     }
 
     /// Whether a 200 carries `apns-unique-id`: APNs sends it only in its development (sandbox) environment, for
@@ -221,7 +249,9 @@ public final class PushService: Sendable {
     /// Returns how many it queued; a second call finds nothing left.
     @discardableResult
     public func resumeUnfinished() -> Int {
-        unfinished.resume(queue: queue, offline: offline, runner: runner)
+        // Broadcasts a previous run answered 200 and did not hand out go out again (docs/serve.md).
+        broadcasts.fanOut?.resume()
+        return unfinished.resume(queue: queue, offline: offline, runner: runner)
     }
 
     /// One page of a device's recorded results (``ResultStore/results(for:limit:since:before:)``), read on the
@@ -237,6 +267,8 @@ public final class PushService: Sendable {
     /// Stops taking pushes, waits for every accepted one to be recorded and its callback sent, and ends the
     /// event streams.
     public func drain() async {
+        // A broadcast being handed out gets its pushes admitted first; the queue then runs them.
+        await broadcasts.drain()
         // Low-priority pushes waiting for their burst go now: they were answered 200.
         lowPriority?.close()
         await queue.drain()

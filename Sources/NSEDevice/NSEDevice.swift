@@ -11,6 +11,9 @@
 //                             what a warm extension or `nse serve` keeps of a device between pushes, checked against
 //                             its files' stamps at each use (each read was a few % of a push's CPU; a store reopened
 //                             per push re-read up to ~4 MB of log)
+//   LiveActivities/           the app's ActivityKit state (`live-activities.json`): LiveActivity, LiveActivityState (the
+//                             rules a push meets: push-to-start, timestamp order, ends, the priority-10 budget),
+//                             LiveActivityPush (an ActivityKit payload read), LiveActivityStore (the file, locked)
 //   VoIP, CallSettings        how the app handles a VoIP payload, and what the user does with a call
 //   IOSVersion                the rules that changed between releases (iOS 11's 1 s start, VoIP report frameworks)
 //   Keys/                     KeyRing: the device's X25519 keys, the current one and the RetiredKeys a rotation

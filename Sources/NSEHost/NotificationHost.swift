@@ -157,6 +157,11 @@ public struct NotificationHost: Sendable {
             result.voip = .pushKit(launch)
             followCall(launch, payload: payload.root, route: .pushKit, at: launchedAt, since: pushStart, into: &result)
             return result
+        case .liveactivity:
+            // ActivityKit's: `nse serve` applies it to the device's Live Activity (NSEAPNsServer/LiveActivities).
+            return notInvoked(
+                ReasonCode.liveActivityPush.reason("delivered to the app's Live Activity, the extension is not run"),
+                shown: false)
         case .alert:
             break
         }

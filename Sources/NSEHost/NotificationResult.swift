@@ -26,6 +26,16 @@ public struct NotificationResult: Sendable, JSONEncodable {
         /// APNs accepted a low-priority push for an offline device and dropped it undelivered, as its storage may
         /// (`nse serve`, a device whose store is `apple`).
         case dropped
+        /// A Live Activity push started an activity (`nse serve`, docs/serve.md "Live Activities").
+        case activityStarted = "activity-started"
+        /// A Live Activity push changed what its activity shows.
+        case activityUpdated = "activity-updated"
+        /// A Live Activity push ended its activity.
+        case activityEnded = "activity-ended"
+        /// ActivityKit ignored the Live Activity push: out of order, for an activity no longer active, or unusable.
+        case activityIgnored = "activity-ignored"
+        /// A priority-10 Live Activity update past its budget: the system throttled it.
+        case throttled
     }
 
     /// Measurements of the extension process.
@@ -107,6 +117,8 @@ public struct NotificationResult: Sendable, JSONEncodable {
     public var attachments: [JSON] = []
     /// A communication notification's sender and conversation (`updating(from:)`), when the app may show one.
     public var communication: JSON?
+    /// The Live Activity a `liveactivity` push reached, as it is after the push (`live_activity`; docs/result.md).
+    public var liveActivity: JSON?
     public var timings: [(String, Double)] = []
     /// For rejections: APNs's reason string.
     public var rejectionReason: String?
@@ -143,6 +155,7 @@ public struct NotificationResult: Sendable, JSONEncodable {
         object["call_report"] = callReport.json
         if !attachments.isEmpty { object["attachments"] = .array(attachments) }
         if let communication { object["communication"] = communication }
+        if let liveActivity { object["live_activity"] = liveActivity }
         if let voip { object["voip"] = voip.json }
         if let call { object["call"] = call.json }
         if let report = extensionReport {

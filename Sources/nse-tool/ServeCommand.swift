@@ -144,6 +144,22 @@ struct ServeCommand: AsyncParsableCommand {
     )
     var recordPlaintext = false
 
+    @Option(
+        help: ArgumentHelp(
+            "Priority-10 Live Activity pushes an app's activities take per hour; past it they are throttled (0: no limit; an app with NSSupportsLiveActivitiesFrequentUpdates has none).",
+            valueName: "n"))
+    var liveActivityBudget: Int = LiveActivityDelivery.defaultBudget
+
+    @Option(
+        help: ArgumentHelp(
+            "The broadcast channels' database (default: DIR/notifications/channels.db of the first --device, else .nse-channels.db in the first --devices folder).",
+            valueName: "file"))
+    var channels: String?
+
+    @Option(
+        help: ArgumentHelp("Broadcast channels an app may have (CannotCreateChannelConfig past it).", valueName: "n"))
+    var channelLimit: Int = ChannelStore.defaultLimit
+
     @OptionGroup var processes: ExtensionProcessOptions
 
     @OptionGroup var providerKey: ServeProviderKeyOptions
@@ -181,6 +197,12 @@ struct ServeCommand: AsyncParsableCommand {
         }
         guard requestLog >= 0, requestLog <= 10_000_000 else {
             throw ValidationError("--request-log must be between 0 and 10000000")
+        }
+        guard (0...1_000_000).contains(liveActivityBudget) else {
+            throw ValidationError("--live-activity-budget must be between 0 and 1000000")
+        }
+        guard (1...1_000_000).contains(channelLimit) else {
+            throw ValidationError("--channel-limit must be between 1 and 1000000")
         }
         if let openDatabases, !(1...100_000).contains(openDatabases) {
             throw ValidationError("--open-databases must be between 1 and 100000")
@@ -276,6 +298,12 @@ struct ServeCommand: AsyncParsableCommand {
             }
         }
         let environment = ProviderCertificate.Environment(rawValue: apnsEnvironment) ?? .development
+        var channelStore: ChannelStore?
+        if let path = channels ?? ChannelStore.defaultPath(devices: opened, folder: folder) {
+            do { channelStore = try ChannelStore(path: path, limit: channelLimit) } catch {
+                throw Failure(.ioError, "--channels \(path): \(error)").exit()
+            }
+        }
         let descriptors = Processes.raiseDescriptorLimit(to: wanted * 4 + 4096)
         // This server's own registry, served at /metrics on its listeners (docs/serve.md, "Metrics").
         let registry = MetricsRegistry(
@@ -293,6 +321,7 @@ struct ServeCommand: AsyncParsableCommand {
             openDatabases: min(wanted, ResultStore.maxOpen(fitting: descriptors)), recording: recording,
             metrics: ServeMetrics(
                 factory: registry.factory, contentType: MetricsRegistry.contentType, exposition: registry.exposition),
+            liveActivityBudget: liveActivityBudget == 0 ? nil : liveActivityBudget, channels: channelStore,
             logger: logger)
         let configuration = PushServerConfiguration(
             host: address.host, port: address.port, h2cPort: h2c?.port, tlsCertificatePath: tlsCert, tlsKeyPath: tlsKey,

@@ -16,6 +16,8 @@ struct PushRunner: Sendable {
     let extensionProcesses: ExtensionProcessPool?
     /// `--record DIR`: each push that runs is written as a replay case.
     let recording: CaseRecording?
+    /// Where `liveactivity` pushes go instead of the host: the device's ActivityKit state, no extension.
+    let liveActivities: LiveActivityDelivery
     let logger: Logger
 
     /// Delivers `push` in the queue slot it holds. A push whose expiration date has passed is recorded `expired`
@@ -41,6 +43,8 @@ struct PushRunner: Sendable {
                     reason: ReasonCode.apnsExpiration.reason(
                         "\(accepted.expiration ?? 0) had passed \(when); APNs discards it undelivered"),
                     requestID: accepted.apnsID, pushType: accepted.pushType)
+            } else if accepted.pushType == .liveactivity {
+                result = liveActivities.deliver(push)
             } else {
                 // Read before the run: the extension changes what the device holds.
                 if let recording, recording.isEnabled {

@@ -14,6 +14,8 @@ public struct ServeMetrics: Sendable {
         public static let extensionFootprint = "nse_extension_peak_footprint_bytes"
         public static let queueDepth = "nse_delivery_queue_depth"
         public static let connections = "nse_http_connections_open"
+        public static let broadcasts = "nse_apns_broadcasts_total"
+        public static let channelRequests = "nse_apns_channel_requests_total"
     }
 
     /// The footprint histogram's bounds, in bytes: the reference extension peaks at about 5 MB, iOS kills at 24 MB
@@ -86,6 +88,30 @@ public struct ServeMetrics: Sendable {
                 ("push_type", APNsValidation.knownPushTypes[type] == nil ? "invalid" : type),
                 ("priority", priority), ("status", status.map(String.init) ?? "goaway"), ("reason", reason ?? ""),
             ], factory: factory
+        ).increment()
+    }
+
+    /// One `POST /4/broadcasts/apps/{bundle}` answered: its priority as asked (or `invalid`), status and reason.
+    func broadcastAnswered(_ headers: APNsHeaders, status: Int, reason: String?) {
+        let priority: String
+        switch headers.first(where: { $0.name == "apns-priority" })?.value {
+        case nil: priority = "10"
+        case let given? where ["10", "5", "1"].contains(given): priority = given
+        default: priority = "invalid"
+        }
+        Counter(
+            label: Name.broadcasts,
+            dimensions: [("priority", priority), ("status", String(status)), ("reason", reason ?? "")],
+            factory: factory
+        ).increment()
+    }
+
+    /// One channel-management request answered: `create`, `read`, `delete` or `list`, its status and reason.
+    func channelAnswered(_ operation: String, status: Int, reason: String?) {
+        Counter(
+            label: Name.channelRequests,
+            dimensions: [("operation", operation), ("status", String(status)), ("reason", reason ?? "")],
+            factory: factory
         ).increment()
     }
 

@@ -45,6 +45,13 @@ enum LockScreenAssets {
           padding: 0 7px; font-size: 12px; }
         .mark { margin-top: 4px; font-size: 12px; color: #c77700; }
         .silent { font-size: 12px; color: var(--faint); font-style: italic; }
+        .activities { list-style: none; margin: 0 0 10px; padding: 0; display: flex; flex-direction: column; gap: 8px; }
+        .activity { background: var(--card); color: var(--ink); border-radius: 18px; padding: 10px 12px; }
+        .activity-head { display: flex; justify-content: space-between; font-size: 12px; font-weight: 600; }
+        .activity-phase { text-transform: uppercase; color: #1f7a3a; } .phase-stale .activity-phase { color: #c77700; }
+        .phase-ended { opacity: .7; } .phase-ended .activity-phase { color: var(--faint); }
+        dl.content-state { display: grid; grid-template-columns: auto 1fr; gap: 2px 10px; margin: 6px 0 4px; }
+        .activity-meta { font-size: 11px; color: var(--faint); }
         .card.outcome-suppressed, .card.outcome-expired, .card.outcome-replaced { background: transparent;
           color: #fff; padding: 2px 12px; }
         .call { display: flex; flex-direction: column; align-items: center; gap: 2px; padding: 10px;

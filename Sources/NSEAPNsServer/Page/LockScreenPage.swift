@@ -12,6 +12,8 @@ enum LockScreenPage {
     struct Phone {
         var device: Device
         var results: [JSON]
+        /// Its Live Activities (``LiveActivityCards``), as `live-activities.json` holds them.
+        var activities: [LiveActivity] = []
     }
 
     static func render(_ phones: [Phone]) -> String {
@@ -42,6 +44,7 @@ enum LockScreenPage {
             <span class="entitlements">\(config.filtering ? "filtering" : "no filtering")\
             \(config.online ? "" : " · offline")</span></div>
             <div class="clock">\(escape(clock(phone.results.first?["recorded_at"]?.intValue)))</div>
+            \(LiveActivityCards.render(phone.activities, now: SystemClock.unixMilliseconds()))\
             <ol class="notifications">
             """
         let token = config.remoteToken.lowercased()
@@ -148,6 +151,11 @@ enum LockScreenPage {
             case "expired": line = "expired: APNs dropped it"
             case "replaced": line = "replaced by a newer push while offline"
             case "rejected": line = "rejected: \(reasonWord(result))"
+            case "activity-started": line = "Live Activity started"
+            case "activity-updated": line = "Live Activity updated"
+            case "activity-ended": line = "Live Activity ended"
+            case "activity-ignored": line = "Live Activity push ignored: \(reasonWord(result))"
+            case "throttled": line = "Live Activity update throttled: over its budget"
             default: line = outcome
             }
             html += "<div class=\"silent\">\(escape(line)) <time>\(escape(time))</time></div>"

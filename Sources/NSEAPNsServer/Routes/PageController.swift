@@ -1,5 +1,7 @@
 import Hummingbird
 import NIOCore
+import NSEDevice
+import NSESystem
 
 /// The lock-screen page at `/` (``LockScreenPage``), drawn from the results recorded so far, and the attachment
 /// files it shows (``AttachmentFiles``), and the cases `--record` wrote, for its "save as case" links.
@@ -36,7 +38,8 @@ struct PageController {
         var phones: [LockScreenPage.Phone] = []
         for device in service.devices.first(Self.phones) {
             let results = (try? await service.results(for: device, limit: Self.notifications, since: 0)) ?? []
-            phones.append(LockScreenPage.Phone(device: device, results: results))
+            let activities = (try? device.liveActivities.read().activities) ?? []
+            phones.append(LockScreenPage.Phone(device: device, results: results, activities: activities))
         }
         var fields = HTTPFields()
         fields[.contentType] = "text/html; charset=utf-8"

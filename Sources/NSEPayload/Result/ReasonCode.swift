@@ -88,6 +88,8 @@ public enum ReasonCode: String, CaseIterable, Sendable {
     case contentAvailableOnly = "no alert (content-available only)"
     case noVisibleText = "the alert has no visible text"
     case mutableContentNotSet = "aps.mutable-content is not 1"
+    /// An ActivityKit push: to the app's Live Activity, never to an extension.
+    case liveActivityPush = "liveactivity push"
 
     // MARK: What APNs did (nse serve)
     /// `apns-expiration` had passed, or was 0 for an offline device: dropped undelivered.
@@ -95,6 +97,22 @@ public enum ReasonCode: String, CaseIterable, Sendable {
     /// The offline store took one of Apple's liberties (`apple` store): kept an older push, or dropped a low-priority
     /// one.
     case apnsStore = "apns-store"
+
+    // MARK: Live Activities (nse serve, docs/serve.md "Live Activities")
+    /// A push-to-start token's push started an activity of its attributes type.
+    case activityStarted = "activity-started"
+    /// The activity shows the push's content.
+    case activityUpdated = "activity-updated"
+    /// The activity ended: it stays on the lock screen until its dismissal date.
+    case activityEnded = "activity-ended"
+    /// A priority-10 update past the hour's budget: the system throttled it.
+    case activityBudgetExceeded = "activity-budget-exceeded"
+    /// A timestamp not newer than the content the activity shows: ignored, as ActivityKit ignores it.
+    case activityOutOfOrder = "activity-out-of-order"
+    /// The activity has ended or is gone: nothing left to update.
+    case activityNotActive = "activity-not-active"
+    /// Not a payload ActivityKit can use: no timestamp, an unknown event, a start without its attributes.
+    case activityPayloadInvalid = "activity-payload-invalid"
 
     /// `code: detail`, the form of every reason.
     public func reason(_ detail: String) -> String { "\(rawValue): \(detail)" }
