@@ -10,7 +10,7 @@
 //                           `/v1/notify`), ControlController (`/v1/control`, `/v1/requests`), PageController (`/`),
 //                           MetricsController (`/metrics`)
 //   ProviderAuthentication  provider tokens per connection (20-minute renewal rule); ProviderCertificate: client
-//                           certificates (`--client-ca`, as Flexisip uses)
+//                           certificates (`--client-ca`, as Flexisip uses); ProviderIdentity: a request's provider
 //   APNsValidation          APNs's rules, header by header: an AcceptedPush or APNs's status and reason
 //   PushService             the jobs below wired together; DeviceRegistry (a token index, folder devices opened on
 //                           first use)
@@ -21,10 +21,13 @@
 //                           completed, recorded, told), UnfinishedPushes (a previous run's, rerun), Acknowledgements
 //                           (a 200 that never reached the client is marked), ServeLock (one server per device)
 //   Connections/            protocol sniffing (10 s preface timeout), the HTTP/2 connection manager (idle 1 h, GOAWAY
-//                           then close within 5 s, REFUSED_STREAM over the advertised 100 streams), AnswerObserver
+//                           then close within 5 s, REFUSED_STREAM over the advertised 1000 streams, throttled after a
+//                           rejection), AnswerObserver, ProviderConnections (a provider's connections, for a cap)
 //   Offline/                OfflineDevices (held, replaced, released), HeldPushes (what APNs keeps for an offline
-//                           device: the newest per topic), LowPriorityBatch (low-priority pushes in bursts)
-//   Control/                APNsFaultPlan and FaultRule (scripted answers, delays, GOAWAY, unavailable), RequestLog
+//                           device: the newest per topic), StoreLiberties (the `apple` store's seeded liberties),
+//                           LowPriorityBatch (low-priority pushes in bursts)
+//   Control/                APNsFaultPlan and FaultRule (scripted answers, delays, GOAWAY, stream resets, connection
+//                           delays and caps, unavailable), RequestLog
 //   Metrics/                ServeMetrics: what the server counts (swift-metrics, with the executable's factory), served
 //                           by Routes/MetricsController at `/metrics`
 //   Recording/              `--record DIR`: CaseRecording (the switch, the device snapshot taken before a run, the
@@ -34,5 +37,5 @@
 //                           place of the host), LiveActivityIndex (activity and push-to-start tokens, channel
 //                           listeners, followed as the files change), LiveActivityCards (the page's activities)
 //   Broadcast/              iOS 18 channels: ChannelStore (`channels.db`), BroadcastValidation, BroadcastFanOut (a
-//                           broadcast to every listening activity), BroadcastProvider (the provider checks), served by
-//                           Routes/ChannelController and Routes/BroadcastController
+//                           broadcast to every listening activity), served by Routes/ChannelController and
+//                           Routes/BroadcastController; every provider route checks its caller with ProviderIdentity

@@ -5,7 +5,7 @@ import NSEJSON
 import NSESystem
 
 /// APNs's broadcast API (iOS 18), `POST /4/broadcasts/apps/{bundle}`: the server playing unavailable first, then the
-/// provider (``BroadcastProvider``), APNs's rules (``BroadcastValidation``), the channel; 200 with `apns-request-id`
+/// provider (``ProviderIdentity``), APNs's rules (``BroadcastValidation``), the channel; 200 with `apns-request-id`
 /// once the broadcast is on disk (``ChannelStore``), then it is handed to every subscribed activity
 /// (``BroadcastFanOut``). Served on the same listeners as `/3/device` (APNs serves it on its push host).
 struct BroadcastController {
@@ -35,8 +35,8 @@ struct BroadcastController {
             (Self.error(error, requestID: requestID), error.reason)
         }
         if let unavailable = service.faults.unavailable { return refused(unavailable) }
-        let provider: BroadcastProvider
-        switch await BroadcastProvider.authenticate(headers: headers, service: service, context: context) {
+        let provider: ProviderIdentity
+        switch await ProviderIdentity.authenticate(headers: headers, service: service, context: context) {
         case .failure(let error): return refused(error)
         case .success(let found): provider = found
         }

@@ -14,7 +14,7 @@ import NSESystem
 ///
 /// Every answer carries `apns-request-id`. APNs serves this on a host of its own
 /// (`api-manage-broadcast.sandbox.push.apple.com:2195`, `:2196` in production); nse serves it on its listeners
-/// beside `/3/device`: the paths tell them apart. The same provider checks apply (``BroadcastProvider``).
+/// beside `/3/device`: the paths tell them apart. The same provider checks apply (``ProviderIdentity``).
 struct ChannelController {
     let service: PushService
 
@@ -51,7 +51,7 @@ struct ChannelController {
             (BroadcastController.error(error, requestID: requestID), error.reason)
         }
         if let unavailable = service.faults.unavailable { return refused(unavailable) }
-        switch await BroadcastProvider.authenticate(headers: headers, service: service, context: context) {
+        switch await ProviderIdentity.authenticate(headers: headers, service: service, context: context) {
         case .failure(let error): return refused(error)
         case .success(let provider):
             if let refusal = provider.check(bundleID, devices: service.devices) { return refused(refusal) }

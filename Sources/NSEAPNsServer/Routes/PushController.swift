@@ -40,10 +40,7 @@ struct PushController {
         let headers: APNsHeaders = request.headers.map { (name: $0.name.canonicalName.lowercased(), value: $0.value) }
         // A connection with a verified client certificate authenticates with it (`--client-ca`); one connection
         // uses one kind, as on APNs.
-        var certificate: NIOSSLCertificate?
-        if service.certificates != nil {
-            certificate = try? await (context.channel.parent ?? context.channel).nioSSL_peerCertificate().get()
-        }
+        let certificate = await ProviderIdentity.certificate(service: service, context: context)
         var entry = RequestLog.Entry(
             receivedAt: SystemClock.unixMilliseconds(), token: token, headers: headers,
             authentication: certificate != nil
@@ -156,29 +153,16 @@ struct PushController {
         _ bytes: [UInt8]?, token: String, headers: APNsHeaders, echoedID: String?, certificate: NIOSSLCertificate?,
         context: PushRequestContext
     ) async -> Answer {
-        var teamID: String?
-        var certificateBundleID: String?
-        if let certificates = service.certificates, let certificate {
-            switch certificates.authenticate(certificate) {
-            case .failure(let error): return .refused(error, apnsID: echoedID)
-            case .success(let read): certificateBundleID = read.bundleID
-            }
-        } else if let authentication = service.authentication {
-            let authorization = headers.first(where: { $0.name == "authorization" })?.value
-            switch await authentication.authenticate(
-                authorization: authorization, connection: context.connection,
-                forwardedClient: ProviderAuthentication.forwardedClient(in: headers))
-            {
-            case .failure(let error): return .refused(error, apnsID: echoedID)
-            case .success(let claims): teamID = claims.teamID
-            }
-        } else if service.certificates != nil {
-            // Certificates required and none given, and no key for tokens either.
-            return .refused(APNsError(403, ProviderToken.Rejection.missing.rawValue), apnsID: echoedID)
+        let provider: ProviderIdentity
+        switch await ProviderIdentity.authenticate(
+            headers: headers, certificate: .some(certificate), service: service, context: context)
+        {
+        case .failure(let error): return .refused(error, apnsID: echoedID)
+        case .success(let identity): provider = identity
         }
         return await accept(
-            token: token, headers: headers, body: bytes, echoedID: echoedID, teamID: teamID,
-            certificateBundleID: certificateBundleID, context: context)
+            token: token, headers: headers, body: bytes, echoedID: echoedID, teamID: provider.teamID,
+            certificateBundleID: provider.certificateBundleID, context: context)
     }
 
     private func accept(
