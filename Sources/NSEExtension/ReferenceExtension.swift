@@ -54,6 +54,12 @@ public struct ReferenceExtension: Sendable {
                 let delivered = AttachmentStep(device: device, request: request, logger: logger).attach(
                     attachments, to: content, host: reader)
                 if reader.send(.content(delivered)) { _ = reader.waitForAcceptance() }
+            case .joinRoom(let room, let device, let rewriter):
+                let reader = listener ?? HostListener(channel: channel)
+                listener = reader
+                let content = RoomFetch(device: device, rewriter: rewriter, host: reader).fetch(
+                    room: room, request: request, logger: logger)
+                if reader.send(.content(content)) { _ = reader.waitForAcceptance() }
             case .fetch(let callID, let device, let rewriter):
                 let reader = listener ?? HostListener(channel: channel)
                 listener = reader
@@ -79,6 +85,8 @@ public struct ReferenceExtension: Sendable {
         case deliver(DeliveredContent)
         /// Fetch the message with `callID` (``SIPFetch``), with the device and the rewriter the request opened.
         case fetch(callID: String, device: Device, rewriter: Rewriter)
+        /// Join the chat room a group-chat invitation names (``RoomFetch``), then show the invitation.
+        case joinRoom(String, device: Device, rewriter: Rewriter)
         /// Fetch the files the decrypted message names, then deliver `content` with them (``AttachmentStep``).
         case attach([Plaintext.Attachment], content: DeliveredContent, device: Device)
     }
@@ -104,7 +112,10 @@ public struct ReferenceExtension: Sendable {
             return .deliver(opened.content)
         }
         if let room = payload.chatRoomAddress {
-            return .deliver(rewriter.chatRoomInvitation(room: room, subject: nil))
+            guard device.config.sip != nil else {
+                return .deliver(rewriter.chatRoomInvitation(room: room, subject: nil))
+            }
+            return .joinRoom(room, device: device, rewriter: rewriter)
         }
         if let callID = payload.callID {
             return .fetch(callID: callID, device: device, rewriter: rewriter)

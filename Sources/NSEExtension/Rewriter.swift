@@ -83,6 +83,25 @@ public struct Rewriter: Sendable {
         return DeliveredContent(content: result, reason: ReasonCode.chatRoomInvitation.reason("\(room)"))
     }
 
+    /// A message in a chat room the app has joined: the room's subject as the title, the sender (the rewrite's
+    /// title) as the subtitle, the room as the thread, as Linphone shows a group chat. A room without a subject keeps
+    /// the sender as the title.
+    public func inRoom(_ delivered: DeliveredContent, address: String, subject: String) -> DeliveredContent {
+        var delivered = delivered
+        guard var aps = delivered.content["aps"]?.objectValue, var alert = aps["alert"]?.objectValue else {
+            return delivered
+        }
+        if !subject.isEmpty {
+            alert["subtitle"] = alert["title"]
+            alert["title"] = .string(subject)
+        }
+        aps["alert"] = .object(alert)
+        aps["thread-id"] = .string(address)
+        delivered.content["aps"] = .object(aps)
+        delivered.content["chat_room"] = .string(address)
+        return delivered
+    }
+
     /// The loc-key fallback: body = the localized `loc-key` text with its `loc-args` (else the original body),
     /// title = the app's "Message received" string.
     public func fallback(reason: String) -> DeliveredContent {

@@ -97,12 +97,24 @@ public final class AppGroupStore: Sendable {
         );
         CREATE TABLE seen_messages (message_id TEXT PRIMARY KEY NOT NULL, seen_at INTEGER NOT NULL);
         """,
+        // Version 6: the chat rooms the app joined (their subject and participants, as the room's state said them),
+        // so that a push for a message in a room is titled with its subject.
+        """
+        CREATE TABLE rooms (
+            address TEXT PRIMARY KEY NOT NULL,
+            subject TEXT NOT NULL,
+            participants TEXT NOT NULL,
+            joined_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL
+        );
+        """,
     ]
 
     public let database: Database
     public let messages: MessageStore
     public let voip: VoIPState
     public let trust: TrustStore
+    public let rooms: RoomStore
 
     /// Opens (creating) the database of the container at `directory`, importing the files older nse versions kept
     /// (`store/*.json`, `voip/strikes.json`, `voip/calls.jsonl`) the first time.
@@ -115,6 +127,7 @@ public final class AppGroupStore: Sendable {
         messages = MessageStore(database: database)
         voip = VoIPState(database: database)
         trust = TrustStore(database: database)
+        rooms = RoomStore(database: database)
         try LegacyImport(container: directory, store: self).run()
     }
 }

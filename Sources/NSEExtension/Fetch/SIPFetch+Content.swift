@@ -108,6 +108,13 @@ extension SIPFetch {
         } else {
             content = rewriter.fallback(reason: ReasonCode.unsupportedContentType.reason("\(type.prefix(64))"))
         }
+        // A message a chat room fanned out comes from the room: titled with its subject when the app has joined it.
+        if !content.isFallback, content.info?["content_type"] == "message",
+            let room = try? device.cachedAppGroup().rooms.room(received.from)
+        {
+            content = rewriter.inRoom(content, address: room.address, subject: room.subject)
+            content.info?["chat_room"] = .string(room.address)
+        }
         if var info = content.info {
             info["call_id"] = .string(received.callID)
             info["from"] = .string(received.from)

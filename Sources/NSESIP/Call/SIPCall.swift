@@ -31,9 +31,10 @@ public final class SIPCall: Sendable {
         await agent.ring(key)
     }
 
-    /// Callee: answers 200 OK with this end's session description; `confirmed` follows when the ACK comes.
+    /// Callee: answers 200 OK with this end's session description (none: `contentType` nil and no body, as a
+    /// chat room's invitation is accepted); `confirmed` follows when the ACK comes.
     @discardableResult
-    public func answer(contentType: String = "application/sdp", body: [UInt8]) async -> Bool {
+    public func answer(contentType: String? = "application/sdp", body: [UInt8]) async -> Bool {
         await agent.answer(key, contentType: contentType, body: body)
     }
 

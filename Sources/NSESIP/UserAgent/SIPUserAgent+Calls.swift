@@ -143,7 +143,7 @@ extension SIPUserAgent {
         return await answerInvite(key, statusCode: 180)
     }
 
-    func answer(_ key: String, contentType: String, body: [UInt8]) async -> Bool {
+    func answer(_ key: String, contentType: String?, body: [UInt8]) async -> Bool {
         guard var state = calls[key], case .offered = state.phase,
             let dialog = SIPDialog(callee: state.invite, localTag: state.localTag)
         else { return false }
