@@ -15,6 +15,8 @@
 set -euo pipefail
 # shellcheck source=lib/serve-listening.sh
 . "$(dirname "$0")/lib/serve-listening.sh"
+# shellcheck source=lib/interop-venv.sh
+. "$(dirname "$0")/lib/interop-venv.sh"
 # Paths given relative to where the script is called from; everything else relative to the repository.
 abspath() { case "$1" in /*) printf '%s' "$1" ;; *) printf '%s/%s' "$PWD" "$1" ;; esac; }
 [ -n "${NSE_BIN_DIR:-}" ] && NSE_BIN_DIR="$(abspath "$NSE_BIN_DIR")"
@@ -40,32 +42,7 @@ command -v python3 >/dev/null || die "python3 not found (Debian: python3)"
 command -v openssl >/dev/null || die "openssl not found (Debian: openssl)"
 
 # --- the venv with aioapns ------------------------------------------------------------------------------------
-venv_ok() {
-  [ -x "$VENV/bin/python" ] && "$VENV/bin/python" - "$AIOAPNS_VERSION" <<'EOF' 2>/dev/null
-import sys
-from importlib.metadata import version
-import aioapns, h2, jwt, cryptography  # noqa: F401 - aioapns's JWT signing needs PyJWT + cryptography
-sys.exit(0 if version("aioapns") == sys.argv[1] else 1)
-EOF
-}
-if ! venv_ok; then
-  rm -rf "$VENV"
-  mkdir -p "$(dirname "$VENV")"
-  if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
-    die "python3 ($(command -v python3)) cannot create a venv: the venv/ensurepip modules are missing (Debian: apt-get install python3-venv)"
-  fi
-  if ! venv_log=$(python3 -m venv "$VENV" 2>&1); then
-    rm -rf "$VENV"
-    die "python3 -m venv $VENV failed (Debian: apt-get install python3-venv): $(echo "$venv_log" | tail -1)"
-  fi
-  echo "interop-aioapns: installing aioapns==$AIOAPNS_VERSION into $VENV" >&2
-  if ! pip_log=$(timeout 600 "$VENV/bin/python" -m pip install --disable-pip-version-check --no-input -q --timeout 60 \
-      "aioapns==$AIOAPNS_VERSION" 2>&1); then
-    rm -rf "$VENV"
-    die "pip install aioapns==$AIOAPNS_VERSION failed (PyPI reachable?): $(echo "$pip_log" | tail -1)"
-  fi
-  venv_ok || { rm -rf "$VENV"; die "aioapns==$AIOAPNS_VERSION installed but does not import in $VENV"; }
-fi
+venv_ensure "$VENV" aioapns "$AIOAPNS_VERSION" aioapns,h2,jwt,cryptography  # its JWT signing: PyJWT + cryptography
 
 # --- a device, a certificate, a provider key ------------------------------------------------------------------
 work="$(mktemp -d "${TMPDIR:-/tmp}/nse-interop.XXXXXX")"

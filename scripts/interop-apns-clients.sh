@@ -15,6 +15,8 @@
 set -euo pipefail
 # shellcheck source=lib/serve-listening.sh
 . "$(dirname "$0")/lib/serve-listening.sh"
+# shellcheck source=lib/interop-venv.sh
+. "$(dirname "$0")/lib/interop-venv.sh"
 abspath() { case "$1" in /*) printf '%s' "$1" ;; *) printf '%s/%s' "$PWD" "$1" ;; esac; }
 [ -n "${NSE_BIN_DIR:-}" ] && NSE_BIN_DIR="$(abspath "$NSE_BIN_DIR")"
 [ -n "${NSE_INTEROP_VENV_PYAPNS:-}" ] && NSE_INTEROP_VENV_PYAPNS="$(abspath "$NSE_INTEROP_VENV_PYAPNS")"
@@ -53,32 +55,6 @@ HAPROXY="$(command -v haproxy || echo /usr/sbin/haproxy)"
 [ -x "$HAPROXY" ] || die "haproxy not found after installing it"
 
 # --- one venv per library, pinned, reused when the pinned version is there ------------------------------------------
-venv_ready() {  # venv, distribution, version, module
-  [ -x "$1/bin/python" ] && "$1/bin/python" - "$2" "$3" "$4" <<'EOF' 2>/dev/null
-import importlib, sys
-from importlib.metadata import version
-importlib.import_module(sys.argv[3])
-sys.exit(0 if version(sys.argv[1]) == sys.argv[2] else 1)
-EOF
-}
-venv_ensure() {  # venv, distribution, version, module
-  local venv="$1" dist="$2" ver="$3" module="$4" log t0
-  venv_ready "$venv" "$dist" "$ver" "$module" && return 0
-  t0=$(date +%s.%N)
-  rm -rf "$venv"
-  mkdir -p "$(dirname "$venv")"
-  python3 -c 'import venv, ensurepip' 2>/dev/null \
-    || die "python3 cannot create a venv: venv/ensurepip missing (Debian: apt-get install python3-venv)"
-  log=$(python3 -m venv "$venv" 2>&1) || { rm -rf "$venv"; die "python3 -m venv $venv failed: $(echo "$log" | tail -1)"; }
-  echo "interop-apns-clients: installing $dist==$ver into $venv" >&2
-  if ! log=$(timeout 600 "$venv/bin/python" -m pip install --disable-pip-version-check --no-input -q --timeout 60 \
-      "$dist==$ver" 2>&1); then
-    rm -rf "$venv"
-    die "pip install $dist==$ver failed (PyPI reachable?): $(echo "$log" | tail -1)"
-  fi
-  venv_ready "$venv" "$dist" "$ver" "$module" || { rm -rf "$venv"; die "$dist==$ver installed but '$module' does not import"; }
-  echo "interop-apns-clients: $dist==$ver installed in $(elapsed "$t0") s" >&2
-}
 venv_ensure "$VENV_PYAPNS" pyapns_client "$PYAPNS_VERSION" pyapns_client
 venv_ensure "$VENV_KALYKE" kalyke-apns "$KALYKE_VERSION" kalyke
 

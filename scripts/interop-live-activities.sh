@@ -16,6 +16,8 @@
 set -euo pipefail
 # shellcheck source=lib/serve-listening.sh
 . "$(dirname "$0")/lib/serve-listening.sh"
+# shellcheck source=lib/interop-venv.sh
+. "$(dirname "$0")/lib/interop-venv.sh"
 abspath() { case "$1" in /*) printf '%s' "$1" ;; *) printf '%s/%s' "$PWD" "$1" ;; esac; }
 [ -n "${NSE_BIN_DIR:-}" ] && NSE_BIN_DIR="$(abspath "$NSE_BIN_DIR")"
 [ -n "${NSE_INTEROP_VENV:-}" ] && NSE_INTEROP_VENV="$(abspath "$NSE_INTEROP_VENV")"
@@ -42,26 +44,7 @@ nse="$BIN/nse"
 for tool in python3 openssl curl; do command -v "$tool" >/dev/null || die "$tool not found"; done
 
 # --- the venvs, pinned, reused when the pinned version is there -----------------------------------------------------
-venv_ensure() {  # venv, distribution, version, module
-  local venv="$1" dist="$2" ver="$3" module="$4" log
-  if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c "
-import importlib, sys
-from importlib.metadata import version
-importlib.import_module('$module')
-sys.exit(0 if version('$dist') == '$ver' else 1)" 2>/dev/null; then
-    return 0
-  fi
-  rm -rf "$venv"
-  mkdir -p "$(dirname "$venv")"
-  log=$(python3 -m venv "$venv" 2>&1) || { rm -rf "$venv"; die "python3 -m venv $venv failed: $(echo "$log" | tail -1)"; }
-  echo "interop-live-activities: installing $dist==$ver into $venv" >&2
-  if ! log=$(timeout 600 "$venv/bin/python" -m pip install --disable-pip-version-check --no-input -q --timeout 60 \
-      "$dist==$ver" 2>&1); then
-    rm -rf "$venv"
-    die "pip install $dist==$ver failed (PyPI reachable?): $(echo "$log" | tail -1)"
-  fi
-}
-venv_ensure "$VENV_AIOAPNS" aioapns "$AIOAPNS_VERSION" aioapns
+venv_ensure "$VENV_AIOAPNS" aioapns "$AIOAPNS_VERSION" aioapns,h2,jwt,cryptography
 venv_ensure "$VENV_KALYKE" kalyke-apns "$KALYKE_VERSION" kalyke
 
 # --- the temporary folder and the server, stopped by PID on exit ---------------------------------------------------

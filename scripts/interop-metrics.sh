@@ -11,6 +11,8 @@
 # pinned, is kept in $NSE_INTEROP_METRICS_VENV, default .build/interop-metrics-venv, and reused).
 # NSE_INTEROP_KEEP=1 keeps the temporary folder.
 set -euo pipefail
+# shellcheck source=lib/interop-venv.sh
+. "$(dirname "$0")/lib/interop-venv.sh"
 # Paths given relative to where the script is called from; everything else relative to the repository.
 abspath() { case "$1" in /*) printf '%s' "$1" ;; *) printf '%s/%s' "$PWD" "$1" ;; esac; }
 [ -n "${NSE_BIN_DIR:-}" ] && NSE_BIN_DIR="$(abspath "$NSE_BIN_DIR")"
@@ -31,32 +33,7 @@ nse="$BIN/nse"
 command -v python3 >/dev/null || die "python3 not found (Debian: python3)"
 
 # --- the venv with prometheus-client ---------------------------------------------------------------------------
-venv_ok() {
-  [ -x "$VENV/bin/python" ] && "$VENV/bin/python" - "$PROMETHEUS_CLIENT_VERSION" <<'PY' 2>/dev/null
-import sys
-from importlib.metadata import version
-from prometheus_client.parser import text_string_to_metric_families  # noqa: F401
-sys.exit(0 if version("prometheus-client") == sys.argv[1] else 1)
-PY
-}
-if ! venv_ok; then
-  rm -rf "$VENV"
-  mkdir -p "$(dirname "$VENV")"
-  if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
-    die "python3 ($(command -v python3)) cannot create a venv: the venv/ensurepip modules are missing (Debian: apt-get install python3-venv)"
-  fi
-  if ! venv_log=$(python3 -m venv "$VENV" 2>&1); then
-    rm -rf "$VENV"
-    die "python3 -m venv $VENV failed (Debian: apt-get install python3-venv): $(echo "$venv_log" | tail -1)"
-  fi
-  echo "interop-metrics: installing prometheus-client==$PROMETHEUS_CLIENT_VERSION into $VENV" >&2
-  if ! pip_log=$(timeout 600 "$VENV/bin/python" -m pip install --disable-pip-version-check --no-input -q --timeout 60 \
-      "prometheus-client==$PROMETHEUS_CLIENT_VERSION" 2>&1); then
-    rm -rf "$VENV"
-    die "pip install prometheus-client==$PROMETHEUS_CLIENT_VERSION failed (PyPI reachable?): $(echo "$pip_log" | tail -1)"
-  fi
-  venv_ok || { rm -rf "$VENV"; die "prometheus-client==$PROMETHEUS_CLIENT_VERSION installed but does not import in $VENV"; }
-fi
+venv_ensure "$VENV" prometheus-client "$PROMETHEUS_CLIENT_VERSION" prometheus_client.parser
 
 # --- the servers -----------------------------------------------------------------------------------------------
 work="$(mktemp -d "${TMPDIR:-/tmp}/nse-interop-metrics.XXXXXX")"
