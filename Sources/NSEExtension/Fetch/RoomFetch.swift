@@ -26,8 +26,8 @@ struct RoomFetch: Sendable {
 
     /// How the wait for the room's INVITE ended.
     enum Joined: Sendable {
-        /// Accepted: the room's subject and participants as its INVITE said them.
-        case joined(subject: String, participants: [String])
+        /// Accepted: the room's address (its INVITE's `From`), subject and participants as its INVITE said them.
+        case joined(address: String, subject: String, participants: [String])
         /// No INVITE from this room came before the deadline (or the expiry notice).
         case notInvited
         /// The device could not register: why.
@@ -44,13 +44,13 @@ struct RoomFetch: Sendable {
         let milliseconds = SystemClock.millisecondsSince(start)
         var content: DeliveredContent
         switch joined {
-        case .joined(let subject, let participants):
+        case .joined(let address, let subject, let participants):
             do {
-                try device.cachedAppGroup().rooms.keep(address: room, subject: subject, participants: participants)
+                try device.cachedAppGroup().rooms.keep(address: address, subject: subject, participants: participants)
             } catch {
                 logger.warning("room not kept in the App Group store", metadata: ["store.error": "\(error)"])
             }
-            content = rewriter.chatRoomInvitation(room: room, subject: subject.isEmpty ? nil : subject)
+            content = rewriter.chatRoomInvitation(room: address, subject: subject.isEmpty ? nil : subject)
             content.info = ["room_joined": true, "participants": .int(Int64(participants.count))]
         case .notInvited:
             content = rewriter.chatRoomInvitation(room: room, subject: nil)
@@ -88,7 +88,6 @@ struct RoomFetch: Sendable {
         }
         let agent = SIPUserAgent(
             configuration: configuration, eventLoopGroup: SIPUserAgent.processEventLoopGroup, logger: logger)
-        let roomKey = RoomStore.key(room)
         // The host's expiry notice, as a stream the wait can end on.
         let (expiry, expired) = AsyncStream<Void>.makeStream()
         host?.onExpiry { expired.yield() }
@@ -96,7 +95,7 @@ struct RoomFetch: Sendable {
         let joined = await withTaskGroup(of: Joined?.self) { group -> Joined in
             group.addTask {
                 for await call in agent.incomingCalls {
-                    guard let from = call.invite.headers.from, RoomStore.key(from.uri.description) == roomKey else {
+                    guard let from = call.invite.headers.from, Self.names(room, from.uri) else {
                         // A call, or another room's invitation: the app's, not this push's.
                         continue
                     }
@@ -141,8 +140,17 @@ struct RoomFetch: Sendable {
         return joined
     }
 
-    /// The room's subject (`Subject`) and participants (the resource list in its body) from its INVITE.
+    /// Whether the push's `chat-room-addr` names the room at `uri`: Flexisip sends the room's user part (the INVITE's
+    /// `From` user, which liblinphone matches against its rooms' usernames); a whole address is compared whole.
+    static func names(_ chatRoomAddress: String, _ uri: SIPURI) -> Bool {
+        if chatRoomAddress.contains("@") { return RoomStore.key(chatRoomAddress) == RoomStore.key(uri.description) }
+        return uri.user == chatRoomAddress
+    }
+
+    /// The room's address (`From`, without its tag), subject (`Subject`) and participants (the resource list in its
+    /// body) from its INVITE.
     static func invitation(_ invite: SIPRequest) -> Joined {
+        let address = invite.headers.from.map { RoomStore.key($0.uri.description) } ?? ""
         let subject = invite.headers["Subject"] ?? ""
         var participants: [String] = []
         if let type = invite.headers.contentType, type.lowercased().hasPrefix(SIPResourceList.contentType),
@@ -150,6 +158,6 @@ struct RoomFetch: Sendable {
         {
             participants = list.uris.map(\.description)
         }
-        return .joined(subject: subject, participants: participants)
+        return .joined(address: address, subject: subject, participants: participants)
     }
 }
