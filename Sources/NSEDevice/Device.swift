@@ -264,6 +264,10 @@ public struct Device: Sendable {
             core["error"] = .string(error.description)
         }
         result["shared_core"] = .object(core)
+        // The chat rooms the app joined (a group-chat invitation's extension keeps them).
+        do { result["rooms"] = .array(try appGroup().rooms.all().map(\.json)) } catch {
+            result["rooms"] = ["error": .string(error.description)]
+        }
         return .object(result)
     }
 
