@@ -282,6 +282,9 @@ struct CaseRunner {
         // What a recorded push found in the store: held messages as received, and those already shown.
         for message in replayCase.appGroup.held { try group.messages.keep(message) }
         for (callID, viewer) in replayCase.appGroup.shown { try group.messages.markShown(callID: callID, by: viewer) }
+        for room in replayCase.appGroup.rooms {
+            try group.rooms.keep(address: room.address, subject: room.subject, participants: room.participants)
+        }
         for (contact, names) in replayCase.device.trust {
             for name in names { try group.trust.trust(try signers.identity(name).publicKey.base64, for: contact) }
         }

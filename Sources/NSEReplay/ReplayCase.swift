@@ -56,11 +56,13 @@ public struct ReplayCase: Sendable {
         public var criticalAlerts = false
     }
 
-    /// The App Group store as a recorded push met it (`app_group`): the messages it held, bodies as received, and
-    /// the Call-IDs already shown (`by`: `extension` or `app`).
+    /// The App Group store as a recorded push met it (`app_group`): the messages it held, bodies as received, the
+    /// Call-IDs already shown (`by`: `extension` or `app`), and the chat rooms the app had joined (`rooms`:
+    /// `{"address", "subject", "participants"}`).
     public struct AppGroupSpec: Sendable {
         public var held: [StoredMessage] = []
         public var shown: [(callID: String, by: MessageStore.Viewer)] = []
+        public var rooms: [(address: String, subject: String, participants: [String])] = []
     }
 
     /// A call the case's caller places through the embedded SIP server before the push (`sip.call`): the server
@@ -470,8 +472,8 @@ public struct ReplayCase: Sendable {
         }
         if let groupValue = object["app_group"] {
             guard let group = groupValue.objectValue else { throw fail("app_group", "must be an object") }
-            for key in group.keys where !["held", "shown"].contains(key) {
-                throw fail("app_group.\(key)", "is not an App Group field (held, shown)")
+            for key in group.keys where !["held", "shown", "rooms"].contains(key) {
+                throw fail("app_group.\(key)", "is not an App Group field (held, shown, rooms)")
             }
             for (index, entry) in (group["held"]?.arrayValue ?? []).enumerated() {
                 let field = "app_group.held[\(index)]"
@@ -502,6 +504,18 @@ public struct ReplayCase: Sendable {
                     throw fail(field + ".by", "must be extension or app")
                 }
                 appGroup.shown.append((callID, viewer))
+            }
+            for (index, entry) in (group["rooms"]?.arrayValue ?? []).enumerated() {
+                let field = "app_group.rooms[\(index)]"
+                guard entry.objectValue != nil else { throw fail(field, "must be an object") }
+                guard let address = try string(entry["address"], field + ".address"), address.hasPrefix("sip") else {
+                    throw fail(field + ".address", "is required: the room's SIP address")
+                }
+                let participants = entry["participants"]?.arrayValue?.compactMap(\.stringValue) ?? []
+                guard entry["participants"] == nil || participants.count == entry["participants"]?.arrayValue?.count
+                else { throw fail(field + ".participants", "must be a list of addresses") }
+                appGroup.rooms.append(
+                    (address, try string(entry["subject"], field + ".subject") ?? "", participants))
             }
         }
         budget = try number(object["budget"], "budget") ?? 5
