@@ -372,16 +372,19 @@ def stream_run(work, device, payload_path, concurrency, streams, pushes, throttl
     label = f"streams-{streams}{'-throttled' if throttle else ''}"
     good = f"{server.url}/3/device/{token}"
     uris = [good] * (REJECT_EVERY - 1) + [f"{server.url}/3/device/{'0' * 64}"] if throttle else [good]
+    log_path = os.path.join(work, f"{label}.h2load.log")
+    if os.path.exists(log_path):
+        os.remove(log_path)  # h2load appends to its log: a second round would count the first's requests
     try:
         started, started_wall_ms = time.monotonic(), time.time() * 1000
-        done = subprocess.run([H2LOAD, "--log-file", os.path.join(work, f"{label}.h2load.log")]
+        done = subprocess.run([H2LOAD, "--log-file", log_path]
                               + h2load_argv(pushes, payload_path, bundle_id, 1, streams) + ["-N", "60"] + uris,
                               capture_output=True, timeout=pushes / 5 + 120)
         h2load_s = time.monotonic() - started
         if done.returncode != 0:
             raise SystemExit(f"{label}: h2load exited with {done.returncode}: {done.stderr.decode()[-2000:]}")
         statuses = {}
-        with open(os.path.join(work, f"{label}.h2load.log")) as log:
+        with open(log_path) as log:
             for line in log:
                 parts = line.split("\t")
                 if len(parts) >= 3:
