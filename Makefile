@@ -74,7 +74,7 @@ demo: build ## The main job on the embedded default: seal a message to a fresh d
 # The real peer `make bench` measures nse against (Debian's linphone-daemon, liblinphone 5.1), and GNU time for its peak RSS.
 BENCH_APT_PACKAGES := linphone-cli time
 
-bench: build ## Benchmarks: nse run against C fork+exec floors and linphone-daemon (the real peer), then nse serve under h2load.
+bench: build ## Benchmarks: nse run against C fork+exec floors and linphone-daemon (the real peer), one MESSAGE fanned out to 100 devices, then nse serve under h2load.
 	@missing=""; for p in $(BENCH_APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \

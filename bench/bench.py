@@ -542,6 +542,12 @@ def report(work, quick, rounds, sip_rounds, missing):
 if __name__ == "__main__":
     quick_run = "--quick" in sys.argv[1:]
     main()
+    # A person's several devices: one MESSAGE fanned out to 100 of them by nse sip-server (time and memory per device).
+    if not quick_run and os.environ.get("NSE_BENCH_FANOUT", "1") != "0":
+        print(flush=True)
+        fanout_bench = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fanout_bench.py")
+        if subprocess.run([sys.executable, fanout_bench]).returncode != 0:
+            sys.exit(1)
     # Then nse serve under HTTP/2 load (h2load): notifications/s and latency against the same floor.
     if not quick_run and os.environ.get("NSE_BENCH_SERVE", "1") != "0":
         print(flush=True)

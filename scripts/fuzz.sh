@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 SECONDS_PER_TARGET="${FUZZ_SECONDS:-60}"
 REQUESTED="${FUZZ_TARGETS:-all}"
 SCRATCH=.build-fuzz
-ALL="payload-intake sip-datagram sip-stream envelope cpim extension-protocol apns-request media replay-case"
+ALL="payload-intake sip-datagram sip-stream envelope envelope-multi cpim conference extension-protocol apns-request media replay-case"
 SWIFT="${SWIFT:-swift}"
 
 if [ "$REQUESTED" = all ]; then TARGETS="$ALL"; else TARGETS="${REQUESTED//,/ }"; fi

@@ -32,9 +32,10 @@ public struct Envelope: Sendable, Equatable {
         self.sealed = sealed
     }
 
-    /// Whether `text` starts as an envelope of a format this build reads (`nse1.` or `nse2.`).
+    /// Whether `text` starts as an envelope of a format this build reads (`nse1.`, `nse2.`, or `nse3.`:
+    /// ``MultiEnvelope``).
     public static func hasFormatTag(_ text: some StringProtocol) -> Bool {
-        Format.allCases.contains { text.hasPrefix($0.tag + ".") }
+        Format.allCases.contains { text.hasPrefix($0.tag + ".") } || MultiEnvelope.hasFormatTag(text)
     }
 
     /// Whether a MESSAGE body carries an envelope: bare, or as the content after a wrapper's headers (CPIM). What a
@@ -157,6 +158,8 @@ public struct EnvelopeError: Error, Sendable, CustomStringConvertible, Equatable
         case wrongKey = "envelope-wrong-key"
         case truncated = "envelope-truncated"
         case authenticationFailed = "envelope-authentication-failed"
+        /// An `nse3` envelope with no share for this device's keys (``MultiEnvelope``).
+        case notRecipient = "envelope-not-recipient"
     }
 
     public var code: Code

@@ -111,6 +111,46 @@ enum Sodium {
         return crypto_sign_verify_detached(signature, message, UInt64(message.count), publicKey) == 0
     }
 
+    static let aeadKeyBytes = Int(crypto_aead_xchacha20poly1305_ietf_keybytes())
+    static let aeadNonceBytes = Int(crypto_aead_xchacha20poly1305_ietf_npubbytes())
+    static let aeadOverhead = Int(crypto_aead_xchacha20poly1305_ietf_abytes())
+
+    /// `crypto_aead_xchacha20poly1305_ietf_encrypt`: `message` encrypted and authenticated with `additionalData`.
+    /// - SeeAlso: https://doc.libsodium.org/secret-key_cryptography/aead/chacha20-poly1305/xchacha20-poly1305_construction
+    static func aeadEncrypt(_ message: [UInt8], additionalData: [UInt8], nonce: [UInt8], key: [UInt8])
+        throws(CryptoError) -> [UInt8]
+    {
+        try ensureInitialized()
+        guard key.count == aeadKeyBytes, nonce.count == aeadNonceBytes else {
+            throw CryptoError(
+                code: .invalidKey, description: "an AEAD key is \(aeadKeyBytes) bytes and its nonce \(aeadNonceBytes)")
+        }
+        var output = [UInt8](repeating: 0, count: message.count + aeadOverhead)
+        var length: UInt64 = 0
+        guard
+            crypto_aead_xchacha20poly1305_ietf_encrypt(
+                &output, &length, message, UInt64(message.count), additionalData, UInt64(additionalData.count), nil,
+                nonce, key) == 0
+        else {
+            throw CryptoError(code: .unavailable, description: "libsodium could not encrypt")
+        }
+        return Array(output.prefix(Int(length)))
+    }
+
+    /// `crypto_aead_xchacha20poly1305_ietf_decrypt`; `nil` when the ciphertext or `additionalData` was altered, or
+    /// the key is another.
+    static func aeadDecrypt(_ ciphertext: [UInt8], additionalData: [UInt8], nonce: [UInt8], key: [UInt8]) -> [UInt8]? {
+        guard (try? ensureInitialized()) != nil, key.count == aeadKeyBytes, nonce.count == aeadNonceBytes,
+            ciphertext.count >= aeadOverhead
+        else { return nil }
+        var output = [UInt8](repeating: 0, count: ciphertext.count - aeadOverhead)
+        var length: UInt64 = 0
+        let status = crypto_aead_xchacha20poly1305_ietf_decrypt(
+            &output, &length, nil, ciphertext, UInt64(ciphertext.count), additionalData,
+            UInt64(additionalData.count), nonce, key)
+        return status == 0 ? Array(output.prefix(Int(length))) : nil
+    }
+
     /// BLAKE2b with an output of `length` bytes.
     static func genericHash(_ input: [UInt8], length: Int) throws(CryptoError) -> [UInt8] {
         try ensureInitialized()

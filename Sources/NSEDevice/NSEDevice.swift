@@ -19,6 +19,7 @@
 //   Keys/                     KeyRing: the device's X25519 keys, the current one and the RetiredKeys a rotation
 //                             (`Device.rotateKey`, `nse device rotate-key`) keeps for their grace period
 //   SenderIdentity            a sender's Ed25519 key file (`nse keys init`)
+//     +Recipients             signs and seals once for several devices (`nse3`)
 //   DeviceFolder              a folder of containers (`init-many`, the token index `serve --devices` keeps)
 //   OwnerOnlyFile             keys and passwords others can read are refused
 //   RecordedBody              a message body as a recorded replay case keeps it (sealed as it is, plain by length)

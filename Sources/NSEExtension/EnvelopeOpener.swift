@@ -32,6 +32,7 @@ struct EnvelopeOpener: Sendable {
         do { secretKey = try device.secretKey() } catch {
             return Opened(content: rewriter.fallback(reason: ReasonCode.keyUnavailable.reason("\(error.description)")))
         }
+        if MultiEnvelope.hasFormatTag(text) { return openedMulti(text, source: source, current: secretKey) }
         let plaintext: Plaintext
         let sender: String
         let opening: OpeningKey
@@ -69,6 +70,12 @@ struct EnvelopeOpener: Sendable {
         } catch {
             return Opened(content: rewriter.fallback(reason: ReasonCode.envelopeError.reason("\(error)")))
         }
+        return presented(plaintext, sender: sender, opening: opening, source: source)
+    }
+
+    /// An opened plaintext shown: a message rewritten, a call escalated; the result says who sent it and which key
+    /// opened it.
+    func presented(_ plaintext: Plaintext, sender: String, opening: OpeningKey, source: String) -> Opened {
         var opened: Opened
         switch plaintext {
         case .message(let message):
@@ -123,20 +130,23 @@ struct EnvelopeOpener: Sendable {
     }
 
     /// Why a signed plaintext is not from a verified sender, or nil when it is (its message id then recorded).
-    private func verify(_ signature: [UInt8], _ signed: [UInt8], claimedFrom from: String, recipient keyID: String)
-        -> String?
-    {
+    /// `signedMessage` is what the signature is over when it is not the claims alone (`nse3`: header, then
+    /// claims); a nil `keyID` skips the `to_key` check (`nse3`: its recipient list is under the signature instead).
+    func verify(
+        _ signature: [UInt8], _ signed: [UInt8], claimedFrom from: String, recipient keyID: String?,
+        signedMessage: [UInt8]? = nil
+    ) -> String? {
         guard let claims = (try? JSON.parse(signed))?.objectValue,
             let keyText = claims["sender_key"]?.stringValue, let key = try? SigningPublicKey(base64: keyText),
             let messageID = claims["message_id"]?.stringValue, !messageID.isEmpty, messageID.utf8.count <= 128
         else {
             return ReasonCode.senderUnverified.reason("the signed content lacks a valid sender_key or message_id")
         }
-        guard key.verifies(signature, of: signed) else {
+        guard key.verifies(signature, of: signedMessage ?? signed) else {
             return ReasonCode.senderUnverified.reason(
                 "the signature does not verify (tampered, or not made by the key it names)")
         }
-        guard claims["to_key"]?.stringValue == keyID else {
+        guard keyID == nil || claims["to_key"]?.stringValue == keyID else {
             return ReasonCode.senderUnverified.reason(
                 "the content was signed for another device (to_key), then sealed to this one")
         }
@@ -161,7 +171,7 @@ struct EnvelopeOpener: Sendable {
         return nil
     }
 
-    private func unverified(_ reason: String, opening: OpeningKey) -> DeliveredContent {
+    func unverified(_ reason: String, opening: OpeningKey) -> DeliveredContent {
         var content = rewriter.fallback(reason: reason)
         content.info = (content.info ?? [:]).merging(["sender": "unverified"]).merging(opening.info)
         return content

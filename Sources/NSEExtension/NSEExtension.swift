@@ -6,6 +6,7 @@
 // Files and folders:
 //   ReferenceExtension  `main()` (hello, requests until EOF) and `plan(_:host:)`: content at once, or a fetch
 //   EnvelopeOpener      opens `nse1`/`nse2` with the device's key; shows a signed one only from a verified sender
+//     +Recipients       `nse3` (several devices): finds and opens this device's share; none is envelope-not-recipient
 //   Rewriter            the content shown: a rewrite, a missed call, or the fallback naming why
 //   CallEscalation      a call offer to `reportNewIncomingVoIPPushPayload` (report-voip), the alert silenced
 //   ExtensionChannel    the protocol over stdin/stdout (re-exports NSEProtocol)

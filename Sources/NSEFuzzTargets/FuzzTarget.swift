@@ -15,8 +15,12 @@ public enum FuzzTarget: String, Sendable, CaseIterable {
     case sipStream = "sip-stream"
     /// `NSECrypto.Envelope`: the text form, and a sealed box opened with a fixed test key pair.
     case envelope = "envelope"
+    /// `NSECrypto.MultiEnvelope`: the `nse3` text form, opened with the same fixed key pair; seal-then-open.
+    case envelopeMulti = "envelope-multi"
     /// `NSEChat`: a `message/cpim` body with its IMDN headers, and an IMDN document.
     case cpim = "cpim"
+    /// `NSESIP`: a chat room's RFC 4826 resource list and RFC 4575 conference-info.
+    case conference = "conference"
     /// `NSEProtocol`: lines as the host and the extension read them from each other.
     case extensionProtocol = "extension-protocol"
     /// `NSEAPNsServer.APNsValidation`: a `POST /3/device/{token}` built from the bytes, as `nse serve` validates it.
@@ -34,7 +38,9 @@ public enum FuzzTarget: String, Sendable, CaseIterable {
         case .sipDatagram: try SIPTargets.datagram(bytes)
         case .sipStream: try SIPTargets.stream(bytes)
         case .envelope: try EnvelopeTarget.run(bytes)
+        case .envelopeMulti: try MultiEnvelopeTarget.run(bytes)
         case .cpim: try ChatTarget.run(bytes)
+        case .conference: try ConferenceTarget.run(bytes)
         case .extensionProtocol: try ExtensionProtocolTarget.run(bytes)
         case .apnsRequest: try APNsRequestTarget.run(bytes)
         case .media: try MediaTarget.run(bytes)

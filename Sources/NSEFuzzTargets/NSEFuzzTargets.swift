@@ -7,6 +7,8 @@
 //   PayloadIntakeTarget      strict intake, per push type
 //   SIPTargets               the SIP parser, on a datagram and on a stream
 //   EnvelopeTarget           the envelope parsed, opened with a test key, its plaintext read
+//   MultiEnvelopeTarget      the nse3 envelope (several devices) parsed, opened with the same key; seal-then-open
 //   ChatTarget               CPIM and IMDN
+//   ConferenceTarget         a chat room's resource list and conference-info, read back as written
 //   ExtensionProtocolTarget  protocol lines as both sides read them
 //   APNsRequestTarget        a `POST` to `nse serve`, validated as PushResponder does

@@ -10,7 +10,10 @@
 //   Transport/    SIPTransport (UDP/TCP/TLS client connection), SIPEndpoint, SIPTransportKind, SIPTLSOptions,
 //                 SIPTrace (what a connection sent and received, for a recorded replay case)
 //   Transaction/  SIPTransactionLayer (client timers E/F, server retransmission absorption), SIPServerTransactionTable
-//   UserAgent/    SIPUserAgent (register, sendMessage, incoming MESSAGE stream, close)
+//   UserAgent/    SIPUserAgent (register, sendMessage, incoming MESSAGE stream, close; SUBSCRIBE/REFER and the
+//                 NOTIFYs of its subscriptions in `+Requests`)
+//   Conference/   chat rooms: SIPResourceList (RFC 4826/5366), SIPConferenceInfo (RFC 4575) over a strict, bounded
+//                 SIPXMLElement reader; SIPRoomClient (create, subject, add/remove, state, as liblinphone does)
 //
 // Typical notification-extension flow:
 //

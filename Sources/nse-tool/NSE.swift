@@ -19,7 +19,7 @@ struct NSE: AsyncParsableCommand {
             "Exit status: 0 any outcome a device could show, 64 usage, 65 payload rejected, 66 input missing, 69 nse not installed whole, 74 I/O error, 75 busy, 78 device or configuration problem.",
         version: NSEVersion.current,
         subcommands: [
-            RunCommand.self, SealCommand.self, DeviceCommand.self, SendCommand.self, CallCommand.self,
+            RunCommand.self, SealCommand.self, DeviceCommand.self, SendCommand.self, CallCommand.self, RoomCommand.self,
             SIPServerCommand.self,
             ReplayCommand.self, ServeCommand.self, FilesCommand.self, PushCommand.self, AppCommand.self,
             KeysCommand.self, ExtensionCommand.self,

@@ -13,8 +13,10 @@ struct SIPPartyOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The sender's (caller's) address of record.", valueName: "uri"))
     var from: String
 
-    @Option(help: ArgumentHelp("The recipient's (callee's) address of record.", valueName: "uri"))
-    var to: String
+    @Option(
+        help: ArgumentHelp(
+            "The recipient's (callee's) address of record (required, but for `nse send --room`).", valueName: "uri"))
+    var to: String?
 
     @Option(help: "The sender's SIP password, for digest challenges.")
     var password: String?
@@ -25,8 +27,10 @@ struct SIPPartyOptions: ParsableArguments {
     @Option(help: ArgumentHelp("For TLS: trust the CA certificates in this PEM file.", valueName: "file"))
     var caFile: String?
 
-    /// The three URIs, parsed; a bad one is a usage error naming it.
-    func uris() throws(Failure) -> (to: SIPURI, from: SIPURI, proxy: SIPURI) {
+    /// The three URIs, parsed (`to` instead of `--to` when given: a chat room); a bad or missing one is a usage
+    /// error naming it.
+    func uris(to destination: String? = nil) throws(Failure) -> (to: SIPURI, from: SIPURI, proxy: SIPURI) {
+        guard let to = destination ?? to else { throw Failure(.usage, "--to is required") }
         do {
             return (try SIPURI(parsing: to), try SIPURI(parsing: from), try SIPURI(parsing: proxy))
         } catch { throw Failure(.usage, "\(error)") }

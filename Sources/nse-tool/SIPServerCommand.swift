@@ -23,7 +23,9 @@ struct SIPServerCommand: AsyncParsableCommand {
             {push-url}/3/device/{token}; the device's next REGISTER gets it with its original Call-ID. An INVITE \
             for such an AOR is held the same way (the caller hears 100 Trying), pushed as PushKit (voip token) or \
             as the IC_MSG alert, and relayed to the device when it registers; the dialog then runs through the \
-            server (Record-Route). CANCEL answers 487, --call-fork-timeout 408.
+            server (Record-Route). CANCEL answers 487, --call-fork-timeout 408. It is also the focus of chat rooms made \
+            through its conference factory (nse room; invitations held and pushed GC_MSG like calls, messages to a room \
+            passed on to every other participant).
             """)
 
     @Option(
@@ -108,9 +110,16 @@ struct SIPServerCommand: AsyncParsableCommand {
             valueName: "aor"))
     var e2eeCallsFor: [String] = []
 
+    @Option(
+        help: ArgumentHelp(
+            "The conference factory's URI: an INVITE to it with a Subject and a resource-lists body creates a chat room in its domain (default: conference-factory at whichever domain the INVITE names).",
+            valueName: "uri"))
+    var conferenceFactory: String?
+
     @Flag(
         help:
-            "Print every server event (registered, held, pushed, delivered, expired, call) as a JSON line on stdout.")
+            "Print every server event (registered, bad_push_parameters, held, pushed, delivered, expired, call, room_created, invited, invitation_held, joined, declined, subject, participant_added, participant_removed) as a JSON line on stdout."
+    )
     var events = false
 
     @Option(
@@ -172,6 +181,9 @@ struct SIPServerCommand: AsyncParsableCommand {
         }
         if !noPush && pushURL == nil { throw ValidationError("give --push-url URL (where pushes go) or --no-push") }
         if let metricsListen { _ = try ServeCommand.parseAddress(metricsListen, option: "--metrics-listen") }
+        if let conferenceFactory, (try? SIPURI(parsing: conferenceFactory))?.user == nil {
+            throw ValidationError("--conference-factory \(conferenceFactory): not a SIP URI with a user part")
+        }
         if recordPlaintext && record == nil { throw ValidationError("--record-plaintext needs --record DIR") }
         if pushAuthKeyFile != nil || pushKeyId != nil || pushTeamId != nil,
             pushAuthKeyFile == nil || pushKeyId == nil || pushTeamId == nil
@@ -192,6 +204,7 @@ struct SIPServerCommand: AsyncParsableCommand {
         configuration.messageAcceptTimeout = .milliseconds(Int(acceptTimeout * 1000))
         configuration.heldMessageLifetime = messageExpires
         configuration.callForkTimeout = .milliseconds(Int(callForkTimeout * 1000))
+        configuration.conferenceFactory = try conferenceFactory.map { try SIPURI(parsing: $0) }
         configuration.e2eeCalls = e2eeCalls
         configuration.e2eeCallsFor = Set(e2eeCallsFor.map(SIPServer.aorKey))
         configuration.callRemotePushInterval = .milliseconds(Int(callRemotePushInterval * 1000))
@@ -313,8 +326,16 @@ extension SIPServerEvent {
             ]
         case .unregistered(let aor, let contact):
             return ["event": "unregistered", "aor": .string(aor), "contact": .string(contact)]
-        case .held(let aor, let callID, let id):
-            return ["event": "held", "aor": .string(aor), "call_id": .string(callID), "id": .string(id)]
+        case .badPushParameters(let aor, let problem):
+            return [
+                "event": "bad_push_parameters", "aor": .string(aor), "problem": .string(problem.code),
+                "detail": .string(problem.description), "push": .string(problem.pushAction),
+            ]
+        case .held(let aor, let callID, let id, let devices):
+            return [
+                "event": "held", "aor": .string(aor), "call_id": .string(callID), "id": .string(id),
+                "devices": .array(devices.map(JSON.string)),
+            ]
         case .pushed(let aor, let callID, let url, let status, let reason):
             return [
                 "event": "pushed", "aor": .string(aor), "call_id": .string(callID), "url": .string(url),
@@ -325,10 +346,16 @@ extension SIPServerEvent {
                 "event": "forwarded", "aor": .string(aor), "call_id": .string(callID),
                 "transport": .string(transport.rawValue), "attempt": .int(Int64(attempt)),
             ]
-        case .delivered(let aor, let callID, let id):
-            return ["event": "delivered", "aor": .string(aor), "call_id": .string(callID), "id": .string(id)]
-        case .expired(let aor, let callID, let id):
-            return ["event": "expired", "aor": .string(aor), "call_id": .string(callID), "id": .string(id)]
+        case .delivered(let aor, let callID, let id, let device, let remaining):
+            return [
+                "event": "delivered", "aor": .string(aor), "call_id": .string(callID), "id": .string(id),
+                "device": JSON.string(device), "remaining": .int(Int64(remaining)),
+            ]
+        case .expired(let aor, let callID, let id, let devices):
+            return [
+                "event": "expired", "aor": .string(aor), "call_id": .string(callID), "id": .string(id),
+                "devices": .array(devices.map(JSON.string)),
+            ]
         case .answered(let method, let callID, let status):
             return [
                 "event": "answered", "method": .string(method), "call_id": .string(callID),
@@ -338,6 +365,11 @@ extension SIPServerEvent {
             return [
                 "event": "call", "aor": .string(aor), "call_id": .string(callID), "step": .string(step.rawValue),
                 "status": JSON.int(status),
+            ]
+        case .room(let room, let step, let aor, let device, let status):
+            return [
+                "event": .string(step.rawValue), "room": .string(room), "aor": JSON.string(aor),
+                "device": JSON.string(device), "status": JSON.int(status),
             ]
         }
     }

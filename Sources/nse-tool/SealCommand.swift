@@ -14,13 +14,24 @@ struct SealCommand: ParsableCommand {
         commandName: "seal",
         abstract: "Seal a plaintext JSON document (stdin) to a device; prints the envelope on one line.",
         discussion:
-            "The plaintext must follow the content schema (docs/envelope.md) unless --raw is given. --hpke seals for an extension of your own that opens it with CryptoKit (format hpke1)."
+            "The plaintext must follow the content schema (docs/envelope.md) unless --raw is given. --hpke seals for an extension of your own that opens it with CryptoKit (format hpke1). Several recipients (--device or --to repeated: a person's phones) get one envelope of format nse3, signed (--sign-with), each device opening only its own share."
     )
 
-    @OptionGroup var deviceOption: DeviceOption
+    @Option(
+        name: .customLong("device"),
+        help: ArgumentHelp(
+            "Seal to this device container folder (default: $NSE_DEVICE, else $XDG_DATA_HOME/nse/device); repeat it for each of a person's devices (format nse3).",
+            valueName: "dir"))
+    var devices: [String] = []
 
-    @Option(help: ArgumentHelp("Seal to this X25519 public key (base64) instead of a device.", valueName: "pubkey"))
-    var to: String?
+    @Option(
+        help: ArgumentHelp(
+            "Seal to this X25519 public key (base64) instead of a device; may be repeated, as --device.",
+            valueName: "pubkey"))
+    var to: [String] = []
+
+    @Flag(help: "Seal as format nse3 (several devices) even for one recipient; needs --sign-with.")
+    var nse3 = false
 
     @Flag(help: "Seal stdin as it is, without checking it against the content schema (for testing a receiver).")
     var raw = false
@@ -45,7 +56,20 @@ struct SealCommand: ParsableCommand {
 
     @OptionGroup var attachments: AttachOptions
 
+    /// Format nse3: asked for, or more than one recipient.
+    var sealsForSeveral: Bool { nse3 || devices.count + to.count > 1 }
+
     func validate() throws {
+        if sealsForSeveral {
+            if hpke { throw ValidationError("--hpke seals for one device; several recipients take format nse3") }
+            if signWith == nil {
+                throw ValidationError("sealing for several devices (format nse3) needs --sign-with: nse3 is signed")
+            }
+            if devices.count + to.count > MultiEnvelope.maxRecipients {
+                throw ValidationError(
+                    "at most \(MultiEnvelope.maxRecipients) recipients, not \(devices.count + to.count)")
+            }
+        }
         if !attachments.attach.isEmpty, raw { throw ValidationError("--raw and --attach exclude each other") }
         if raw, signWith != nil { throw ValidationError("--raw and --sign-with exclude each other") }
         if hpke, signWith != nil { throw ValidationError("--hpke and --sign-with exclude each other") }
@@ -54,17 +78,8 @@ struct SealCommand: ParsableCommand {
 
     func run() throws {
         do {
-            let recipient: PublicKey
-            if let to {
-                do { recipient = try PublicKey(base64: to) } catch {
-                    throw Failure(.usage, "--to: \(error.description)")
-                }
-            } else {
-                do { recipient = try deviceOption.open().publicKey() } catch let error as Failure { throw error } catch
-                {
-                    throw Failure(.config, "\(error)")
-                }
-            }
+            let recipients = try recipientKeys()
+            let recipient = recipients[0]
             let read = try readInput("-", limit: 64 * 1024)
             guard var input = read else { throw Failure(.rejected, "the plaintext is larger than 64 KiB") }
             let uploaded = try attachments.upload()
@@ -77,9 +92,17 @@ struct SealCommand: ParsableCommand {
                 do {
                     sealed = try HPKEEnvelope.seal(input, to: recipient, info: info ?? HPKEEnvelope.defaultInfo)
                 } catch {
-                    throw Failure(to != nil ? .usage : .config, "--hpke: \(error.description)")
+                    throw Failure(!to.isEmpty ? .usage : .config, "--hpke: \(error.description)")
                 }
                 StandardStreams.writeOut(sealed.text + "\n")
+                return
+            }
+            if sealsForSeveral, let signWith {
+                let identity: SenderIdentity
+                do { identity = try SenderIdentity.load(signWith) } catch { throw Failure(error) }
+                do {
+                    StandardStreams.writeOut(try identity.seal(input, toAll: recipients).text + "\n")
+                } catch { throw Failure(.usage, error.description) }
                 return
             }
             let envelope: Envelope
@@ -96,5 +119,28 @@ struct SealCommand: ParsableCommand {
         } catch let failure as Failure {
             throw failure.exit()
         }
+    }
+
+    /// The recipients' public keys: each `--to`, then each `--device`'s; the default device when none is named.
+    private func recipientKeys() throws(Failure) -> [PublicKey] {
+        var keys: [PublicKey] = []
+        for text in to {
+            do { keys.append(try PublicKey(base64: text)) } catch {
+                throw Failure(.usage, "--to: \(error.description)")
+            }
+        }
+        let folders: [String?] = devices.isEmpty && to.isEmpty ? [nil] : devices
+        for folder in folders {
+            let device: Device
+            do {
+                if let folder {
+                    device = try Device.open(at: folder)
+                } else {
+                    device = try Device.openOrCreate(at: Device.defaultDirectory())
+                }
+            } catch { throw Failure(error) }
+            do { keys.append(try device.publicKey()) } catch { throw Failure(.config, "\(error)") }
+        }
+        return keys
     }
 }

@@ -17,7 +17,7 @@ struct SendCommand: AsyncParsableCommand {
         abstract:
             "Send a SIP MESSAGE, as Linphone does (CPIM with an IMDN delivery request); prints its Call-ID and final status.",
         discussion:
-            "With --seal-to DEVICE_DIR the text is sealed to that device (a message plaintext, docs/envelope.md) and the envelope is the content."
+            "With --seal-to DEVICE_DIR the text is sealed to that device (a message plaintext, docs/envelope.md) and the envelope is the content; --seal-to repeated (the recipient's phones) seals one envelope of format nse3 for all of them, signed (--sign-with)."
     )
 
     @OptionGroup var party: SIPPartyOptions
@@ -25,12 +25,22 @@ struct SendCommand: AsyncParsableCommand {
     @Option(help: "The message text.")
     var text: String
 
-    @Option(help: ArgumentHelp("Seal the message to this device's public key.", valueName: "dir"))
-    var sealTo: String?
+    @Option(
+        help: ArgumentHelp(
+            "Send to this chat room instead of --to (nse room create): the server passes it on to every other participant, From the room; the CPIM From stays the sender's.",
+            valueName: "uri"))
+    var room: String?
 
     @Option(
         help: ArgumentHelp(
-            "With --seal-to: sign as this sender identity (nse keys init), envelope format nse2.", valueName: "file"))
+            "Seal the message to this device's public key; repeat it for each of the recipient's devices (format nse3).",
+            valueName: "dir"))
+    var sealTo: [String] = []
+
+    @Option(
+        help: ArgumentHelp(
+            "With --seal-to: sign as this sender identity (nse keys init), envelope format nse2 (nse3 for several devices).",
+            valueName: "file"))
     var signWith: String?
 
     @Option(help: "The sender's display name (goes into the sealed plaintext and the From header).")
@@ -45,34 +55,49 @@ struct SendCommand: AsyncParsableCommand {
     @OptionGroup var attachments: AttachOptions
 
     func validate() throws {
-        if signWith != nil, sealTo == nil { throw ValidationError("--sign-with needs --seal-to") }
-        if !attachments.attach.isEmpty, sealTo == nil {
+        if (room == nil) == (party.to == nil) { throw ValidationError("give either --to or --room") }
+        if signWith != nil, sealTo.isEmpty { throw ValidationError("--sign-with needs --seal-to") }
+        if sealTo.count > 1, signWith == nil {
+            throw ValidationError("--seal-to repeated (format nse3) needs --sign-with: nse3 is signed")
+        }
+        if sealTo.count > MultiEnvelope.maxRecipients {
+            throw ValidationError("at most \(MultiEnvelope.maxRecipients) --seal-to devices, not \(sealTo.count)")
+        }
+        if !attachments.attach.isEmpty, sealTo.isEmpty {
             throw ValidationError("--attach needs --seal-to: attachments are sealed")
         }
     }
 
     func run() async throws {
         do {
-            let (toURI, fromURI, proxyURI) = try party.uris()
-            let (from, to) = (party.from, party.to)
+            let (toURI, fromURI, proxyURI) = try party.uris(to: room)
+            let (from, to) = (party.from, room ?? party.to ?? "")
             var contentType = "text/plain;charset=UTF-8"
             var content = Array(text.utf8)
-            if let sealTo {
-                let device: Device
-                do { device = try Device.open(at: sealTo) } catch { throw Failure(error) }
+            if !sealTo.isEmpty {
+                var keys: [PublicKey] = []
+                for folder in sealTo {
+                    do { keys.append(try Device.open(at: folder).publicKey()) } catch { throw Failure(error) }
+                }
                 var plaintext: JSONObject = ["type": "message", "from": .string(from), "text": .string(text)]
                 if let displayName { plaintext["display_name"] = .string(displayName) }
+                if let room { plaintext["chat_room"] = .string(room) }
                 plaintext["sent_at"] = .string(SystemClock.rfc3339(unixSeconds: SystemClock.unixMilliseconds() / 1000))
                 let uploaded = try attachments.upload()
                 if !uploaded.isEmpty { plaintext["attachments"] = .array(uploaded.map(\.json)) }
                 let bytes = Array(JSON.object(plaintext).serializedBytes())
-                if let signWith {
+                if let signWith, keys.count > 1 {
                     do {
                         let identity = try SenderIdentity.load(signWith)
-                        content = Array(try identity.seal(bytes, to: device.publicKey()).text.utf8)
+                        content = Array(try identity.seal(bytes, toAll: keys).text.utf8)
+                    } catch { throw Failure(error) }
+                } else if let signWith {
+                    do {
+                        let identity = try SenderIdentity.load(signWith)
+                        content = Array(try identity.seal(bytes, to: keys[0]).text.utf8)
                     } catch { throw Failure(error) }
                 } else {
-                    do { content = Array(try Envelope.seal(bytes, to: device.publicKey()).text.utf8) } catch {
+                    do { content = Array(try Envelope.seal(bytes, to: keys[0]).text.utf8) } catch {
                         throw Failure(.software, "\(error)")
                     }
                 }

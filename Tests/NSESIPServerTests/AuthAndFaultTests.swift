@@ -70,7 +70,7 @@ struct AuthAndFaultTests {
             #expect(copies.suffix(2).allSatisfy { $0 == copies.last })
             #expect(
                 count(events) {
-                    if case .delivered(_, "dup-1", _) = $0 { return true }
+                    if case .delivered(_, "dup-1", _, _, _) = $0 { return true }
                     return false
                 } == 1)
         }

@@ -136,7 +136,7 @@ struct SIPServerMetricsTests {
     func listenerServesMetricsOnly() async throws {
         let registry = MetricsRegistry()
         let metrics = SIPServerMetrics(factory: registry.factory)
-        metrics.count(.held(aor: "sip:bob@example.org", callID: "c", id: "1"))
+        metrics.count(.held(aor: "sip:bob@example.org", callID: "c", id: "1", devices: ["uri:bob@127.0.0.1"]))
         let (urls, continuation) = AsyncStream.makeStream(of: String.self)
         let listener = MetricsListener(
             host: "127.0.0.1", port: 0, registry: registry, logger: quietLogger,

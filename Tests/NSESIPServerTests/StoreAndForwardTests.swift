@@ -95,7 +95,7 @@ struct StoreAndForwardTests {
             try await eventually("delivered") { await server.undeliveredCallIDs().isEmpty }
             #expect(
                 count(await server.eventLog()) {
-                    if case .delivered(_, "held-call-id-1@alice", _) = $0 { return true }
+                    if case .delivered(_, "held-call-id-1@alice", _, _, _) = $0 { return true }
                     return false
                 } == 1)
             // Bodies are never logged.
@@ -273,7 +273,7 @@ struct StoreAndForwardTests {
             )
             try await eventually("expired event", seconds: 10) {
                 await server.eventLog().contains {
-                    if case .expired(_, "expire-1", _) = $0 { return true }
+                    if case .expired(_, "expire-1", _, _) = $0 { return true }
                     return false
                 }
             }
@@ -430,7 +430,7 @@ struct StoreAndForwardTests {
                 })
             #expect(
                 seen.contains {
-                    if case .held(_, "events-1", _) = $0 { return true }
+                    if case .held(_, "events-1", _, _) = $0 { return true }
                     return false
                 })
         }
@@ -458,12 +458,12 @@ struct StoreAndForwardTests {
             let events = await server.eventLog()
             #expect(
                 events.contains {
-                    if case .held(_, "fg-1", _) = $0 { return true }
+                    if case .held(_, "fg-1", _, _) = $0 { return true }
                     return false
                 })
             #expect(
                 events.contains {
-                    if case .delivered(_, "fg-1", _) = $0 { return true }
+                    if case .delivered(_, "fg-1", _, _, _) = $0 { return true }
                     return false
                 })
             #expect(try await registerDevice(device, proxy: proxy).statusCode == 200)

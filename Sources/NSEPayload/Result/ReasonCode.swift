@@ -34,6 +34,8 @@ public enum ReasonCode: String, CaseIterable, Sendable {
     case envelopeWrongKey = "envelope-wrong-key"
     case envelopeTruncated = "envelope-truncated"
     case envelopeAuthenticationFailed = "envelope-authentication-failed"
+    /// An `nse3` envelope sealed to other devices of the person, not to this one (added after it was sent).
+    case envelopeNotRecipient = "envelope-not-recipient"
     /// An error opening the envelope that is none of the above.
     case envelopeError = "envelope-error"
     case plaintextNotJSON = "plaintext-not-json"

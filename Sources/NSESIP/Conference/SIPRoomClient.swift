@@ -5,9 +5,15 @@
 /// factory's 200).
 public struct SIPRoomClient: Sendable {
     /// A room request that was answered with something else than success.
-    public struct Refusal: Error, Sendable, CustomStringConvertible {
+    public struct Refusal: Error, Sendable, Equatable, CustomStringConvertible {
         public var status: Int
         public var reason: String
+
+        /// Creates a refusal: the final status and its reason phrase.
+        public init(status: Int, reason: String) {
+            self.status = status
+            self.reason = reason
+        }
 
         public var description: String { "\(status) \(reason)" }
     }
@@ -93,7 +99,8 @@ public struct SIPRoomClient: Sendable {
         headers.add("Refer-To", target)
         headers.add("Refer-Sub", "false")
         let response = try await agent.send(
-            SIPOutgoingRequest(method: "REFER", to: room, from: me, proxy: proxy, extraHeaders: headers, password: password))
+            SIPOutgoingRequest(
+                method: "REFER", to: room, from: me, proxy: proxy, extraHeaders: headers, password: password))
         guard (200..<300).contains(response.statusCode) else {
             throw Refusal(status: response.statusCode, reason: response.reasonPhrase)
         }

@@ -3,7 +3,8 @@
 ///
 /// The reader is strict and bounded, for documents that come from the network and that an extension parses with a
 /// few megabytes to live in: no DTD (so no entity expansion), no processing instruction but the XML declaration,
-/// the five predefined entities and character references only, a size, depth and element count ceiling.
+/// the five predefined entities and character references only, a size, depth and element count ceiling. Its errors
+/// never quote the document.
 public struct SIPXMLElement: Sendable, Equatable {
     /// The local name (without its prefix).
     public var name: String
@@ -187,7 +188,7 @@ private struct XMLReader {
             guard index < bytes.count else { throw malformed("unterminated attribute value") }
             let value = try decode(bytes[start..<index])
             index += 1
-            guard !raw.contains(where: { $0.0 == key }) else { throw malformed("attribute \(key) given twice") }
+            guard !raw.contains(where: { $0.0 == key }) else { throw malformed("an attribute is given twice") }
             raw.append((key, value))
         }
         var scope = namespaces
@@ -207,7 +208,7 @@ private struct XMLReader {
             namespace = scope[""].flatMap { $0.isEmpty ? nil : $0 }
         } else {
             guard let declared = scope[prefix], !declared.isEmpty else {
-                throw malformed("undeclared namespace prefix \(prefix)")
+                throw malformed("a namespace prefix is not declared")
             }
             namespace = declared
         }
@@ -223,13 +224,13 @@ private struct XMLReader {
         guard !selfClosing else { return element }
         var text: [UInt8] = []
         while true {
-            guard index < bytes.count else { throw malformed("element \(element.name) not closed") }
+            guard index < bytes.count else { throw malformed("an element is not closed") }
             if starts("</") {
                 index += 2
                 let closing = try name()
                 skipSpace()
                 guard closing == qualified, index < bytes.count, bytes[index] == UInt8(ascii: ">") else {
-                    throw malformed("element \(element.name) closed by another tag")
+                    throw malformed("an element is closed by another tag")
                 }
                 index += 1
                 element.text = try decode(text[...])

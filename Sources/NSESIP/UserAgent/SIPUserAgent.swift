@@ -41,6 +41,8 @@ public actor SIPUserAgent {
     private var waiters: [UInt64: CheckedContinuation<SIPReceivedMessage?, Never>] = [:]
     private var nextWaiterID: UInt64 = 0
     private static let inboxCapacity = 64
+    /// The NOTIFYs of the subscriptions this agent made (`SIPUserAgent+Requests`).
+    var notifies = SIPNotifyInbox()
 
     /// One event-loop thread for the life of the process, for user agents that come and go in a process that lives
     /// on (a warm extension fetching push after push): no thread started and joined for each of them.
@@ -237,6 +239,7 @@ public actor SIPUserAgent {
         let pendingWaiters = waiters
         waiters = [:]
         for (_, waiter) in pendingWaiters { waiter.resume(returning: nil) }
+        notifies.closeAll()
         if ownsGroup {
             try? await group.shutdownGracefully()
         }
@@ -385,7 +388,10 @@ public actor SIPUserAgent {
         case "INVITE", "ACK", "CANCEL", "BYE":
             await handleCallRequest(incoming, layer: layer)
             return
-        case "OPTIONS", "NOTIFY":
+        case "NOTIFY":
+            if await handleNotify(incoming, layer: layer) { return }
+            status = configuration.autoAnswerStatus
+        case "OPTIONS":
             status = configuration.autoAnswerStatus
         default:
             status = 501

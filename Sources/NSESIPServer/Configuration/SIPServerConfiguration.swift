@@ -147,6 +147,9 @@ public struct SIPServerConfiguration: Sendable {
     /// The same route for these addresses of record only (as `SIPServer.aorKey` writes them): per device, the
     /// others keep PushKit.
     public var e2eeCallsFor: Set<String> = []
+    /// The conference factory's URI (chat rooms are created by an INVITE to it); nil: `conference-factory` at any
+    /// domain, the room made in the domain the INVITE named.
+    public var conferenceFactory: SIPURI?
     /// `--record DIR`: each push sent for a held MESSAGE written as a replay case (docs/replay.md).
     public var recording: ServerCaseRecording?
     /// How often expired held messages and bindings are swept.
@@ -251,19 +254,27 @@ public enum SIPServerEvent: Sendable, Hashable {
     case registered(aor: String, contact: String, expires: Int, transport: SIPTransportKind)
     /// A binding was removed (Expires 0) or expired.
     case unregistered(aor: String, contact: String)
-    /// A MESSAGE was persisted for fork-late delivery.
-    case held(aor: String, callID: String, id: String)
+    /// A binding was stored (its `registered` event just before) with RFC 8599 push parameters that cannot work.
+    case badPushParameters(aor: String, problem: PushParameterProblem)
+    /// A MESSAGE was persisted for fork-late delivery, for `devices` (the AOR's bindings when it arrived, by their
+    /// registrar keys).
+    case held(aor: String, callID: String, id: String, devices: [String])
     /// One push attempt: status nil when the request failed; reason is APNs' reason or the error.
     case pushed(aor: String, callID: String, url: String, status: Int?, reason: String)
     /// A MESSAGE copy was sent to a device flow (`attempt` counts sends, duplicates included).
     case forwarded(aor: String, callID: String, transport: SIPTransportKind, attempt: Int)
-    /// A device answered 2xx: the held message is marked delivered (persisted).
-    case delivered(aor: String, callID: String, id: String)
-    /// A held message reached its lifetime without delivery and was dropped.
-    case expired(aor: String, callID: String, id: String)
+    /// A device answered 2xx: the held message is marked delivered to it (persisted); `remaining` devices still
+    /// wait for it (0: delivered to all). `device` is nil for a message held before per-device delivery.
+    case delivered(aor: String, callID: String, id: String, device: String?, remaining: Int)
+    /// A held message reached its lifetime before every device had it and was dropped; `devices` never got it.
+    case expired(aor: String, callID: String, id: String, devices: [String])
     /// The server sent a final response to a request it received.
     case answered(method: String, callID: String, status: Int)
     /// A call went a step further (held, forwarded, ringing, answered, …); `status` is the SIP status that took it
     /// there, when one did.
     case call(aor: String, callID: String, step: CallStep, status: Int?)
+    /// A chat room went a step further (created, a device invited, joined, declined, the subject or participants
+    /// changed): `aor` is the participant concerned (the creator, the admin who changed the subject), `device` its
+    /// binding key, `status` the device's answer, when there is one.
+    case room(room: String, step: RoomStep, aor: String?, device: String?, status: Int?)
 }

@@ -23,6 +23,8 @@ struct Forwarder {
         var heldID: String?
         /// The sender whose MESSAGE it forwards (nil: a held message delivered on REGISTER).
         var senderKey: String?
+        /// The device (registrar binding key) it goes to: its 2xx delivers the held message to that device alone.
+        var device: String?
     }
 
     /// How a transaction ended.
@@ -30,7 +32,8 @@ struct Forwarder {
         /// The device's final status; 408 at Timer F, 503 when the flow closed first.
         var status: Int
         var carrying: Carrying
-        /// The held message this answer delivered (a 2xx to a copy of a message still waiting).
+        /// The held message this answer delivered to its device (a 2xx to a copy that device still waited for), as
+        /// it now stands.
         var delivered: HeldMessage?
 
         var succeeded: Bool { (200..<300).contains(status) }
@@ -122,12 +125,19 @@ struct Forwarder {
     /// Drops held messages whose lifetime is over; returns those that expired undelivered.
     mutating func sweep(now: Int64) -> [HeldMessage] { held.sweep(now: now) }
 
-    /// Sends every undelivered held message of `aor` over the REGISTER's flow (but those already on their way over
-    /// it), as the fault plan says.
-    mutating func deliverHeld(aor: String, flow: ServerFlow, contactURI: SIPURI, faults: SIPFaultPlan, now: Int64)
-        -> [Sent]
-    {
-        let waiting = held.waiting(aor: aor, now: now)
+    /// Hands what binding `old` is still owed to the binding `heir` that replaced it (``HeldStore/reassign(aor:from:to:)``);
+    /// returns the number of messages.
+    mutating func reassign(aor: String, from old: String, to heir: String) -> Int {
+        held.reassign(aor: aor, from: old, to: heir)
+    }
+
+    /// Sends the held messages of `aor` that `device` (the binding that registered) is still to get over the
+    /// REGISTER's flow (but those already on their way to it), as the fault plan says. A message that arrived before
+    /// the device registered is not among them: it was held for the devices registered then.
+    mutating func deliverHeld(
+        aor: String, device: String, flow: ServerFlow, contactURI: SIPURI, faults: SIPFaultPlan, now: Int64
+    ) -> [Sent] {
+        let waiting = held.waiting(aor: aor, device: device, now: now)
         guard !waiting.isEmpty else { return [] }
         let plan = faults.delivery(aor: aor, host: contactURI.host, now: now) { held.nextOrder() }
         var sent: [Sent] = []
@@ -135,10 +145,14 @@ struct Forwarder {
             sent.append(send(unrelated, over: flow, to: contactURI, carrying: Carrying(), copies: 1))
         }
         for message in waiting {
+            // A copy on its way to the same device over another flow is not waited for: the device registered
+            // again from elsewhere, most likely because that flow is dead.
             let inFlight = transactions.values.contains { $0.carrying.heldID == message.id && $0.flow.key == flow.key }
             if inFlight { continue }
             sent.append(
-                send(message, over: flow, to: contactURI, carrying: Carrying(heldID: message.id), copies: plan.copies))
+                send(
+                    message, over: flow, to: contactURI, carrying: Carrying(heldID: message.id, device: device),
+                    copies: plan.copies))
         }
         return sent
     }
@@ -235,7 +249,7 @@ struct Forwarder {
             ])
         var outcome = Outcome(status: status, carrying: transaction.carrying)
         if outcome.succeeded, let heldID = transaction.carrying.heldID {
-            outcome.delivered = held.markDelivered(id: heldID)
+            outcome.delivered = held.markDelivered(id: heldID, device: transaction.carrying.device)
         }
         return outcome
     }

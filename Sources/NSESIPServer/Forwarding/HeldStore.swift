@@ -19,6 +19,10 @@ struct HeldStore {
     private var undeliveredCount = 0 {
         didSet { metrics.heldMessages.set(undeliveredCount) }
     }
+    /// The copies still owed to devices (a message for three devices, one of which has it, owes two).
+    private var owedCount = 0 {
+        didSet { metrics.heldDeliveries.set(owedCount) }
+    }
     /// The last arrival order given out (orders stay strictly increasing, across restarts too).
     private var lastOrder: Int64 = 0
 
@@ -42,6 +46,7 @@ struct HeldStore {
                 "sip server loaded held messages",
                 metadata: [
                     "sip.count": "\(loaded.count)", "sip.undelivered": "\(loaded.filter { !$0.isDelivered }.count)",
+                    "sip.owed": "\(owedCount)",
                 ])
         }
         return loaded
@@ -64,11 +69,21 @@ struct HeldStore {
 
     /// Puts a message in the undelivered index.
     private mutating func index(_ message: HeldMessage) {
-        if undelivered[message.aor, default: []].insert(message.id).inserted { undeliveredCount += 1 }
+        if undelivered[message.aor, default: []].insert(message.id).inserted {
+            undeliveredCount += 1
+            owedCount += Self.owed(message)
+        }
     }
 
-    /// Undelivered messages that have not expired, oldest first, of one AOR or of all.
-    func waiting(aor: String?, now: Int64? = nil) -> [HeldMessage] {
+    /// The copies a message still owes: one per pending recipient, or one for a message without recipients.
+    private static func owed(_ message: HeldMessage) -> Int {
+        if message.isDelivered { return 0 }
+        return message.recipients.isEmpty ? 1 : message.pendingDevices.count
+    }
+
+    /// Undelivered messages that have not expired, oldest first, of one AOR or of all; with `device`, only those
+    /// that device is still to get (a device registered after a message arrived never gets it).
+    func waiting(aor: String?, device: String? = nil, now: Int64? = nil) -> [HeldMessage] {
         let candidates: [HeldMessage]
         if let aor {
             candidates = (undelivered[aor] ?? []).compactMap { messages[$0] }
@@ -76,7 +91,8 @@ struct HeldStore {
             candidates = Array(messages.values)
         }
         return candidates.filter { message in
-            !message.isDelivered && (now.map { message.expiresAt > $0 } ?? true)
+            !message.isDelivered && (device.map { message.awaits(device: $0) } ?? true)
+                && (now.map { message.expiresAt > $0 } ?? true)
         }.sorted { $0.order < $1.order }
     }
 
@@ -97,13 +113,17 @@ struct HeldStore {
         return message.attempts
     }
 
-    /// Marks a held message delivered (a device answered 2xx); returns it, or nil when it was not waiting.
-    mutating func markDelivered(id: String) -> HeldMessage? {
-        guard var message = messages[id], !message.isDelivered else { return nil }
+    /// Records a device's 2xx to a held message (nil `device`: the message as a whole); returns the message as it
+    /// now stands, or nil when that device was not waiting for it (it had it already: never counted twice).
+    mutating func markDelivered(id: String, device: String? = nil) -> HeldMessage? {
+        guard var message = messages[id] else { return nil }
+        let before = Self.owed(message)
         let deliveredAt = SystemClock.unixSeconds()
-        message.delivery = .delivered(at: deliveredAt)
+        guard message.markDelivered(device: device, at: deliveredAt) else { return nil }
         do {
-            try database?.markDelivered(id: id, at: deliveredAt)
+            try database?.markDelivered(
+                id: id, device: message.recipients.isEmpty ? nil : device, at: deliveredAt,
+                complete: message.isDelivered)
         } catch {
             // The device has it: after a restart it may get it once more (never lost, at worst twice).
             logger.error(
@@ -111,14 +131,46 @@ struct HeldStore {
                 metadata: ["sip.call_id": "\(message.callID)", "sip.error": "\(error)"])
         }
         messages[id] = message
-        forget(message)
+        if message.isDelivered {
+            owedCount -= before
+            forget(message)
+        } else {
+            owedCount -= before - Self.owed(message)
+        }
         return message
+    }
+
+    /// Hands what `old` (a binding the registrar replaced) is still owed to `heir`, the binding that replaced it:
+    /// the same phone's app under another `+sip.instance` (a reinstall that kept its push token). Returns the number
+    /// of messages handed over; one `heir` already waits for is left as it is.
+    mutating func reassign(aor: String, from old: String, to heir: String) -> Int {
+        var moved = 0
+        for id in undelivered[aor] ?? [] {
+            guard var message = messages[id], !message.recipients.contains(where: { $0.device == heir }),
+                let index = message.recipients.firstIndex(where: { $0.device == old && $0.delivery == .pending })
+            else { continue }
+            message.recipients[index].device = heir
+            do {
+                try database?.reassign(id: id, from: old, to: heir)
+            } catch {
+                // In memory the new binding has it; after a restart the phone gets it when its old binding returns.
+                logger.warning(
+                    "sip server cannot store a held message handed to a new binding",
+                    metadata: ["sip.call_id": "\(message.callID)", "sip.error": "\(error)"])
+            }
+            messages[id] = message
+            moved += 1
+        }
+        return moved
     }
 
     /// Takes a message out of the undelivered index.
     private mutating func forget(_ message: HeldMessage) {
         guard var ids = undelivered[message.aor] else { return }
-        if ids.remove(message.id) != nil { undeliveredCount -= 1 }
+        if ids.remove(message.id) != nil {
+            undeliveredCount -= 1
+            owedCount -= Self.owed(message)
+        }
         undelivered[message.aor] = ids.isEmpty ? nil : ids
     }
 

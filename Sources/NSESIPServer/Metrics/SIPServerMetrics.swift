@@ -12,6 +12,8 @@ public struct SIPServerMetrics: Sendable {
         public static let responses = "nse_sip_responses_total"
         public static let messagesHeld = "nse_sip_messages_held_total"
         public static let messagesDelivered = "nse_sip_messages_delivered_total"
+        public static let heldDeliveries = "nse_sip_held_deliveries"
+        public static let deviceDeliveries = "nse_sip_device_deliveries_total"
         public static let messagesExpired = "nse_sip_messages_expired_total"
         public static let callsEnded = "nse_sip_calls_ended_total"
         public static let pushes = "nse_sip_pushes_total"
@@ -28,10 +30,13 @@ public struct SIPServerMetrics: Sendable {
     let registrations: Meter
     /// Held MESSAGEs not delivered yet (expired ones leave at the next sweep).
     let heldMessages: Meter
+    /// The copies of held MESSAGEs still owed to devices (one per device a message waits for).
+    let heldDeliveries: Meter
     /// The calls the caller still waits on or talks in, by the phase of `HeldCall` (`held`, `forking`, `answered`).
     private let callPhases: [String: Meter]
     private let messagesHeld: Counter
     private let messagesDelivered: Counter
+    private let deviceDeliveries: Counter
     private let messagesExpired: Counter
 
     /// - Parameter factory: makes the metrics; one per server, so that servers in one process count apart.
@@ -39,6 +44,7 @@ public struct SIPServerMetrics: Sendable {
         self.factory = factory
         registrations = Meter(label: Name.registrations, dimensions: [], factory: factory)
         heldMessages = Meter(label: Name.heldMessages, dimensions: [], factory: factory)
+        heldDeliveries = Meter(label: Name.heldDeliveries, dimensions: [], factory: factory)
         // Made at once, so a scrape shows 0 before the first call rather than nothing.
         callPhases = Dictionary(
             uniqueKeysWithValues: ["held", "forking", "answered"].map {
@@ -46,6 +52,7 @@ public struct SIPServerMetrics: Sendable {
             })
         messagesHeld = Counter(label: Name.messagesHeld, dimensions: [], factory: factory)
         messagesDelivered = Counter(label: Name.messagesDelivered, dimensions: [], factory: factory)
+        deviceDeliveries = Counter(label: Name.deviceDeliveries, dimensions: [], factory: factory)
         messagesExpired = Counter(label: Name.messagesExpired, dimensions: [], factory: factory)
     }
 
@@ -65,7 +72,9 @@ public struct SIPServerMetrics: Sendable {
                 factory: factory
             ).increment()
         case .held: messagesHeld.increment()
-        case .delivered: messagesDelivered.increment()
+        case .delivered(_, _, _, _, let remaining):
+            deviceDeliveries.increment()
+            if remaining == 0 { messagesDelivered.increment() }
         case .expired: messagesExpired.increment()
         case .pushed(_, _, _, let status, _):
             Counter(label: Name.pushes, dimensions: [("status", status.map(String.init) ?? "none")], factory: factory)
@@ -77,7 +86,7 @@ public struct SIPServerMetrics: Sendable {
             case .held, .forwarded, .ringing, .answered:
                 break
             }
-        case .registered, .unregistered, .forwarded:
+        case .registered, .unregistered, .badPushParameters, .forwarded, .room:
             break
         }
     }

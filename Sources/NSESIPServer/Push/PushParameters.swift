@@ -31,6 +31,9 @@ public struct PushParameters: Sendable, Hashable {
     public var callLocKey: String?
     /// Sound override for calls (`pn-call-snd`), if any.
     public var callSound: String?
+    /// Why these parameters cannot work as they stand (Flexisip's parsing, then APNs's reading of each token), or
+    /// nil; a problem that ``PushParameterProblem/stopsPush`` leaves the binding without pushes.
+    public var problem: PushParameterProblem?
 
     /// The token to use for a MESSAGE (the `remote` one), if any.
     public var remoteToken: String? { tokens["remote"] }
@@ -46,11 +49,26 @@ public struct PushParameters: Sendable, Hashable {
     /// True for `apns` / `apns.dev`.
     public var isAPNs: Bool { provider == "apns" || provider == "apns.dev" }
 
-    /// Parses the Contact URI parameters; nil when `pn-provider`, `pn-prid` or `pn-param` is missing.
+    /// The problem that keeps any push from being built from these parameters, if there is one.
+    public var pushStopper: PushParameterProblem? { problem.flatMap { $0.stopsPush ? $0 : nil } }
+
+    /// Why a Contact URI carries only part of the push parameters (some of `pn-provider`, `pn-prid`, `pn-param`
+    /// given or empty, the others not), or nil when it has all three or none. Such a Contact gets no
+    /// ``PushParameters``; the registrar reports the problem.
+    public static func incompleteProblem(contactURI: SIPURI) -> PushParameterProblem? {
+        let names = ["pn-provider", "pn-prid", "pn-param"]
+        let params = contactURI.parameters
+        guard names.contains(where: { params.contains(parameter: $0) }) else { return nil }
+        let missing = names.filter { (params.value(of: $0) ?? "").isEmpty }
+        return missing.isEmpty ? nil : .missing(missing)
+    }
+
+    /// Parses the Contact URI parameters; nil when `pn-provider`, `pn-prid` or `pn-param` is missing or empty
+    /// (``incompleteProblem(contactURI:)`` says which).
     public init?(contactURI: SIPURI) {
         let params = contactURI.parameters
         guard let provider = params.value(of: "pn-provider"), let prid = params.value(of: "pn-prid"),
-            let param = params.value(of: "pn-param"), !prid.isEmpty, !param.isEmpty
+            let param = params.value(of: "pn-param"), !provider.isEmpty, !prid.isEmpty, !param.isEmpty
         else { return nil }
         self.init(
             provider: provider, prid: prid, param: param,
@@ -104,6 +122,7 @@ public struct PushParameters: Sendable, Hashable {
             for service in services { tokens[service] = prid }
         }
         self.tokens = tokens
+        self.problem = PushParameterProblem.diagnose(provider: self.provider, param: param, prid: prid)
     }
 
     /// Decodes `%XX` escapes (URI parameters may carry escaped `&` or `:`).
@@ -132,7 +151,7 @@ public enum APNsMessagePush {
     /// The JSON payload Flexisip sends for an instant message.
     public static func payload(
         callID: String, fromURI: String, displayName: String, privacy: Bool, instanceID: String,
-        ttl: Int, sendTime: String, locKey: String = "IM_MSG", sound: String = "msg.caf"
+        ttl: Int, sendTime: String, locKey: String = "IM_MSG", sound: String = "msg.caf", chatRoomAddress: String = ""
     ) -> [UInt8] {
         let locArg = privacy ? "" : (displayName.isEmpty ? fromURI : displayName)
         let json: JSON = [
@@ -151,7 +170,7 @@ public enum APNsMessagePush {
             "pn_ttl": .int(Int64(ttl)),
             "uuid": .string(instanceID),
             "send-time": .string(sendTime),
-            "chat-room-addr": "",
+            "chat-room-addr": .string(chatRoomAddress),
             "customPayload": [:],
         ]
         return json.serializedBytes()

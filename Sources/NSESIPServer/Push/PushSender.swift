@@ -87,7 +87,9 @@ struct PushSender: Sendable {
     func plan(record: HeldMessage, request: SIPRequest, push: PushParameters, instance: String?) -> Plan? {
         guard settings.enabled else { return nil }
         let url = baseURL(push)
-        guard push.isAPNs else { return .skipped(unsupported(push, aor: record.aor, callID: record.callID)) }
+        if let problem = push.pushStopper {
+            return .skipped(unusable(problem, url: push.isAPNs ? url : "", aor: record.aor, callID: record.callID))
+        }
         guard let token = push.remoteToken, !token.isEmpty else {
             return .skipped(
                 Outcome(aor: record.aor, callID: record.callID, url: url, status: nil, reason: "no remote token"))
@@ -108,6 +110,36 @@ struct PushSender: Sendable {
                 settings: settings))
     }
 
+    /// The push for a chat room's INVITE held for one binding, as Flexisip sends it for a group chat INVITE: the
+    /// message alert with `locKey` (`GC_MSG`), the INVITE's Call-ID, the room as the sender, and `chat-room-addr`
+    /// the room's user part (Flexisip's `PushInfo` takes `sip_from->a_url->url_user`); nil when pushes are off.
+    func planRoomInvitation(
+        room: String, callID: String, aor: String, push: PushParameters, instance: String?, locKey: String
+    ) -> Plan? {
+        guard settings.enabled else { return nil }
+        let url = baseURL(push)
+        if let problem = push.pushStopper {
+            return .skipped(unusable(problem, url: push.isAPNs ? url : "", aor: aor, callID: callID))
+        }
+        guard let token = push.remoteToken, !token.isEmpty else {
+            return .skipped(Outcome(aor: aor, callID: callID, url: url, status: nil, reason: "no remote token"))
+        }
+        let now = SystemClock.unixSeconds()
+        let payload = APNsMessagePush.payload(
+            callID: callID, fromURI: room, displayName: "", privacy: false, instanceID: instance ?? "",
+            ttl: settings.ttl, sendTime: SystemClock.flexisipTime(unixSeconds: now), locKey: locKey,
+            sound: push.messageSound ?? "msg.caf",
+            chatRoomAddress: (try? SIPURI(parsing: room))?.user ?? room)
+        return .send(
+            Job(
+                aor: aor, callID: callID,
+                push: APNsPush(
+                    baseURL: url, deviceToken: token, topic: push.bundleID, pushType: .alert, payload: payload,
+                    priority: 10, expiration: now + Int64(settings.ttl), tls: settings.tls,
+                    timeout: settings.timeout),
+                settings: settings))
+    }
+
     /// The push for a held call (its INVITE) and one binding: PushKit when the binding has a voip token, the alert
     /// form otherwise (expiration 0, collapse id = Call-ID: a later notice replaces it); nil when pushes are off,
     /// or for a missed-call notice to a PushKit binding (Flexisip sends those only in the alert form).
@@ -120,8 +152,10 @@ struct PushSender: Sendable {
     ) -> Plan? {
         guard settings.enabled else { return nil }
         let callID = invite.headers.callID ?? ""
-        guard push.isAPNs else { return .skipped(unsupported(push, aor: aor, callID: callID)) }
         let url = baseURL(push)
+        if let problem = push.pushStopper {
+            return .skipped(unusable(problem, url: push.isAPNs ? url : "", aor: aor, callID: callID))
+        }
         let caller = Caller(invite)
         let now = SystemClock.unixSeconds()
         let sendTime = SystemClock.flexisipTime(unixSeconds: now)
@@ -178,7 +212,9 @@ struct PushSender: Sendable {
     /// True when a binding is woken for calls by the alert form (it has a remote token and no voip one): the form
     /// Flexisip repeats every `call-remote-push-interval` while the call waits for the device.
     func ringsByAlert(_ push: PushParameters) -> Bool {
-        guard settings.enabled, push.isAPNs, let token = push.remoteToken, !token.isEmpty else { return false }
+        guard settings.enabled, push.pushStopper == nil, let token = push.remoteToken, !token.isEmpty else {
+            return false
+        }
         return !(push.services.contains("voip") && !(push.tokens["voip"] ?? "").isEmpty)
     }
 
@@ -186,8 +222,10 @@ struct PushSender: Sendable {
         push.provider == "apns.dev" ? settings.apnsDevelopmentURL : settings.apnsURL
     }
 
-    private func unsupported(_ push: PushParameters, aor: String, callID: String) -> Outcome {
-        Outcome(aor: aor, callID: callID, url: "", status: nil, reason: "unsupported provider \(push.provider)")
+    /// The `pushed` event of a push the binding's parameters cannot make (Flexisip's skipped push): the
+    /// diagnosis the registrar reported, which never holds a whole token.
+    private func unusable(_ problem: PushParameterProblem, url: String, aor: String, callID: String) -> Outcome {
+        Outcome(aor: aor, callID: callID, url: url, status: nil, reason: problem.description)
     }
 
     /// Who a request is from, as a push shows it: hidden when the request asks for privacy (RFC 3323) or comes

@@ -228,6 +228,16 @@ struct Registrar {
                 if deliveryContact == nil { deliveryContact = contact.uri }
                 changes.append(
                     .registered(aor: aor, contact: contact.uri.description, expires: expires, transport: flow.kind))
+                // Stored all the same, as Flexisip does; said at once rather than when a push is due.
+                if let problem = push?.problem ?? PushParameters.incompleteProblem(contactURI: contact.uri) {
+                    changes.append(.badPushParameters(aor: aor, problem: problem))
+                    log.warning(
+                        "sip server binding stored with push parameters that cannot work",
+                        metadata: [
+                            "push.problem": "\(problem.code)", "push.detail": "\(problem.description)",
+                            "push.action": "\(problem.pushAction)",
+                        ])
+                }
                 log.debug(
                     "sip server binding stored",
                     metadata: [

@@ -31,11 +31,13 @@ extension SIPServer {
             respond(request, flow: flow, transactionKey: transactionKey, status: 500)
             return
         }
+        // For the devices registered now, each delivered apart (as Flexisip's fork context: one branch per device).
         let record = HeldMessage(
-            request: request, id: id, aor: aor, now: SystemClock.unixSeconds(),
+            request: request, id: id, aor: aor, devices: active.map(\.key), now: SystemClock.unixSeconds(),
             lifetime: configuration.heldMessageLifetime, order: forwarder.nextOrder())
-        // Held when a device may be woken by a push, or when none is reachable now; otherwise only forwarded.
-        let mustHold = active.contains { $0.push != nil } || !active.contains { $0.isLive }
+        // Held when a device may be woken by a push, when none is reachable now, or when there are several (each
+        // must get it, and the sender hears one answer); otherwise only forwarded.
+        let mustHold = active.count > 1 || active.contains { $0.push != nil } || !active.contains { $0.isLive }
         if mustHold {
             do { try hold(record) } catch {
                 log.error("sip server cannot persist held message", metadata: ["sip.error": "\(error)"])
@@ -64,7 +66,8 @@ extension SIPServer {
             transmit(
                 forwarder.send(
                     record, over: liveFlow, to: binding.contact.uri,
-                    carrying: .init(heldID: mustHold ? record.id : nil, senderKey: senderKey), copies: 1))
+                    carrying: .init(heldID: mustHold ? record.id : nil, senderKey: senderKey, device: binding.key),
+                    copies: 1))
         }
         guard mustHold else { return }
         if APNsMessagePush.isIMDN(contentType: request.headers.contentType, body: request.body) {
@@ -83,15 +86,18 @@ extension SIPServer {
                 continue
             }
             if case .send(let job) = plan, let recording = configuration.recording {
-                recordCase(job, recording: recording, transport: binding.route.transport)
+                recordCase(job, recording: recording, transport: binding.route.transport, device: binding.key)
             }
             sendPush(plan)
         }
     }
 
-    /// Writes the replay case of a push about to go: what the address holds now, bodies as held.
-    private func recordCase(_ job: PushSender.Job, recording: ServerCaseRecording, transport: SIPTransportKind) {
-        let held = forwarder.held.waiting(aor: job.aor)
+    /// Writes the replay case of a push about to go: what the address holds now for the device pushed, bodies as
+    /// held.
+    private func recordCase(
+        _ job: PushSender.Job, recording: ServerCaseRecording, transport: SIPTransportKind, device: String
+    ) {
+        let held = forwarder.held.waiting(aor: job.aor, device: device)
         do { try recording.record(job, held: held, transport: transport.rawValue) } catch {
             logger.error(
                 "sip server push not recorded as a case",
@@ -103,12 +109,12 @@ extension SIPServer {
     private func hold(_ record: HeldMessage) throws(SIPServerError) {
         try forwarder.hold(record)
         registrar.noteKnown(record.aor)
-        emit(.held(aor: record.aor, callID: record.callID, id: record.id))
+        emit(.held(aor: record.aor, callID: record.callID, id: record.id, devices: record.recipients.map(\.device)))
         logger.info(
             "sip server message held",
             metadata: [
                 "sip.call_id": "\(record.callID)", "sip.method": "MESSAGE", "sip.aor": "\(record.aor)",
-                "sip.body_size": "\(record.body.count)",
+                "sip.body_size": "\(record.body.count)", "sip.devices": "\(record.recipients.count)",
             ])
     }
 
@@ -157,11 +163,23 @@ extension SIPServer {
         if let outcome = forwarder.finish(branch: branch, status: status) { record(outcome) }
     }
 
-    /// A delivery's outcome for the senders: a held message's sender hears 200 once a device has it; a forwarded
-    /// copy's sender hears its 2xx, or the failure once every copy failed and nothing is held.
+    /// A delivery's outcome for the senders: a held message's sender hears 200 once a device has it (the first
+    /// of its devices); a forwarded copy's sender hears its 2xx, or the failure once every copy failed and nothing
+    /// is held.
     func record(_ outcome: Forwarder.Outcome) {
         if let message = outcome.delivered {
-            emit(.delivered(aor: message.aor, callID: message.callID, id: message.id))
+            let device = message.recipients.isEmpty ? nil : outcome.carrying.device
+            let remaining = message.pendingDevices.count
+            emit(
+                .delivered(
+                    aor: message.aor, callID: message.callID, id: message.id, device: device, remaining: remaining))
+            logger.info(
+                "sip server message delivered to a device",
+                metadata: [
+                    "sip.call_id": "\(message.callID)", "sip.method": "MESSAGE", "sip.aor": "\(message.aor)",
+                    "sip.device": "\(device.map(HeldMessage.Recipient.loggable) ?? "any")",
+                    "sip.remaining": "\(remaining)",
+                ])
             if let senderKey = senders.key(forHeld: message.id) { answerSender(senderKey, status: 200) }
         }
         guard let senderKey = outcome.carrying.senderKey else { return }

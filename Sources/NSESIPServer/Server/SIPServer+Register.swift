@@ -27,18 +27,38 @@ extension SIPServer {
             )
             return
         }
+        let before = registrar.activeBindings(aor: aor)
         switch registrar.register(request, aor: aor, flow: flow, database: database, logger: log) {
         case .refused(let status, let reason):
             respond(request, flow: flow, transactionKey: transactionKey, status: status, reason: reason)
         case .stored(let changes, let contacts, let deliveryContact):
             for change in changes { emit(change) }
+            inheritDeliveries(aor: aor, before: before, logger: log)
             respond(request, flow: flow, transactionKey: transactionKey, status: 200, contacts: contacts)
             guard let deliveryContact else { return }
             deliverHeldCalls(aor: aor, flow: flow, contact: deliveryContact)
+            deliverRoomInvitations(aor: aor, flow: flow, contact: deliveryContact)
+            // The device that registered, by its binding's key: it gets what was held for it, not its siblings' share.
+            let bindings = registrar.activeBindings(aor: aor)
+            guard let device = bindings.last(where: { $0.contact.uri == deliveryContact })?.key else { return }
             let sent = forwarder.deliverHeld(
-                aor: aor, flow: flow, contactURI: deliveryContact, faults: faults,
+                aor: aor, device: device, flow: flow, contactURI: deliveryContact, faults: faults,
                 now: SystemClock.unixSeconds())
             for copy in sent { transmit(copy) }
+        }
+    }
+
+    /// A binding the registrar replaced because the new one wakes the same app (a reinstall under another
+    /// `+sip.instance` that kept its token) hands the messages it is owed to the new one: the phone is the same.
+    private func inheritDeliveries(aor: String, before: [Registrar.Binding], logger log: Logger) {
+        let after = registrar.activeBindings(aor: aor)
+        for old in before where !after.contains(where: { $0.key == old.key }) {
+            guard let push = old.push, let heir = after.first(where: { $0.push?.wakesSameApp(as: push) == true })
+            else { continue }
+            let moved = forwarder.reassign(aor: aor, from: old.key, to: heir.key)
+            if moved > 0 {
+                log.info("sip server held messages handed to a replacing binding", metadata: ["sip.count": "\(moved)"])
+            }
         }
     }
 

@@ -27,6 +27,7 @@ extension SIPServer {
     private func dispatch(_ message: SIPMessage, flow: ServerFlow) {
         switch message {
         case .response(let response):
+            if handleRoomResponse(response) { return }
             if handleCallResponse(response) { return }
             if let outcome = forwarder.answer(response) { record(outcome) }
         case .request(let request):
@@ -100,6 +101,10 @@ extension SIPServer {
         }
         if method != "CANCEL", isInDialog(request) {
             handleInDialog(request, flow: flow, transactionKey: transactionKey)
+            return
+        }
+        if let target = roomTarget(of: request) {
+            handleRoomRequest(request, target: target, flow: flow, transactionKey: transactionKey)
             return
         }
         switch method {

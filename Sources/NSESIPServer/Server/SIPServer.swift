@@ -59,6 +59,8 @@ public actor SIPServer {
     var serverTransactions: SIPServerTransactionTable
     /// The calls going through (`SIPServer+Call`).
     var calls: CallTable
+    /// The chat rooms the server is the focus of (`SIPServer+Room`).
+    var rooms = RoomTable()
     private var log: EventLog
 
     /// Creates a server; without a group it owns a one-thread event loop group, released by `shutdown()`. It logs to
@@ -101,6 +103,7 @@ public actor SIPServer {
                 var held = HeldStore(database: database, logger: logger, metrics: metrics)
                 for message in try held.load() { registrar.noteKnown(message.aor) }
                 forwarder = Forwarder(held: held, timers: configuration.timers, logger: logger)
+                try loadRooms()
             }
             listeners = try await Listeners.bind(configuration, group: loops.group, logger: logger)
             try restoreBindings()
@@ -141,6 +144,7 @@ public actor SIPServer {
         root?.cancel()
         senders.removeAll()
         forwarder.stopAll()
+        rooms.stopAll()
         listeners.closeAll()
         inboundContinuation.finish()
         await root?.value
@@ -198,7 +202,7 @@ public actor SIPServer {
     private func sweep() {
         guard !isStopped else { return }
         for message in forwarder.sweep(now: SystemClock.unixSeconds()) {
-            emit(.expired(aor: message.aor, callID: message.callID, id: message.id))
+            emit(.expired(aor: message.aor, callID: message.callID, id: message.id, devices: message.pendingDevices))
             logger.info(
                 "sip server held message expired",
                 metadata: [
@@ -207,5 +211,6 @@ public actor SIPServer {
         }
         for event in registrar.sweep() { emit(event) }
         calls.sweep()
+        sweepRooms()
     }
 }

@@ -42,7 +42,9 @@ final class ServerDatabase: Sendable {
         var unreadable: [String] = []
     }
 
-    /// Version 1: bindings keyed by AOR and binding key; held messages with their delivery time (NULL = pending).
+    /// The migrations (``Database``): version 1, bindings keyed by AOR and binding key and held messages with their
+    /// delivery time (NULL = pending); version 2, each held message's devices with their own delivery time; version 3,
+    /// chat rooms.
     static let schema = [
         """
         CREATE TABLE binding (
@@ -73,7 +75,42 @@ final class ServerDatabase: Sendable {
         );
         CREATE INDEX held_message_pending ON held_message (aor, arrival) WHERE delivered_at IS NULL;
         CREATE INDEX held_message_expiry ON held_message (expires_at);
+        """,
+        // Version 2: a held message's devices, each delivered apart (a message held by version 1 has none: any
+        // device's 2xx delivers it, as before). Its delivered_at is set once the last device has it.
         """
+        CREATE TABLE held_delivery (
+            message_id TEXT NOT NULL,
+            device TEXT NOT NULL,
+            position INTEGER NOT NULL,
+            delivered_at INTEGER,
+            PRIMARY KEY (message_id, device)
+        ) WITHOUT ROWID;
+        """,
+        // Version 3: chat rooms (the server as a conference focus), their participants in order, and the final
+        // answer of each participant device to the room's invitation.
+        """
+        CREATE TABLE chat_room (
+            uri TEXT PRIMARY KEY NOT NULL,
+            subject TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            version INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE TABLE chat_room_participant (
+            room TEXT NOT NULL,
+            aor TEXT NOT NULL,
+            admin INTEGER NOT NULL,
+            position INTEGER NOT NULL,
+            PRIMARY KEY (room, aor)
+        ) WITHOUT ROWID;
+        CREATE TABLE chat_room_device (
+            room TEXT NOT NULL,
+            aor TEXT NOT NULL,
+            device TEXT NOT NULL,
+            status INTEGER NOT NULL,
+            PRIMARY KEY (room, aor, device)
+        ) WITHOUT ROWID;
+        """,
     ]
 
     let path: String
@@ -133,16 +170,29 @@ final class ServerDatabase: Sendable {
     /// Every held message (delivered ones included, until they expire), oldest first.
     func heldMessages() throws(SIPServerError) -> [HeldMessage] {
         let rows: [SQLRow]
+        let deliveryRows: [SQLRow]
         do {
-            rows = try database.read { tx throws(DatabaseError) in
-                try tx.execute(
+            (rows, deliveryRows) = try database.read { tx throws(DatabaseError) in
+                let rows = try tx.execute(
                     """
                     SELECT id, aor, call_id, headers, body, received_at, expires_at, delivered_at, attempts, arrival
                     FROM held_message ORDER BY arrival, id
                     """)
+                let deliveries = try tx.execute(
+                    "SELECT message_id, device, delivered_at FROM held_delivery ORDER BY message_id, position")
+                return (rows, deliveries)
             }
         } catch {
             throw Self.failure(error)
+        }
+        var recipients: [String: [HeldMessage.Recipient]] = [:]
+        for row in deliveryRows {
+            guard let id = row.text(0), let device = row.text(1) else {
+                throw SIPServerError(
+                    "\(path): a held message's delivery row is damaged: move the file aside", code: .configuration)
+            }
+            recipients[id, default: []].append(
+                HeldMessage.Recipient(device: device, delivery: row.integer(2).map { .delivered(at: $0) } ?? .pending))
         }
         var messages: [HeldMessage] = []
         for row in rows {
@@ -157,7 +207,7 @@ final class ServerDatabase: Sendable {
                 HeldMessage(
                     id: id, aor: aor, callID: callID, headers: headers, body: body,
                     receivedAt: receivedAt, expiresAt: expiresAt,
-                    delivery: row.integer(7).map { .delivered(at: $0) } ?? .pending,
+                    delivery: row.integer(7).map { .delivered(at: $0) } ?? .pending, recipients: recipients[id] ?? [],
                     attempts: Int(row.integer(8) ?? 0), order: order))
         }
         return messages
@@ -188,16 +238,57 @@ final class ServerDatabase: Sendable {
                 .blob(message.body), .integer(message.receivedAt), .integer(message.expiresAt), deliveredAt,
                 .integer(Int64(message.attempts)), .integer(message.order),
             ])
+        for (position, recipient) in message.recipients.enumerated() {
+            let deliveredAt: SQLValue
+            switch recipient.delivery {
+            case .pending: deliveredAt = .null
+            case .delivered(let at): deliveredAt = .integer(at)
+            }
+            try tx.execute(
+                """
+                INSERT INTO held_delivery (message_id, device, position, delivered_at) VALUES (?, ?, ?, ?)
+                ON CONFLICT (message_id, device) DO NOTHING
+                """,
+                [.text(message.id), .text(recipient.device), .integer(Int64(position)), deliveredAt])
+        }
     }
 
-    /// Marks a held message delivered (a device answered 2xx). Crash-safe, not synced: a power loss could undo the
-    /// mark and deliver the message once more, which the device recognizes; it can never lose the message.
-    func markDelivered(id: String, at time: Int64) throws(SIPServerError) {
+    /// Marks a held message delivered to `device` (it answered 2xx), and as a whole when `complete` (the last of its
+    /// devices, or nil `device`: a message without recipients), in one transaction. Crash-safe, not synced: a power
+    /// loss could undo the mark and deliver the message to that device once more, which it recognizes; it can never
+    /// lose the message.
+    func markDelivered(id: String, device: String?, at time: Int64, complete: Bool) throws(SIPServerError) {
+        do {
+            try database.write(.crashSafe) { tx throws(DatabaseError) in
+                if let device {
+                    try tx.execute(
+                        """
+                        UPDATE held_delivery SET delivered_at = ?
+                        WHERE message_id = ? AND device = ? AND delivered_at IS NULL
+                        """,
+                        [.integer(time), .text(id), .text(device)])
+                }
+                if complete {
+                    try tx.execute(
+                        "UPDATE held_message SET delivered_at = ? WHERE id = ? AND delivered_at IS NULL",
+                        [.integer(time), .text(id)])
+                }
+            }
+        } catch {
+            throw Self.failure(error)
+        }
+    }
+
+    /// Hands a held message's pending copy for device `old` to device `heir` (a binding that replaced it).
+    func reassign(id: String, from old: String, to heir: String) throws(SIPServerError) {
         do {
             try database.write(.crashSafe) { tx throws(DatabaseError) in
                 try tx.execute(
-                    "UPDATE held_message SET delivered_at = ? WHERE id = ? AND delivered_at IS NULL",
-                    [.integer(time), .text(id)])
+                    """
+                    UPDATE held_delivery SET device = ?
+                    WHERE message_id = ? AND device = ? AND delivered_at IS NULL
+                    """,
+                    [.text(heir), .text(id), .text(old)])
             }
         } catch {
             throw Self.failure(error)
@@ -210,6 +301,86 @@ final class ServerDatabase: Sendable {
             try database.write(.crashSafe) { tx throws(DatabaseError) in
                 try tx.execute(
                     "UPDATE held_message SET attempts = ? WHERE id = ?", [.integer(Int64(attempts)), .text(id)])
+            }
+        } catch {
+            throw Self.failure(error)
+        }
+    }
+
+    // MARK: - chat rooms
+
+    /// Every chat room, its participants in order and its devices' final answers (200: joined).
+    func chatRooms() throws(SIPServerError) -> [ChatRoom] {
+        let (rooms, participants, devices): ([SQLRow], [SQLRow], [SQLRow])
+        do {
+            (rooms, participants, devices) = try database.read { tx throws(DatabaseError) in
+                (
+                    try tx.execute("SELECT uri, subject, created_at, version FROM chat_room ORDER BY created_at, uri"),
+                    try tx.execute("SELECT room, aor, admin FROM chat_room_participant ORDER BY room, position"),
+                    try tx.execute("SELECT room, aor, device, status FROM chat_room_device")
+                )
+            }
+        } catch {
+            throw Self.failure(error)
+        }
+        let damaged = SIPServerError("\(path): a chat room row is damaged: move the file aside", code: .configuration)
+        var byRoom: [String: [ChatRoom.Participant]] = [:]
+        for row in participants {
+            guard let room = row.text(0), let aor = row.text(1), let admin = row.integer(2) else { throw damaged }
+            byRoom[room, default: []].append(ChatRoom.Participant(aor: aor, isAdmin: admin != 0))
+        }
+        for row in devices {
+            guard let room = row.text(0), let aor = row.text(1), let device = row.text(2), let status = row.integer(3),
+                let index = byRoom[room]?.firstIndex(where: { $0.aor == aor })
+            else { throw damaged }
+            byRoom[room]?[index].devices[device] =
+                (200..<300).contains(status) ? .joined : .declined(status: Int(status))
+        }
+        var result: [ChatRoom] = []
+        for row in rooms {
+            guard let uri = row.text(0), let subject = row.text(1), let createdAt = row.integer(2),
+                let version = row.integer(3)
+            else { throw damaged }
+            result.append(
+                ChatRoom(
+                    uri: uri, subject: subject, participants: byRoom[uri] ?? [], createdAt: createdAt,
+                    version: Int(version)))
+        }
+        return result
+    }
+
+    /// Writes a chat room as it now stands (subject, participants, final answers), in one synced transaction: a
+    /// room's creator and its admins hear 2xx only once it is stored.
+    func saveChatRoom(_ room: ChatRoom) throws(SIPServerError) {
+        do {
+            try database.write { tx throws(DatabaseError) in
+                try tx.execute(
+                    """
+                    INSERT INTO chat_room (uri, subject, created_at, version) VALUES (?, ?, ?, ?)
+                    ON CONFLICT (uri) DO UPDATE SET subject = excluded.subject, version = excluded.version
+                    """,
+                    [.text(room.uri), .text(room.subject), .integer(room.createdAt), .integer(Int64(room.version))])
+                try tx.execute("DELETE FROM chat_room_participant WHERE room = ?", [.text(room.uri)])
+                try tx.execute("DELETE FROM chat_room_device WHERE room = ?", [.text(room.uri)])
+                for (position, participant) in room.participants.enumerated() {
+                    try tx.execute(
+                        "INSERT INTO chat_room_participant (room, aor, admin, position) VALUES (?, ?, ?, ?)",
+                        [
+                            .text(room.uri), .text(participant.aor), .integer(participant.isAdmin ? 1 : 0),
+                            .integer(Int64(position)),
+                        ])
+                    for (device, state) in participant.devices.sorted(by: { $0.key < $1.key }) {
+                        let status: Int
+                        switch state {
+                        case .joined: status = 200
+                        case .declined(let code): status = code
+                        case .held, .inviting: continue
+                        }
+                        try tx.execute(
+                            "INSERT INTO chat_room_device (room, aor, device, status) VALUES (?, ?, ?, ?)",
+                            [.text(room.uri), .text(participant.aor), .text(device), .integer(Int64(status))])
+                    }
+                }
             }
         } catch {
             throw Self.failure(error)
@@ -286,6 +457,9 @@ final class ServerDatabase: Sendable {
     func deleteExpired(now: Int64) throws(SIPServerError) {
         do {
             try database.write(.crashSafe) { tx throws(DatabaseError) in
+                try tx.execute(
+                    "DELETE FROM held_delivery WHERE message_id IN (SELECT id FROM held_message WHERE expires_at <= ?)",
+                    [.integer(now)])
                 try tx.execute("DELETE FROM held_message WHERE expires_at <= ?", [.integer(now)])
                 try tx.execute("DELETE FROM binding WHERE expires_at <= ?", [.integer(now)])
             }
