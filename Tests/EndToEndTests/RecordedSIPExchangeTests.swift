@@ -69,13 +69,16 @@ import Testing
             caFile: caFile)
         try device.save()
 
-        // The device registered once (the server knows it), then gone: what is sent now is held for it.
+        // The device registered once (the server knows it), then gone: what is sent now is held for it. It
+        // registers as the app does, with its `+sip.instance`: the server holds each message for the devices
+        // registered when it came, and knows the extension's REGISTER for the same device by that instance.
         let agents = SIPUserAgentConfiguration(tls: .caFile(caFile))
         let bob = SIPUserAgent(configuration: agents, logger: Self.logger)
+        let instance = try #require(device.config.sip?.instance)
         let registered = try await bob.register(
             SIPRegistration(
                 aor: try SIPURI(parsing: "sip:bob@example.org"), password: "s3cret", proxy: address.proxyURI,
-                expires: 3600))
+                expires: 3600, contactHeaderParameters: [SIPParameter("+sip.instance", "\"<\(instance)>\"")]))
         await bob.close()
         #expect(registered.statusCode == 200)
         let alice = SIPUserAgent(configuration: agents, logger: Self.logger)

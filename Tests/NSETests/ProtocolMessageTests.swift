@@ -182,7 +182,7 @@ import Testing
         ),
         (
             #"{"type":"request","request_id":"r","container":"/c","payload":{},"push_type":"sms"}"#,
-            #"the host sent an invalid message: "push_type" must be alert, background or voip"#
+            #"the host sent an invalid message: "push_type" must be alert, background, voip or liveactivity"#
         ),
         (
             #"{"type":"request","request_id":"r","payload":{}}"#,
