@@ -8,8 +8,9 @@ public struct SIPOutgoingCall: Sendable {
     public var displayName: String?
     /// The outbound proxy URI with transport.
     public var proxy: SIPURI
-    /// The Content-Type of the body (`application/sdp`, or `multipart/mixed` carrying a sealed offer beside it).
-    public var contentType: String
+    /// The Content-Type of the body (`application/sdp`, or `multipart/mixed` carrying a sealed offer beside it); nil
+    /// for an INVITE without a body (a chat room's subject change).
+    public var contentType: String?
     /// The body: the session offer.
     public var body: [UInt8]
     /// Extra headers.
@@ -23,7 +24,7 @@ public struct SIPOutgoingCall: Sendable {
 
     /// Creates a call description.
     public init(
-        to: SIPURI, from: SIPURI, proxy: SIPURI, contentType: String = "application/sdp", body: [UInt8],
+        to: SIPURI, from: SIPURI, proxy: SIPURI, contentType: String? = "application/sdp", body: [UInt8],
         extraHeaders: SIPHeaders = SIPHeaders(), callID: String? = nil, username: String? = nil,
         password: String? = nil,
         displayName: String? = nil

@@ -56,7 +56,7 @@ public struct SIPRoomClient: Sendable {
         headers.add("Subject", subject)
         let call = try await agent.call(
             SIPOutgoingCall(
-                to: room, from: me, proxy: proxy, contentType: "application/sdp", body: [], extraHeaders: headers,
+                to: room, from: me, proxy: proxy, contentType: nil, body: [], extraHeaders: headers,
                 password: password))
         _ = try await Self.final(call)
     }

@@ -27,7 +27,7 @@ extension SIPUserAgent {
         for field in call.extraHeaders where !SIPSyntax.equalsIgnoringCase(field.name, "Content-Type") {
             invite.headers.add(field.name, field.value)
         }
-        invite.headers.add("Content-Type", call.contentType)
+        if let type = call.contentType { invite.headers.add("Content-Type", type) }
         let (events, continuation) = AsyncStream<SIPCallEvent>.makeStream()
         calls[key] = SIPCallState(
             role: .caller, phase: .inviting(proceeding: false, cancelWanted: false), layer: layer,
