@@ -118,17 +118,8 @@ extension SIPServer {
                 "sip.call_id": "\(callID)", "sip.aor": "\(call.aor)", "sip.transport": "\(flow.kind.rawValue)",
                 "sip.legs": "\(call.legs.count)",
             ])
-        let timers = configuration.timers
-        spawn { [weak self] in
-            let end = await stop.run { () async -> SIPRetransmissions.End? in
-                await SIPRetransmissions.run(timers: timers, reliable: flow.kind != .udp) {
-                    guard flow.isLive else { return nil }
-                    flow.send(bytes)
-                    return false
-                }
-            }
-            guard let end else { return }
-            if end == .timedOut || !flow.isLive { await self?.legFailed(callID: callID, branch: branch) }
+        retransmitInvite(bytes, over: flow, until: stop) { server in
+            await server.legFailed(callID: callID, branch: branch)
         }
     }
 
@@ -499,5 +490,27 @@ extension SIPServer {
     private func note(_ call: HeldCall, _ step: CallStep, status: Int? = nil) {
         calls[call.callID]?.step = step
         emit(.call(aor: call.aor, callID: call.callID, step: step, status: status))
+    }
+}
+
+extension SIPServer {
+    /// An INVITE client transaction's timers (RFC 3261 §17.1.1): Timer A retransmissions over UDP until `stop` (the
+    /// answer came) or Timer B; `unanswered` runs at Timer B, or when the flow closed first.
+    func retransmitInvite(
+        _ bytes: [UInt8], over flow: ServerFlow, until stop: StopSignal,
+        unanswered: @escaping @Sendable (SIPServer) async -> Void
+    ) {
+        let timers = configuration.timers
+        spawn { [weak self] in
+            let end = await stop.run { () async -> SIPRetransmissions.End? in
+                await SIPRetransmissions.run(timers: timers, reliable: flow.kind != .udp) {
+                    guard flow.isLive else { return nil }
+                    flow.send(bytes)
+                    return false
+                }
+            }
+            guard let end, end == .timedOut || !flow.isLive, let self else { return }
+            await unanswered(self)
+        }
     }
 }

@@ -205,17 +205,8 @@ extension SIPServer {
         logger.info(
             "sip server chat room invitation sent",
             metadata: ["sip.room": "\(uri)", "sip.aor": "\(aor)", "sip.transport": "\(flow.kind.rawValue)"])
-        let timers = configuration.timers
-        spawn { [weak self] in
-            let end = await stop.run { () async -> SIPRetransmissions.End? in
-                await SIPRetransmissions.run(timers: timers, reliable: flow.kind != .udp) {
-                    guard flow.isLive else { return nil }
-                    flow.send(bytes)
-                    return false
-                }
-            }
-            guard let end else { return }
-            if end == .timedOut || !flow.isLive { await self?.invitationUnanswered(branch: branch) }
+        retransmitInvite(bytes, over: flow, until: stop) { server in
+            await server.invitationUnanswered(branch: branch)
         }
     }
 
