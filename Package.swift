@@ -91,6 +91,8 @@ let package = Package(
         // NSEMetrics, which the executable gives them, knows Prometheus (its registry and text format).
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // `nse serve --database postgres://…` (docs/serve.md, "A fleet on PostgreSQL"): what a fleet of nodes shares.
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // MARK: - C libraries (each touched by exactly one Swift file)
@@ -220,6 +222,17 @@ let package = Package(
             ]
         ),
 
+        // A fleet of `nse serve` nodes on one PostgreSQL (postgres-nio): the request log, fault rules and results
+        // every node reads and writes (docs/serve.md, "A fleet on PostgreSQL"). Only `nse serve --database` links it in.
+        .target(
+            name: "NSEFleet",
+            dependencies: [
+                "NSEAPNsServer", "NSEJSON", "NSESystem", logging,
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+
         // `nse files`: the file-transfer server attachments go through (Flexisip's is its own HTTP server too):
         // uploads committed to disk before their 201, downloads streamed with ranges, faults on cue (docs/files.md).
         .target(
@@ -300,7 +313,7 @@ let package = Package(
                 "NSECrypto",
                 "NSEDevice", "NSEHTTP",
                 "NSEHost", "NSEJSON", "NSEMainApp", "NSEPayload", "NSEReplay", "NSESIP", "NSESIPServer", "NSESystem",
-                "NSEAPNsServer", "NSEExtensionBuild", "NSEFileServer", "NSEMetrics",
+                "NSEAPNsServer", "NSEExtensionBuild", "NSEFileServer", "NSEFleet", "NSEMetrics",
             ]
         ),
         // The per-notification process: links the reference extension alone, so it starts fast and stays small.
@@ -382,6 +395,11 @@ let package = Package(
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
             ]
+        ),
+        // A fleet of `nse serve` nodes on a throw-away PostgreSQL cluster: the built binary, end to end.
+        .testTarget(
+            name: "NSEFleetTests",
+            dependencies: ["NSEFleet", "NSEAPNsServer", "NSEJSON", "NSESystem", "NSETestSupport", logging]
         ),
         // `nse files` end to end: the built binary on loopback, driven by curl.
         .testTarget(

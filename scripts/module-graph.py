@@ -39,7 +39,7 @@ LAYERS = [
         "CryptoKit", "UniformTypeIdentifiers", "MobileCoreServices", "UIKit", "NSEOSLog",
     ]),
     ("servers", "Servers, the main app, replay and the extension builder", [
-        "NSESIPServer", "NSEAPNsServer", "NSEFileServer", "NSEMetrics", "NSEMainApp", "NSEReplay", "NSEExtensionBuild",
+        "NSESIPServer", "NSEAPNsServer", "NSEFleet", "NSEFileServer", "NSEMetrics", "NSEMainApp", "NSEReplay", "NSEExtensionBuild",
     ]),
     ("executables", "Executables and entry points", ["NSECommandLine", "nse", "nse-tool", "nse-extension", "nse-app", "NSEFuzzTargets"]),
 ]
@@ -50,7 +50,7 @@ PACKAGE_NAMES = {
     "swift-log": "Logging", "swift-service-lifecycle": "ServiceLifecycle", "hummingbird": "Hummingbird",
     "jwt-kit": "JWTKit", "swift-certificates": "X509", "swift-crypto": "Crypto", "swift-asn1": "SwiftASN1",
     "swift-argument-parser": "ArgumentParser", "swift-http-types": "HTTPTypes", "swift-subprocess": "Subprocess",
-    "swift-metrics": "Metrics", "swift-prometheus": "Prometheus",
+    "swift-metrics": "Metrics", "swift-prometheus": "Prometheus", "postgres-nio": "PostgresNIO",
 }
 
 # System targets that declare something of the Swift runtime rather than a library.

@@ -28,6 +28,8 @@
 //                           LowPriorityBatch (low-priority pushes in bursts)
 //   Control/                APNsFaultPlan and FaultRule (scripted answers, delays, GOAWAY, stream resets, connection
 //                           delays and caps, unavailable), RequestLog
+//   Fleet/                  FleetState: what the nodes of a fleet share (`--database`; NSEFleet keeps it in
+//                           PostgreSQL), and FleetError
 //   Metrics/                ServeMetrics: what the server counts (swift-metrics, with the executable's factory), served
 //                           by Routes/MetricsController at `/metrics`
 //   Recording/              `--record DIR`: CaseRecording (the switch, the device snapshot taken before a run, the

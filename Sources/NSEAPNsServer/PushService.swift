@@ -39,6 +39,9 @@ public final class PushService: Sendable {
     public let recording: CaseRecording?
     /// Every `POST /3/device` as received and answered (`GET /v1/requests`).
     public let requests: RequestLog
+    /// `--database`: the request log, push fault rules and results shared with the other nodes of a fleet; nil:
+    /// this node keeps its own (docs/serve.md, "A fleet on PostgreSQL").
+    public let fleet: (any FleetState)?
     /// What the server counts, and `/metrics`.
     public let metrics: ServeMetrics
     public let logger: Logger
@@ -75,7 +78,7 @@ public final class PushService: Sendable {
         requestLogCapacity: Int = PushService.defaultRequestLogCapacity, lowPriorityInterval: Double = 0,
         openDatabases: Int = ResultStore.defaultMaxOpen, recording: CaseRecording? = nil,
         metrics: ServeMetrics = ServeMetrics(), liveActivityBudget: Int? = LiveActivityDelivery.defaultBudget,
-        channels: ChannelStore? = nil, logger: Logger
+        channels: ChannelStore? = nil, fleet: (any FleetState)? = nil, logger: Logger
     ) {
         let registry = DeviceRegistry(devices: devices, folder: folder)
         let queue = DeliveryQueue(concurrency: concurrency, capacity: queueCapacity, metrics: metrics)
@@ -90,6 +93,7 @@ public final class PushService: Sendable {
             storeThreads.submit { _ in
                 do {
                     try store.markUnacknowledged(row, for: device)
+                    fleet?.markUnacknowledged(row: row.id, device: device.config.remoteToken)
                     logger.warning(
                         "answer not delivered: push recorded as not acknowledged",
                         metadata: ["store.row": .stringConvertible(row.id)])
@@ -101,10 +105,12 @@ public final class PushService: Sendable {
             }
         }
         let events = EventHub()
+        // Other nodes' results come to this node's event stream too.
+        fleet?.follow { result, tokens in events.publish("notification", result, tokens: tokens) }
         let callbacks = ResultCallbacks(logger: logger)
         let recorder = ResultRecorder(
             store: store, events: events, callbacks: callbacks, queue: queue, recording: recording, limits: limits,
-            metrics: metrics, logger: logger)
+            metrics: metrics, logger: logger, fleet: fleet)
         let runner = PushRunner(
             queue: queue, store: store, recorder: recorder, extensionCommand: extensionCommand, limits: limits,
             extensionProcesses: extensionProcesses, recording: recording,
@@ -130,7 +136,8 @@ public final class PushService: Sendable {
         self.extensionProcesses = extensionProcesses
         self.faults = faults
         self.recording = recording
-        self.requests = RequestLog(capacity: requestLogCapacity)
+        self.requests = RequestLog(capacity: fleet == nil ? requestLogCapacity : 0)
+        self.fleet = fleet
         self.metrics = metrics
         self.logger = logger
         self.storeThreads = storeThreads
@@ -241,6 +248,15 @@ public final class PushService: Sendable {
     /// How many pushes the device's offline storage holds now (at most one per topic).
     public func heldCount(for device: Device) -> Int {
         offline.count(for: device)
+    }
+
+    /// Writes a request to the request log: the fleet's when there is one (a failure is logged, the answer stands),
+    /// else this node's.
+    func logRequest(_ entry: RequestLog.Entry) async {
+        guard let fleet else { return requests.record(entry) }
+        do { try await fleet.record(entry) } catch {
+            logger.error("request not logged", metadata: ["fleet.error": .string(error.description)])
+        }
     }
 
     /// Queues again every push a previous run of the server answered 200 and never finished, as read when this

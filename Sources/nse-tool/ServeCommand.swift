@@ -4,6 +4,7 @@ import NSEAPNs
 import NSEAPNsServer
 import NSECommandLine
 import NSEDevice
+import NSEFleet
 import NSEHost
 import NSEJSON
 import NSEMetrics
@@ -164,6 +165,21 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup var providerKey: ServeProviderKeyOptions
 
+    @Option(
+        help: ArgumentHelp(
+            "A fleet's PostgreSQL, postgres://USER[:PASSWORD]@HOST:PORT/DATABASE: the request log, push fault rules and results shared with the other nodes on it (docs/serve.md, \"A fleet on PostgreSQL\").",
+            valueName: "url"))
+    var database: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "This node's name in the fleet's request log and results (default: host name and --listen port).",
+            valueName: "name"))
+    var nodeName: String?
+
+    @Option(help: "Connections to the fleet's PostgreSQL at most, 1 to 100 (default 8).")
+    var databaseConnections: Int = FleetConnection.defaultMaxConnections
+
     func validate() throws {
         if (tlsCert == nil) != (tlsKey == nil) { throw ValidationError("--tls-cert and --tls-key go together") }
         if clientCa != nil && tlsCert == nil { throw ValidationError("--client-ca needs --tls-cert and --tls-key") }
@@ -206,6 +222,15 @@ struct ServeCommand: AsyncParsableCommand {
         }
         if let openDatabases, !(1...100_000).contains(openDatabases) {
             throw ValidationError("--open-databases must be between 1 and 100000")
+        }
+        guard (1...100).contains(databaseConnections) else {
+            throw ValidationError("--database-connections must be between 1 and 100")
+        }
+        if database == nil, nodeName != nil || databaseConnections != FleetConnection.defaultMaxConnections {
+            throw ValidationError("--node-name and --database-connections go with --database")
+        }
+        if let nodeName, nodeName.isEmpty || nodeName.count > 200 {
+            throw ValidationError("--node-name must be 1 to 200 characters")
         }
         for spec in fault {
             do { _ = try FaultRule(spec: spec, now: 0) } catch { throw ValidationError(error.description) }
@@ -304,6 +329,7 @@ struct ServeCommand: AsyncParsableCommand {
                 throw Failure(.ioError, "--channels \(path): \(error)").exit()
             }
         }
+        let fleet = try await openFleet(port: address.port, logger: logger)
         let descriptors = Processes.raiseDescriptorLimit(to: wanted * 4 + 4096)
         // This server's own registry, served at /metrics on its listeners (docs/serve.md, "Metrics").
         let registry = MetricsRegistry(
@@ -316,19 +342,44 @@ struct ServeCommand: AsyncParsableCommand {
             authentication: authentication,
             certificates: clientCa.map { _ in CertificateAuthentication(environment: environment) },
             environment: environment,
-            faults: APNsFaultPlan(rules: rules, unavailable: unavailable),
+            // With a fleet, push rules and the switch are the fleet's (set below); connection rules stay this node's.
+            faults: fleet == nil
+                ? APNsFaultPlan(rules: rules, unavailable: unavailable)
+                : APNsFaultPlan(rules: rules.filter { $0.connection != nil }),
             requestLogCapacity: requestLog, lowPriorityInterval: lowPriorityInterval,
             openDatabases: min(wanted, ResultStore.maxOpen(fitting: descriptors)), recording: recording,
             metrics: ServeMetrics(
                 factory: registry.factory, contentType: MetricsRegistry.contentType, exposition: registry.exposition),
             liveActivityBudget: liveActivityBudget == 0 ? nil : liveActivityBudget, channels: channelStore,
-            logger: logger)
+            fleet: fleet, logger: logger)
         let configuration = PushServerConfiguration(
             host: address.host, port: address.port, h2cPort: h2c?.port, tlsCertificatePath: tlsCert, tlsKeyPath: tlsKey,
             timeouts: ConnectionTimeouts(preface: .seconds(prefaceTimeout), idle: .seconds(idleTimeout)),
             streams: StreamSettings(
                 maxConcurrentStreams: maxConcurrentStreams, throttleAfterRejection: throttleAfterRejection),
             clientCAPath: clientCa)
+        guard let fleet else {
+            return try await serve(configuration, service: service, logger: logger)
+        }
+        // The pool and the results writer run while the node serves, and end after its last result is copied.
+        async let running: Void = fleet.run()
+        do {
+            try await joinFleet(
+                fleet,
+                devices: opened.map { ($0.config.remoteToken, $0.config.voipToken) }
+                    + folder.map { ($0.remoteToken, $0.voipToken) },
+                rules: rules.filter { $0.connection == nil })
+            try await serve(configuration, service: service, logger: logger)
+        } catch {
+            fleet.finish()
+            await running
+            throw error
+        }
+        fleet.finish()
+        await running
+    }
+
+    private func serve(_ configuration: PushServerConfiguration, service: PushService, logger: Logger) async throws {
         do {
             try await PushServer.run(configuration, service: service, logger: logger) { urls in
                 let line = JSON.object(JSONObject(urls.map { (key: $0.0, value: JSON.string($0.1)) }))
@@ -336,6 +387,34 @@ struct ServeCommand: AsyncParsableCommand {
             }
         } catch {
             throw Failure(.ioError, "serve: \(error)").exit()
+        }
+    }
+
+    /// `--database`: the fleet, connected and its schema up to date, or nil without it; a URL that does not parse
+    /// or a database that cannot be used ends the command with one line (status 78), its password redacted.
+    private func openFleet(port: Int, logger: Logger) async throws -> PostgresFleet? {
+        guard let database else { return nil }
+        do {
+            let url = try FleetDatabaseURL(database)
+            return try await PostgresFleet.open(
+                url: url, node: nodeName ?? PostgresFleet.defaultNodeName(port: port),
+                maxConnections: databaseConnections, logger: logger)
+        } catch {
+            throw Failure(.config, "serve: \(error.description)").exit()
+        }
+    }
+
+    /// Tells the fleet which devices this node serves, and adds this node's `--fault` push rules and
+    /// `--unavailable` to the fleet's.
+    private func joinFleet(_ fleet: PostgresFleet, devices: [(remote: String, voip: String)], rules: [FaultRule])
+        async throws
+    {
+        do {
+            try await fleet.claim(devices)
+            if !rules.isEmpty { _ = try await fleet.addFaults(rules) }
+            if let unavailable { try await fleet.setUnavailable(unavailable) }
+        } catch {
+            throw Failure(.config, "serve: \(error.description)").exit()
         }
     }
 }

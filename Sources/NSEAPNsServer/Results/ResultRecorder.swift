@@ -25,6 +25,8 @@ struct ResultRecorder: Sendable {
     let limits: ExtensionLimits
     let metrics: ServeMetrics
     let logger: Logger
+    /// `--database`: each result is copied to the fleet after its device's store took it, for every node to read.
+    var fleet: (any FleetState)? = nil
 
     /// How long a result waits for the store when the disk is full or the file is locked or unwritable: while the
     /// server runs, long enough for an operator to free space; once it is stopping, short enough for its 5 s.
@@ -79,6 +81,8 @@ struct ResultRecorder: Sendable {
             push.completion?(recorded)
             return
         }
+        fleet?.copyResult(
+            recorded, row: push.row.id, device: push.device.config.remoteToken, apnsID: accepted.apnsID)
         metadata["push.latency_ms"] = .string(Self.format(latencyMilliseconds))
         logger.info("notification", metadata: metadata)
         if let recording, let snapshot {

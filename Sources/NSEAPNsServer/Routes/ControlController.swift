@@ -17,28 +17,41 @@ import NSESystem
 ///   many; `PUT` `{"enabled": false}` stops it, `{"enabled": true}` starts it again (404 without `--record`).
 /// - `GET /v1/requests[?token=HEX][&topic=T][&unique_id=UUID][&since=ID][&limit=N]`: the request log, newest first;
 ///   `DELETE /v1/requests` clears it.
+///
+/// With a fleet (`--database`) the faults, the unavailable switch and the request log are the fleet's, whichever
+/// node is asked; connection rules stay each node's own (`--fault` on that node).
 struct ControlController {
     let service: PushService
 
     var endpoints: RouteCollection<PushRequestContext> {
         RouteCollection(context: PushRequestContext.self)
-            .get("control/faults") { _, _ in PushResponder.json(service.faults.json) }
+            .get("control/faults") { _, _ in
+                guard let fleet = service.fleet else { return PushResponder.json(service.faults.json) }
+                return await Self.fleetAnswer { () throws(FleetError) in PushResponder.json(try await fleet.faults()) }
+            }
             .post("control/faults", use: addFaults)
             .delete("control/faults") { _, _ in
-                service.faults.clear()
-                return Response(status: .noContent)
+                guard let fleet = service.fleet else {
+                    service.faults.clear()
+                    return Response(status: .noContent)
+                }
+                return await Self.fleetAnswer { () throws(FleetError) in
+                    try await fleet.clearFaults()
+                    return Response(status: .noContent)
+                }
             }
             .delete("control/faults/:id") { _, context in
-                guard let id = context.parameters.get("id").flatMap(Int.init), service.faults.remove(id: id) else {
-                    return Self.error(404, "NoSuchFault", "no fault rule with that id")
+                let noSuchFault = Self.error(404, "NoSuchFault", "no fault rule with that id")
+                guard let id = context.parameters.get("id").flatMap(Int.init) else { return noSuchFault }
+                guard let fleet = service.fleet else {
+                    return service.faults.remove(id: id) ? Response(status: .noContent) : noSuchFault
                 }
-                return Response(status: .noContent)
+                return await Self.fleetAnswer { () throws(FleetError) in
+                    try await fleet.removeFault(id: id) ? Response(status: .noContent) : noSuchFault
+                }
             }
             .put("control/unavailable", use: unavailable)
-            .delete("control/unavailable") { _, _ in
-                service.faults.setUnavailable(nil)
-                return Response(status: .noContent)
-            }
+            .delete("control/unavailable") { _, _ in await setUnavailable(nil) }
             .put("control/devices/:token/online", use: online)
             .get("control/recording") { _, _ in
                 guard let recording = service.recording else { return Self.notRecording }
@@ -47,9 +60,20 @@ struct ControlController {
             .put("control/recording", use: recording)
             .get("requests", use: requests)
             .delete("requests") { _, _ in
-                service.requests.clear()
-                return Response(status: .noContent)
+                guard let fleet = service.fleet else {
+                    service.requests.clear()
+                    return Response(status: .noContent)
+                }
+                return await Self.fleetAnswer { () throws(FleetError) in
+                    try await fleet.clearRequests()
+                    return Response(status: .noContent)
+                }
             }
+    }
+
+    /// A fleet request's answer, or 500 naming what the fleet's database said.
+    private static func fleetAnswer(_ body: () async throws(FleetError) -> Response) async -> Response {
+        do { return try await body() } catch { return Self.error(500, "InternalServerError", error.description) }
     }
 
     /// A control request's error: the status, and `{"reason": …, "detail": …}` (the detail names the field).
@@ -74,8 +98,20 @@ struct ControlController {
                 return Self.error(400, "BadFault", error.description)
             }
         }
-        let added = rules.map { service.faults.add($0).json }
-        return PushResponder.json(document.arrayValue == nil ? added[0] : .array(added), status: 201)
+        guard let fleet = service.fleet else {
+            let added = rules.map { service.faults.add($0).json }
+            return PushResponder.json(document.arrayValue == nil ? added[0] : .array(added), status: 201)
+        }
+        if rules.contains(where: { $0.connection != nil }) {
+            return Self.error(
+                400, "BadFault",
+                "connection faults (connect_delay, settings_delay, max_connections) are each node's: give them with --fault on that node"
+            )
+        }
+        return await Self.fleetAnswer { () throws(FleetError) in
+            let added = try await fleet.addFaults(rules)
+            return PushResponder.json(document.arrayValue == nil ? added[0] : .array(added), status: 201)
+        }
     }
 
     @Sendable func unavailable(_ request: Request, context: PushRequestContext) async -> Response {
@@ -93,8 +129,19 @@ struct ControlController {
                 reason = text
             }
         }
-        service.faults.setUnavailable(reason)
-        return Response(status: .noContent)
+        return await setUnavailable(reason)
+    }
+
+    /// Plays unavailable with `reason` (nil: back), on this node or the whole fleet.
+    private func setUnavailable(_ reason: String?) async -> Response {
+        guard let fleet = service.fleet else {
+            service.faults.setUnavailable(reason)
+            return Response(status: .noContent)
+        }
+        return await Self.fleetAnswer { () throws(FleetError) in
+            try await fleet.setUnavailable(reason)
+            return Response(status: .noContent)
+        }
     }
 
     static var notRecording: Response {
@@ -129,7 +176,7 @@ struct ControlController {
         return PushResponder.json(["online": .bool(online), "held": .int(service.heldCount(for: device))])
     }
 
-    @Sendable func requests(_ request: Request, context: PushRequestContext) -> Response {
+    @Sendable func requests(_ request: Request, context: PushRequestContext) async -> Response {
         let query = request.uri.queryParameters
         var limit = 1000
         if let text = query["limit"] {
@@ -149,9 +196,18 @@ struct ControlController {
         if let uniqueID, !APNsValidation.isUUID(uniqueID) {
             return PushResponder.error(.badRequest("BadUniqueId"), apnsID: nil)
         }
-        let entries = service.requests.entries(
-            token: query["token"].map(String.init), topic: query["topic"].map(String.init), uniqueID: uniqueID,
-            since: since, limit: limit)
-        return PushResponder.json(.array(entries.map(\.json)))
+        let token = query["token"].map(String.init)
+        let topic = query["topic"].map(String.init)
+        guard let fleet = service.fleet else {
+            let entries = service.requests.entries(
+                token: token, topic: topic, uniqueID: uniqueID, since: since, limit: limit)
+            return PushResponder.json(.array(entries.map(\.json)))
+        }
+        return await Self.fleetAnswer { () throws(FleetError) in
+            PushResponder.json(
+                .array(
+                    try await fleet.requests(
+                        token: token, topic: topic, uniqueID: uniqueID, since: since, limit: limit)))
+        }
     }
 }

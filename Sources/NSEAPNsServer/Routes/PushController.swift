@@ -1,4 +1,5 @@
 import Hummingbird
+import Logging
 import NIOCore
 import NIOHTTP2
 import NIOSSL
@@ -58,7 +59,7 @@ struct PushController {
             bytes?.count ?? headers.first(where: { $0.name == "content-length" }).flatMap { Int($0.value) }
         entry.faultID = answer.faultID
         entry.streamReset = answer.reset
-        service.requests.record(entry)
+        await service.logRequest(entry)
         service.metrics.answered(headers, status: entry.status, reason: answer.reason)
         return answer.response
     }
@@ -71,12 +72,26 @@ struct PushController {
         // Every answer carries an apns-id, as APNs's do: the request's, else a new one (Apple: "If you don't specify
         // an apns-id field in your request, APNs creates a new UUID and returns it in this header").
         let echoedID = givenID.flatMap { APNsValidation.isUUID($0) ? $0 : nil } ?? PushService.newAPNsID()
-        // Injected faults first: the server playing unavailable, then the first scripted rule for this token.
-        if let unavailable = service.faults.unavailable { return .refused(unavailable, apnsID: echoedID) }
-        if let turnedAway = await capConnections(headers: headers, certificate: certificate, context: context) {
-            return turnedAway
+        // Injected faults first: the server playing unavailable, then the first scripted rule for this token (the
+        // fleet's, with `--database`: one round trip decides both).
+        var fault: (id: Int, rule: FaultRule)?
+        if let fleet = service.fleet {
+            switch await Self.fleetFaults(fleet, token: token, service: service) {
+            case nil: return .refused(.internalServerError, apnsID: echoedID)
+            case .unavailable(let reason)?: return .refused(APNsError(503, reason), apnsID: echoedID)
+            case .fault(let id, let rule)?: fault = (id, rule)
+            case .none?: break
+            }
+            if let turnedAway = await capConnections(headers: headers, certificate: certificate, context: context) {
+                return turnedAway
+            }
+        } else {
+            if let unavailable = service.faults.unavailable { return .refused(unavailable, apnsID: echoedID) }
+            if let turnedAway = await capConnections(headers: headers, certificate: certificate, context: context) {
+                return turnedAway
+            }
+            fault = service.faults.take(token: token)
         }
-        let fault = service.faults.take(token: token)
         if let delay = fault?.rule.delay, delay > 0 { try? await Task.sleep(for: .milliseconds(Int(delay * 1000))) }
         var answer: Answer
         if let rule = fault?.rule, rule.goAway {
@@ -110,6 +125,17 @@ struct PushController {
         }
         answer.faultID = fault?.id
         return answer
+    }
+
+    /// The fleet's decision for one push; nil (logged) when the database cannot answer: the push is answered 500
+    /// InternalServerError, as APNs may, rather than taken without the faults a test scripted.
+    private static func fleetFaults(_ fleet: any FleetState, token: String, service: PushService) async
+        -> FleetFaultDecision?
+    {
+        do { return try await fleet.takeFault(token: token) } catch {
+            service.logger.error("fleet fault rules not read", metadata: ["fleet.error": .string(error.description)])
+            return nil
+        }
     }
 
     /// A `max_connections` rule: a connection past its provider's cap is sent GOAWAY(ENHANCE_YOUR_CALM), with

@@ -9,8 +9,10 @@ import ServiceLifecycle
 /// nse's results API, for a push server's tests and the page:
 ///
 /// - `GET /v1/devices`: the served devices, their tokens and how many pushes are held for them.
-/// - `GET /v1/devices/{token}/notifications[?limit=N][&since=ID]`: recorded results, newest first.
-/// - `GET /v1/events[?device=TOKEN…]`: every recorded result as a server-sent event, live.
+/// - `GET /v1/devices/{token}/notifications[?limit=N][&since=ID]`: recorded results, newest first; with a fleet, a
+///   device another node serves is answered from the fleet's copies.
+/// - `GET /v1/events[?device=TOKEN…]`: every recorded result as a server-sent event, live; with a fleet, every
+///   node's.
 /// - `POST /v1/notify` `{"device": TOKEN, "payload": {…}, "push_type": "alert"}`: waits, answers the result.
 struct ResultsController {
     let service: PushService
@@ -34,6 +36,11 @@ struct ResultsController {
             var set = Set<String>()
             for token in tokens {
                 guard let device = service.device(for: token) else {
+                    // Another node's device: its events carry both its tokens, so either follows it.
+                    if service.fleet != nil, !token.isEmpty, token.count <= 200, token.allSatisfy(\.isHexDigit) {
+                        set.insert(token.lowercased())
+                        continue
+                    }
                     return PushResponder.error(.badRequest("BadDeviceToken"), apnsID: nil)
                 }
                 set.insert(device.config.remoteToken.lowercased())
@@ -93,9 +100,6 @@ struct ResultsController {
 
     @Sendable func results(_ request: Request, context: PushRequestContext) async -> Response {
         let token = context.parameters.get("token") ?? ""
-        guard let device = service.device(for: token) else {
-            return PushResponder.error(.badRequest("BadDeviceToken"), apnsID: nil)
-        }
         var limit = 100
         if let text = request.uri.queryParameters["limit"] {
             guard let parsed = Int(text), parsed >= 0, parsed <= 100_000 else {
@@ -110,16 +114,34 @@ struct ResultsController {
             }
             since = parsed
         }
+        // A device this node serves is read from its own store; with a fleet, another node's from the fleet's copies.
+        let read: @Sendable (_ limit: Int, _ before: Int64) async throws -> [JSON]?
+        let what: Logger.Metadata
+        if let device = service.device(for: token) {
+            read = { [service, since] limit, before in
+                try await service.results(for: device, limit: limit, since: since, before: before)
+            }
+            what = ["device.folder": .string(device.directory)]
+        } else if let fleet = service.fleet, !token.isEmpty, token.count <= 200, token.allSatisfy(\.isHexDigit) {
+            read = { [since] limit, before in
+                try await fleet.results(token: token, limit: limit, since: since, before: before)
+            }
+            what = ["device.token": .string(token.lowercased())]
+        } else {
+            return PushResponder.error(.badRequest("BadDeviceToken"), apnsID: nil)
+        }
         // The first page is read before the answer starts, so a store that cannot be read gets a 500. A longer
         // answer is then streamed page by page: its memory is one page's whatever `limit` is.
         let pageRows = ResultStore.pageRows
         let first: [JSON]
         do {
-            first = try await service.results(for: device, limit: min(limit, pageRows), since: since)
+            guard let page = try await read(min(limit, pageRows), .max) else {
+                return PushResponder.error(.badRequest("BadDeviceToken"), apnsID: nil)
+            }
+            first = page
         } catch {
             service.logger.error(
-                "results not readable",
-                metadata: ["device.folder": .string(device.directory), "store.error": .string("\(error)")])
+                "results not readable", metadata: what.merging(["store.error": .string("\(error)")]) { $1 })
             return PushResponder.error(.internalServerError, apnsID: nil)
         }
         guard limit > pageRows, first.count == pageRows, let firstBefore = first.last?["id"]?.intValue else {
@@ -127,20 +149,19 @@ struct ResultsController {
         }
         var fields = HTTPFields()
         fields[.contentType] = "application/json"
-        let body = ResponseBody { [limit, since] writer in
+        let body = ResponseBody { [limit] writer in
             try await writer.write(Self.elements(first, opening: "["))
             var remaining = limit - first.count
             var before = firstBefore
             while remaining > 0 {
                 let page: [JSON]
                 do {
-                    page = try await service.results(
-                        for: device, limit: min(remaining, pageRows), since: since, before: before)
+                    page = try await read(min(remaining, pageRows), before) ?? []
                 } catch {
                     // The head has gone: the answer can only be cut off, which the client sees as an error.
                     service.logger.error(
                         "results not readable: answer cut off",
-                        metadata: ["device.folder": .string(device.directory), "store.error": .string("\(error)")])
+                        metadata: what.merging(["store.error": .string("\(error)")]) { $1 })
                     throw error
                 }
                 guard let last = page.last?["id"]?.intValue else { break }

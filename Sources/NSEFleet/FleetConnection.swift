@@ -1,0 +1,90 @@
+public import Logging
+import NIOCore
+import NIOPosix
+import NSEAPNsServer
+import NSESystem
+import PostgresNIO
+
+/// The fleet's connections to PostgreSQL: one `PostgresClient`, a pool of at most ``maxConnections``, run for as long
+/// as the node serves (``run()``; cancelling it closes the pool). Each query leases a connection for its one round
+/// trip, so a handful serve a node: a push holds none while its extension runs.
+public struct FleetConnection: Sendable {
+    /// The pool's bound unless told otherwise (`--database-connections`): PostgreSQL's default `max_connections`
+    /// (100) still leaves room for a dozen nodes.
+    public static let defaultMaxConnections = 8
+
+    let client: PostgresClient
+    public let url: FleetDatabaseURL
+    let logger: Logger
+
+    public init(url: FleetDatabaseURL, maxConnections: Int = Self.defaultMaxConnections, logger: Logger) {
+        var configuration = PostgresClient.Configuration(
+            host: url.host, port: url.port, username: url.user, password: url.password, database: url.database,
+            tls: .disable)
+        configuration.options.maximumConnections = max(1, maxConnections)
+        configuration.options.connectTimeout = .seconds(5)
+        self.client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        self.url = url
+        self.logger = logger
+    }
+
+    /// Runs the pool until cancelled.
+    public func run() async {
+        await client.run()
+    }
+
+    /// Connects once, outside the pool, to say at start whether the database can be reached at all (the pool would
+    /// keep trying): the schema is brought up to date on that connection (``FleetSchema``).
+    func withFirstConnection<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws(FleetError)
+        -> T
+    {
+        var configuration = PostgresConnection.Configuration(
+            host: url.host, port: url.port, username: url.user, password: url.password, database: url.database,
+            tls: .disable)
+        configuration.options.connectTimeout = .seconds(5)
+        let connection: PostgresConnection
+        do {
+            connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+        } catch {
+            throw FleetError("database \(url): \(Self.describe(error))")
+        }
+        do {
+            let result = try await body(connection)
+            try? await connection.close()
+            return result
+        } catch let error as FleetError {
+            try? await connection.close()
+            throw error
+        } catch {
+            try? await connection.close()
+            throw FleetError("database \(url): \(Self.describe(error))")
+        }
+    }
+
+    /// Runs `body` and turns whatever PostgreSQL said into a ``FleetError`` naming `what`.
+    @discardableResult
+    func attempt<T>(_ what: String, _ body: () async throws -> T) async throws(FleetError) -> T {
+        do { return try await body() } catch { throw FleetError("fleet database: \(what): \(Self.describe(error))") }
+    }
+
+    /// One line for a postgres-nio error: PostgreSQL's own message when it sent one, else what failed underneath
+    /// (PSQLError's description is deliberately generic). Never the password: PostgreSQL does not echo it.
+    static func describe(_ error: any Error) -> String {
+        if let transaction = error as? PostgresTransactionError,
+            let cause = transaction.closureError ?? transaction.beginError ?? transaction.commitError
+        {
+            return describe(cause)
+        }
+        guard let error = error as? PSQLError else { return "\(error)" }
+        if let message = error.serverInfo?[.message] {
+            return message + (error.serverInfo?[.sqlState].map { " (SQLSTATE \($0))" } ?? "")
+        }
+        if let underlying = error.underlying {
+            let cause = (underlying as? NIOConnectionError)?.connectionErrors.first?.error ?? underlying
+            if let io = cause as? IOError { return "cannot connect: " + NetworkFailure.phrase(errno: io.errnoCode) }
+            if cause is ChannelError || cause is NIOConnectionError { return "cannot connect: \(cause)" }
+            return "\(error.code): \(cause)"
+        }
+        return "\(error.code)"
+    }
+}

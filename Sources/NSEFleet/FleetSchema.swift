@@ -1,0 +1,82 @@
+import Logging
+import PostgresNIO
+
+/// The fleet's tables, in versions applied once and in order. Every node brings the schema up to date when it
+/// starts, in one transaction under an advisory lock: nodes started together wait for each other instead of
+/// creating the same table twice, and a node never sees half a migration.
+enum FleetSchema {
+    /// `pg_advisory_xact_lock`'s key: "nse" and "fleet" in ASCII, so as not to meet another application's lock.
+    static let lockKey: Int64 = 0x6E73_6566_6C65_6574
+
+    /// Version N is `migrations[N - 1]`, one statement per string (PostgreSQL's extended protocol runs one at a
+    /// time). Never edit a released version: add one.
+    static let migrations: [[String]] = [
+        [
+            // The request log: every node's `POST /3/device`, the entry's JSON as `GET /v1/requests` answers it.
+            """
+            CREATE TABLE nse_fleet_requests (
+                id BIGSERIAL PRIMARY KEY, node TEXT NOT NULL, received_at BIGINT NOT NULL, token TEXT NOT NULL,
+                topic TEXT, unique_id TEXT, entry TEXT NOT NULL)
+            """,
+            "CREATE INDEX nse_fleet_requests_token ON nse_fleet_requests (token, id)",
+            // Push fault rules, used up fleet-wide; a used-up rule stays at 0 until the next change sweeps it.
+            """
+            CREATE TABLE nse_fleet_faults (
+                id BIGSERIAL PRIMARY KEY, token TEXT, remaining INTEGER NOT NULL, rule TEXT NOT NULL)
+            """,
+            "CREATE INDEX nse_fleet_faults_live ON nse_fleet_faults (id) WHERE remaining > 0",
+            // The unavailable switch: one row.
+            "CREATE TABLE nse_fleet_switches (id INTEGER PRIMARY KEY CHECK (id = 1), unavailable TEXT)",
+            "INSERT INTO nse_fleet_switches (id, unavailable) VALUES (1, NULL)",
+            // Which node serves which token (remote and voip): `device` is the device's remote token.
+            """
+            CREATE TABLE nse_fleet_devices (
+                token TEXT PRIMARY KEY, device TEXT NOT NULL, node TEXT NOT NULL, seen_at BIGINT NOT NULL)
+            """,
+            // Every node's results, copied after the device's own store took them; `row_id` is that store's id.
+            """
+            CREATE TABLE nse_fleet_results (
+                device TEXT NOT NULL, row_id BIGINT NOT NULL, apns_id TEXT NOT NULL, node TEXT NOT NULL,
+                recorded_at BIGINT NOT NULL, result TEXT NOT NULL, PRIMARY KEY (device, row_id))
+            """,
+            // Pushes whose 200 never reached the client (``Acknowledgements``): a table of their own, so the mark
+            // and the result's copy may arrive in either order.
+            "CREATE TABLE nse_fleet_unacknowledged (device TEXT NOT NULL, row_id BIGINT NOT NULL, PRIMARY KEY (device, row_id))",
+        ]
+    ]
+
+    /// Brings the database to the newest version; throws on one newer than this nse knows.
+    /// - Returns: the versions applied now (empty: up to date already).
+    static func migrate(_ connection: PostgresConnection, logger: Logger) async throws -> [Int] {
+        try await connection.withTransaction(logger: logger) { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
+            try await connection.query(
+                "CREATE TABLE IF NOT EXISTS nse_fleet_schema (version INTEGER NOT NULL)", logger: logger)
+            var current = 0
+            for try await version in try await connection.query(
+                "SELECT COALESCE(MAX(version), 0) FROM nse_fleet_schema", logger: logger
+            ).decode(Int.self) {
+                current = version
+            }
+            guard current <= migrations.count else {
+                throw FleetSchemaError(
+                    description:
+                        "the fleet's schema is version \(current), newer than this nse knows (\(migrations.count))")
+            }
+            var applied: [Int] = []
+            for version in (current + 1)..<(migrations.count + 1) {
+                for statement in migrations[version - 1] {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                try await connection.query("INSERT INTO nse_fleet_schema (version) VALUES (\(version))", logger: logger)
+                applied.append(version)
+            }
+            return applied
+        }
+    }
+}
+
+/// The database holds a schema this nse cannot use.
+struct FleetSchemaError: Error, CustomStringConvertible {
+    var description: String
+}
