@@ -138,10 +138,8 @@ struct RoomCommand: AsyncParsableCommand {
         }
     }
 
-    struct Add: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(
-            abstract: "Add a participant (a REFER to the room; admins only); the server invites it.")
-
+    /// A change to a room's participants: who acts, the room, the participant.
+    struct ParticipantChange: ParsableArguments {
         @OptionGroup var party: Party
 
         @Argument(help: ArgumentHelp("The room's URI.", valueName: "room"))
@@ -150,11 +148,25 @@ struct RoomCommand: AsyncParsableCommand {
         @Argument(help: ArgumentHelp("The participant's address of record.", valueName: "aor"))
         var participant: String
 
-        func run() async throws {
+        /// Runs `change` on the room and the participant, then prints `{"room", key: participant}`.
+        func run(
+            printing key: String, _ change: @escaping @Sendable (SIPRoomClient, SIPURI, SIPURI) async throws -> Void
+        ) async throws {
             let (roomURI, aor) = (try Party.uri(room, "room"), try Party.uri(participant, "aor"))
-            try await party.run { client in try await client.add(aor, to: roomURI) }
-            let json: JSON = ["room": .string(room), "added": .string(aor.description)]
+            try await party.run { client in try await change(client, aor, roomURI) }
+            let json: JSON = ["room": .string(room), key: .string(aor.description)]
             StandardStreams.writeOut(json.serialized() + "\n")
+        }
+    }
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Add a participant (a REFER to the room; admins only); the server invites it.")
+
+        @OptionGroup var change: ParticipantChange
+
+        func run() async throws {
+            try await change.run(printing: "added") { client, aor, room in try await client.add(aor, to: room) }
         }
     }
 
@@ -162,19 +174,12 @@ struct RoomCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Remove a participant (a REFER to the room with method=BYE; admins only).")
 
-        @OptionGroup var party: Party
-
-        @Argument(help: ArgumentHelp("The room's URI.", valueName: "room"))
-        var room: String
-
-        @Argument(help: ArgumentHelp("The participant's address of record.", valueName: "aor"))
-        var participant: String
+        @OptionGroup var change: ParticipantChange
 
         func run() async throws {
-            let (roomURI, aor) = (try Party.uri(room, "room"), try Party.uri(participant, "aor"))
-            try await party.run { client in try await client.remove(aor, from: roomURI) }
-            let json: JSON = ["room": .string(room), "removed": .string(aor.description)]
-            StandardStreams.writeOut(json.serialized() + "\n")
+            try await change.run(printing: "removed") { client, aor, room in
+                try await client.remove(aor, from: room)
+            }
         }
     }
 
