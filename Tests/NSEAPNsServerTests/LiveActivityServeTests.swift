@@ -173,6 +173,30 @@ enum SystemTime {
         #expect(try server.bob.liveActivities.read().activities[0].contentState == ["eta": "3 min"])
     }
 
+    /// `/v1/notify` to an activity's token is a Live Activity push for the store of an offline device: held in its
+    /// own slot, it leaves the alert held for the same device alone (it was taken for the alert token's once).
+    @Test func aNotifiedActivityPushIsHeldApartFromTheAlert() async throws {
+        let server = try ActivityServer()
+        let activity = try server.start(server.bob)
+        let token = try #require(activity.pushToken)
+        try server.service.setOnline(false, device: server.bob)
+        let alert = try await server.send(
+            "/v1/notify",
+            body: #"{"device":"\#(server.bob.config.remoteToken)","payload":{"aps":{"alert":"hi"}}}"#)
+        #expect(alert.status == 202)
+        let now = SystemTime.seconds
+        let update = try await server.send(
+            "/v1/notify",
+            body:
+                #"{"device":"\#(token)","push_type":"liveactivity","payload":{"aps":{"timestamp":\#(now),"event":"update","content-state":{"eta":"1 min"}}}}"#
+        )
+        #expect(update.status == 202)
+        #expect(server.service.heldCount(for: server.bob) == 2)
+        try server.service.setOnline(true, device: server.bob)
+        let results = try await server.results(server.bob, count: 2)
+        #expect(Set(results.compactMap { $0["outcome"]?.stringValue }) == ["activity-updated", "not-invoked"])
+    }
+
     @Test func theTokenIndexFollowsTheDevicesFiles() async throws {
         let server = try ActivityServer()
         let index = server.service.devices.liveActivities

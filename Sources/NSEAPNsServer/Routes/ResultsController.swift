@@ -200,9 +200,14 @@ struct ResultsController {
         guard let pushType = PushType(rawValue: typeName) else {
             return PushResponder.error(.badRequest("InvalidPushType"), apnsID: nil)
         }
+        // Which of the device's tokens it names: its VoIP one, its alert one, else one of its Live Activities'
+        // (each kind is stored apart for an offline device, as APNs keeps one push per topic).
+        let named = token.lowercased()
+        let tokenKind: TokenKind =
+            device.config.voipToken.lowercased() == named
+            ? .voip : device.config.remoteToken.lowercased() == named ? .remote : .liveActivity
         let push = AcceptedPush(
-            apnsID: PushService.newAPNsID(), token: token,
-            tokenKind: device.config.voipToken.lowercased() == token.lowercased() ? .voip : .remote,
+            apnsID: PushService.newAPNsID(), token: token, tokenKind: tokenKind,
             pushType: pushType, priority: pushType == .background ? 5 : 10, payload: payload.serializedBytes())
         let result: JSON
         let uniqueID = PushService.newAPNsID()
