@@ -130,7 +130,8 @@ let package = Package(
         // Durable state (the App Group store, the SIP server's bindings and held messages, serve's results):
         // SQLite behind one file, `SQLite.swift`.
         .target(name: "NSEDatabase", dependencies: ["CSQLite"]),
-        .target(name: "NSESIP", dependencies: ["NSECrypto", "NSESystem", nioCore, nioPosix, nioSSL, logging]),
+        .target(
+            name: "NSESIP", dependencies: ["NSEChat", "NSECrypto", "NSESystem", nioCore, nioPosix, nioSSL, logging]),
         .target(
             name: "NSESIPServer",
             dependencies: [

@@ -1,3 +1,5 @@
+import NSEChat
+
 /// One element of a small XML document (a conference-info or resource-lists body): its local name, resolved
 /// namespace, attributes, character data and children.
 ///
@@ -72,32 +74,17 @@ public struct SIPXMLElement: Sendable, Equatable {
 
     private func write(into out: inout String, parentNamespace: String?) {
         out += "<" + name
-        if let namespace, namespace != parentNamespace { out += " xmlns=\"\(SIPXMLElement.escape(namespace))\"" }
+        if let namespace, namespace != parentNamespace { out += " xmlns=\"\(XMLText.escape(namespace))\"" }
         for (key, value) in attributes.sorted(by: { $0.key < $1.key }) {
-            out += " \(key)=\"\(SIPXMLElement.escape(value))\""
+            out += " \(key)=\"\(XMLText.escape(value))\""
         }
         if children.isEmpty && text.isEmpty {
             out += "/>"
             return
         }
-        out += ">" + SIPXMLElement.escape(text)
+        out += ">" + XMLText.escape(text)
         for child in children { child.write(into: &out, parentNamespace: namespace) }
         out += "</\(name)>"
-    }
-
-    /// `&`, `<`, `>`, `"` as entities, scalar by scalar.
-    static func escape(_ text: String) -> String {
-        var output = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": output += "&amp;"
-            case "<": output += "&lt;"
-            case ">": output += "&gt;"
-            case "\"": output += "&quot;"
-            default: output.unicodeScalars.append(scalar)
-            }
-        }
-        return output
     }
 }
 
