@@ -22,4 +22,15 @@ static inline int nse_pidfd_open(pid_t pid) {
 #endif
 }
 
+// Closes every descriptor from `low` up in the spawned child (glibc 2.34's posix_spawn_file_actions_addclosefrom_np,
+// which Swift's Glibc module does not declare): a host's descriptor opened without close-on-exec by a library must
+// not live on in an extension. Declared weak, so a C library without it links and the call says ENOSYS.
+#include <spawn.h>
+extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *, int) __attribute__((weak));
+
+static inline int nse_spawn_close_from(posix_spawn_file_actions_t *actions, int low) {
+    if (posix_spawn_file_actions_addclosefrom_np == NULL) return ENOSYS;
+    return posix_spawn_file_actions_addclosefrom_np(actions, low);
+}
+
 #endif

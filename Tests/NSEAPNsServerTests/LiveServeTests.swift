@@ -279,6 +279,39 @@ func runOffPool(_ executable: String, _ arguments: [String], timeout: TimeInterv
         #expect(try recordedResults(root + "/bob").count == 2)
     }
 
+    /// An extension gets its three pipes and nothing else of the server's: before, the listener, client connections
+    /// and event loops' descriptors (opened by libraries without close-on-exec) lived on in every extension, and in
+    /// one that outlived a killed server its listener still took connections nobody answered.
+    @Test func anExtensionInheritsNoDescriptorButItsPipes() async throws {
+        let root = try TestSupport.temporaryDirectory("nse-serve-descriptors")
+        #expect(try TestSupport.nse(["device", "init", root + "/bob"]).status == 0)
+        let token = try Device.open(at: root + "/bob").config.remoteToken
+        let listing = root + "/fds"
+        let probe = root + "/probe.sh"
+        try TestSupport.write("#!/bin/sh\nread -r request\nls -l /proc/$$/fd > \(listing)\n", to: probe)
+        chmod(probe, 0o755)
+        let server = try ServeProcess(["--listen", "127.0.0.1:0", "--device", root + "/bob", "--extension", probe])
+        let pushed = try await runOffPool(
+            "/usr/bin/curl",
+            [
+                "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--http2-prior-knowledge", "--max-time", "30",
+                "-H", "apns-topic: org.example.app", "--data-binary", #"{"aps":{"alert":"hello","mutable-content":1}}"#,
+                server.url + "/3/device/" + token,
+            ], timeout: 40)
+        #expect(pushed.stdout == "200")
+        var text = ""
+        for _ in 0..<100 where !text.contains(" 2 -> ") {
+            try await Task.sleep(nanoseconds: 100_000_000)
+            text = (try? String(contentsOfFile: listing, encoding: .utf8)) ?? ""
+        }
+        #expect(server.stop() == 0)
+        let descriptors = text.split(separator: "\n").filter { $0.contains(" -> ") }
+        #expect(
+            descriptors.contains { $0.contains(" 0 -> pipe:") } && descriptors.contains { $0.contains(" 2 -> pipe:") },
+            "\(text)")
+        #expect(!descriptors.contains { $0.contains("socket:") || $0.contains("anon_inode") }, "\(text)")
+    }
+
     /// `nse serve` killed (SIGKILL) after answering 200 and before the push ran: the next start runs it, as APNs
     /// delivers what it accepted, and judges its expiration at that moment.
     @Test func aPushAnswered200BeforeACrashRunsWhenTheServerStartsAgain() async throws {

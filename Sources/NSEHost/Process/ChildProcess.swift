@@ -80,6 +80,9 @@ final class ChildProcess {
         posix_spawn_file_actions_adddup2(&actions, stdinPipe[0], 0)
         posix_spawn_file_actions_adddup2(&actions, stdoutPipe[1], 1)
         posix_spawn_file_actions_adddup2(&actions, stderrPipe[1], 2)
+        // Nothing else of the host's: a socket some library opened without close-on-exec (a listener, a database
+        // connection) would otherwise live on in an extension that outlives the host, still accepting.
+        _ = nse_spawn_close_from(&actions, 3)
 
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
