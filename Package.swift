@@ -228,7 +228,9 @@ let package = Package(
         .target(
             name: "NSEFleet",
             dependencies: [
-                "NSEAPNsServer", "NSEJSON", "NSESystem", logging,
+                "NSEAPNsServer", "NSEJSON", "NSESystem", logging, nioCore, nioPosix,
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]

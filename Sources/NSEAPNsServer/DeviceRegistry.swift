@@ -20,6 +20,9 @@ public final class DeviceRegistry: Sendable {
         var byToken: [String: Int] = [:]
         /// Device folders to their entry.
         var byDirectory: [String: Int] = [:]
+        /// The entries' folders as absolute paths without links, worked out when first asked (``serves(directory:)``).
+        var resolved: [String] = []
+        var resolvedSet: Set<String> = []
     }
 
     private let state: Mutex<State>
@@ -53,6 +56,44 @@ public final class DeviceRegistry: Sendable {
         }
         self.liveActivities = LiveActivityIndex(directories: state.entries.map(\.directory))
         self.state = Mutex(state)
+    }
+
+    /// Adds the devices of folders this server takes over (a fleet's node that stopped, docs/serve.md), indexed by
+    /// token as at start and opened on first use; a folder already served is not added twice.
+    /// - Returns: the entries added.
+    @discardableResult
+    public func add(_ folder: [DeviceFolder.Entry]) -> [DeviceFolder.Entry] {
+        let added = state.withLock { state -> [DeviceFolder.Entry] in
+            var added: [DeviceFolder.Entry] = []
+            for item in folder where state.byDirectory[item.directory] == nil {
+                let index = state.entries.count
+                for token in [item.remoteToken, item.voipToken] where !token.isEmpty && state.byToken[token] == nil {
+                    state.byToken[token] = index
+                }
+                state.byDirectory[item.directory] = index
+                state.entries.append(Entry(directory: item.directory, device: nil, stamp: nil))
+                added.append(item)
+            }
+            return added
+        }
+        liveActivities.add(directories: added.map(\.directory))
+        return added
+    }
+
+    /// Whether the device in `directory` is served here already, under this path or another to the same folder
+    /// (a relative `--devices`, a link).
+    public func serves(directory: String) -> Bool {
+        let resolved = FileSystem.resolvedPath(directory) ?? directory
+        return state.withLock { state in
+            if state.byDirectory[directory] != nil { return true }
+            if state.resolved.count < state.entries.count {
+                for entry in state.entries[state.resolved.count...] {
+                    state.resolved.append(FileSystem.resolvedPath(entry.directory) ?? entry.directory)
+                }
+                state.resolvedSet = Set(state.resolved)
+            }
+            return state.resolvedSet.contains(resolved)
+        }
     }
 
     /// How many devices are served.

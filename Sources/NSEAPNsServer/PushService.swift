@@ -49,15 +49,15 @@ public final class PushService: Sendable {
     let broadcasts: Broadcasts
 
     private let admission: PushAdmission
-    private let runner: PushRunner
-    private let offline: OfflineDevices
+    let runner: PushRunner
+    let offline: OfflineDevices
     private let unfinished: UnfinishedPushes
     /// Low-priority pushes waiting for their burst (`--low-priority-interval`); nil: they go at once.
     private let lowPriority: LowPriorityBatch?
 
     /// Threads for the result store's work outside a delivery (recording an accepted push, marking an answer lost,
     /// reading results): SQLite waits for the disk, never on an event loop or a cooperative thread.
-    private let storeThreads: NIOThreadPool
+    let storeThreads: NIOThreadPool
 
     /// A service dropped without a drain (an embedding that never stops it, a test) still lets its threads end.
     deinit {

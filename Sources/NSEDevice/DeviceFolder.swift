@@ -12,6 +12,13 @@ public enum DeviceFolder {
         public var remoteToken: String
         public var voipToken: String
         public var online: Bool
+
+        public init(directory: String, remoteToken: String, voipToken: String, online: Bool) {
+            self.directory = directory
+            self.remoteToken = remoteToken
+            self.voipToken = voipToken
+            self.online = online
+        }
     }
 
     /// The subfolder names `create` gives: `device-00001`, … (wider when the count needs it).

@@ -31,5 +31,10 @@ struct FleetDevices: Sendable {
                     """, logger: connection.logger)
             }
         }
+        // The other nodes read who serves what again (``FleetOwners``).
+        try await connection.attempt("device claim not told") {
+            try await connection.client.query(
+                "SELECT pg_notify(\(FleetOwners.channel), \(node))", logger: connection.logger)
+        }
     }
 }

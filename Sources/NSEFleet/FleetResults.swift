@@ -128,6 +128,22 @@ final class FleetResults: Sendable {
             """, logger: connection.logger)
     }
 
+    /// For each device (remote token), the last of its rows copied.
+    func copiedThrough(_ devices: [String]) async throws(FleetError) -> [String: Int64] {
+        try await connection.attempt("copies not counted") {
+            var through: [String: Int64] = [:]
+            for try await (device, row) in try await connection.client.query(
+                """
+                SELECT device, MAX(row_id) FROM nse_fleet_results WHERE device = ANY(\(devices)::text[])
+                GROUP BY device
+                """, logger: connection.logger
+            ).decode((String, Int64).self) {
+                through[device] = row
+            }
+            return through
+        }
+    }
+
     /// A device's copies, newest first, as the device's own store reads them (`id` is its row there); nil when no
     /// node serves `token`.
     func results(token: String, limit: Int, since: Int64, before: Int64) async throws(FleetError) -> [JSON]? {

@@ -1,4 +1,5 @@
 import Logging
+import NSEAPNsServer
 import PostgresNIO
 
 /// The fleet's tables, in versions applied once and in order. Every node brings the schema up to date when it
@@ -42,7 +43,19 @@ enum FleetSchema {
             // Pushes whose 200 never reached the client (``Acknowledgements``): a table of their own, so the mark
             // and the result's copy may arrive in either order.
             "CREATE TABLE nse_fleet_unacknowledged (device TEXT NOT NULL, row_id BIGINT NOT NULL, PRIMARY KEY (device, row_id))",
-        ]
+        ],
+        [
+            // The nodes: where each takes forwarded pushes, the device folders it serves (JSON), its heartbeat, and
+            // the node that took its devices over once it stopped beating.
+            """
+            CREATE TABLE nse_fleet_nodes (
+                name TEXT PRIMARY KEY, address TEXT NOT NULL, serves TEXT NOT NULL, started_at BIGINT NOT NULL,
+                heartbeat_at BIGINT NOT NULL, taken_by TEXT)
+            """,
+            // The secret a node puts on the pushes it forwards: written once by the first node (ON CONFLICT).
+            "CREATE TABLE nse_fleet_secret (id INTEGER PRIMARY KEY CHECK (id = 1), secret TEXT NOT NULL)",
+            "CREATE INDEX nse_fleet_devices_node ON nse_fleet_devices (node)",
+        ],
     ]
 
     /// Brings the database to the newest version; throws on one newer than this nse knows.
@@ -73,6 +86,22 @@ enum FleetSchema {
             }
             return applied
         }
+    }
+}
+
+extension FleetSchema {
+    /// The fleet's secret: made by the first node that asks (two random UUIDs, 244 random bits), read by the rest.
+    static func secret(_ connection: PostgresConnection, logger: Logger) async throws -> String {
+        let made = PushService.newAPNsID() + PushService.newAPNsID()
+        try await connection.query(
+            "INSERT INTO nse_fleet_secret (id, secret) VALUES (1, \(made)) ON CONFLICT (id) DO NOTHING",
+            logger: logger)
+        for try await secret in try await connection.query("SELECT secret FROM nse_fleet_secret", logger: logger)
+            .decode(String.self)
+        {
+            return secret
+        }
+        throw FleetSchemaError(description: "the fleet's secret is missing")
     }
 }
 

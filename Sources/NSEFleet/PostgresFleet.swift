@@ -1,6 +1,8 @@
 public import Logging
 public import NSEAPNsServer
 public import NSEJSON
+import NSESystem
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -10,11 +12,13 @@ public import NSEJSON
 
 /// A fleet of `nse serve` nodes on one PostgreSQL: this node's view of what they share (``FleetState``): the
 /// request log (``FleetRequestLog``), push fault rules and the unavailable switch (``FleetFaults``), which node
-/// serves which token (``FleetDevices``), every node's results (``FleetResults``) and their events (``FleetEvents``).
+/// serves which token (``FleetDevices``, read by ``FleetOwners``; pushes for another node's devices go to it through
+/// ``FleetForwarder``), the nodes and their heartbeats (``FleetNodes``: a stopped node's devices are taken over),
+/// every node's results (``FleetResults``) and their events (``FleetEvents``).
 ///
-/// Made by ``open(url:node:maxConnections:logger:)``, which connects once and brings the schema up to date, so that
-/// a database that cannot be used stops the node before it listens; then ``run()`` keeps the pool and the results
-/// writer going until ``finish()``.
+/// Made by ``open(url:node:maxConnections:lease:logger:)``, which connects once and brings the schema up to date,
+/// so that a database that cannot be used stops the node before it listens; then ``run()`` keeps the pool, the
+/// heartbeat and the results writer going until ``finish()``.
 public final class PostgresFleet: FleetState {
     public let node: String
     public let connection: FleetConnection
@@ -23,16 +27,37 @@ public final class PostgresFleet: FleetState {
     private let devices: FleetDevices
     private let resultCopies: FleetResults
     private let events: FleetEvents
+    private let nodes: FleetNodes
+    private let owners: FleetOwners
+    private let forwarder: FleetForwarder
+    /// The fleet's secret, on every push one node forwards to another.
+    private let secret: String
+    /// What this node does with a stopped node's folders (``adoptWith(_:)``).
+    private let adopter = Mutex<(@Sendable (FleetNodes.Serves) async -> [(remote: String, voip: String)]?)?>(nil)
+    private let finished = Mutex(false)
 
-    private init(connection: FleetConnection, node: String) {
+    /// How long a node may go without a beat before another takes its devices over (`--node-lease`).
+    public let lease: Duration
+
+    private init(connection: FleetConnection, node: String, secret: String, lease: Duration) {
         self.node = node
         self.connection = connection
+        self.secret = secret
+        self.lease = lease
         requestLog = FleetRequestLog(connection: connection)
         faultRules = FleetFaults(connection: connection)
         devices = FleetDevices(connection: connection)
         resultCopies = FleetResults(connection: connection, node: node)
         events = FleetEvents(connection: connection, node: node)
+        nodes = FleetNodes(
+            connection: connection, node: node,
+            leaseMilliseconds: lease.components.seconds * 1000 + lease.components.attoseconds / 1_000_000_000_000_000)
+        owners = FleetOwners(connection: connection, node: node)
+        forwarder = FleetForwarder(secret: secret, node: node)
     }
+
+    /// The default `--node-lease`.
+    public static let defaultLease: Duration = .seconds(3)
 
     /// The name a node goes by unless told (`--node-name`): `HOST:PORT`, the machine's host name and the port it
     /// listens on (`HOST:pPID` for a port picked at start, 0).
@@ -46,12 +71,13 @@ public final class PostgresFleet: FleetState {
 
     /// Connects to `url` and brings its schema up to date (concurrent nodes wait for each other).
     /// - Throws: one line naming the database (its password redacted) and what PostgreSQL said.
-    public static func open(url: FleetDatabaseURL, node: String, maxConnections: Int, logger: Logger)
-        async throws(FleetError) -> PostgresFleet
-    {
+    public static func open(
+        url: FleetDatabaseURL, node: String, maxConnections: Int, lease: Duration = defaultLease, logger: Logger
+    ) async throws(FleetError) -> PostgresFleet {
         let connection = FleetConnection(url: url, maxConnections: maxConnections, logger: logger)
-        let applied = try await connection.withFirstConnection { first in
-            try await FleetSchema.migrate(first, logger: logger)
+        let (applied, secret) = try await connection.withFirstConnection { first in
+            let applied = try await FleetSchema.migrate(first, logger: logger)
+            return (applied, try await FleetSchema.secret(first, logger: logger))
         }
         if !applied.isEmpty {
             logger.info(
@@ -61,7 +87,7 @@ public final class PostgresFleet: FleetState {
                     "fleet.schema_versions": .string(applied.map(String.init).joined(separator: ",")),
                 ])
         }
-        return PostgresFleet(connection: connection, node: node)
+        return PostgresFleet(connection: connection, node: node, secret: secret, lease: lease)
     }
 
     /// Runs the connection pool and the results writer; returns once ``finish()`` was called and every queued
@@ -70,19 +96,110 @@ public final class PostgresFleet: FleetState {
         await withDiscardingTaskGroup { group in
             group.addTask { await self.connection.run() }
             group.addTask { await self.events.listen() }
+            group.addTask { await self.owners.listen() }
+            group.addTask { await self.beat() }
             await resultCopies.write()
+            forwarder.close()
+            // Stopped: whatever this node served is another's to take at once (its locks go when it exits).
+            if (try? await nodes.leave()) == nil {
+                connection.logger.warning("node not marked stopped: its devices are taken over after the lease")
+            }
             group.cancelAll()
         }
     }
 
     /// No more results to copy: ``run()`` writes what is queued, closes the pool and returns.
     public func finish() {
+        finished.withLock { $0 = true }
         resultCopies.finish()
     }
 
     /// Says which devices this node serves: `(remote token, voip token)` each.
     public func claim(_ devices: [(remote: String, voip: String)]) async throws(FleetError) {
         try await self.devices.claim(devices, node: node)
+    }
+
+    /// Joins the fleet once listening: the node's row (`address`: the cleartext `host:port` the other nodes forward
+    /// pushes to; `folders`, `devices`: what it serves, for a node taking it over), its devices claimed, every
+    /// node told.
+    public func join(
+        address: String, folders: [String], devices paths: [String], tokens: [(remote: String, voip: String)]
+    ) async throws(FleetError) {
+        try await nodes.join(address: address, serves: FleetNodes.Serves(folders: folders, devices: paths))
+        try await devices.claim(tokens, node: node)
+        await owners.reload()
+    }
+
+    /// What this node does with the folders of a node it takes over: `adopt` serves them here and returns their
+    /// devices' tokens, or nil when it cannot (the takeover is then given back, and tried again).
+    public func adoptWith(_ adopt: @escaping @Sendable ([String], [String]) async -> [(remote: String, voip: String)]?)
+    {
+        adopter.withLock { $0 = { serves in await adopt(serves.folders, serves.devices) } }
+    }
+
+    /// Beats once a second while the node serves, and takes over the nodes that stopped beating.
+    private func beat() async {
+        while !Task.isCancelled, !finished.withLock({ $0 }) {
+            do throws(FleetError) {
+                try await nodes.beat()
+                for stopped in try await nodes.due(now: SystemClock.unixMilliseconds()) {
+                    await takeOver(stopped)
+                }
+            } catch {
+                connection.logger.warning("fleet heartbeat", metadata: ["fleet.error": .string(error.description)])
+            }
+            try? await Task.sleep(for: .seconds(1))
+        }
+    }
+
+    private func takeOver(_ stopped: String) async {
+        guard let adopt = adopter.withLock({ $0 }), !finished.withLock({ $0 }) else { return }
+        do throws(FleetError) {
+            guard let serves = try await nodes.take(stopped, now: SystemClock.unixMilliseconds()) else { return }
+            guard let tokens = await adopt(serves) else {
+                try await nodes.giveBack(stopped)
+                return
+            }
+            try await nodes.moved(from: stopped, serves: serves)
+            connection.logger.notice(
+                "took over a stopped node's devices",
+                metadata: ["fleet.node": .string(stopped), "device.count": .stringConvertible(tokens.count)])
+        } catch {
+            connection.logger.error(
+                "stopped node not taken over",
+                metadata: ["fleet.node": .string(stopped), "fleet.error": .string(error.description)])
+        }
+    }
+
+    /// For each device (remote token), the last of its result rows the fleet has a copy of.
+    public func copiedThrough(_ devices: [String]) async -> [String: Int64] {
+        (try? await resultCopies.copiedThrough(devices)) ?? [:]
+    }
+
+    public func owner(of token: String) async -> FleetPeer? {
+        await owners.owner(of: token)
+    }
+
+    public func forward(_ push: ForwardedPush, to peer: FleetPeer) async -> ForwardOutcome {
+        await forwarder.send(push, to: peer)
+    }
+
+    public func forwardedIdentity(_ headers: APNsHeaders) -> ForwardedIdentity? {
+        guard let given = headers.first(where: { $0.name == FleetHeaders.forwarded })?.value,
+            Self.same(given, secret)
+        else { return nil }
+        return ForwardedIdentity(
+            teamID: headers.first(where: { $0.name == FleetHeaders.team })?.value,
+            certificateBundleID: headers.first(where: { $0.name == FleetHeaders.bundle })?.value)
+    }
+
+    public var takeoverWindow: Duration { lease + .seconds(3) }
+
+    /// Compares without stopping at the first difference.
+    private static func same(_ a: String, _ b: String) -> Bool {
+        let (x, y) = (Array(a.utf8), Array(b.utf8))
+        guard x.count == y.count else { return false }
+        return zip(x, y).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
     }
 
     public func record(_ entry: RequestLog.Entry) async throws(FleetError) {

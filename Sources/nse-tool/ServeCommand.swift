@@ -9,6 +9,7 @@ import NSEHost
 import NSEJSON
 import NSEMetrics
 import NSESystem
+import Synchronization
 
 /// `nse serve`: an APNs-shaped HTTP endpoint that runs the extension for every push it accepts.
 struct ServeCommand: AsyncParsableCommand {
@@ -180,6 +181,18 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Connections to the fleet's PostgreSQL at most, 1 to 100 (default 8).")
     var databaseConnections: Int = FleetConnection.defaultMaxConnections
 
+    @Option(
+        help: ArgumentHelp(
+            "Where the other nodes of the fleet send pushes for this node's devices: a cleartext host:port this node listens on (default: the --listen address, or --listen-h2c's with TLS; a wildcard host gives the host name).",
+            valueName: "host:port"))
+    var nodeAddress: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Seconds a node of the fleet may go without its heartbeat before another node takes its devices over (default 3).",
+            valueName: "seconds"))
+    var nodeLease: Double = 3
+
     func validate() throws {
         if (tlsCert == nil) != (tlsKey == nil) { throw ValidationError("--tls-cert and --tls-key go together") }
         if clientCa != nil && tlsCert == nil { throw ValidationError("--client-ca needs --tls-cert and --tls-key") }
@@ -226,8 +239,21 @@ struct ServeCommand: AsyncParsableCommand {
         guard (1...100).contains(databaseConnections) else {
             throw ValidationError("--database-connections must be between 1 and 100")
         }
-        if database == nil, nodeName != nil || databaseConnections != FleetConnection.defaultMaxConnections {
-            throw ValidationError("--node-name and --database-connections go with --database")
+        if database == nil,
+            nodeName != nil || databaseConnections != FleetConnection.defaultMaxConnections || nodeAddress != nil
+                || nodeLease != 3
+        {
+            throw ValidationError(
+                "--node-name, --node-address, --node-lease and --database-connections go with --database")
+        }
+        guard nodeLease >= 1, nodeLease <= 3600 else {
+            throw ValidationError("--node-lease must be between 1 and 3600")
+        }
+        if let nodeAddress { _ = try Self.parseAddress(nodeAddress, option: "--node-address") }
+        if database != nil, tlsCert != nil, listenH2c == nil, nodeAddress == nil {
+            throw ValidationError(
+                "--database with --tls-cert needs --listen-h2c (or --node-address): the other nodes forward pushes in cleartext HTTP/2"
+            )
         }
         if let nodeName, nodeName.isEmpty || nodeName.count > 200 {
             throw ValidationError("--node-name must be 1 to 200 characters")
@@ -364,12 +390,25 @@ struct ServeCommand: AsyncParsableCommand {
         // The pool and the results writer run while the node serves, and end after its last result is copied.
         async let running: Void = fleet.run()
         do {
-            try await joinFleet(
-                fleet,
-                devices: opened.map { ($0.config.remoteToken, $0.config.voipToken) }
-                    + folder.map { ($0.remoteToken, $0.voipToken) },
-                rules: rules.filter { $0.connection == nil })
-            try await serve(configuration, service: service, logger: logger)
+            try await joinFleet(fleet, rules: rules.filter { $0.connection == nil })
+            Self.adoptStoppedNodes(fleet, service: service, logger: logger)
+            let tokens =
+                opened.map { ($0.config.remoteToken, $0.config.voipToken) }
+                + folder.map { ($0.remoteToken, $0.voipToken) }
+            let served = (
+                folders: devices.map { FileSystem.resolvedPath($0) ?? $0 },
+                devices: device.map { FileSystem.resolvedPath($0) ?? $0 }
+            )
+            try await serve(configuration, service: service, logger: logger) { [logger, nodeAddress, tlsCert] urls in
+                // The line says the node is ready: in the fleet, its devices claimed and its address known.
+                let address = nodeAddress ?? Self.forwardingAddress(urls, tls: tlsCert != nil)
+                do {
+                    try await fleet.join(
+                        address: address, folders: served.folders, devices: served.devices, tokens: tokens)
+                } catch {
+                    logger.error("node not joined to the fleet", metadata: ["fleet.error": .string("\(error)")])
+                }
+            }
         } catch {
             fleet.finish()
             await running
@@ -379,11 +418,18 @@ struct ServeCommand: AsyncParsableCommand {
         await running
     }
 
-    private func serve(_ configuration: PushServerConfiguration, service: PushService, logger: Logger) async throws {
+    /// Serves until stopped; the line with the listening URLs is printed once `ready` (a fleet's join) returns.
+    private func serve(
+        _ configuration: PushServerConfiguration, service: PushService, logger: Logger,
+        ready: @escaping @Sendable ([(String, String)]) async -> Void = { _ in }
+    ) async throws {
         do {
             try await PushServer.run(configuration, service: service, logger: logger) { urls in
                 let line = JSON.object(JSONObject(urls.map { (key: $0.0, value: JSON.string($0.1)) }))
-                StandardStreams.writeOut(line.serialized() + "\n")
+                Task {
+                    await ready(urls)
+                    StandardStreams.writeOut(line.serialized() + "\n")
+                }
             }
         } catch {
             throw Failure(.ioError, "serve: \(error)").exit()
@@ -398,19 +444,50 @@ struct ServeCommand: AsyncParsableCommand {
             let url = try FleetDatabaseURL(database)
             return try await PostgresFleet.open(
                 url: url, node: nodeName ?? PostgresFleet.defaultNodeName(port: port),
-                maxConnections: databaseConnections, logger: logger)
+                maxConnections: databaseConnections, lease: .milliseconds(Int64(nodeLease * 1000)), logger: logger)
         } catch {
             throw Failure(.config, "serve: \(error.description)").exit()
         }
     }
 
-    /// Tells the fleet which devices this node serves, and adds this node's `--fault` push rules and
-    /// `--unavailable` to the fleet's.
-    private func joinFleet(_ fleet: PostgresFleet, devices: [(remote: String, voip: String)], rules: [FaultRule])
-        async throws
-    {
+    /// Where the other nodes forward pushes: the cleartext listener's address (`--listen-h2c` beside a TLS
+    /// `--listen`), a wildcard host replaced by the host name.
+    static func forwardingAddress(_ urls: [(String, String)], tls: Bool) -> String {
+        let url = urls.first(where: { $0.0 == (tls ? "h2c" : "listening") })?.1 ?? urls.first?.1 ?? ""
+        var address = String(url.drop(while: { $0 != "/" }).dropFirst(2))
+        for wildcard in ["0.0.0.0:", "[::]:"] where address.hasPrefix(wildcard) {
+            let host =
+                PostgresFleet.defaultNodeName(port: 0).split(separator: ":").first.map(String.init) ?? "localhost"
+            address = host + ":" + address.dropFirst(wildcard.count)
+        }
+        return address
+    }
+
+    /// A stopped node's folders are served here: locked, indexed, their unrun pushes queued again. The locks are
+    /// kept until the server exits.
+    private static func adoptStoppedNodes(_ fleet: PostgresFleet, service: PushService, logger: Logger) {
+        let locks = Mutex<[ServeLock]>([])
+        fleet.adoptWith { folders, devices in
+            do {
+                let adoption = try await service.adopt(folders: folders, devices: devices) { tokens in
+                    await fleet.copiedThrough(tokens)
+                }
+                locks.withLock { $0.append(adoption.lock) }
+                if adoption.resumed > 0 {
+                    logger.notice(
+                        "running a stopped node's unrun pushes", metadata: ["push.count": "\(adoption.resumed)"])
+                }
+                return adoption.tokens
+            } catch {
+                logger.warning("stopped node's devices not taken over", metadata: ["fleet.error": .string("\(error)")])
+                return nil
+            }
+        }
+    }
+
+    /// Adds this node's `--fault` push rules and `--unavailable` to the fleet's.
+    private func joinFleet(_ fleet: PostgresFleet, rules: [FaultRule]) async throws {
         do {
-            try await fleet.claim(devices)
             if !rules.isEmpty { _ = try await fleet.addFaults(rules) }
             if let unavailable { try await fleet.setUnavailable(unavailable) }
         } catch {

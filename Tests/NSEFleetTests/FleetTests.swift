@@ -41,8 +41,8 @@ struct FleetTests {
         let (folderB, tokenB) = try Self.device()
         let nodeA = try ServeNode(name: "A", device: folderA, database: cluster.url)
         let nodeB = try ServeNode(name: "B", device: folderB, database: cluster.url)
-        // Started together: the schema was made once, under the advisory lock.
-        #expect(try cluster.psql("SELECT count(*) FROM nse_fleet_schema") == "1")
+        // Started together: each version of the schema was made once, under the advisory lock.
+        #expect(try cluster.psql("SELECT count(*) FROM nse_fleet_schema") == "2")
 
         // A rule of count 3 posted on A answers three pushes, wherever they land.
         let added = try Exchange.send("POST", "\(nodeA.url)/v1/control/faults", json: #"{"status":429,"count":3}"#)

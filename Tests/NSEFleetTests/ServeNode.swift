@@ -14,14 +14,16 @@ final class ServeNode: @unchecked Sendable {
     let name: String
     let stderrFile: String
 
-    init(name: String, device: String, database: String) throws {
+    /// - Parameter extra: more `nse serve` arguments (an extension, a lease).
+    init(name: String, device: String, database: String, extra: [String] = []) throws {
         self.name = name
         stderrFile = try TestSupport.temporaryDirectory("nse-fleet-node") + "/stderr"
         _ = FileManager.default.createFile(atPath: stderrFile, contents: nil)
         process.executableURL = URL(fileURLWithPath: TestSupport.nse)
-        process.arguments = [
-            "serve", "--listen", "127.0.0.1:0", "--device", device, "--database", database, "--node-name", name,
-        ]
+        process.arguments =
+            [
+                "serve", "--listen", "127.0.0.1:0", "--device", device, "--database", database, "--node-name", name,
+            ] + extra
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle(forWritingAtPath: stderrFile)

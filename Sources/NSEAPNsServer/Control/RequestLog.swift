@@ -30,6 +30,8 @@ public final class RequestLog: Sendable {
         public var faultID: Int?
         /// The stream was reset instead of answered (an injected `rst_stream`).
         public var streamReset = false
+        /// The fleet's node that serves the device and answered, when it is another (`--database`).
+        public var forwardedTo: String?
 
         public init(
             receivedAt: Int64, token: String, headers: [(name: String, value: String)], authentication: String,
@@ -51,7 +53,7 @@ public final class RequestLog: Sendable {
         public var json: JSON {
             var headerObject = JSONObject()
             for header in headers { headerObject[header.name] = .string(header.value) }
-            return [
+            var json: JSONObject = [
                 "id": .int(sequence), "received_at": .int(receivedAt), "token": .string(token),
                 "topic": .string(topic), "headers": .object(headerObject), "auth": .string(authentication),
                 "http_version": .string(httpVersion), "payload_bytes": .int(payloadBytes),
@@ -60,6 +62,8 @@ public final class RequestLog: Sendable {
                 "apns_id": .string(apnsID),
                 "apns_unique_id": .string(uniqueID), "fault": .int(faultID),
             ]
+            if let forwardedTo { json["forwarded_to"] = .string(forwardedTo) }
+            return .object(json)
         }
     }
 

@@ -1,7 +1,8 @@
 public import NSEJSON
 
 /// What the nodes of a fleet share (`nse serve --database`, docs/serve.md "A fleet on PostgreSQL"): the request
-/// log, the push fault rules and the unavailable switch, and every node's results. Declared here so that the server
+/// log, the push fault rules and the unavailable switch, every node's results, and which node serves which device
+/// (a push for another node's device goes on to it: ``ForwardedPush``). Declared here so that the server
 /// knows no database; NSEFleet keeps it in PostgreSQL. Without a fleet every node keeps its own, as before.
 public protocol FleetState: Sendable {
     /// This node's name, written beside its requests and results.
@@ -39,6 +40,15 @@ public protocol FleetState: Sendable {
     /// The fleet's copies of a device's results (`token`: either of its tokens), newest first, as
     /// ``ResultStore/results(for:limit:since:before:)`` reads them; nil when no node serves the token.
     func results(token: String, limit: Int, since: Int64, before: Int64) async throws(FleetError) -> [JSON]?
+
+    /// The node serving `token` when it is another one, for a push to go on to it; nil when no other node serves it.
+    func owner(of token: String) async -> FleetPeer?
+    /// Sends a push on to the node serving its device and returns its answer.
+    func forward(_ push: ForwardedPush, to peer: FleetPeer) async -> ForwardOutcome
+    /// The identity another node vouched for, when `headers` carry the fleet's secret; nil: the request is a client's.
+    func forwardedIdentity(_ headers: APNsHeaders) -> ForwardedIdentity?
+    /// How long a push waits for a node that cannot be reached to be taken over before it is answered 503.
+    var takeoverWindow: Duration { get }
 }
 
 /// What the fleet says about one push.

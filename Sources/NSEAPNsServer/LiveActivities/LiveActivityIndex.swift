@@ -21,13 +21,23 @@ public final class LiveActivityIndex: Sendable {
         var byToken: [String: String] = [:]
     }
 
-    private let directories: [String]
+    private let served: Mutex<[String]>
     private let state = Mutex(State())
 
     /// - Parameter directories: the served devices' folders.
     public init(directories: [String]) {
-        self.directories = directories
+        self.served = Mutex(directories)
         refresh()
+    }
+
+    /// The served devices' folders.
+    private var directories: [String] { served.withLock { $0 } }
+
+    /// Serves these devices too (folders taken over from a fleet's stopped node).
+    func add(directories: [String]) {
+        guard !directories.isEmpty else { return }
+        served.withLock { $0 += directories }
+        refresh(directories)
     }
 
     /// The folder of the device holding `token` (lowercase hex), looking at the files again when it is not known,

@@ -34,6 +34,11 @@ final class HeldPushes: Sendable {
         state = Mutex(State(offline: Set(offline)))
     }
 
+    /// Devices taken over from a fleet's stopped node that are offline: their pushes are held from now on.
+    func add(offline: some Sequence<String>) {
+        state.withLock { $0.offline.formUnion(offline) }
+    }
+
     func isOffline(_ directory: String) -> Bool {
         state.withLock { $0.offline.contains(directory) }
     }

@@ -91,6 +91,11 @@ struct OfflineDevices: Sendable {
         if held.isOffline(device.directory) == device.config.online { apply(device.config.online, to: device) }
     }
 
+    /// Devices this server takes over that are offline (their `device.json` says so).
+    func adopt(offline directories: [String]) {
+        held.add(offline: directories)
+    }
+
     /// How many pushes the device's offline storage holds now (at most one per topic).
     func count(for device: Device) -> Int {
         held.count(device.directory)

@@ -4,6 +4,7 @@ import NIOCore
 import NIOHTTP2
 import NIOSSL
 import NSEAPNs
+import NSEJSON
 import NSESystem
 
 /// APNs's provider API, `POST /3/device/{token}`: injected faults first, then provider authentication (a client
@@ -30,6 +31,8 @@ struct PushController {
         var unanswered = false
         /// The stream was reset (an injected `rst_stream`).
         var reset = false
+        /// The fleet's node that served the device and answered, when it was another.
+        var forwardedTo: String?
 
         static func refused(_ error: APNsError, apnsID: String?) -> Answer {
             Answer(response: PushResponder.error(error, apnsID: apnsID), reason: error.reason, apnsID: apnsID)
@@ -38,7 +41,23 @@ struct PushController {
 
     @Sendable func push(_ request: Request, context: PushRequestContext) async -> Response {
         let token = context.parameters.get("token") ?? ""
-        let headers: APNsHeaders = request.headers.map { (name: $0.name.canonicalName.lowercased(), value: $0.value) }
+        var headers: APNsHeaders = request.headers.map { (name: $0.name.canonicalName.lowercased(), value: $0.value) }
+        if let fleet = service.fleet {
+            let vouched = fleet.forwardedIdentity(headers)
+            headers = FleetHeaders.stripped(headers)
+            if let vouched {
+                // Another node of the fleet took this request for a device served here: it logged it, took the
+                // fleet's faults and authenticated the provider.
+                let body = try? await request.body.collect(upTo: PushResponder.maxBody)
+                let givenID = headers.first(where: { $0.name == "apns-id" })?.value
+                return await accept(
+                    token: token, headers: headers, body: body.map { Array($0.readableBytesView) },
+                    echoedID: givenID.flatMap { APNsValidation.isUUID($0) ? $0 : nil } ?? PushService.newAPNsID(),
+                    teamID: vouched.teamID, certificateBundleID: vouched.certificateBundleID, context: context,
+                    forwarded: true
+                ).response
+            }
+        }
         // A connection with a verified client certificate authenticates with it (`--client-ca`); one connection
         // uses one kind, as on APNs.
         let certificate = await ProviderIdentity.certificate(service: service, context: context)
@@ -59,6 +78,7 @@ struct PushController {
             bytes?.count ?? headers.first(where: { $0.name == "content-length" }).flatMap { Int($0.value) }
         entry.faultID = answer.faultID
         entry.streamReset = answer.reset
+        entry.forwardedTo = answer.forwardedTo
         await service.logRequest(entry)
         service.metrics.answered(headers, status: entry.status, reason: answer.reason)
         return answer.response
@@ -193,8 +213,17 @@ struct PushController {
 
     private func accept(
         token: String, headers: APNsHeaders, body: [UInt8]?, echoedID: String?, teamID: String?,
-        certificateBundleID: String?, context: PushRequestContext
+        certificateBundleID: String?, context: PushRequestContext, forwarded: Bool = false
     ) async -> Answer {
+        if !forwarded, let fleet = service.fleet, service.device(for: token) == nil,
+            let peer = await fleet.owner(of: token)
+        {
+            let push = ForwardedPush(
+                token: token, headers: headers, body: body ?? [],
+                identity: ForwardedIdentity(teamID: teamID, certificateBundleID: certificateBundleID))
+            if let answer = await forward(push, to: peer, fleet: fleet, echoedID: echoedID) { return answer }
+            // Taken over by this node meanwhile: answered here.
+        }
         let verdict = APNsValidation.validate(
             token: token, headers: headers, body: body, device: service.device(for:), newID: PushService.newAPNsID,
             teamID: teamID, certificateBundleID: certificateBundleID)
@@ -216,6 +245,55 @@ struct PushController {
             if let sentUniqueID { fields[.init("apns-unique-id")!] = sentUniqueID }
             return Answer(
                 response: Response(status: .ok, headers: fields), apnsID: push.apnsID, uniqueID: sentUniqueID)
+        }
+    }
+
+    /// Sends a push on to the node serving its device and answers as it did. A node that cannot be reached may be
+    /// stopping or stopped: the push waits (the fleet's takeover window) for it or for the node taking its devices
+    /// over, then gets 503 `ServiceUnavailable`; nil: this node took the device over meanwhile. A push that went
+    /// out and got no answer may have been taken: 500 `InternalServerError`, never sent twice.
+    private func forward(_ push: ForwardedPush, to peer: FleetPeer, fleet: any FleetState, echoedID: String?) async
+        -> Answer?
+    {
+        let started = ContinuousClock.now
+        var peer = peer
+        while true {
+            switch await fleet.forward(push, to: peer) {
+            case .answered(let status, let headers, let body):
+                var fields = HTTPFields()
+                for (name, value) in headers where ["apns-id", "apns-unique-id", "content-type"].contains(name) {
+                    fields[.init(name)!] = value
+                }
+                var answer = Answer(
+                    response: Response(
+                        status: HTTPResponse.Status(code: status), headers: fields,
+                        body: ResponseBody(byteBuffer: ByteBuffer(bytes: body))),
+                    reason: (try? JSON.parse(body))?["reason"]?.stringValue,
+                    apnsID: headers.first(where: { $0.name == "apns-id" })?.value,
+                    uniqueID: headers.first(where: { $0.name == "apns-unique-id" })?.value)
+                answer.forwardedTo = peer.node
+                return answer
+            case .lost(let why):
+                service.logger.error(
+                    "forwarded push not answered",
+                    metadata: ["fleet.node": .string(peer.node), "fleet.error": .string(why)])
+                var answer = Answer.refused(.internalServerError, apnsID: echoedID)
+                answer.forwardedTo = peer.node
+                return answer
+            case .unreachable(let why):
+                guard ContinuousClock.now - started < fleet.takeoverWindow else {
+                    service.logger.warning(
+                        "push not forwarded: node unreachable",
+                        metadata: ["fleet.node": .string(peer.node), "fleet.error": .string(why)])
+                    var answer = Answer.refused(APNsError(503, "ServiceUnavailable"), apnsID: echoedID)
+                    answer.forwardedTo = peer.node
+                    return answer
+                }
+                try? await Task.sleep(for: .milliseconds(200))
+                if service.device(for: push.token) != nil { return nil }
+                guard let next = await fleet.owner(of: push.token) else { return nil }
+                peer = next
+            }
         }
     }
 

@@ -1,0 +1,93 @@
+import NSEDevice
+import NSEJSON
+import NSESystem
+
+/// A fleet's node taking over the devices of a node that stopped (docs/serve.md, "A fleet on PostgreSQL"): their
+/// locks taken as the stopped node's were (``ServeLock``: held until this server exits), their devices served from
+/// now on, the pushes it answered 200 and left unrun queued again as at a restart, and the results it recorded but
+/// had not copied to the fleet copied.
+public struct DeviceAdoption: Sendable {
+    /// Why the devices could not be taken over: one line.
+    public struct Failure: Error, Sendable, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// The locks, held for the server's life.
+    public let lock: ServeLock
+    /// The devices taken over: (remote token, voip token) each.
+    public let tokens: [(remote: String, voip: String)]
+    /// Pushes queued again.
+    public let resumed: Int
+}
+
+extension PushService {
+    /// Takes over `folders` (`--devices` folders) and `devices` (`--device` folders) that another node served.
+    /// - Parameter copied: for each device (its remote token), the last of its result rows the fleet has a copy of;
+    ///   every later result is copied now.
+    /// - Throws: ``DeviceAdoption/Failure`` when a folder cannot be read here, or another server still holds its lock
+    ///   (the node is not dead after all): nothing is taken then.
+    public func adopt(
+        folders: [String], devices paths: [String], copied: @Sendable ([String]) async -> [String: Int64]
+    ) async throws(DeviceAdoption.Failure) -> DeviceAdoption {
+        var entries: [DeviceFolder.Entry] = []
+        var scanned: [(folder: String, devices: [String])] = []
+        for folder in folders {
+            do {
+                // A folder served here already (this node's own, or taken over before) is left as it is.
+                let found = try DeviceFolder.scan(folder).entries
+                guard !found.contains(where: { devices.serves(directory: $0.directory) }) else { continue }
+                entries += found
+                scanned.append((folder, found.map(\.directory)))
+            } catch {
+                throw DeviceAdoption.Failure(description: "--devices \(folder): \(error.description)")
+            }
+        }
+        var opened: [Device] = []
+        for path in paths where !devices.serves(directory: path) {
+            do { opened.append(try Device.open(at: path)) } catch {
+                throw DeviceAdoption.Failure(description: "device \(path): \(error.description)")
+            }
+        }
+        let lock: ServeLock
+        do { lock = try ServeLock.acquire(devices: opened.map(\.directory), folders: scanned) } catch {
+            throw DeviceAdoption.Failure(description: error.description)
+        }
+        entries += opened.map {
+            DeviceFolder.Entry(
+                directory: $0.directory, remoteToken: $0.config.remoteToken.lowercased(),
+                voipToken: $0.config.voipToken.lowercased(), online: $0.config.online)
+        }
+        let added = devices.add(entries)
+        offline.adopt(offline: added.filter { !$0.online }.map(\.directory))
+        // What the stopped node left: the pushes it answered 200 and did not run, and results not yet copied.
+        let used = added.filter { FileSystem.exists(Path.join($0.directory, "notifications", "results.db")) }
+            .compactMap { devices.device(for: $0.remoteToken) }
+        let unfinished = UnfinishedPushes(devices: used, store: store, logger: logger)
+        if let fleet {
+            let through = await copied(used.map { $0.config.remoteToken.lowercased() })
+            for device in used {
+                let token = device.config.remoteToken.lowercased()
+                var missing: [JSON] = []
+                var before = Int64.max
+                while let page = try? store.results(
+                    for: device, limit: ResultStore.pageRows, since: through[token] ?? 0, before: before),
+                    let last = page.last?["id"]?.intValue
+                {
+                    missing += page
+                    before = last
+                }
+                // Oldest first, as the stopped node would have copied them.
+                for result in missing.reversed() {
+                    guard var object = result.objectValue, let row = object["id"]?.intValue else { continue }
+                    object["id"] = nil
+                    object["acknowledged"] = nil
+                    fleet.copyResult(
+                        .object(object), row: row, device: token, apnsID: object["apns_id"]?.stringValue ?? "")
+                }
+            }
+        }
+        let resumed = unfinished.resume(queue: queue, offline: offline, runner: runner)
+        return DeviceAdoption(
+            lock: lock, tokens: added.map { ($0.remoteToken, $0.voipToken) }, resumed: resumed)
+    }
+}

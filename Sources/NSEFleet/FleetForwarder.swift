@@ -1,0 +1,200 @@
+import NIOCore
+import NIOHPACK
+import NIOHTTP2
+import NIOPosix
+import NSEAPNsServer
+import Synchronization
+
+/// Sends pushes on to the other nodes: HTTP/2 with prior knowledge (h2c, which every node's listener speaks), one
+/// connection per node kept open and a stream per push. Its own small client rather than AsyncHTTPClient, which
+/// speaks HTTP/2 only over TLS and retries inside its pool: a forward must know whether its request left this node
+/// (a connection that could not be made is tried again or elsewhere; a stream that went out is never sent twice).
+final class FleetForwarder: Sendable {
+    /// How long a forwarded push may take to be answered: the serving node answers once its row is stored.
+    static let answerTimeout: TimeAmount = .seconds(30)
+
+    private let group: any EventLoopGroup
+    private let secret: String
+    private let node: String
+    /// Open (or opening) connections by `host:port`; a closed one is dropped and the next push opens another.
+    private let connections = Mutex<[String: EventLoopFuture<Connection>]>([:])
+
+    init(secret: String, node: String, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
+        self.secret = secret
+        self.node = node
+        self.group = group
+    }
+
+    func send(_ push: ForwardedPush, to peer: FleetPeer) async -> ForwardOutcome {
+        let multiplexer: NIOHTTP2Handler.StreamMultiplexer
+        do { multiplexer = try await connection(to: peer.address).get().multiplexer } catch {
+            return .unreachable("\(error)")
+        }
+        var headers = HPACKHeaders([
+            (":method", "POST"), (":scheme", "http"), (":authority", peer.address),
+            (":path", "/3/device/" + push.token),
+        ])
+        for (name, value) in push.headers where !name.hasPrefix(":") && name != "host" && name != "content-length" {
+            headers.add(name: name, value: value)
+        }
+        headers.add(name: "content-length", value: String(push.body.count))
+        headers.add(name: FleetHeaders.forwarded, value: secret)
+        headers.add(name: FleetHeaders.node, value: node)
+        if let team = push.identity.teamID { headers.add(name: FleetHeaders.team, value: team) }
+        if let bundle = push.identity.certificateBundleID { headers.add(name: FleetHeaders.bundle, value: bundle) }
+        let body = push.body
+        let eventLoop = group.next()
+        let answer = eventLoop.makePromise(of: ForwardOutcome.self)
+        let stream = multiplexer.createStreamChannel { channel in
+            channel.eventLoop.makeCompletedFuture {
+                try channel.pipeline.syncOperations.addHandler(ForwardedAnswer(answer))
+            }
+        }
+        do {
+            let channel = try await stream.get()
+            channel.write(
+                HTTP2Frame.FramePayload.headers(.init(headers: headers, endStream: body.isEmpty)), promise: nil)
+            if !body.isEmpty {
+                channel.write(
+                    HTTP2Frame.FramePayload.data(.init(data: .byteBuffer(ByteBuffer(bytes: body)), endStream: true)),
+                    promise: nil)
+            }
+            channel.flush()
+            let timeout = channel.eventLoop.scheduleTask(in: Self.answerTimeout) {
+                answer.succeed(.lost("no answer within \(Self.answerTimeout.nanoseconds / 1_000_000_000) s"))
+                channel.close(promise: nil)
+            }
+            let outcome = try await answer.futureResult.get()
+            timeout.cancel()
+            return outcome
+        } catch {
+            // No stream could be opened: the connection had closed, the push never left.
+            answer.succeed(.unreachable("\(error)"))
+            return .unreachable("\(error)")
+        }
+    }
+
+    /// Closes every connection (the node stops).
+    func close() {
+        let open = connections.withLock { connections in
+            defer { connections = [:] }
+            return Array(connections.values)
+        }
+        for future in open { future.whenSuccess { $0.channel.close(promise: nil) } }
+    }
+
+    private func connection(to address: String) -> EventLoopFuture<Connection> {
+        connections.withLock { connections in
+            if let open = connections[address] { return open }
+            let opening = Self.connect(address, group: group)
+            connections[address] = opening
+            // A connection that fails or closes is forgotten: the next push opens another.
+            opening.whenComplete { [self] result in
+                switch result {
+                case .failure: forget(address, opening)
+                case .success(let connection):
+                    connection.channel.closeFuture.whenComplete { _ in self.forget(address, opening) }
+                }
+            }
+            return opening
+        }
+    }
+
+    private func forget(_ address: String, _ future: EventLoopFuture<Connection>) {
+        connections.withLock { connections in
+            if connections[address] === future { connections[address] = nil }
+        }
+    }
+
+    private static func connect(_ address: String, group: any EventLoopGroup) -> EventLoopFuture<Connection> {
+        let eventLoop = group.next()
+        guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]) else {
+            return eventLoop.makeFailedFuture(ForwardError("not host:port: \(address)"))
+        }
+        var host = String(address[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        return ClientBootstrap(group: eventLoop)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .connectTimeout(.seconds(2))
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    _ = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
+                        mode: .client, connectionConfiguration: .init(), streamConfiguration: .init()
+                    ) { stream in
+                        // Servers open no streams here.
+                        stream.close()
+                    }
+                }
+            }
+            .connect(host: host, port: port)
+            .flatMapThrowing { channel in
+                Connection(
+                    channel: channel,
+                    multiplexer: try channel.pipeline.syncOperations.handler(type: NIOHTTP2Handler.self)
+                        .syncMultiplexer())
+            }
+    }
+}
+
+/// One open connection to a node.
+struct Connection: Sendable {
+    let channel: any Channel
+    let multiplexer: NIOHTTP2Handler.StreamMultiplexer
+}
+
+/// Why a forward could not start.
+struct ForwardError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Reads one forwarded push's answer on its stream: the headers, then the body to its end.
+private final class ForwardedAnswer: ChannelInboundHandler {
+    typealias InboundIn = HTTP2Frame.FramePayload
+
+    private let promise: EventLoopPromise<ForwardOutcome>
+    private var status: Int?
+    private var headers: [(name: String, value: String)] = []
+    private var body: [UInt8] = []
+
+    init(_ promise: EventLoopPromise<ForwardOutcome>) {
+        self.promise = promise
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .headers(let frame):
+            if status == nil {
+                for header in frame.headers {
+                    if header.name == ":status" {
+                        status = Int(header.value)
+                    } else {
+                        headers.append((header.name, header.value))
+                    }
+                }
+            }
+            if frame.endStream { finish(context) }
+        case .data(let frame):
+            if case .byteBuffer(let buffer) = frame.data { body += buffer.readableBytesView }
+            if frame.endStream { finish(context) }
+        default:
+            break
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        promise.succeed(.lost("the stream closed before its answer"))
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        promise.succeed(.lost("\(error)"))
+        context.close(promise: nil)
+    }
+
+    private func finish(_ context: ChannelHandlerContext) {
+        guard let status else { return promise.succeed(.lost("an answer without :status")) }
+        promise.succeed(.answered(status: status, headers: headers, body: body))
+        context.close(promise: nil)
+    }
+}

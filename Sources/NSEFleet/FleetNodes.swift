@@ -1,0 +1,158 @@
+import Logging
+import NSEAPNsServer
+import NSEJSON
+import NSESystem
+import PostgresNIO
+
+/// The fleet's nodes (`nse_fleet_nodes`): each writes its row when it listens (the address it takes forwarded pushes
+/// on, the device folders it serves) and beats once a second. A node whose beat is older than the lease has
+/// stopped: one live node takes over its devices (``take(_:now:)``: a conditional UPDATE, so only one does), the
+/// one the stopped node's name hashes to among the live ones (rendezvous hashing, so several stopped nodes spread
+/// over the rest), or any live node once the stopped one has waited three leases.
+struct FleetNodes: Sendable {
+    /// The device folders a node serves, absolute.
+    struct Serves: Sendable, Equatable {
+        var folders: [String]
+        var devices: [String]
+
+        var json: JSON { ["folders": .array(folders.map(JSON.string)), "devices": .array(devices.map(JSON.string))] }
+
+        init(folders: [String], devices: [String]) {
+            self.folders = folders
+            self.devices = devices
+        }
+
+        init(parsing text: String) {
+            let json = try? JSON.parse(text)
+            folders = json?["folders"]?.arrayValue?.compactMap(\.stringValue) ?? []
+            devices = json?["devices"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        }
+
+        mutating func merge(_ other: Serves) {
+            folders += other.folders.filter { !folders.contains($0) }
+            devices += other.devices.filter { !devices.contains($0) }
+        }
+    }
+
+    let connection: FleetConnection
+    let node: String
+    /// Milliseconds without a beat after which a node counts as stopped.
+    let leaseMilliseconds: Int64
+
+    /// Writes this node's row: where it takes forwarded pushes, what it serves, beating from now.
+    func join(address: String, serves: Serves) async throws(FleetError) {
+        let now = SystemClock.unixMilliseconds()
+        try await connection.attempt("node not registered") {
+            try await connection.client.query(
+                """
+                INSERT INTO nse_fleet_nodes (name, address, serves, started_at, heartbeat_at, taken_by)
+                VALUES (\(node), \(address), \(serves.json.serialized()), \(now), \(now), NULL)
+                ON CONFLICT (name) DO UPDATE SET address = EXCLUDED.address, serves = EXCLUDED.serves,
+                    started_at = EXCLUDED.started_at, heartbeat_at = EXCLUDED.heartbeat_at, taken_by = NULL
+                """, logger: connection.logger)
+        }
+    }
+
+    func beat() async throws(FleetError) {
+        let now = SystemClock.unixMilliseconds()
+        try await connection.attempt("heartbeat not written") {
+            try await connection.client.query(
+                "UPDATE nse_fleet_nodes SET heartbeat_at = \(now) WHERE name = \(node)", logger: connection.logger)
+        }
+    }
+
+    /// This node stops: its beat is set to zero, so another node takes its devices over at once.
+    func leave() async throws(FleetError) {
+        try await connection.attempt("node not marked stopped") {
+            try await connection.client.query(
+                "UPDATE nse_fleet_nodes SET heartbeat_at = 0 WHERE name = \(node)", logger: connection.logger)
+        }
+    }
+
+    /// The stopped nodes this node should take over now.
+    func due(now: Int64) async throws(FleetError) -> [String] {
+        let cutoff = now - leaseMilliseconds
+        return try await connection.attempt("nodes not read") {
+            var live: [String] = []
+            var stopped: [(name: String, since: Int64)] = []
+            for try await (name, beat, taken) in try await connection.client.query(
+                "SELECT name, heartbeat_at, taken_by FROM nse_fleet_nodes", logger: connection.logger
+            ).decode((String, Int64, String?).self) {
+                if beat >= cutoff {
+                    live.append(name)
+                } else if taken == nil, name != node {
+                    stopped.append((name, beat))
+                }
+            }
+            guard live.contains(node) else { return [] }
+            return stopped.filter { stopped in
+                Self.choose(live, for: stopped.name) == node || stopped.since < now - 3 * leaseMilliseconds
+            }.map(\.name)
+        }
+    }
+
+    /// Marks `stopped` taken over by this node, if it still is stopped and nobody took it: its folders, else nil.
+    func take(_ stopped: String, now: Int64) async throws(FleetError) -> Serves? {
+        let cutoff = now - leaseMilliseconds
+        return try await connection.attempt("node not taken over") {
+            var serves: Serves?
+            for try await text in try await connection.client.query(
+                """
+                UPDATE nse_fleet_nodes SET taken_by = \(node)
+                WHERE name = \(stopped) AND taken_by IS NULL AND heartbeat_at < \(cutoff) RETURNING serves
+                """, logger: connection.logger
+            ).decode(String.self) {
+                serves = Serves(parsing: text)
+            }
+            return serves
+        }
+    }
+
+    /// The takeover could not be done here (the folders are not reachable, or locked by a node still running):
+    /// another node, or this one later, may try again.
+    func giveBack(_ stopped: String) async throws(FleetError) {
+        try await connection.attempt("node not given back") {
+            try await connection.client.query(
+                "UPDATE nse_fleet_nodes SET taken_by = NULL WHERE name = \(stopped) AND taken_by = \(node)",
+                logger: connection.logger)
+        }
+    }
+
+    /// The stopped node's devices are this node's now, and its folders part of what this node serves (so that the
+    /// node taking this one over takes them too); the other nodes are told (``FleetOwners/channel``).
+    func moved(from stopped: String, serves: Serves) async throws(FleetError) {
+        try await connection.attempt("devices not moved") {
+            try await connection.client.withTransaction(logger: connection.logger) { transaction in
+                try await transaction.query(
+                    "UPDATE nse_fleet_devices SET node = \(node) WHERE node = \(stopped)", logger: connection.logger)
+                var mine = Serves(folders: [], devices: [])
+                for try await text in try await transaction.query(
+                    "SELECT serves FROM nse_fleet_nodes WHERE name = \(node) FOR UPDATE", logger: connection.logger
+                ).decode(String.self) {
+                    mine = Serves(parsing: text)
+                }
+                mine.merge(serves)
+                try await transaction.query(
+                    "UPDATE nse_fleet_nodes SET serves = \(mine.json.serialized()) WHERE name = \(node)",
+                    logger: connection.logger)
+                try await transaction.query(
+                    "SELECT pg_notify(\(FleetOwners.channel), \(node))", logger: connection.logger)
+            }
+        }
+    }
+
+    /// The live node a stopped node's devices go to: the highest hash of the pair (rendezvous hashing).
+    static func choose(_ live: [String], for stopped: String) -> String? {
+        live.max { weight(stopped, $0) < weight(stopped, $1) }
+    }
+
+    /// FNV-1a over "stopped|node": stable across nodes and runs, as Swift's `Hasher` is not.
+    static func weight(_ stopped: String, _ node: String) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in (stopped + "|" + node).utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01b3
+        }
+        return hash
+    }
+}

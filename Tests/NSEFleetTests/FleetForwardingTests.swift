@@ -1,0 +1,83 @@
+import Foundation
+import NSEJSON
+import NSETestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Which node serves which device: a push reaching another node goes on to the serving one, and a node that stops
+/// has its devices, and the pushes it answered 200 and left unrun, taken over (docs/serve.md, "A fleet on
+/// PostgreSQL").
+@Suite(.serialized)
+struct FleetForwardingTests {
+    @Test(
+        "a push for another node's device is forwarded; a killed node's devices and unrun pushes are taken over",
+        .enabled(if: PostgresCluster.binaries != nil, Comment(rawValue: PostgresCluster.missing)))
+    func forwardingAndTakeover() throws {
+        let cluster = try PostgresCluster()
+        let (folderA, tokenA) = try FleetTests.device()
+        let (folderB, tokenB) = try FleetTests.device()
+        // B's extension takes 30 s: B is killed long before the push it answered has run.
+        let slow = try TestSupport.temporaryDirectory("nse-fleet-slow") + "/slow.sh"
+        try TestSupport.write("#!/bin/sh\nread -r request\nexec sleep 30\n", to: slow)
+        chmod(slow, 0o755)
+        let nodeA = try ServeNode(name: "A", device: folderA, database: cluster.url, extra: ["--node-lease", "1"])
+        let nodeB = try ServeNode(
+            name: "B", device: folderB, database: cluster.url,
+            extra: ["--extension", slow, "--concurrency", "1", "--node-lease", "1"])
+
+        // A push to B's device through A: B records it and answers, A sends that answer back and logs it.
+        let id = "00000000-0000-4000-8000-0000000000f1"
+        let forwarded = try Exchange.curl([
+            "-D", "-", "--http2-prior-knowledge", "-H", "apns-topic: org.example.app", "-H", "apns-id: \(id)",
+            "-d", #"{"aps":{"alert":"hello","mutable-content":1}}"#, "\(nodeA.url)/3/device/\(tokenB)",
+        ])
+        #expect(forwarded.status == 200, "\(forwarded.body)")
+        #expect(forwarded.body.lowercased().contains("apns-unique-id:"))
+        let logged = try Exchange.get("\(nodeA.url)/v1/requests?token=\(tokenB)").json?.arrayValue?.first
+        #expect(logged?["node"]?.stringValue == "A")
+        #expect(logged?["forwarded_to"]?.stringValue == "B")
+        #expect(logged?["status"]?.intValue == 200)
+        #expect(try cluster.psql("SELECT count(*) FROM nse_fleet_requests") == "1")
+
+        // A token no node serves: 400 BadDeviceToken, as before.
+        let unknown = try Exchange.push(nodeA, token: String(repeating: "ab", count: 32))
+        #expect(unknown.status == 400 && unknown.json?["reason"]?.stringValue == "BadDeviceToken")
+
+        // A client cannot pass for a node: the fleet's headers without its secret are dropped, never recorded.
+        let posing = try Exchange.curl([
+            "-H", "apns-topic: org.example.app", "-H", "nse-fleet-forwarded: guess", "-H", "nse-fleet-team: X",
+            "-d", #"{"aps":{"alert":"hello"}}"#, "\(nodeA.url)/3/device/\(tokenA)",
+        ])
+        #expect(posing.status == 200)
+        let posed = try Exchange.get("\(nodeA.url)/v1/requests?token=\(tokenA)").json?.arrayValue?.first
+        #expect(posed?["headers"]?["nse-fleet-forwarded"] == nil && posed?["headers"]?["nse-fleet-team"] == nil)
+
+        // B killed while its extension holds the push: A takes B's device over and runs it, once.
+        kill(nodeB.process.processIdentifier, SIGKILL)
+        nodeB.process.waitUntilExit()
+        let taken = try FleetTests.eventually(
+            { try Exchange.get("\(nodeA.url)/v1/devices/\(tokenB)/notifications") },
+            until: { $0.json?.arrayValue?.contains { $0["apns_id"]?.stringValue == id } == true }, seconds: 15)
+        let rerun = taken.json?.arrayValue?.first { $0["apns_id"]?.stringValue == id }
+        #expect(rerun?["redelivered"]?.boolValue == true, "\(taken.body) \(nodeA.log)")
+        #expect(taken.json?.arrayValue?.count == 1)
+        #expect(nodeA.log.contains("took over a stopped node's devices"))
+        #expect(try cluster.psql("SELECT node FROM nse_fleet_devices WHERE token = '\(tokenB)'") == "A")
+
+        // B's device is A's own now: a push to it is not forwarded.
+        #expect(try Exchange.push(nodeA, token: tokenB).status == 200)
+        let own = try Exchange.get("\(nodeA.url)/v1/requests?token=\(tokenB)").json?.arrayValue?.first
+        #expect(own?["forwarded_to"] == nil && own?["status"]?.intValue == 200)
+
+        let stopped = nodeA.stop()
+        #expect(stopped.status == 0 && stopped.seconds < 5, "\(nodeA.log)")
+        // Each of B's device's results is in the fleet once: the rerun push and the new one.
+        let copies = try FleetTests.eventually(
+            { try cluster.psql("SELECT count(*) FROM nse_fleet_results WHERE apns_id = '\(id)'") }, until: { $0 == "1" }
+        )
+        #expect(copies == "1")
+    }
+}
