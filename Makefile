@@ -54,6 +54,8 @@ test: deps ## Build, then run every test: unit tests and end-to-end tests of the
 	NSE_BIN_DIR="$(DEBUG_BIN)" bash scripts/sdk-swiftpm.sh
 	# A real Kamailio (examples/kamailio) holding MESSAGEs and pushing to nse serve over UDP, TCP and TLS.
 	NSE_BIN_DIR="$(DEBUG_BIN)" python3 scripts/interop-kamailio.py
+	# A fleet as examples/fleet/run.sh starts it (PostgreSQL, three nodes, HAProxy), 10,000 devices, a node killed mid-run.
+	NSE_BIN_DIR="$(DEBUG_BIN)" python3 scripts/interop-fleet.py
 	# The lock-screen page in a real browser (chromium headless, selenium from PyPI in .build); screenshot in .build.
 	NSE_BIN_DIR="$(DEBUG_BIN)" python3 scripts/browser-lockscreen.py || [ $$? = 77 ]
 	# One minute of the soak: both servers under load and faults; nothing lost, nothing leaked, SIGTERM exits 0.

@@ -26,8 +26,8 @@ final class FleetForwarder: Sendable {
     }
 
     func send(_ push: ForwardedPush, to peer: FleetPeer) async -> ForwardOutcome {
-        let multiplexer: NIOHTTP2Handler.StreamMultiplexer
-        do { multiplexer = try await connection(to: peer.address).get().multiplexer } catch {
+        let connection: Connection
+        do { connection = try await self.connection(to: peer.address).get() } catch {
             return .unreachable("\(error)")
         }
         var headers = HPACKHeaders([
@@ -45,9 +45,10 @@ final class FleetForwarder: Sendable {
         let body = push.body
         let eventLoop = group.next()
         let answer = eventLoop.makePromise(of: ForwardOutcome.self)
-        let stream = multiplexer.createStreamChannel { channel in
+        let goAway = connection.goAway
+        let stream = connection.multiplexer.createStreamChannel { channel in
             channel.eventLoop.makeCompletedFuture {
-                try channel.pipeline.syncOperations.addHandler(ForwardedAnswer(answer))
+                try channel.pipeline.syncOperations.addHandler(ForwardedAnswer(answer, goAway: goAway))
             }
         }
         do {
@@ -86,9 +87,11 @@ final class FleetForwarder: Sendable {
     private func connection(to address: String) -> EventLoopFuture<Connection> {
         connections.withLock { connections in
             if let open = connections[address] { return open }
-            let opening = Self.connect(address, group: group)
+            let goAway = GoAwayWatch()
+            let opening = Self.connect(address, group: group, goAway: goAway)
             connections[address] = opening
-            // A connection that fails or closes is forgotten: the next push opens another.
+            // A connection that fails, closes or is told to go away is forgotten: the next push opens another.
+            goAway.onGoAway = { [self] in forget(address, opening) }
             opening.whenComplete { [self] result in
                 switch result {
                 case .failure: forget(address, opening)
@@ -106,7 +109,9 @@ final class FleetForwarder: Sendable {
         }
     }
 
-    private static func connect(_ address: String, group: any EventLoopGroup) -> EventLoopFuture<Connection> {
+    private static func connect(_ address: String, group: any EventLoopGroup, goAway: GoAwayWatch)
+        -> EventLoopFuture<Connection>
+    {
         let eventLoop = group.next()
         guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]) else {
             return eventLoop.makeFailedFuture(ForwardError("not host:port: \(address)"))
@@ -124,6 +129,7 @@ final class FleetForwarder: Sendable {
                         // Servers open no streams here.
                         stream.close()
                     }
+                    try channel.pipeline.syncOperations.addHandler(GoAwayObserver(goAway))
                 }
             }
             .connect(host: host, port: port)
@@ -131,7 +137,8 @@ final class FleetForwarder: Sendable {
                 Connection(
                     channel: channel,
                     multiplexer: try channel.pipeline.syncOperations.handler(type: NIOHTTP2Handler.self)
-                        .syncMultiplexer())
+                        .syncMultiplexer(),
+                    goAway: goAway)
             }
     }
 }
@@ -140,6 +147,47 @@ final class FleetForwarder: Sendable {
 struct Connection: Sendable {
     let channel: any Channel
     let multiplexer: NIOHTTP2Handler.StreamMultiplexer
+    let goAway: GoAwayWatch
+}
+
+/// The last stream a connection's server said it took (its GOAWAY), once it said so.
+final class GoAwayWatch: Sendable {
+    private let last = Mutex<Int32?>(nil)
+    private let action = Mutex<(@Sendable () -> Void)?>(nil)
+
+    /// Told once the server sends GOAWAY.
+    var onGoAway: (@Sendable () -> Void)? {
+        get { action.withLock { $0 } }
+        set { action.withLock { $0 = newValue } }
+    }
+
+    func received(lastStreamID: HTTP2StreamID) {
+        last.withLock { $0 = min($0 ?? .max, Int32(lastStreamID)) }
+        onGoAway?()
+    }
+
+    /// Whether `stream` is above the last stream a GOAWAY said was taken.
+    func refused(_ stream: HTTP2StreamID) -> Bool {
+        last.withLock { last in last.map { Int32(stream) > $0 } ?? false }
+    }
+}
+
+/// Sees the connection's GOAWAY frames (root-stream frames pass the multiplexer on to here).
+private final class GoAwayObserver: ChannelInboundHandler {
+    typealias InboundIn = HTTP2Frame
+
+    private let watch: GoAwayWatch
+
+    init(_ watch: GoAwayWatch) {
+        self.watch = watch
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if case .goAway(let lastStreamID, _, _) = unwrapInboundIn(data).payload {
+            watch.received(lastStreamID: lastStreamID)
+        }
+        context.fireChannelRead(data)
+    }
 }
 
 /// Why a forward could not start.
@@ -153,12 +201,14 @@ private final class ForwardedAnswer: ChannelInboundHandler {
     typealias InboundIn = HTTP2Frame.FramePayload
 
     private let promise: EventLoopPromise<ForwardOutcome>
+    private let goAway: GoAwayWatch
     private var status: Int?
     private var headers: [(name: String, value: String)] = []
     private var body: [UInt8] = []
 
-    init(_ promise: EventLoopPromise<ForwardOutcome>) {
+    init(_ promise: EventLoopPromise<ForwardOutcome>, goAway: GoAwayWatch) {
         self.promise = promise
+        self.goAway = goAway
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -187,14 +237,24 @@ private final class ForwardedAnswer: ChannelInboundHandler {
         context.fireChannelInactive()
     }
 
+    /// A stream the server refused, or closed by its GOAWAY above the last stream it took, was never processed
+    /// (RFC 9113 §6.8, §8.7): the push may go again. Any other end leaves its fate unknown.
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        promise.succeed(.lost("\(error)"))
+        if let closed = error as? NIOHTTP2Errors.StreamClosed,
+            closed.errorCode == .refusedStream || goAway.refused(closed.streamID)
+        {
+            promise.succeed(.unreachable("not taken by the node: \(closed.errorCode)"))
+        } else {
+            promise.succeed(.lost("\(error)"))
+        }
         context.close(promise: nil)
     }
 
+    /// The answer is whole. The stream is not closed here: both ends sent END_STREAM, so NIOHTTP2 closes it; a
+    /// close now, before its closing event, would send RST_STREAM, and a server counts resets (NIOHTTP2's rapid-reset
+    /// guard answers 200 of them in 30 s with GOAWAY, taking every stream in flight down with the connection).
     private func finish(_ context: ChannelHandlerContext) {
         guard let status else { return promise.succeed(.lost("an answer without :status")) }
         promise.succeed(.answered(status: status, headers: headers, body: body))
-        context.close(promise: nil)
     }
 }

@@ -42,6 +42,21 @@ struct FleetForwardingTests {
         #expect(logged?["status"]?.intValue == 200)
         #expect(try cluster.psql("SELECT count(*) FROM nse_fleet_requests") == "1")
 
+        // Many pushes forwarded on the one connection B keeps to A: each answered. (A forwarder that closed each
+        // stream on its answer sent A a reset per push, and A's guard against rapid resets took the connection
+        // down after 200, with the pushes in flight on it: 500s for pushes A had recorded.)
+        let body = try TestSupport.temporaryDirectory("nse-fleet-body") + "/body.json"
+        try TestSupport.write(#"{"aps":{"alert":"many"}}"#, to: body)
+        let many = try TestSupport.run(
+            "/usr/bin/h2load",
+            [
+                "-n", "400", "-c", "2", "-m", "16", "-d", body, "-H", "apns-topic: org.example.app",
+                "\(nodeB.url)/3/device/\(tokenA)",
+            ], timeout: 120)
+        #expect(many.stdout.contains("status codes: 400 2xx"), "\(many.stdout)")
+        #expect(!nodeA.log.contains("answer not delivered"))
+        #expect(!nodeB.log.contains("forwarded push not answered"))
+
         // A token no node serves: 400 BadDeviceToken, as before.
         let unknown = try Exchange.push(nodeA, token: String(repeating: "ab", count: 32))
         #expect(unknown.status == 400 && unknown.json?["reason"]?.stringValue == "BadDeviceToken")

@@ -1,3 +1,4 @@
+import NIOPosix
 import NSEDevice
 import NSEJSON
 import NSESystem
@@ -29,6 +30,38 @@ extension PushService {
     public func adopt(
         folders: [String], devices paths: [String], copied: @Sendable ([String]) async -> [String: Int64]
     ) async throws(DeviceAdoption.Failure) -> DeviceAdoption {
+        // Folders, locks and databases are files: read on the store's threads, never a cooperative one.
+        let taken: Taken
+        do {
+            taken = try await storeThreads.runIfActive { [self] in try take(folders: folders, devices: paths) }
+        } catch let failure as DeviceAdoption.Failure {
+            throw failure
+        } catch {
+            throw DeviceAdoption.Failure(description: "devices not taken over: \(error)")
+        }
+        // Served from now on: read after what the stopped node left unrun, so no push of this node counts as that.
+        let added = devices.add(taken.entries)
+        offline.adopt(offline: added.filter { !$0.online }.map(\.directory))
+        if fleet != nil {
+            let through = await copied(taken.used.map { $0.config.remoteToken.lowercased() })
+            _ = try? await storeThreads.runIfActive { [self] in copyMissing(taken.used, through: through) }
+        }
+        let resumed = taken.unfinished.resume(queue: queue, offline: offline, runner: runner)
+        return DeviceAdoption(
+            lock: taken.lock, tokens: added.map { ($0.remoteToken, $0.voipToken) }, resumed: resumed)
+    }
+
+    /// What ``take(folders:devices:)`` found and holds.
+    private struct Taken: Sendable {
+        let lock: ServeLock
+        let entries: [DeviceFolder.Entry]
+        /// The devices with a results database.
+        let used: [Device]
+        let unfinished: UnfinishedPushes
+    }
+
+    /// Scans and locks the folders (those served here already are left out) and reads what was left unrun.
+    private func take(folders: [String], devices paths: [String]) throws(DeviceAdoption.Failure) -> Taken {
         var entries: [DeviceFolder.Entry] = []
         var scanned: [(folder: String, devices: [String])] = []
         for folder in folders {
@@ -52,42 +85,41 @@ extension PushService {
         do { lock = try ServeLock.acquire(devices: opened.map(\.directory), folders: scanned) } catch {
             throw DeviceAdoption.Failure(description: error.description)
         }
+        var used = opened.filter { FileSystem.exists(Path.join($0.directory, "notifications", "results.db")) }
+        for entry in entries where FileSystem.exists(Path.join(entry.directory, "notifications", "results.db")) {
+            if let device = try? Device.open(at: entry.directory) { used.append(device) }
+        }
         entries += opened.map {
             DeviceFolder.Entry(
                 directory: $0.directory, remoteToken: $0.config.remoteToken.lowercased(),
                 voipToken: $0.config.voipToken.lowercased(), online: $0.config.online)
         }
-        let added = devices.add(entries)
-        offline.adopt(offline: added.filter { !$0.online }.map(\.directory))
-        // What the stopped node left: the pushes it answered 200 and did not run, and results not yet copied.
-        let used = added.filter { FileSystem.exists(Path.join($0.directory, "notifications", "results.db")) }
-            .compactMap { devices.device(for: $0.remoteToken) }
-        let unfinished = UnfinishedPushes(devices: used, store: store, logger: logger)
-        if let fleet {
-            let through = await copied(used.map { $0.config.remoteToken.lowercased() })
-            for device in used {
-                let token = device.config.remoteToken.lowercased()
-                var missing: [JSON] = []
-                var before = Int64.max
-                while let page = try? store.results(
-                    for: device, limit: ResultStore.pageRows, since: through[token] ?? 0, before: before),
-                    let last = page.last?["id"]?.intValue
-                {
-                    missing += page
-                    before = last
-                }
-                // Oldest first, as the stopped node would have copied them.
-                for result in missing.reversed() {
-                    guard var object = result.objectValue, let row = object["id"]?.intValue else { continue }
-                    object["id"] = nil
-                    object["acknowledged"] = nil
-                    fleet.copyResult(
-                        .object(object), row: row, device: token, apnsID: object["apns_id"]?.stringValue ?? "")
-                }
+        return Taken(
+            lock: lock, entries: entries, used: used,
+            unfinished: UnfinishedPushes(devices: used, store: store, logger: logger))
+    }
+
+    /// Copies to the fleet each result of `used` after the last row it has (`through`), oldest first.
+    private func copyMissing(_ used: [Device], through: [String: Int64]) {
+        guard let fleet else { return }
+        for device in used {
+            let token = device.config.remoteToken.lowercased()
+            var missing: [JSON] = []
+            var before = Int64.max
+            while let page = try? store.results(
+                for: device, limit: ResultStore.pageRows, since: through[token] ?? 0, before: before),
+                let last = page.last?["id"]?.intValue
+            {
+                missing += page
+                before = last
+            }
+            for result in missing.reversed() {
+                guard var object = result.objectValue, let row = object["id"]?.intValue else { continue }
+                object["id"] = nil
+                object["acknowledged"] = nil
+                fleet.copyResult(
+                    .object(object), row: row, device: token, apnsID: object["apns_id"]?.stringValue ?? "")
             }
         }
-        let resumed = unfinished.resume(queue: queue, offline: offline, runner: runner)
-        return DeviceAdoption(
-            lock: lock, tokens: added.map { ($0.remoteToken, $0.voipToken) }, resumed: resumed)
     }
 }
