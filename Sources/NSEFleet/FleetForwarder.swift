@@ -10,8 +10,9 @@ import Synchronization
 /// speaks HTTP/2 only over TLS and retries inside its pool: a forward must know whether its request left this node
 /// (a connection that could not be made is tried again or elsewhere; a stream that went out is never sent twice).
 final class FleetForwarder: Sendable {
-    /// How long a forwarded push may take to be answered: the serving node answers once its row is stored.
-    static let answerTimeout: TimeAmount = .seconds(30)
+    /// How long a forwarded request may take to be answered: a push's once its row is stored, a `/v1/notify` once
+    /// the extension ran (its budget is at most 30 s by default).
+    static let answerTimeout: TimeAmount = .seconds(60)
 
     private let group: any EventLoopGroup
     private let secret: String
@@ -31,8 +32,7 @@ final class FleetForwarder: Sendable {
             return .unreachable("\(error)")
         }
         var headers = HPACKHeaders([
-            (":method", "POST"), (":scheme", "http"), (":authority", peer.address),
-            (":path", "/3/device/" + push.token),
+            (":method", push.method), (":scheme", "http"), (":authority", peer.address), (":path", push.path),
         ])
         for (name, value) in push.headers where !name.hasPrefix(":") && name != "host" && name != "content-length" {
             headers.add(name: name, value: value)

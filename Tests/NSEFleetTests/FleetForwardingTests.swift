@@ -57,6 +57,30 @@ struct FleetForwardingTests {
         #expect(!nodeA.log.contains("answer not delivered"))
         #expect(!nodeB.log.contains("forwarded push not answered"))
 
+        // The device routes answer for another node's device too: A's device taken offline through B, a push held
+        // for it through B's /v1/notify (202), and delivered once it is back online, again through B.
+        let offline = try Exchange.send(
+            "PUT", "\(nodeB.url)/v1/control/devices/\(tokenA)/online", json: #"{"online":false}"#)
+        #expect(offline.status == 200 && offline.json?["online"]?.boolValue == false, "\(offline.body)")
+        let held = try Exchange.send(
+            "POST", "\(nodeB.url)/v1/notify",
+            json: #"{"device":"\#(tokenA)","payload":{"aps":{"alert":"while away"}}}"#)
+        #expect(held.status == 202 && held.json?["held_offline"]?.boolValue == true, "\(held.body)")
+        let back = try Exchange.send(
+            "PUT", "\(nodeB.url)/v1/control/devices/\(tokenA)/online", json: #"{"online":true}"#)
+        #expect(back.status == 200 && back.json?["online"]?.boolValue == true, "\(back.body)")
+        let delivered = try FleetTests.eventually(
+            { try Exchange.get("\(nodeA.url)/v1/devices/\(tokenA)/notifications?limit=1000") },
+            until: {
+                $0.json?.arrayValue?.contains { $0["apns_id"]?.stringValue == held.json?["apns_id"]?.stringValue }
+                    == true
+            })
+        #expect(delivered.json?.arrayValue?.contains { $0["apns_id"] == held.json?["apns_id"] } == true)
+        let unknownOnline = try Exchange.send(
+            "PUT", "\(nodeB.url)/v1/control/devices/\(String(repeating: "cd", count: 32))/online",
+            json: #"{"online":false}"#)
+        #expect(unknownOnline.status == 400)
+
         // A token no node serves: 400 BadDeviceToken, as before.
         let unknown = try Exchange.push(nodeA, token: String(repeating: "ab", count: 32))
         #expect(unknown.status == 400 && unknown.json?["reason"]?.stringValue == "BadDeviceToken")

@@ -27,13 +27,28 @@ public struct ForwardedIdentity: Sendable, Equatable {
     }
 }
 
-/// One push on its way to the node serving its device.
+/// One push (or a control request about a device) on its way to the node serving its device.
 public struct ForwardedPush: Sendable {
     public var token: String
     /// The request's headers, as received (lowercase names).
     public var headers: APNsHeaders
     public var body: [UInt8]
     public var identity: ForwardedIdentity
+    public var method = "POST"
+    /// The request's path and query; by default APNs's for the token.
+    public var path: String
+
+    public init(
+        token: String, headers: APNsHeaders, body: [UInt8], identity: ForwardedIdentity, method: String = "POST",
+        path: String? = nil
+    ) {
+        self.token = token
+        self.headers = headers
+        self.body = body
+        self.identity = identity
+        self.method = method
+        self.path = path ?? "/3/device/" + token
+    }
 }
 
 /// What came of forwarding a push.

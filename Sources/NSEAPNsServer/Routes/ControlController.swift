@@ -159,10 +159,18 @@ struct ControlController {
 
     @Sendable func online(_ request: Request, context: PushRequestContext) async -> Response {
         let token = context.parameters.get("token") ?? ""
+        let body = try? await request.body.collect(upTo: 64 * 1024)
+        if let relayed = await service.relay(
+            token: token, method: "PUT", path: request.uri.description,
+            headers: request.headers.map { (name: $0.name.canonicalName.lowercased(), value: $0.value) },
+            body: body.map { Array($0.readableBytesView) } ?? [])
+        {
+            return relayed
+        }
         guard let device = service.device(for: token) else {
             return PushResponder.error(.badRequest("BadDeviceToken"), apnsID: nil)
         }
-        guard case .some(let parsed) = await Self.body(request), let document = parsed?.objectValue,
+        guard let body, let document = (try? JSON.parse(Array(body.readableBytesView)))?.objectValue,
             document.keys == ["online"], let online = document["online"]?.boolValue
         else { return Self.error(400, "BadControl", #"the body must be {"online": true} or {"online": false}"#) }
         do {

@@ -190,6 +190,14 @@ struct ResultsController {
         guard let body = try? await request.body.collect(upTo: 64 * 1024),
             let document = try? JSON.parse(Array(body.readableBytesView))
         else { return PushResponder.error(.badRequest("MalformedRequest"), apnsID: nil) }
+        if let token = document["device"]?.stringValue,
+            let relayed = await service.relay(
+                token: token, method: "POST", path: request.uri.description,
+                headers: request.headers.map { (name: $0.name.canonicalName.lowercased(), value: $0.value) },
+                body: Array(body.readableBytesView))
+        {
+            return relayed
+        }
         guard let token = document["device"]?.stringValue, let device = service.device(for: token) else {
             return PushResponder.error(.badRequest("BadDeviceToken"), apnsID: nil)
         }

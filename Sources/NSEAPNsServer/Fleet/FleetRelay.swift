@@ -1,0 +1,38 @@
+import Hummingbird
+import Logging
+import NIOCore
+import NSEJSON
+
+extension PushService {
+    /// A control request about a device another node of the fleet serves (its online switch, `/v1/notify`) goes to
+    /// that node, and its answer is the answer: any node answers for any device. Nil: the device is not another
+    /// node's (it is this one's, or nobody's), or the request came from a node already (never sent on twice).
+    func relay(token: String, method: String, path: String, headers: APNsHeaders, body: [UInt8]) async -> Response? {
+        guard let fleet, !headers.contains(where: { $0.name == FleetHeaders.node }), devices.device(for: token) == nil,
+            let peer = await fleet.owner(of: token)
+        else { return nil }
+        let request = ForwardedPush(
+            token: token, headers: FleetHeaders.stripped(headers), body: body,
+            identity: ForwardedIdentity(teamID: nil, certificateBundleID: nil), method: method, path: path)
+        switch await fleet.forward(request, to: peer) {
+        case .answered(let status, let headers, let body):
+            var fields = HTTPFields()
+            for (name, value) in headers where ["apns-id", "apns-unique-id", "content-type"].contains(name) {
+                fields[.init(name)!] = value
+            }
+            return Response(
+                status: HTTPResponse.Status(code: status), headers: fields,
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+        case .unreachable(let why):
+            logger.warning(
+                "control request not forwarded: node unreachable",
+                metadata: ["fleet.node": .string(peer.node), "fleet.error": .string(why)])
+            return PushResponder.error(APNsError(503, "ServiceUnavailable"), apnsID: nil)
+        case .lost(let why):
+            logger.error(
+                "forwarded control request not answered",
+                metadata: ["fleet.node": .string(peer.node), "fleet.error": .string(why)])
+            return PushResponder.error(.internalServerError, apnsID: nil)
+        }
+    }
+}
