@@ -548,6 +548,12 @@ if __name__ == "__main__":
         fanout_bench = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fanout_bench.py")
         if subprocess.run([sys.executable, fanout_bench]).returncode != 0:
             sys.exit(1)
+    # One node against a fleet of three on PostgreSQL behind HAProxy (examples/fleet): pushes per CPU-second.
+    if not quick_run and os.environ.get("NSE_BENCH_FLEET", "1") != "0":
+        print(flush=True)
+        fleet_bench = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fleet_bench.py")
+        if subprocess.run([sys.executable, fleet_bench]).returncode != 0:
+            sys.exit(1)
     # Then nse serve under HTTP/2 load (h2load): notifications/s and latency against the same floor.
     if not quick_run and os.environ.get("NSE_BENCH_SERVE", "1") != "0":
         print(flush=True)

@@ -46,6 +46,18 @@ public struct PushResponder: HTTPResponder {
         return response
     }
 
+    /// Another node's answer (a forwarded request's), sent back as it is: its status, body and the headers APNs's
+    /// answers carry.
+    static func relayed(status: Int, headers: [(name: String, value: String)], body: [UInt8]) -> Response {
+        var fields = HTTPFields()
+        for (name, value) in headers where ["apns-id", "apns-unique-id", "content-type"].contains(name) {
+            fields[.init(name)!] = value
+        }
+        return Response(
+            status: HTTPResponse.Status(code: status), headers: fields,
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
     static func json(_ value: JSON, status: Int = 200) -> Response {
         var fields = HTTPFields()
         fields[.contentType] = "application/json"

@@ -106,7 +106,10 @@ public final class PushService: Sendable {
         }
         let events = EventHub()
         // Other nodes' results come to this node's event stream too.
-        fleet?.follow { result, tokens in events.publish("notification", result, tokens: tokens) }
+        // (Read only while someone follows this node's stream: each copy would otherwise cost every node a query.)
+        fleet?.follow(
+            wanted: { events.subscriberCount > 0 },
+            { result, tokens in events.publish("notification", result, tokens: tokens) })
         let callbacks = ResultCallbacks(logger: logger)
         let recorder = ResultRecorder(
             store: store, events: events, callbacks: callbacks, queue: queue, recording: recording, limits: limits,

@@ -13,16 +13,17 @@ final class FleetEvents: Sendable {
 
     private let connection: FleetConnection
     private let node: String
-    /// Where another node's result goes: the node's event hub, with the device's tokens.
-    private let sink = Mutex<(@Sendable (JSON, [String]) -> Void)?>(nil)
+    /// Where another node's result goes: the node's event hub, with the device's tokens; and whether anyone
+    /// follows it now (a result nobody would see is not read).
+    private let sink = Mutex<(wanted: @Sendable () -> Bool, publish: @Sendable (JSON, [String]) -> Void)?>(nil)
 
     init(connection: FleetConnection, node: String) {
         self.connection = connection
         self.node = node
     }
 
-    func follow(_ publish: @escaping @Sendable (JSON, [String]) -> Void) {
-        sink.withLock { $0 = publish }
+    func follow(wanted: @escaping @Sendable () -> Bool, _ publish: @escaping @Sendable (JSON, [String]) -> Void) {
+        sink.withLock { $0 = (wanted, publish) }
     }
 
     /// Listens until cancelled; a lost connection is listened on again a second later.
@@ -46,7 +47,7 @@ final class FleetEvents: Sendable {
 
     /// One notification: `{"node": …, "device": …, "row": …}`; another node's result is read and published.
     private func tell(_ payload: String) async {
-        guard let publish = sink.withLock({ $0 }), let note = try? JSON.parse(payload),
+        guard let (wanted, publish) = sink.withLock({ $0 }), wanted(), let note = try? JSON.parse(payload),
             let from = note["node"]?.stringValue, from != node, let device = note["device"]?.stringValue,
             let row = note["row"]?.intValue
         else { return }

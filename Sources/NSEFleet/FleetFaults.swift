@@ -4,12 +4,21 @@ import NSEJSON
 import NSESystem
 import PostgresNIO
 
-/// The fleet's push fault rules and its unavailable switch. Each push asks once (``take(token:)``): one statement
-/// reads the switch and, if the fleet is available, takes one use of the oldest rule for the token with its row
-/// locked (`FOR UPDATE`), so a rule of `count` 3 answers exactly three pushes whichever nodes they reach. Not
-/// `SKIP LOCKED`: a push that skipped a rule another node holds would find none, and a count would answer fewer.
+/// The fleet's push fault rules and its unavailable switch. Each push asks once (``take(token:)``): one call of the
+/// schema's `nse_fleet_take_faults` reads the switch and, if the fleet is available, takes one use of the oldest
+/// rule for each token asking with its row locked (`FOR UPDATE`), so a rule of `count` 3 answers exactly three
+/// pushes whichever nodes they reach. Not `SKIP LOCKED`: a push that skipped a rule another node holds would find
+/// none, and a count would answer fewer. The pushes asking at once share the call (``GroupCommit``).
 struct FleetFaults: Sendable {
     let connection: FleetConnection
+    private let takes: GroupCommit<String, Taken>
+
+    init(connection: FleetConnection) {
+        self.connection = connection
+        takes = GroupCommit(limit: 500) { tokens throws(FleetError) in
+            try await Self.take(tokens, connection: connection)
+        }
+    }
 
     func add(_ rules: [FaultRule]) async throws(FleetError) -> [JSON] {
         try await connection.attempt("fault rules not added") {
@@ -77,32 +86,37 @@ struct FleetFaults: Sendable {
         }
     }
 
-    /// The switch, else one use of the first rule for `token`, in one round trip.
+    /// The switch, else one use of the first rule for `token`: with the other pushes asking at the same time, in
+    /// one round trip (``GroupCommit``).
     func take(token: String) async throws(FleetError) -> FleetFaultDecision {
-        let token = token.lowercased()
-        let row = try await connection.attempt("fault rules not read") {
-            let rows = try await connection.client.query(
-                """
-                WITH switch AS (SELECT unavailable FROM nse_fleet_switches WHERE id = 1),
-                chosen AS (
-                    SELECT id FROM nse_fleet_faults
-                    WHERE remaining > 0 AND (token IS NULL OR token = \(token))
-                        AND (SELECT unavailable FROM switch) IS NULL
-                    ORDER BY id LIMIT 1 FOR UPDATE),
-                taken AS (
-                    UPDATE nse_fleet_faults f SET remaining = f.remaining - 1 FROM chosen WHERE f.id = chosen.id
-                    RETURNING f.id, f.rule)
-                SELECT (SELECT unavailable FROM switch), (SELECT id FROM taken), (SELECT rule FROM taken)
-                """, logger: connection.logger)
-            var found: (String?, Int64?, String?) = (nil, nil, nil)
-            for try await row in rows.decode((String?, Int64?, String?).self) { found = row }
-            return found
-        }
-        if let reason = row.0 { return .unavailable(reason) }
-        guard let id = row.1, let text = row.2, let json = try? JSON.parse(text),
+        let row = try await takes.submit(token.lowercased())
+        if let reason = row.unavailable { return .unavailable(reason) }
+        guard let id = row.id, let text = row.rule, let json = try? JSON.parse(text),
             let rule = try? FaultRule(json: json, now: SystemClock.unixMilliseconds())
         else { return .none }
         return .fault(id: Int(id), rule: rule)
+    }
+
+    /// What the fleet said for one token.
+    struct Taken: Sendable {
+        var unavailable: String?
+        var id: Int64?
+        var rule: String?
+    }
+
+    /// One call of `nse_fleet_take_faults` for `tokens`: their answers in order.
+    private static func take(_ tokens: [String], connection: FleetConnection) async throws(FleetError) -> [Taken] {
+        try await connection.attempt("fault rules not read") {
+            var taken = [Taken](repeating: Taken(), count: tokens.count)
+            let rows = try await connection.client.query(
+                "SELECT slot, unavailable, rule_id, rule FROM nse_fleet_take_faults(\(tokens)::text[])",
+                logger: connection.logger)
+            for try await (slot, unavailable, id, rule) in rows.decode((Int32, String?, Int64?, String?).self)
+            where slot >= 1 && Int(slot) <= tokens.count {
+                taken[Int(slot) - 1] = Taken(unavailable: unavailable, id: id, rule: rule)
+            }
+            return taken
+        }
     }
 
     /// A rule as `GET /v1/control/faults` lists it: its JSON with `id` and `remaining`.

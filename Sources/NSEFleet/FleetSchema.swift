@@ -56,6 +56,41 @@ enum FleetSchema {
             "CREATE TABLE nse_fleet_secret (id INTEGER PRIMARY KEY CHECK (id = 1), secret TEXT NOT NULL)",
             "CREATE INDEX nse_fleet_devices_node ON nse_fleet_devices (node)",
         ],
+        [
+            // Several pushes' faults in one round trip (``FleetFaults``): the switch read once, then for each token
+            // in order one use of the oldest live rule for it, its row locked, as one push's statement did.
+            """
+            CREATE FUNCTION nse_fleet_take_faults(tokens text[])
+            RETURNS TABLE (slot integer, unavailable text, rule_id bigint, rule text)
+            LANGUAGE plpgsql AS $$
+            DECLARE
+                reason text;
+                chosen bigint;
+                chosen_rule text;
+            BEGIN
+                SELECT s.unavailable INTO reason FROM nse_fleet_switches s WHERE s.id = 1;
+                FOR i IN 1 .. coalesce(array_length(tokens, 1), 0) LOOP
+                    chosen := NULL;
+                    chosen_rule := NULL;
+                    IF reason IS NULL THEN
+                        SELECT f.id INTO chosen FROM nse_fleet_faults f
+                        WHERE f.remaining > 0 AND (f.token IS NULL OR f.token = tokens[i])
+                        ORDER BY f.id LIMIT 1 FOR UPDATE;
+                        IF chosen IS NOT NULL THEN
+                            UPDATE nse_fleet_faults f SET remaining = f.remaining - 1 WHERE f.id = chosen
+                            RETURNING f.rule INTO chosen_rule;
+                        END IF;
+                    END IF;
+                    slot := i;
+                    unavailable := reason;
+                    rule_id := chosen;
+                    rule := chosen_rule;
+                    RETURN NEXT;
+                END LOOP;
+            END
+            $$
+            """
+        ],
     ]
 
     /// Brings the database to the newest version; throws on one newer than this nse knows.

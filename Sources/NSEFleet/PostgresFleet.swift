@@ -248,8 +248,11 @@ public final class PostgresFleet: FleetState {
                     recordedAt: result["recorded_at"]?.intValue ?? 0, result: result.serialized())))
     }
 
-    public func follow(_ publish: @escaping @Sendable (_ result: JSON, _ tokens: [String]) -> Void) {
-        events.follow(publish)
+    public func follow(
+        wanted: @escaping @Sendable () -> Bool,
+        _ publish: @escaping @Sendable (_ result: JSON, _ tokens: [String]) -> Void
+    ) {
+        events.follow(wanted: wanted, publish)
     }
 
     public func markUnacknowledged(row: Int64, device: String) {

@@ -8,7 +8,8 @@
 #
 # Environment: NSE (the nse binary; default `nse` on PATH), FLEET_DEVICES (devices in all, split between the nodes;
 # default 300), FLEET_PORT (the balancer's port, the nodes on the next three, PostgreSQL on the fourth; default 8443;
-# 0 picks free ports), FLEET_LEASE (seconds without a heartbeat before a node is taken over; default 3).
+# 0 picks free ports), FLEET_LEASE (seconds without a heartbeat before a node is taken over; default 3),
+# FLEET_SERVE_ARGS (more `nse serve` arguments for every node, e.g. "--queue 100000").
 # Needs initdb and pg_ctl (Debian: postgresql), haproxy, python3 (for free ports). As root, PostgreSQL runs as the
 # `postgres` user.
 set -euo pipefail
@@ -66,6 +67,8 @@ mkdir -p "$dir/postgres"
 if [ "$(id -u)" = 0 ]; then
   chown postgres "$dir/postgres"
   chmod a+x "$dir"  # the postgres user reaches its folder through DIR (mktemp makes it 0700)
+  runuser -u postgres -- test -x "$dir/postgres" \
+    || die "the postgres user cannot reach $dir/postgres: make the folders above DIR searchable (chmod a+x)"
 fi
 as_postgres "$pgbin/initdb" -D "$dir/postgres" -A trust -U nse >"$dir/initdb.log" 2>&1 || die "initdb failed: $dir/initdb.log"
 as_postgres "$pgbin/pg_ctl" start -w -D "$dir/postgres" -l "$dir/postgres/server.log" \
@@ -79,7 +82,7 @@ for n in 1 2 3; do
   share=$(( devices / 3 + (n <= devices % 3 ? 1 : 0) ))
   [ -d "$dir/devices-$n" ] || "$nse" device init-many "$dir/devices-$n" --count "$share" >/dev/null
   "$nse" serve --listen "127.0.0.1:${ports[$n]}" --devices "$dir/devices-$n" --database "$database" \
-    --node-name "node-$n" --node-lease "$lease" >"$dir/node-$n.out" 2>"$dir/node-$n.log" &
+    --node-name "node-$n" --node-lease "$lease" ${FLEET_SERVE_ARGS:-} >"$dir/node-$n.out" 2>"$dir/node-$n.log" &
   node_pids+=($!)
 done
 for n in 1 2 3; do

@@ -1,7 +1,5 @@
 import Hummingbird
 import Logging
-import NIOCore
-import NSEJSON
 
 extension PushService {
     /// A control request about a device another node of the fleet serves (its online switch, `/v1/notify`) goes to
@@ -16,13 +14,7 @@ extension PushService {
             identity: ForwardedIdentity(teamID: nil, certificateBundleID: nil), method: method, path: path)
         switch await fleet.forward(request, to: peer) {
         case .answered(let status, let headers, let body):
-            var fields = HTTPFields()
-            for (name, value) in headers where ["apns-id", "apns-unique-id", "content-type"].contains(name) {
-                fields[.init(name)!] = value
-            }
-            return Response(
-                status: HTTPResponse.Status(code: status), headers: fields,
-                body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+            return PushResponder.relayed(status: status, headers: headers, body: body)
         case .unreachable(let why):
             logger.warning(
                 "control request not forwarded: node unreachable",

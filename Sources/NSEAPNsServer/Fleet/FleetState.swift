@@ -33,8 +33,11 @@ public protocol FleetState: Sendable {
     /// Returns at once: the copy is written in the background, in order.
     func copyResult(_ result: JSON, row: Int64, device: String, apnsID: String)
     /// Hands every result another node records to `publish`, with the tokens of its device: the node's own
-    /// `GET /v1/events` then streams the fleet's results.
-    func follow(_ publish: @escaping @Sendable (_ result: JSON, _ tokens: [String]) -> Void)
+    /// `GET /v1/events` then streams the fleet's results. While `wanted` says no (nobody follows this node's
+    /// stream) the results are not read at all.
+    func follow(
+        wanted: @escaping @Sendable () -> Bool,
+        _ publish: @escaping @Sendable (_ result: JSON, _ tokens: [String]) -> Void)
     /// Says, in the background too, that the 200 of the push in `row` never reached its client (``Acknowledgements``).
     func markUnacknowledged(row: Int64, device: String)
     /// The fleet's copies of a device's results (`token`: either of its tokens), newest first, as

@@ -260,14 +260,8 @@ struct PushController {
         while true {
             switch await fleet.forward(push, to: peer) {
             case .answered(let status, let headers, let body):
-                var fields = HTTPFields()
-                for (name, value) in headers where ["apns-id", "apns-unique-id", "content-type"].contains(name) {
-                    fields[.init(name)!] = value
-                }
                 var answer = Answer(
-                    response: Response(
-                        status: HTTPResponse.Status(code: status), headers: fields,
-                        body: ResponseBody(byteBuffer: ByteBuffer(bytes: body))),
+                    response: PushResponder.relayed(status: status, headers: headers, body: body),
                     reason: (try? JSON.parse(body))?["reason"]?.stringValue,
                     apnsID: headers.first(where: { $0.name == "apns-id" })?.value,
                     uniqueID: headers.first(where: { $0.name == "apns-unique-id" })?.value)
