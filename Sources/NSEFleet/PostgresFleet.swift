@@ -35,6 +35,8 @@ public final class PostgresFleet: FleetState {
     /// What this node does with a stopped node's folders (``adoptWith(_:)``).
     private let adopter = Mutex<(@Sendable (FleetNodes.Serves) async -> [(remote: String, voip: String)]?)?>(nil)
     private let finished = Mutex(false)
+    /// Stopped nodes this node failed to take over, and when it may try again (Unix milliseconds).
+    private let retryAfter = Mutex<[String: Int64]>([:])
 
     /// How long a node may go without a beat before another takes its devices over (`--node-lease`).
     public let lease: Duration
@@ -154,12 +156,18 @@ public final class PostgresFleet: FleetState {
 
     private func takeOver(_ stopped: String) async {
         guard let adopt = adopter.withLock({ $0 }), !finished.withLock({ $0 }) else { return }
+        let now = SystemClock.unixMilliseconds()
+        // A takeover that failed here (folders not on this machine, still locked) is tried again 30 s later, not
+        // every second: the warning it logs would otherwise repeat each second.
+        guard (retryAfter.withLock { $0[stopped] } ?? 0) <= now else { return }
         do throws(FleetError) {
-            guard let serves = try await nodes.take(stopped, now: SystemClock.unixMilliseconds()) else { return }
+            guard let serves = try await nodes.take(stopped, now: now) else { return }
             guard let tokens = await adopt(serves) else {
+                retryAfter.withLock { $0[stopped] = now + 30_000 }
                 try await nodes.giveBack(stopped)
                 return
             }
+            retryAfter.withLock { $0[stopped] = nil }
             try await nodes.moved(from: stopped, serves: serves)
             connection.logger.notice(
                 "took over a stopped node's devices",
