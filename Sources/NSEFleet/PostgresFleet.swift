@@ -102,8 +102,16 @@ public final class PostgresFleet: FleetState {
             group.addTask { await self.beat() }
             await resultCopies.write()
             forwarder.close()
-            // Stopped: whatever this node served is another's to take at once (its locks go when it exits).
-            if (try? await nodes.leave()) == nil {
+            // Stopped: whatever this node served is another's to take at once (its locks go when it exits). Waited
+            // for one second at most: a database that does not answer must not hold SIGTERM's exit.
+            let left = Mutex<Bool?>(nil)
+            let leaving = Task { [nodes] in
+                let done = (try? await nodes.leave()) != nil
+                left.withLock { $0 = done }
+            }
+            for _ in 0..<20 where left.withLock({ $0 }) == nil { try? await Task.sleep(for: .milliseconds(50)) }
+            if left.withLock({ $0 }) != true {
+                leaving.cancel()
                 connection.logger.warning("node not marked stopped: its devices are taken over after the lease")
             }
             group.cancelAll()
