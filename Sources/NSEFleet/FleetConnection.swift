@@ -33,21 +33,26 @@ public struct FleetConnection: Sendable {
         await client.run()
     }
 
+    /// A connection of its own, outside the pool: for what must not queue behind the pushes' queries (the
+    /// heartbeat), and the first connection at start.
+    func connectAlone(id: Int = 0) async throws(FleetError) -> PostgresConnection {
+        var configuration = PostgresConnection.Configuration(
+            host: url.host, port: url.port, username: url.user, password: url.password, database: url.database,
+            tls: .disable)
+        configuration.options.connectTimeout = .seconds(5)
+        do {
+            return try await PostgresConnection.connect(configuration: configuration, id: id, logger: logger)
+        } catch {
+            throw FleetError("database \(url): \(Self.describe(error))")
+        }
+    }
+
     /// Connects once, outside the pool, to say at start whether the database can be reached at all (the pool would
     /// keep trying): the schema is brought up to date on that connection (``FleetSchema``).
     func withFirstConnection<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws(FleetError)
         -> T
     {
-        var configuration = PostgresConnection.Configuration(
-            host: url.host, port: url.port, username: url.user, password: url.password, database: url.database,
-            tls: .disable)
-        configuration.options.connectTimeout = .seconds(5)
-        let connection: PostgresConnection
-        do {
-            connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
-        } catch {
-            throw FleetError("database \(url): \(Self.describe(error))")
-        }
+        let connection = try await connectAlone()
         do {
             let result = try await body(connection)
             try? await connection.close()

@@ -53,10 +53,12 @@ struct FleetNodes: Sendable {
         }
     }
 
-    func beat() async throws(FleetError) {
+    /// One beat, on the node's own connection (``FleetConnection/connectAlone(id:)``): a pool busy with pushes must
+    /// not make a live node look stopped.
+    func beat(on alone: PostgresConnection) async throws(FleetError) {
         let now = SystemClock.unixMilliseconds()
         try await connection.attempt("heartbeat not written") {
-            try await connection.client.query(
+            try await alone.query(
                 "UPDATE nse_fleet_nodes SET heartbeat_at = \(now) WHERE name = \(node)", logger: connection.logger)
         }
     }

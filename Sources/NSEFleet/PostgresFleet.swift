@@ -2,6 +2,7 @@ public import Logging
 public import NSEAPNsServer
 public import NSEJSON
 import NSESystem
+import PostgresNIO
 import Synchronization
 
 #if canImport(Glibc)
@@ -100,6 +101,7 @@ public final class PostgresFleet: FleetState {
             group.addTask { await self.events.listen() }
             group.addTask { await self.owners.listen() }
             group.addTask { await self.beat() }
+            group.addTask { await self.watch() }
             await resultCopies.write()
             forwarder.close()
             // Stopped: whatever this node served is another's to take at once (its locks go when it exits). Waited
@@ -149,14 +151,38 @@ public final class PostgresFleet: FleetState {
 
     /// Beats once a second while the node serves, and takes over the nodes that stopped beating.
     private func beat() async {
+        var alone: PostgresConnection?
         while !Task.isCancelled, !finished.withLock({ $0 }) {
             do throws(FleetError) {
-                try await nodes.beat()
+                let beating: PostgresConnection
+                if let alone {
+                    beating = alone
+                } else {
+                    beating = try await connection.connectAlone(id: 1)
+                }
+                alone = beating
+                try await nodes.beat(on: beating)
+            } catch {
+                try? await alone?.close()
+                alone = nil
+                connection.logger.warning("fleet heartbeat", metadata: ["fleet.error": .string(error.description)])
+            }
+            try? await Task.sleep(for: .seconds(1))
+        }
+        try? await alone?.close()
+    }
+
+    /// Looks for stopped nodes once a second and takes over those due here; apart from the beat, so a takeover
+    /// that takes seconds (thousands of devices' databases read) never delays this node's own beat.
+    private func watch() async {
+        while !Task.isCancelled, !finished.withLock({ $0 }) {
+            do throws(FleetError) {
                 for stopped in try await nodes.due(now: SystemClock.unixMilliseconds()) {
                     await takeOver(stopped)
                 }
             } catch {
-                connection.logger.warning("fleet heartbeat", metadata: ["fleet.error": .string(error.description)])
+                connection.logger.warning(
+                    "fleet's nodes not read", metadata: ["fleet.error": .string(error.description)])
             }
             try? await Task.sleep(for: .seconds(1))
         }
