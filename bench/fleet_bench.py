@@ -10,7 +10,9 @@ alert's own text), sent by h2load with 4 connections × 32 streams:
 - `one node + PostgreSQL`: one node on the fleet's database, h2load straight to it: what the shared request log,
   fault rules and result copies cost a push, with nothing forwarded;
 - `three nodes`: examples/fleet/run.sh as written (three nodes, HAProxy round robin): two pushes in three reach a
-  node that does not serve their device and are forwarded.
+  node that does not serve their device and are forwarded;
+- `three, routed by token`: the same nodes behind a second HAProxy with the map of tokens to nodes (run.sh's
+  `FLEET_ROUTE=token`): each push straight to its device's node, none forwarded.
 For each: pushes recorded per second (from h2load's start to the last `nse_notifications_total` increment) and the
 CPU each part spent per push (from /proc: the nodes themselves, their extensions, PostgreSQL's processes, HAProxy,
 h2load, and the whole machine). On one 2-core machine three nodes cannot be faster than one: what matters is the
@@ -25,7 +27,9 @@ import glob
 import json
 import os
 import resource
+import shutil
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -100,6 +104,33 @@ def start_node(folder, extra):
     if not line:
         raise SystemExit(f"fleet_bench: nse serve {extra} did not start")
     return process, json.loads(line)["listening"]
+
+
+def start_routed_balancer(fleet, work):
+    """HAProxy from examples/fleet/haproxy.cfg with a token map: each push straight to its device's node."""
+    path = os.path.join(work, "tokens.map")
+    with open(path, "w") as file:
+        for index, node in enumerate(fleet["nodes"], start=1):
+            for token in tokens_in(node["devices"]):
+                file.write(f"{token.lower()} node{index}\n")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = dict(os.environ, NSE_FLEET_LISTEN=f"127.0.0.1:{port}", NSE_FLEET_STATS=os.path.join(work, "routed.sock"),
+               NSE_FLEET_TOKENS=path)
+    for index, node in enumerate(fleet["nodes"], start=1):
+        env[f"NSE_FLEET_NODE{index}"] = node["url"].split("//")[1]
+    haproxy = shutil.which("haproxy") or "/usr/sbin/haproxy"
+    process = subprocess.Popen([haproxy, "-db", "-f", os.path.join(HERE, "..", "examples", "fleet", "haproxy.cfg")],
+                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    time.sleep(1)  # the first health checks
+    return process, f"http://127.0.0.1:{port}"
 
 
 class Setup:
@@ -192,12 +223,17 @@ def main():
             os.path.join(work, "solo-db"),
             ["--database", fleet["database"].rsplit("/", 1)[0] + "/solo", "--node-name", "solo-db"])
         started.append(solo_db)
+        # A second HAProxy on the same nodes, with the map of tokens to nodes (as run.sh's FLEET_ROUTE=token).
+        routed, routed_url = start_routed_balancer(fleet, work)
+        started.append(routed)
         setups = [
             Setup("one node", solo_url, tokens_in(os.path.join(work, "solo")), [solo.pid], [solo_url]),
             Setup("one node + PostgreSQL", solo_db_url, tokens_in(os.path.join(work, "solo-db")), [solo_db.pid],
                   [solo_db_url]),
             Setup("three nodes", fleet["balancer"], fleet_tokens, [n["pid"] for n in fleet["nodes"]],
                   [n["url"] for n in fleet["nodes"]], fleet["haproxy_pid"]),
+            Setup("three, routed by token", routed_url, fleet_tokens, [n["pid"] for n in fleet["nodes"]],
+                  [n["url"] for n in fleet["nodes"]], routed.pid),
         ]
         # One unmeasured push to every device first: each device's results.db is made then, not in a measured run.
         for setup in setups:

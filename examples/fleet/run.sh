@@ -9,7 +9,9 @@
 # Environment: NSE (the nse binary; default `nse` on PATH), FLEET_DEVICES (devices in all, split between the nodes;
 # default 300), FLEET_PORT (the balancer's port, the nodes on the next three, PostgreSQL on the fourth; default 8443;
 # 0 picks free ports), FLEET_LEASE (seconds without a heartbeat before a node is taken over; default 3),
-# FLEET_SERVE_ARGS (more `nse serve` arguments for every node, e.g. "--queue 100000").
+# FLEET_SERVE_ARGS (more `nse serve` arguments for every node, e.g. "--queue 100000"), FLEET_ROUTE (`round`, the
+# default: HAProxy hands pushes to the nodes in turn and a node sends on those for another's device; `token`:
+# HAProxy sends each push to the node serving its token, from a map of the devices' tokens written at start).
 # Needs initdb and pg_ctl (Debian: postgresql), haproxy, python3 (for free ports). As root, PostgreSQL runs as the
 # `postgres` user.
 set -euo pipefail
@@ -92,6 +94,19 @@ for n in 1 2 3; do
 done
 
 # --- HAProxy in front ----------------------------------------------------------------------------------------------------
+: >"$dir/tokens.map"
+if [ "${FLEET_ROUTE:-round}" = token ]; then
+  python3 - "$dir" >"$dir/tokens.map" <<'MAP'
+import glob, json, sys
+for n in (1, 2, 3):
+    for config in glob.glob(f"{sys.argv[1]}/devices-{n}/*/device.json"):
+        tokens = json.load(open(config))["tokens"]
+        for token in (tokens["remote"], tokens.get("voip")):
+            if token:
+                print(token.lower(), f"node{n}")
+MAP
+fi
+export NSE_FLEET_TOKENS="$dir/tokens.map"
 export NSE_FLEET_LISTEN="127.0.0.1:$balancer_port" NSE_FLEET_STATS="$dir/haproxy.sock" \
   NSE_FLEET_NODE1="127.0.0.1:${ports[1]}" NSE_FLEET_NODE2="127.0.0.1:${ports[2]}" NSE_FLEET_NODE3="127.0.0.1:${ports[3]}"
 "$haproxy" -db -f "$here/haproxy.cfg" >"$dir/haproxy.log" 2>&1 &
