@@ -17,19 +17,6 @@ extension SenderIdentity {
 
     /// The plaintext as this sender signs it for several devices: with `sender_key`, `message_id` and `sent_at`.
     func claims(_ plaintext: [UInt8], messageID: String?) throws(DeviceError) -> [UInt8] {
-        guard var object = (try? JSON.parse(plaintext))?.objectValue else {
-            throw DeviceError(.invalidOption, "a signed plaintext must be a JSON object")
-        }
-        object["sender_key"] = .string(publicKey.base64)
-        object["to_key"] = nil
-        let id: String
-        do { id = try messageID ?? SecureRandom.hex(16) } catch {
-            throw DeviceError(.io, "no message id: \(error)")
-        }
-        object["message_id"] = .string(id)
-        if object["sent_at"] == nil {
-            object["sent_at"] = .string(SystemClock.rfc3339(unixSeconds: SystemClock.unixMilliseconds() / 1000))
-        }
-        return Array(JSON.object(object).serializedBytes())
+        try claims(plaintext, toKey: nil, messageID: messageID)
     }
 }

@@ -69,11 +69,16 @@ public struct SenderIdentity: Sendable {
     public func claims(_ plaintext: [UInt8], to recipient: PublicKey, messageID: String? = nil) throws(DeviceError)
         -> [UInt8]
     {
+        try claims(plaintext, toKey: recipient.keyID, messageID: messageID)
+    }
+
+    /// The claims for one recipient (`toKey`, its key id) or, nil, for several (the envelope names them).
+    func claims(_ plaintext: [UInt8], toKey: String?, messageID: String?) throws(DeviceError) -> [UInt8] {
         guard var object = (try? JSON.parse(plaintext))?.objectValue else {
             throw DeviceError(.invalidOption, "a signed plaintext must be a JSON object")
         }
         object["sender_key"] = .string(publicKey.base64)
-        object["to_key"] = .string(recipient.keyID)
+        object["to_key"] = toKey.map(JSON.string)
         let id: String
         do { id = try messageID ?? SecureRandom.hex(16) } catch {
             throw DeviceError(.io, "no message id: \(error)")
