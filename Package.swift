@@ -340,7 +340,7 @@ let package = Package(
         ),
 
         // MARK: - Tests
-        .target(name: "NSETestSupport", dependencies: ["NSECertificates"], path: "Tests/Support"),
+        .target(name: "NSETestSupport", dependencies: ["NSECertificates", "NSEJSON"], path: "Tests/Support"),
         .testTarget(
             name: "NSETests",
             dependencies: [

@@ -12,31 +12,18 @@ import Testing
 
 /// A running `nse serve` (the built binary), stopped with SIGTERM.
 final class ServeProcess: @unchecked Sendable {
-    let process = Process()
-    let listening: JSON
+    let command: CommandProcess
 
     init(_ arguments: [String]) throws {
-        process.executableURL = URL(fileURLWithPath: TestSupport.nse)
-        process.arguments = ["serve"] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let line = try TestSupport.firstLine(of: process, output: output, timeout: 60, what: "nse serve")
-        listening = (try? JSON.parse(line)) ?? .null
+        command = try CommandProcess(["serve"] + arguments, timeout: 60, what: "nse serve")
     }
 
-    var url: String { listening["listening"]?.stringValue ?? "" }
+    var process: Process { command.process }
+    var listening: JSON { command.firstLine }
+    var url: String { command.url }
 
     /// SIGTERM, then waits (bounded) for a graceful exit; the exit status.
-    @discardableResult func stop() -> Int32 {
-        guard process.isRunning else { return process.terminationStatus }
-        kill(process.processIdentifier, SIGTERM)
-        for _ in 0..<600 where process.isRunning { usleep(50_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-        return process.terminationStatus
-    }
+    @discardableResult func stop() -> Int32 { command.stop(grace: 30).status }
 }
 
 /// `PushServer` in this process (the same code `nse serve` runs), stopped by cancelling its task, which

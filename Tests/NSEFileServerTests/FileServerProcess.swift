@@ -10,42 +10,25 @@ import NSETestSupport
 /// A running `nse files` (the built binary) on a free loopback port, with a storage folder of its own; stopped with
 /// SIGTERM (or killed when the test forgot).
 final class FileServerProcess: @unchecked Sendable {
-    let process = Process()
-    /// The first line it printed.
-    let listening: JSON
+    let command: CommandProcess
     let storage: String
 
     init(_ arguments: [String] = [], storage: String? = nil) throws {
         self.storage = try storage ?? TestSupport.temporaryDirectory("nse-files") + "/storage"
-        process.executableURL = URL(fileURLWithPath: TestSupport.nse)
-        process.arguments = ["files", "--listen", "127.0.0.1:0", "--storage", self.storage] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let line = try TestSupport.firstLine(of: process, output: output, timeout: 30, what: "nse files")
-        listening = (try? JSON.parse(line)) ?? .null
+        command = try CommandProcess(
+            ["files", "--listen", "127.0.0.1:0", "--storage", self.storage] + arguments, what: "nse files")
     }
 
-    deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-    }
+    /// The first line it printed.
+    var listening: JSON { command.firstLine }
 
     /// The base URL, `http://127.0.0.1:PORT`.
-    var url: String { listening["listening"]?.stringValue ?? "" }
+    var url: String { command.url }
 
-    var pid: Int32 { process.processIdentifier }
+    var pid: Int32 { command.pid }
 
     /// SIGTERM, then a bounded wait: the exit status and how long it took (SIGKILL after 20 s: status 9).
-    @discardableResult func stop() -> (status: Int32, seconds: Double) {
-        let start = Date()
-        guard process.isRunning else { return (process.terminationStatus, 0) }
-        kill(process.processIdentifier, SIGTERM)
-        for _ in 0..<400 where process.isRunning { usleep(50_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-        return (process.terminationStatus, Date().timeIntervalSince(start))
-    }
+    @discardableResult func stop() -> (status: Int32, seconds: Double) { command.stop() }
 
     /// The descriptors the server holds now.
     var openDescriptors: Int {

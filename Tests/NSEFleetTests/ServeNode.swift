@@ -7,10 +7,9 @@ import NSETestSupport
 #endif
 
 /// One `nse serve` node (the built binary) on a free loopback port, serving one device folder, on a fleet's
-/// database; stopped with SIGTERM (killed when a test forgot).
+/// database; stopped with SIGTERM (killed when a test forgot). Its log is kept in a file.
 final class ServeNode: @unchecked Sendable {
-    let process = Process()
-    let url: String
+    let command: CommandProcess
     let name: String
     let stderrFile: String
 
@@ -19,37 +18,19 @@ final class ServeNode: @unchecked Sendable {
         self.name = name
         stderrFile = try TestSupport.temporaryDirectory("nse-fleet-node") + "/stderr"
         _ = FileManager.default.createFile(atPath: stderrFile, contents: nil)
-        process.executableURL = URL(fileURLWithPath: TestSupport.nse)
-        process.arguments =
-            [
-                "serve", "--listen", "127.0.0.1:0", "--device", device, "--database", database, "--node-name", name,
-            ] + extra
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle(forWritingAtPath: stderrFile)
-        try process.run()
-        let line = try TestSupport.firstLine(of: process, output: output, timeout: 30, what: "nse serve \(name)")
-        guard let listening = (try? JSON.parse(line))?["listening"]?.stringValue else {
-            let log = (try? String(contentsOfFile: stderrFile, encoding: .utf8)) ?? ""
-            throw TestSupport.SetupError(description: "nse serve \(name) did not start: \(line) \(log)")
+        command = try CommandProcess(
+            ["serve", "--listen", "127.0.0.1:0", "--device", device, "--database", database, "--node-name", name]
+                + extra,
+            stderr: FileHandle(forWritingAtPath: stderrFile) ?? .nullDevice, what: "nse serve \(name)")
+        guard command.firstLine["listening"]?.stringValue != nil else {
+            throw TestSupport.SetupError(description: "nse serve \(name) did not start: \(log)")
         }
-        url = listening
     }
 
-    deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-    }
+    var process: Process { command.process }
+    var url: String { command.url }
 
-    /// SIGTERM, then a bounded wait: the exit status and how long it took (SIGKILL after 20 s: status 9).
-    @discardableResult func stop() -> (status: Int32, seconds: Double) {
-        let start = Date()
-        guard process.isRunning else { return (process.terminationStatus, 0) }
-        kill(process.processIdentifier, SIGTERM)
-        for _ in 0..<400 where process.isRunning { usleep(50_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-        return (process.terminationStatus, Date().timeIntervalSince(start))
-    }
+    @discardableResult func stop() -> (status: Int32, seconds: Double) { command.stop() }
 
     /// What this node logged on stderr so far.
     var log: String { (try? String(contentsOfFile: stderrFile, encoding: .utf8)) ?? "" }
