@@ -2,17 +2,39 @@ import Hummingbird
 import Logging
 
 extension PushService {
+    /// Sends `request` on to the other node of the fleet that serves its token, and what came of it; nil when none
+    /// does: the device is this node's (maybe taken over while waiting), or nobody's. A node that cannot be reached
+    /// may be stopping or stopped: the request waits for it, or for the node taking its devices over (trying again
+    /// every 200 ms, the fleet's takeover window at most), and `.unreachable` is what is left after that. A request
+    /// that went out and got no answer is never sent again (`.lost`).
+    func sendOn(_ request: ForwardedPush) async -> (outcome: ForwardOutcome, peer: FleetPeer)? {
+        guard let fleet, devices.device(for: request.token) == nil, var peer = await fleet.owner(of: request.token)
+        else { return nil }
+        let started = ContinuousClock.now
+        while true {
+            let outcome = await fleet.forward(request, to: peer)
+            guard case .unreachable = outcome, ContinuousClock.now - started < fleet.takeoverWindow else {
+                return (outcome, peer)
+            }
+            try? await Task.sleep(for: .milliseconds(200))
+            guard devices.device(for: request.token) == nil, let next = await fleet.owner(of: request.token) else {
+                return nil
+            }
+            peer = next
+        }
+    }
+
     /// A control request about a device another node of the fleet serves (its online switch, `/v1/notify`) goes to
     /// that node, and its answer is the answer: any node answers for any device. Nil: the device is not another
     /// node's (it is this one's, or nobody's), or the request came from a node already (never sent on twice).
     func relay(token: String, method: String, path: String, headers: APNsHeaders, body: [UInt8]) async -> Response? {
-        guard let fleet, !headers.contains(where: { $0.name == FleetHeaders.node }), devices.device(for: token) == nil,
-            let peer = await fleet.owner(of: token)
+        guard fleet != nil, !headers.contains(where: { $0.name == FleetHeaders.node }),
+            let (outcome, peer) = await sendOn(
+                ForwardedPush(
+                    token: token, headers: FleetHeaders.stripped(headers), body: body,
+                    identity: ForwardedIdentity(teamID: nil, certificateBundleID: nil), method: method, path: path))
         else { return nil }
-        let request = ForwardedPush(
-            token: token, headers: FleetHeaders.stripped(headers), body: body,
-            identity: ForwardedIdentity(teamID: nil, certificateBundleID: nil), method: method, path: path)
-        switch await fleet.forward(request, to: peer) {
+        switch outcome {
         case .answered(let status, let headers, let body):
             return PushResponder.relayed(status: status, headers: headers, body: body)
         case .unreachable(let why):

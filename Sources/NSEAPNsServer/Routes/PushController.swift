@@ -49,10 +49,9 @@ struct PushController {
                 // Another node of the fleet took this request for a device served here: it logged it, took the
                 // fleet's faults and authenticated the provider.
                 let body = try? await request.body.collect(upTo: PushResponder.maxBody)
-                let givenID = headers.first(where: { $0.name == "apns-id" })?.value
                 return await accept(
                     token: token, headers: headers, body: body.map { Array($0.readableBytesView) },
-                    echoedID: givenID.flatMap { APNsValidation.isUUID($0) ? $0 : nil } ?? PushService.newAPNsID(),
+                    echoedID: Self.echoedID(headers.first(where: { $0.name == "apns-id" })?.value),
                     teamID: vouched.teamID, certificateBundleID: vouched.certificateBundleID, context: context,
                     forwarded: true
                 ).response
@@ -88,10 +87,9 @@ struct PushController {
         _ bytes: [UInt8]?, token: String, headers: APNsHeaders, certificate: NIOSSLCertificate?,
         context: PushRequestContext
     ) async -> Answer {
-        let givenID = headers.first(where: { $0.name == "apns-id" })?.value
         // Every answer carries an apns-id, as APNs's do: the request's, else a new one (Apple: "If you don't specify
         // an apns-id field in your request, APNs creates a new UUID and returns it in this header").
-        let echoedID = givenID.flatMap { APNsValidation.isUUID($0) ? $0 : nil } ?? PushService.newAPNsID()
+        let echoedID = Self.echoedID(headers.first(where: { $0.name == "apns-id" })?.value)
         // Injected faults first: the server playing unavailable, then the first scripted rule for this token (the
         // fleet's, with `--database`: one round trip decides both).
         var fault: (id: Int, rule: FaultRule)?
@@ -145,6 +143,11 @@ struct PushController {
         }
         answer.faultID = fault?.id
         return answer
+    }
+
+    /// The apns-id every answer carries: the request's when it is a UUID, else a new one.
+    private static func echoedID(_ given: String?) -> String {
+        given.flatMap { APNsValidation.isUUID($0) ? $0 : nil } ?? PushService.newAPNsID()
     }
 
     /// The fleet's decision for one push; nil (logged) when the database cannot answer: the push is answered 500
@@ -215,14 +218,14 @@ struct PushController {
         token: String, headers: APNsHeaders, body: [UInt8]?, echoedID: String?, teamID: String?,
         certificateBundleID: String?, context: PushRequestContext, forwarded: Bool = false
     ) async -> Answer {
-        if !forwarded, let fleet = service.fleet, service.device(for: token) == nil,
-            let peer = await fleet.owner(of: token)
+        // Another node's device: that node answers (nil: this node's, maybe taken over meanwhile, or nobody's).
+        if !forwarded, service.fleet != nil,
+            let (outcome, peer) = await service.sendOn(
+                ForwardedPush(
+                    token: token, headers: headers, body: body ?? [],
+                    identity: ForwardedIdentity(teamID: teamID, certificateBundleID: certificateBundleID)))
         {
-            let push = ForwardedPush(
-                token: token, headers: headers, body: body ?? [],
-                identity: ForwardedIdentity(teamID: teamID, certificateBundleID: certificateBundleID))
-            if let answer = await forward(push, to: peer, fleet: fleet, echoedID: echoedID) { return answer }
-            // Taken over by this node meanwhile: answered here.
+            return answer(outcome, from: peer, echoedID: echoedID)
         }
         let verdict = APNsValidation.validate(
             token: token, headers: headers, body: body, device: service.device(for:), newID: PushService.newAPNsID,
@@ -248,47 +251,31 @@ struct PushController {
         }
     }
 
-    /// Sends a push on to the node serving its device and answers as it did. A node that cannot be reached may be
-    /// stopping or stopped: the push waits (the fleet's takeover window) for it or for the node taking its devices
-    /// over, then gets 503 `ServiceUnavailable`; nil: this node took the device over meanwhile. A push that went
-    /// out and got no answer may have been taken: 500 `InternalServerError`, never sent twice.
-    private func forward(_ push: ForwardedPush, to peer: FleetPeer, fleet: any FleetState, echoedID: String?) async
-        -> Answer?
-    {
-        let started = ContinuousClock.now
-        var peer = peer
-        while true {
-            switch await fleet.forward(push, to: peer) {
-            case .answered(let status, let headers, let body):
-                var answer = Answer(
-                    response: PushResponder.relayed(status: status, headers: headers, body: body),
-                    reason: (try? JSON.parse(body))?["reason"]?.stringValue,
-                    apnsID: headers.first(where: { $0.name == "apns-id" })?.value,
-                    uniqueID: headers.first(where: { $0.name == "apns-unique-id" })?.value)
-                answer.forwardedTo = peer.node
-                return answer
-            case .lost(let why):
-                service.logger.error(
-                    "forwarded push not answered",
-                    metadata: ["fleet.node": .string(peer.node), "fleet.error": .string(why)])
-                var answer = Answer.refused(.internalServerError, apnsID: echoedID)
-                answer.forwardedTo = peer.node
-                return answer
-            case .unreachable(let why):
-                guard ContinuousClock.now - started < fleet.takeoverWindow else {
-                    service.logger.warning(
-                        "push not forwarded: node unreachable",
-                        metadata: ["fleet.node": .string(peer.node), "fleet.error": .string(why)])
-                    var answer = Answer.refused(APNsError(503, "ServiceUnavailable"), apnsID: echoedID)
-                    answer.forwardedTo = peer.node
-                    return answer
-                }
-                try? await Task.sleep(for: .milliseconds(200))
-                if service.device(for: push.token) != nil { return nil }
-                guard let next = await fleet.owner(of: push.token) else { return nil }
-                peer = next
-            }
+    /// What another node did with a push sent on to it (``PushService/sendOn(_:)``): its answer as it is; 503
+    /// `ServiceUnavailable` when it could not be reached within the takeover window; 500 `InternalServerError` when
+    /// the push went out and got no answer (it may have been taken).
+    private func answer(_ outcome: ForwardOutcome, from peer: FleetPeer, echoedID: String?) -> Answer {
+        var answer: Answer
+        switch outcome {
+        case .answered(let status, let headers, let body):
+            answer = Answer(
+                response: PushResponder.relayed(status: status, headers: headers, body: body),
+                reason: (try? JSON.parse(body))?["reason"]?.stringValue,
+                apnsID: headers.first(where: { $0.name == "apns-id" })?.value,
+                uniqueID: headers.first(where: { $0.name == "apns-unique-id" })?.value)
+        case .lost(let why):
+            service.logger.error(
+                "forwarded push not answered",
+                metadata: ["fleet.node": .string(peer.node), "fleet.error": .string(why)])
+            answer = .refused(.internalServerError, apnsID: echoedID)
+        case .unreachable(let why):
+            service.logger.warning(
+                "push not forwarded: node unreachable",
+                metadata: ["fleet.node": .string(peer.node), "fleet.error": .string(why)])
+            answer = .refused(APNsError(503, "ServiceUnavailable"), apnsID: echoedID)
         }
+        answer.forwardedTo = peer.node
+        return answer
     }
 
     /// An injected `rst_stream`: the request's HTTP/2 stream is reset with INTERNAL_ERROR, written below the HTTP
