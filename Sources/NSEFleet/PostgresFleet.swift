@@ -65,11 +65,14 @@ public final class PostgresFleet: FleetState {
     /// The name a node goes by unless told (`--node-name`): `HOST:PORT`, the machine's host name and the port it
     /// listens on (`HOST:pPID` for a port picked at start, 0).
     public static func defaultNodeName(port: Int) -> String {
+        port == 0 ? "\(hostName):p\(getpid())" : "\(hostName):\(port)"
+    }
+
+    /// This machine's host name (`localhost` if it has none).
+    public static var hostName: String {
         var buffer = [CChar](repeating: 0, count: 256)
-        let host =
-            gethostname(&buffer, buffer.count - 1) == 0
-            ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "localhost"
-        return port == 0 ? "\(host):p\(getpid())" : "\(host):\(port)"
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "localhost" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Connects to `url` and brings its schema up to date (concurrent nodes wait for each other).

@@ -456,8 +456,7 @@ struct ServeCommand: AsyncParsableCommand {
         let url = urls.first(where: { $0.0 == (tls ? "h2c" : "listening") })?.1 ?? urls.first?.1 ?? ""
         var address = String(url.drop(while: { $0 != "/" }).dropFirst(2))
         for wildcard in ["0.0.0.0:", "[::]:"] where address.hasPrefix(wildcard) {
-            let host =
-                PostgresFleet.defaultNodeName(port: 0).split(separator: ":").first.map(String.init) ?? "localhost"
+            let host = PostgresFleet.hostName
             address = host + ":" + address.dropFirst(wildcard.count)
         }
         return address
