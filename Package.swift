@@ -105,6 +105,9 @@ let package = Package(
         .systemLibrary(name: "CConcurrencyHook"),
         // Not a library: the pidfd_open system call, for the host's wait on a child's exit.
         .systemLibrary(name: "CProcessHandle"),
+        // Not a library: the fork server's loop and the descriptors passed to it (`--extension-launch fork`), in C
+        // because it runs between fork()s.
+        .target(name: "CForkServer"),
 
         // MARK: - Foundations
         .target(name: "NSESystem"),
@@ -129,7 +132,7 @@ let package = Package(
         ),
         // Durable state (the App Group store, the SIP server's bindings and held messages, serve's results):
         // SQLite behind one file, `SQLite.swift`.
-        .target(name: "NSEDatabase", dependencies: ["CSQLite"]),
+        .target(name: "NSEDatabase", dependencies: ["CSQLite", "NSESystem"]),
         .target(
             name: "NSESIP", dependencies: ["NSEChat", "NSECrypto", "NSESystem", nioCore, nioPosix, nioSSL, logging]),
         .target(
@@ -147,7 +150,7 @@ let package = Package(
         .target(name: "NSEPayload", dependencies: ["NSEJSON", "NSESystem"]),
         // The host/extension protocol: its messages and the one line framing both sides (and the app launcher) use.
         // No Foundation, no NIO: the extension links it.
-        .target(name: "NSEProtocol", dependencies: ["NSEJSON", "NSEPayload", "NSESystem"]),
+        .target(name: "NSEProtocol", dependencies: ["CForkServer", "NSEJSON", "NSEPayload", "NSESystem"]),
         .target(name: "NSEDevice", dependencies: ["NSECrypto", "NSEDatabase", "NSEJSON", "NSEPayload", "NSESystem"]),
         // How the app registers its SIP account (RFC 8599 push parameters): the extension's SIP fetch, replay and
         // `nse device register` all register as the app would.
@@ -189,7 +192,8 @@ let package = Package(
         .target(
             name: "NSEHost",
             dependencies: [
-                "CProcessHandle", "NSECrypto", "NSEDevice", "NSEHTTP", "NSEJSON", "NSEPayload", "NSEProtocol",
+                "CForkServer", "CProcessHandle", "NSECrypto", "NSEDevice", "NSEHTTP", "NSEJSON", "NSEPayload",
+                "NSEProtocol",
                 "NSESystem",
             ]
         ),
@@ -323,7 +327,8 @@ let package = Package(
         // In release builds it is a fully static executable: no dynamic loader, no relocations, about half the
         // start-up time and RSS of a dynamically linked one, and its hot functions grouped (docs/performance.md).
         .executableTarget(
-            name: "nse-extension", dependencies: ["NSEExtension", logging], exclude: ["hot-functions.order"],
+            name: "nse-extension", dependencies: ["NSEExtension", "NSEProtocol", logging],
+            exclude: ["hot-functions.order"],
             linkerSettings: perNotificationLinking("nse-extension")
         ),
         // The app's process for one call (`nse-app`), started by the host after the app reported the call.

@@ -31,6 +31,8 @@ public final class PushService: Sendable {
     /// Warm extension processes, one per device, kept between pushes (`--extension-process warm`); nil: a fresh
     /// process per push.
     public let extensionProcesses: ExtensionProcessPool?
+    /// Fresh extension processes forked, not exec'd (`--extension-launch fork`); nil: exec'd.
+    public let forkServers: ExtensionForkServers?
     /// The faults injected now (`--fault`, `/v1/control/faults`, `/v1/control/unavailable`).
     public let faults: APNsFaultPlan
     /// Each provider's connections, counted while a `max_connections` fault rule is set.
@@ -73,7 +75,8 @@ public final class PushService: Sendable {
         devices: [Device], folder: [DeviceFolder.Entry] = [], concurrency: Int, queueCapacity: Int,
         extensionCommand: [String],
         limits: ExtensionLimits = ExtensionLimits(), extensionProcesses: ExtensionProcessPool? = nil,
-        authentication: ProviderAuthentication? = nil, certificates: CertificateAuthentication? = nil,
+        forkServers: ExtensionForkServers? = nil, authentication: ProviderAuthentication? = nil,
+        certificates: CertificateAuthentication? = nil,
         environment: ProviderCertificate.Environment = .development, faults: APNsFaultPlan = APNsFaultPlan(),
         requestLogCapacity: Int = PushService.defaultRequestLogCapacity, lowPriorityInterval: Double = 0,
         openDatabases: Int = ResultStore.defaultMaxOpen, recording: CaseRecording? = nil,
@@ -116,7 +119,7 @@ public final class PushService: Sendable {
             metrics: metrics, logger: logger, fleet: fleet)
         let runner = PushRunner(
             queue: queue, store: store, recorder: recorder, extensionCommand: extensionCommand, limits: limits,
-            extensionProcesses: extensionProcesses, recording: recording,
+            extensionProcesses: extensionProcesses, forkServers: forkServers, recording: recording,
             liveActivities: LiveActivityDelivery(budget: liveActivityBudget, logger: logger), logger: logger)
         let offline = OfflineDevices(
             held: HeldPushes(
@@ -137,6 +140,7 @@ public final class PushService: Sendable {
         self.extensionCommand = extensionCommand
         self.limits = limits
         self.extensionProcesses = extensionProcesses
+        self.forkServers = forkServers
         self.faults = faults
         self.recording = recording
         self.requests = RequestLog(capacity: fleet == nil ? requestLogCapacity : 0)
@@ -293,6 +297,7 @@ public final class PushService: Sendable {
         await queue.drain()
         // No push runs any more: the warm extension processes are evicted, as iOS evicts them.
         extensionProcesses?.evictAll()
+        forkServers?.stopAll()
         await callbacks.drain()
         try? await storeThreads.shutdownGracefully()
         events.close()

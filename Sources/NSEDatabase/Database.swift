@@ -55,6 +55,8 @@ public final class Database: Sendable {
     /// The database file.
     public let path: String
     private let connection: Mutex<SQLiteConnection>
+    /// The writes waiting for a group commit (``batchedWrite(_:_:)``).
+    private let batches = WriteBatches()
 
     /// Opens `path` and applies the migrations it has not had yet: `schema[0]` makes version 1, `schema[1]` takes
     /// version 1 to 2, and so on, each in its own transaction. A file at a newer version than `schema` knows is
@@ -131,6 +133,78 @@ public final class Database: Sendable {
         _ durability: Durability = .durable, _ body: (borrowing Transaction) throws(DatabaseError) -> T
     ) throws(DatabaseError) -> T {
         try transaction("BEGIN IMMEDIATE", durability, body)
+    }
+
+    /// ``write(_:_:)`` with a group commit: the writes of other threads that wait at the same time share its
+    /// transaction and its one sync (each behind a savepoint: one that throws is rolled back alone, and throws here).
+    /// The batch is synced when any of its writes is `.durable`. For writes from many threads to one file (a busy
+    /// device's pushes): one waits while a batch commits, then its batch takes every write that came meanwhile.
+    @discardableResult
+    public func batchedWrite<T>(
+        _ durability: Durability = .durable, _ body: (borrowing Transaction) throws(DatabaseError) -> T
+    ) throws(DatabaseError) -> T {
+        let outcome = withoutActuallyEscaping(body) { body in
+            let job = BatchedWriteJob(durability, body)
+            batches.submit(job, execute: commit)
+            return job.outcome
+        }
+        switch outcome {
+        case .success(let value)?: return value
+        case .failure(let error)?: throw error
+        case nil: throw DatabaseError(code: .other, message: "\(path): a batched write was never run")
+        }
+    }
+
+    /// The batches ``batchedWrite(_:_:)`` has run (each one transaction, one commit), and the writes waiting now for
+    /// the next one.
+    public var batchedWrites: (batches: Int, waiting: Int) {
+        (batches.commits.load(ordering: .relaxed), batches.waiting)
+    }
+
+    /// One batch: one transaction, a savepoint per write, one commit.
+    private func commit(_ batch: [any BatchedWrite]) {
+        let durability: Durability = batch.contains { $0.durability == .durable } ? .durable : .crashSafe
+        connection.withLock { connection in
+            do throws(DatabaseError) {
+                try Self.set(durability, on: connection)
+                try connection.executeScript("BEGIN IMMEDIATE")
+            } catch {
+                for write in batch { write.fail(error) }
+                return
+            }
+            if batch.count == 1, let write = batch.first {
+                // Alone: as write(_:_:) does, a failure rolls the transaction back.
+                guard write.run(Transaction(connection: connection)) else {
+                    if connection.inTransaction { try? connection.executeScript("ROLLBACK") }
+                    return
+                }
+            } else {
+                for (index, write) in batch.enumerated() {
+                    do throws(DatabaseError) {
+                        try connection.executeScript("SAVEPOINT nse_batched")
+                        if !write.run(Transaction(connection: connection)) {
+                            try connection.executeScript("ROLLBACK TO nse_batched")
+                        }
+                        try connection.executeScript("RELEASE nse_batched")
+                    } catch {
+                        // SQLite may have rolled the whole transaction back (a full disk, an I/O error): what ran
+                        // before is gone too, and nothing after can go in it.
+                        let lost = connection.inTransaction ? [write] : Array(batch[...index])
+                        for failed in lost { failed.fail(error) }
+                        if !connection.inTransaction {
+                            for rest in batch[(index + 1)...] { rest.fail(error) }
+                            return
+                        }
+                    }
+                }
+            }
+            do throws(DatabaseError) {
+                try connection.executeScript("COMMIT")
+            } catch {
+                if connection.inTransaction { try? connection.executeScript("ROLLBACK") }
+                for write in batch { write.fail(error) }
+            }
+        }
     }
 
     /// Runs `body` in a read transaction: it sees one consistent snapshot whatever other processes commit meanwhile.

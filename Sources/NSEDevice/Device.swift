@@ -132,6 +132,11 @@ public struct Device: Sendable {
         try DeviceCache.device(at: path)
     }
 
+    /// Drops every device ``cached(at:)`` kept (a fork server's rehearsal device, before it forks).
+    public static func forgetCached() {
+        DeviceCache.forgetAll()
+    }
+
     /// Opens the container at `path`, creating it with default options when it does not exist yet.
     public static func openOrCreate(at path: String) throws(DeviceError) -> Device {
         if FileSystem.exists(Path.join(path, "device.json")) { return try open(at: path) }

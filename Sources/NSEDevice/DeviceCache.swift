@@ -30,4 +30,8 @@ enum DeviceCache {
         }
         return device
     }
+
+    static func forgetAll() {
+        kept.withLock { $0.removeAll() }
+    }
 }

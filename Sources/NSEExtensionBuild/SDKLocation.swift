@@ -29,9 +29,10 @@ public struct SDKLocation: Sendable, Equatable {
         var root = FileSystem.resolvedPath(directory) ?? directory
         while root != "/", !FileSystem.exists(Path.join(root, "Package.swift")) { root = Path.dirname(root) }
         func maps(in folder: String, prefix: String) -> [String] {
+            // A system library's map is in its folder, a C target's in its include/.
             ((try? FileSystem.contents(ofDirectory: folder)) ?? []).filter { $0.hasPrefix(prefix) }.compactMap {
-                let map = Path.join(folder, $0, "module.modulemap")
-                return FileSystem.exists(map) ? map : nil
+                [Path.join(folder, $0, "module.modulemap"), Path.join(folder, $0, "include", "module.modulemap")]
+                    .first(where: FileSystem.exists)
             }
         }
         let overlays = Path.join(root, "SDK")

@@ -20,6 +20,9 @@ public struct NotificationHost: Sendable {
     /// Where warm extension processes are kept between pushes (`--extension-process warm`); nil: a fresh process
     /// for every push.
     public var extensionProcesses: ExtensionProcessPool?
+    /// Fresh extension processes forked by the extension's fork server (`--extension-launch fork`); nil: each one
+    /// exec'd.
+    public var extensionForkServers: ExtensionForkServers?
 
     public init(device: Device, limits: ExtensionLimits = ExtensionLimits(), extensionCommand: [String]) {
         self.device = device
@@ -222,7 +225,7 @@ public struct NotificationHost: Sendable {
             content.kept.map(ExtensionRun.resumed)
             ?? ExtensionLauncher(
                 command: extensionCommand, limits: limits, filteringEntitlement: filtering,
-                release: device.config.iosVersion, pool: extensionProcesses
+                release: device.config.iosVersion, pool: extensionProcesses, forkServers: extensionForkServers
             ).run(request, keepContent: content.keep)
         // A call offer the host accepted launches the app, which must report the call, then takes it.
         let launchedAt = SystemClock.monotonicNanoseconds()

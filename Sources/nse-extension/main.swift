@@ -1,5 +1,6 @@
 import Logging
 import NSEExtension
+import NSEProtocol
 
 #if canImport(Glibc)
     import Glibc
@@ -7,7 +8,11 @@ import NSEExtension
     import Musl
 #endif
 
+// The process's one logger (swift-log's default handler: stderr); the library takes it, never makes its own.
+let reference = ReferenceExtension(logger: Logger(label: "nse.extension"))
+// Under `--extension-launch fork`, this process rehearses one push and forks the push processes, each of which goes
+// on from here; otherwise it goes on at once.
+ForkServer.serveIfAsked(warmUp: reference.rehearse)
 // Every task on the process's one event-loop thread, not the cooperative pool (set before any task starts).
 EventLoopGlobalExecutor.install()
-// The process's one logger (swift-log's default handler: stderr); the library takes it, never makes its own.
-exit(ReferenceExtension(logger: Logger(label: "nse.extension")).main())
+exit(reference.main())

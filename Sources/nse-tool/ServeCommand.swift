@@ -365,6 +365,9 @@ struct ServeCommand: AsyncParsableCommand {
             devices: opened, folder: folder, concurrency: concurrency, queueCapacity: queue, extensionCommand: command,
             limits: ExtensionLimits(budget: budget, memoryLimitKilobytes: memoryLimit.map { Int($0 * 1024) }),
             extensionProcesses: processes.pool(),
+            forkServers: processes.forkServers { [logger] problem in
+                logger.warning("extension processes exec'd", metadata: ["extension.problem": .string(problem)])
+            },
             authentication: authentication,
             certificates: clientCa.map { _ in CertificateAuthentication(environment: environment) },
             environment: environment,

@@ -1,6 +1,7 @@
 import Foundation
 import NSEDatabase
 import NSETestSupport
+import Synchronization
 import Testing
 
 /// `NSEDatabase`: migrations, transactions, and how durable a write is.
@@ -31,6 +32,54 @@ import Testing
             }
         }
         #expect(try names(database).isEmpty)
+    }
+
+    /// Group commit: writes that arrive while a batch commits go together in the next one, each keeps its own
+    /// result, and one that fails is rolled back alone.
+    @Test func writesWaitingForABatchCommitTogetherAndFailAlone() throws {
+        let database = try Database(path: try path(), schema: Self.schema)
+        let holding = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let group = DispatchGroup()
+        let failures = Mutex<[String]>([])
+        // Threads of their own: each write blocks its thread until its batch is done.
+        func onThread(_ body: @escaping @Sendable () -> Void) {
+            group.enter()
+            Thread {
+                body()
+                group.leave()
+            }.start()
+        }
+        onThread {
+            try? database.batchedWrite { tx throws(DatabaseError) in
+                try tx.execute("INSERT INTO items VALUES ('first', 1)")
+                holding.signal()
+                release.wait()
+            }
+        }
+        holding.wait()
+        // Seven writes queue behind the first batch; the one named 'first' breaks the primary key.
+        let names = ["b", "c", "first", "d", "e", "f", "g"]
+        for name in names {
+            onThread {
+                do {
+                    let size = try database.batchedWrite { tx throws(DatabaseError) -> Int64 in
+                        try tx.execute("INSERT INTO items VALUES (?, 2)", [.text(name)])
+                        return try tx.execute("SELECT count(*) FROM items").first?.integer(0) ?? 0
+                    }
+                    #expect(size >= 2)
+                } catch {
+                    failures.withLock { $0.append(name) }
+                }
+            }
+        }
+        for _ in 0..<2000 where database.batchedWrites.waiting < names.count { usleep(1000) }
+        #expect(database.batchedWrites.waiting == names.count)
+        release.signal()
+        group.wait()
+        #expect(failures.withLock { $0 } == ["first"])
+        #expect(try self.names(database) == ["b", "c", "d", "e", "f", "first", "g"])
+        #expect(database.batchedWrites.batches == 2)
     }
 
     @Test func aNewerSchemaIsRefusedNotMisread() throws {

@@ -14,6 +14,7 @@ struct PushRunner: Sendable {
     let extensionCommand: [String]
     let limits: ExtensionLimits
     let extensionProcesses: ExtensionProcessPool?
+    let forkServers: ExtensionForkServers?
     /// `--record DIR`: each push that runs is written as a replay case.
     let recording: CaseRecording?
     /// Where `liveactivity` pushes go instead of the host: the device's ActivityKit state, no extension.
@@ -73,6 +74,7 @@ struct PushRunner: Sendable {
         let (accepted, row, device) = (push.record.push, push.row, push.device)
         var host = NotificationHost(device: device, limits: limits, extensionCommand: extensionCommand)
         host.extensionProcesses = extensionProcesses
+        host.extensionForkServers = forkServers
         host.recordSIP = recordSIP
         let (store, logger) = (self.store, self.logger)
         return host.deliver(

@@ -14,6 +14,8 @@ struct ExtensionLauncher {
     var release: IOSVersion = .current
     /// Where warm processes are kept between pushes; nil: a fresh process for every request, ended after it.
     var pool: ExtensionProcessPool?
+    /// Fresh processes forked by the extension's fork server (`--extension-launch fork`); nil: exec'd.
+    var forkServers: ExtensionForkServers?
 
     /// Runs `request` under ``limits`` until its process is reaped or kept; `keepContent` keeps what the extension
     /// delivers before it is told so (``ExtensionProcess/keepContent``).
@@ -51,7 +53,8 @@ struct ExtensionLauncher {
         // Its preferences (`UserDefaults`, an App Group's suite) in the device's container, shared by its
         // processes as iOS shares an App Group's: Foundation on Linux reads where they go when it starts.
         let environment = ["XDG_CONFIG_HOME": Path.join(request.container, "Library", "Preferences")]
-        let report = ProcessDriver.run(command, environment: environment, session: &process, kept: &kept)
+        let report = ProcessDriver.run(
+            command, environment: environment, forkServers: forkServers, session: &process, kept: &kept)
         if let kept, let pool, let hello = process.session.record.hello {
             pool.checkIn(ExtensionProcessPool.WarmProcess(child: kept, hello: hello, pushes: 1, idleSince: 0), as: key)
             use.kept = true

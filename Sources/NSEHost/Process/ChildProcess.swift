@@ -35,8 +35,16 @@ final class ChildProcess {
         var peakRSSKilobytes: Int { Int(usage.ru_maxrss) }
     }
 
-    private init(pid: pid_t, stdinFD: Int32, stdoutFD: Int32, stderrFD: Int32, maxLineBytes: Int) {
+    /// The fork server whose child this is (``forked(by:environment:maxLineBytes:)``): it reaps the child and says
+    /// how it ended. nil: the host's own child, reaped with `wait4`.
+    private let forkServer: ForkServerLink?
+
+    private init(
+        pid: pid_t, stdinFD: Int32, stdoutFD: Int32, stderrFD: Int32, maxLineBytes: Int,
+        forkServer: ForkServerLink? = nil
+    ) {
         self.pid = pid
+        self.forkServer = forkServer
         self.channel = LineChannel(input: stdoutFD, output: stdinFD, maxLineBytes: maxLineBytes)
         self.stderrFD = stderrFD
         self.exitFD = nse_pidfd_open(pid)
@@ -50,8 +58,12 @@ final class ChildProcess {
         if statusFD >= 0 { close(statusFD) }
         if exit == nil {
             kill(-pid, SIGKILL)
-            var status: Int32 = 0
-            waitpid(pid, &status, 0)
+            if let forkServer {
+                _ = forkServer.exit(of: pid, blocking: true)
+            } else {
+                var status: Int32 = 0
+                waitpid(pid, &status, 0)
+            }
         }
     }
 
@@ -74,15 +86,71 @@ final class ChildProcess {
             closeAll(stdinPipe + stdoutPipe)
             throw SystemError.current("pipe")
         }
+        var pid: pid_t = 0
+        let status = launch(
+            arguments, environment: environment, onto: [stdinPipe[0], stdoutPipe[1], stderrPipe[1]], pid: &pid)
+        close(stdinPipe[0])
+        close(stdoutPipe[1])
+        close(stderrPipe[1])
+        guard status == 0 else {
+            closeAll([stdinPipe[1], stdoutPipe[0], stderrPipe[0]])
+            throw SystemError(errnoCode: status, operation: "spawn", path: arguments[0])
+        }
+        for descriptor in [stdoutPipe[0], stderrPipe[0]] {
+            _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+        }
+        return ChildProcess(
+            pid: pid, stdinFD: stdinPipe[1], stdoutFD: stdoutPipe[0], stderrFD: stderrPipe[0],
+            maxLineBytes: maxLineBytes)
+    }
+
+    /// A fresh process forked by `server` (`--extension-launch fork`), its pipes as ``spawn(_:environment:maxLineBytes:)``
+    /// makes them; `environment` is set in the child over the server's.
+    static func forked(
+        by server: ForkServerLink, environment: [String: String] = [:],
+        maxLineBytes: Int = ExtensionProtocol.maxLineBytes
+    ) throws(SystemError) -> ChildProcess {
+        var pipes: [[Int32]] = []
+        for _ in 0..<3 {
+            var ends: [Int32] = [-1, -1]
+            guard makePipe(&ends) else {
+                closeAll(pipes.flatMap { $0 })
+                throw SystemError.current("pipe")
+            }
+            pipes.append(ends)
+        }
+        let result = server.spawn(onto: [pipes[0][0], pipes[1][1], pipes[2][1]], environment: environment)
+        closeAll([pipes[0][0], pipes[1][1], pipes[2][1]])
+        let pid: pid_t
+        switch result {
+        case .success(let child): pid = child
+        case .failure(let error):
+            closeAll([pipes[0][1], pipes[1][0], pipes[2][0]])
+            throw error
+        }
+        for descriptor in [pipes[1][0], pipes[2][0]] {
+            _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+        }
+        return ChildProcess(
+            pid: pid, stdinFD: pipes[0][1], stdoutFD: pipes[1][0], stderrFD: pipes[2][0], maxLineBytes: maxLineBytes,
+            forkServer: server)
+    }
+
+    /// posix_spawn of `arguments` with `descriptors` dup'ed onto 0, 1, 2… and nothing else of the host's open, in a
+    /// process group of its own, with default signal dispositions and an empty signal mask; `environment` over the
+    /// host's. 0, or the error number.
+    static func launch(
+        _ arguments: [String], environment: [String: String], onto descriptors: [Int32], pid: inout pid_t
+    ) -> Int32 {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, stdinPipe[0], 0)
-        posix_spawn_file_actions_adddup2(&actions, stdoutPipe[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, stderrPipe[1], 2)
+        for (target, descriptor) in descriptors.enumerated() {
+            posix_spawn_file_actions_adddup2(&actions, descriptor, Int32(target))
+        }
         // Nothing else of the host's: a socket some library opened without close-on-exec (a listener, a database
         // connection) would otherwise live on in an extension that outlives the host, still accepting.
-        _ = nse_spawn_close_from(&actions, 3)
+        _ = nse_spawn_close_from(&actions, Int32(max(descriptors.count, 3)))
 
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -100,39 +168,23 @@ final class ChildProcess {
         posix_spawnattr_setflags(
             &attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
 
-        var pid: pid_t = 0
         let argv = arguments.map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
-        var status: Int32
         if environment.isEmpty {
-            status = posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, environ)
-        } else {
-            var entries: [String] = []
-            var index = 0
-            while let entry = environ[index] {
-                let text = String(cString: entry)
-                let name = String(text.prefix { $0 != "=" })
-                if environment[name] == nil { entries.append(text) }
-                index += 1
-            }
-            entries += environment.map { "\($0.key)=\($0.value)" }
-            let envp = entries.map { strdup($0) } + [nil]
-            defer { for pointer in envp { free(pointer) } }
-            status = posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, envp)
+            return posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, environ)
         }
-        close(stdinPipe[0])
-        close(stdoutPipe[1])
-        close(stderrPipe[1])
-        guard status == 0 else {
-            closeAll([stdinPipe[1], stdoutPipe[0], stderrPipe[0]])
-            throw SystemError(errnoCode: status, operation: "spawn", path: arguments[0])
+        var entries: [String] = []
+        var index = 0
+        while let entry = environ[index] {
+            let text = String(cString: entry)
+            let name = String(text.prefix { $0 != "=" })
+            if environment[name] == nil { entries.append(text) }
+            index += 1
         }
-        for descriptor in [stdoutPipe[0], stderrPipe[0]] {
-            _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
-        }
-        return ChildProcess(
-            pid: pid, stdinFD: stdinPipe[1], stdoutFD: stdoutPipe[0], stderrFD: stderrPipe[0],
-            maxLineBytes: maxLineBytes)
+        entries += environment.map { "\($0.key)=\($0.value)" }
+        let envp = entries.map { strdup($0) } + [nil]
+        defer { for pointer in envp { free(pointer) } }
+        return posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, envp)
     }
 
     /// A command line run through `/bin/sh` with `exec`, so that the measured process is the command's, not the shell.
@@ -167,7 +219,7 @@ final class ChildProcess {
         return true
     }
 
-    private static func closeAll(_ descriptors: [Int32]) {
+    static func closeAll(_ descriptors: [Int32]) {
         for descriptor in descriptors where descriptor >= 0 { close(descriptor) }
     }
 
@@ -191,22 +243,37 @@ final class ChildProcess {
     @discardableResult
     func reap(blocking: Bool) -> ExitInfo? {
         if let exit { return exit }
+        if let forkServer {
+            // Once its pidfd says it has ended, the server's word on it is on its way: waited for, not polled (the
+            // pidfd stays readable, and the driver's poll would spin until the word came).
+            guard let ended = forkServer.exit(of: pid, blocking: blocking || hasEnded) else { return nil }
+            return reaped(ended)
+        }
         var status: Int32 = 0
         var usage = rusage()
         while true {
             let result = wait4(pid, &status, blocking ? 0 : WNOHANG, &usage)
-            if result == pid {
-                exit = ExitInfo(status: status, usage: usage)
-                endSampling()
-                if exitFD >= 0 {
-                    close(exitFD)
-                    exitFD = -1
-                }
-                return exit
-            }
+            if result == pid { return reaped(ExitInfo(status: status, usage: usage)) }
             if result < 0 && errno == EINTR { continue }
             return nil
         }
+    }
+
+    /// Whether the pidfd says the process has ended.
+    private var hasEnded: Bool {
+        guard exitFD >= 0 else { return false }
+        var watched = pollfd(fd: exitFD, events: Int16(POLLIN), revents: 0)
+        return poll(&watched, 1, 0) > 0
+    }
+
+    private func reaped(_ ended: ExitInfo) -> ExitInfo {
+        exit = ended
+        endSampling()
+        if exitFD >= 0 {
+            close(exitFD)
+            exitFD = -1
+        }
+        return ended
     }
 
     /// Whether the child is known to run its own program (its exec has replaced the host's address space).

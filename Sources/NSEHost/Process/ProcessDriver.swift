@@ -24,14 +24,21 @@ enum ProcessDriver {
     }
 
     /// Runs `command` under `session` until the session finishes or the process has exited and closed its pipes.
-    /// A session that releases the process hands it back in `kept`, still running.
+    /// A session that releases the process hands it back in `kept`, still running. With `forkServers`, the process
+    /// is forked by the command's fork server when it has one (`--extension-launch fork`).
     static func run(
-        _ command: [String], environment: [String: String] = [:], session: inout some ProcessMachine,
-        kept: inout ChildProcess?
+        _ command: [String], environment: [String: String] = [:], forkServers: ExtensionForkServers? = nil,
+        session: inout some ProcessMachine, kept: inout ChildProcess?
     ) -> Report {
         let start = SystemClock.monotonicNanoseconds()
         let child: ChildProcess
-        do { child = try ChildProcess.spawn(command, environment: environment) } catch {
+        do {
+            if let forked = forkServers?.child(command, environment: environment) {
+                child = forked
+            } else {
+                child = try ChildProcess.spawn(command, environment: environment)
+            }
+        } catch {
             _ = session.observe(.launchFailed(error.description))
             return Report()
         }

@@ -18,6 +18,9 @@ import Synchronization
 /// nse's own name, not Apple's.
 public enum NSEServiceExtension {
     public static func main(_ makePrincipal: @escaping () -> UNNotificationServiceExtension) -> Never {
+        // Under `--extension-launch fork`, this process forks the push processes, each of which goes on from here.
+        // Nothing of the developer's code runs before: their globals are set up in each push's process.
+        ForkServer.serveIfAsked(warmUp: {})
         let runner = Runner(makePrincipal: makePrincipal)
         ExtensionHost.shared.start { event in runner.handle(event) }
         dispatchMain()

@@ -1,0 +1,37 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// A mutex with a condition, for threads that block until another one says so (a fork server's request waiting for
+/// its reply, writes waiting for the batch that commits them). Never on an event loop or the cooperative pool.
+public final class Monitor: @unchecked Sendable {
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+
+    public init() {
+        pthread_mutex_init(mutex, nil)
+        pthread_cond_init(condition, nil)
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+        condition.deallocate()
+    }
+
+    /// Runs `body` holding the mutex.
+    public func locked<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
+    }
+
+    /// Waits for a ``broadcast()``, letting go of the mutex meanwhile; only inside ``locked(_:)``.
+    public func wait() { pthread_cond_wait(condition, mutex) }
+
+    /// Wakes every waiter; inside ``locked(_:)``.
+    public func broadcast() { pthread_cond_broadcast(condition) }
+}
