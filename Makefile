@@ -40,6 +40,8 @@ test: deps ## Build, then run every test: unit tests and end-to-end tests of the
 	python3 scripts/check-skips.py .build/test-output.log
 	# The scenario corpus, as a user's CI would replay theirs.
 	"$(DEBUG_BIN)/nse" replay fixtures/cases --junit .build/replay-junit.xml
+	# Again with each push's process forked by the extension's fork server: the same outcomes, case for case.
+	"$(DEBUG_BIN)/nse" replay fixtures/cases --extension-launch fork --junit .build/replay-fork-junit.xml
 	# Every shell example of README.md and docs/ run as written (or checked against --help), and the case counts.
 	NSE_BIN_DIR="$(DEBUG_BIN)" python3 scripts/doc-examples.py
 	# A real APNs client from PyPI (aioapns, in a venv kept in .build) against nse serve.

@@ -13,6 +13,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 
 #include "nse_fork_server.h"
 
@@ -90,7 +93,7 @@ static void nse_fork_become_child(int sock, int events, const int fds[3], char *
     }
 }
 
-int nse_fork_server_run(int sock) {
+int nse_fork_server_run(int sock, int32_t flags) {
     nse_fork_reply reply;
     memset(&reply, 0, sizeof reply);
     int threads = nse_fork_thread_count();
@@ -117,6 +120,7 @@ int nse_fork_server_run(int sock) {
     }
     reply.kind = NSE_FORK_READY;
     reply.pid = getpid();
+    reply.status = flags;
     if (nse_fork_send_reply(sock, &reply) != 0) _exit(0);
 
     static char environment[NSE_FORK_ENVIRONMENT_MAX];
@@ -229,4 +233,21 @@ int nse_fork_receive(int sock, nse_fork_reply *reply) {
 
 int nse_fork_socketpair(int ends[2]) {
     return socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ends);
+}
+
+int nse_fork_marked(const char *path, const char *marker) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    struct stat info;
+    if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode) || info.st_size < 4) {
+        close(fd);
+        return 0;
+    }
+    size_t size = (size_t)info.st_size;
+    void *mapped = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (mapped == MAP_FAILED) return 0;
+    int found = memcmp(mapped, "\x7f" "ELF", 4) == 0 && memmem(mapped, size, marker, strlen(marker)) != NULL;
+    munmap(mapped, size);
+    return found;
 }

@@ -37,6 +37,8 @@ public struct RunOptions: Sendable, Equatable {
     /// (`--extension-process`), evicted after `warmIdle` seconds idle (`--warm-idle`).
     public var extensionProcess = ExtensionProcessPool.Mode.fresh
     public var warmIdle = RunLimits.warmIdle.defaultValue
+    /// Fresh processes exec'd or forked by the extension's fork server (`--extension-launch`).
+    public var extensionLaunch = ExtensionForkServers.Launch.exec
 
     public init() {}
 
@@ -75,6 +77,10 @@ public struct RunOptions: Sendable, Equatable {
         host.voipMustReport = mustReport
         host.extensionProcesses = ExtensionProcessPool.make(extensionProcess, idleTime: warmIdle)
         defer { host.extensionProcesses?.evictAll() }
+        host.extensionForkServers = ExtensionForkServers.make(extensionLaunch) { problem in
+            StandardStreams.writeError("nse: \(NotificationResult.terminalSafe(problem))\n")
+        }
+        defer { host.extensionForkServers?.stopAll() }
         // Several payloads are a sequence of pushes to the same device, one result each as it comes: a compact
         // JSON line each (text: a blank line between them); an input that cannot be read stops the sequence.
         let sequence = payloads.count > 1

@@ -50,6 +50,8 @@ struct CaseRunner {
     /// How the cases that do not say run extension processes (`nse replay --extension-process`).
     var extensionProcess = ExtensionProcessPool.Mode.fresh
     var warmIdle = ExtensionProcessPool.defaultIdleTime
+    /// The replay's fork servers (`nse replay --extension-launch fork`); nil: processes exec'd.
+    var forkServers: ExtensionForkServers?
 
     /// The logger of one part of the case: `sip` (its server), `app` (the device's registration), `sender`,
     /// `caller`, in `nse.part`.
@@ -112,6 +114,7 @@ struct CaseRunner {
             configured.extensionProcesses = ExtensionProcessPool.make(
                 replayCase.extensionProcess ?? extensionProcess, idleTime: replayCase.warmIdle ?? warmIdle)
             defer { configured.extensionProcesses?.evictAll() }
+            configured.extensionForkServers = forkServers
             let host = configured
             // What each step did, in order (a push: its result).
             var results: [JSON] = []

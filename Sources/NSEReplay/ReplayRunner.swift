@@ -18,6 +18,9 @@ public struct ReplayRunner: Sendable {
     public var extensionProcess = ExtensionProcessPool.Mode.fresh
     /// Seconds a warm process may stay idle, for cases that do not say (`--warm-idle`).
     public var warmIdle = ExtensionProcessPool.defaultIdleTime
+    /// Fresh processes exec'd or forked by the extension's fork server, one server per command for the whole replay
+    /// (`--extension-launch`).
+    public var extensionLaunch = ExtensionForkServers.Launch.exec
 
     public init(
         jobs: Int, filter: String?, update: Bool, workRoot: String, extensionCommand: [String], logger: Logger
@@ -141,6 +144,10 @@ public struct ReplayRunner: Sendable {
             }
         }
         cases = await buildingExtensions(cases)
+        let forkServers = ExtensionForkServers.make(extensionLaunch) { [logger] problem in
+            logger.warning("extension processes exec'd", metadata: ["extension.problem": .string(problem)])
+        }
+        defer { forkServers?.stopAll() }
         var results: [(Int, CaseResult)] = []
         await withTaskGroup(of: (Int, CaseResult).self) { group in
             var iterator = cases.makeIterator()
@@ -160,7 +167,7 @@ public struct ReplayRunner: Sendable {
                             replayCase: replayCase,
                             workDirectory: Path.join(workRoot, "\(index)-\(Path.basename(replayCase.file))"),
                             extensionCommand: extensionCommand, logger: logger, extensionProcess: extensionProcess,
-                            warmIdle: warmIdle)
+                            warmIdle: warmIdle, forkServers: forkServers)
                         return (index, await runner.run())
                     }
                 }

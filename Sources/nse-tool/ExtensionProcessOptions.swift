@@ -25,7 +25,7 @@ struct ExtensionProcessOptions: ParsableArguments {
         guard ExtensionProcessPool.Mode(rawValue: extensionProcess) != nil else {
             throw ValidationError("--extension-process must be fresh or warm")
         }
-        guard ["exec", "fork"].contains(extensionLaunch) else {
+        guard ExtensionForkServers.Launch(rawValue: extensionLaunch) != nil else {
             throw ValidationError("--extension-launch must be exec or fork")
         }
         guard RunLimits.warmIdle.accepts(warmIdle) else { throw ValidationError(RunLimits.warmIdle.requirement) }
@@ -39,6 +39,8 @@ struct ExtensionProcessOptions: ParsableArguments {
     /// The fork servers the options ask for: none for `exec`. `onProblem` hears why a command's processes are exec'd
     /// after all.
     func forkServers(onProblem: @escaping @Sendable (String) -> Void) -> ExtensionForkServers? {
-        extensionLaunch == "fork" ? ExtensionForkServers(onProblem: onProblem) : nil
+        ExtensionForkServers.make(launch, onProblem: onProblem)
     }
+
+    var launch: ExtensionForkServers.Launch { ExtensionForkServers.Launch(rawValue: extensionLaunch) ?? .exec }
 }

@@ -80,6 +80,7 @@ struct ReplayCommand: AsyncParsableCommand {
         // For the cases that do not say (`extension_process`, `warm_idle`).
         runner.extensionProcess = processes.mode
         runner.warmIdle = processes.warmIdle
+        runner.extensionLaunch = processes.launch
         let text = format == "text"
         let results = await runner.run(files: search.files) { result in
             if text { StandardStreams.writeOut(ReplayReport.line(result, logsKept: keepRoot) + "\n") }

@@ -99,6 +99,7 @@ struct RunCommand: ParsableCommand {
         options.callAction = callAction.flatMap(CallSettings.Action.init(rawValue:))
         options.mustReport = mustReport == "true"
         options.extensionProcess = processes.mode
+        options.extensionLaunch = processes.launch
         options.warmIdle = processes.warmIdle
         let status = options.execute()
         if status != .ok { throw ExitCode(status.rawValue) }

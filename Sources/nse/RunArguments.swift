@@ -55,6 +55,9 @@ enum RunArguments {
             case "--extension-process":
                 guard let mode = value(name).flatMap(ExtensionProcessPool.Mode.init(rawValue:)) else { return nil }
                 options.extensionProcess = mode
+            case "--extension-launch":
+                guard let launch = value(name).flatMap(ExtensionForkServers.Launch.init(rawValue:)) else { return nil }
+                options.extensionLaunch = launch
             case RunLimits.warmIdle.option:
                 guard let seconds = number(RunLimits.warmIdle) else { return nil }
                 options.warmIdle = seconds

@@ -1,3 +1,5 @@
+import CForkServer
+import NSEProtocol
 import NSESystem
 import Synchronization
 
@@ -6,23 +8,54 @@ import Synchronization
 ///
 /// Still a process per push, as iOS runs one, that no earlier push ran in; what is saved is the exec and the
 /// runtime's one-time work (the binary mapped, type metadata built on first use, libsodium's CPU probe), done once
-/// in the server. A command whose binary has no fork server (an extension of the host/extension protocol that is
-/// neither nse's nor built against the SDK) runs by exec, as without the option; so does every push while a server
-/// starts, and for a minute after one could not.
+/// in the server. Only a binary that has a fork server (nse's reference extension, one built against the SDK:
+/// ``hasForkServer(_:)``) is started as one; any other command (a script of the host/extension protocol) runs by
+/// exec, as without the option, and so does every push while a server starts, and for a minute after one failed.
 public final class ExtensionForkServers: Sendable {
+    /// How fresh extension processes start (`--extension-launch`).
+    public enum Launch: String, Sendable, CaseIterable {
+        /// Each one exec'd (posix_spawn).
+        case exec
+        /// Each one forked by the extension's fork server.
+        case fork
+    }
+
+    /// The fork servers `launch` asks for: none for `exec`.
+    public static func make(_ launch: Launch, onProblem: @escaping @Sendable (String) -> Void) -> ExtensionForkServers?
+    {
+        launch == .fork ? ExtensionForkServers(onProblem: onProblem) : nil
+    }
+
+    /// A server: of a command, for any environment, or for one (a command whose server said it reads its
+    /// environment as it starts).
+    private struct Key: Hashable {
+        var command: [String]
+        var environment: [String: String]?
+    }
+
     private enum Server {
         case starting
         case running(ForkServerLink)
-        /// Not started (no fork server in the binary, or it failed); tried again after the monotonic time.
+        /// Not started (it failed); tried again after the monotonic time.
         case unavailable(until: UInt64)
     }
 
-    private let servers = Mutex<[[String]: Server]>([:])
+    private struct State {
+        var servers: [Key: Server] = [:]
+        /// Commands whose servers each serve one environment.
+        var perEnvironment: Set<[String]> = []
+        /// Commands whose binary has no fork server.
+        var unsupported: Set<[String]> = []
+    }
+
+    private let state = Mutex(State())
     private let onProblem: @Sendable (String) -> Void
     /// How long a server may take to start (its warm-up included).
     static let startTimeout = 5.0
     /// How long a command runs by exec after its server could not start.
     static let retryAfter: UInt64 = 60_000_000_000
+    /// Servers of one environment each (a device's, for an SDK extension) kept at most; past them, exec.
+    static let maxServers = 64
 
     /// `onProblem` hears, in one line, why a command's processes are exec'd after all.
     public init(onProblem: @escaping @Sendable (String) -> Void = { _ in }) {
@@ -35,30 +68,49 @@ public final class ExtensionForkServers: Sendable {
         let now = SystemClock.monotonicNanoseconds()
         enum Next {
             case fork(ForkServerLink)
-            case start
+            case start(Key)
             case exec
+            case unsupported
         }
-        let next: Next = servers.withLock { servers in
-            switch servers[command] {
+        let next: Next = state.withLock { state in
+            if state.unsupported.contains(command) { return .exec }
+            let perEnvironment = state.perEnvironment.contains(command)
+            let key = Key(command: command, environment: perEnvironment ? environment : nil)
+            switch state.servers[key] {
             case .running(let link)? where !link.isGone: return .fork(link)
             case .starting?: return .exec
             case .unavailable(let until)? where now < until: return .exec
+            case nil where !perEnvironment && !Self.hasForkServer(command):
+                state.unsupported.insert(command)
+                return .unsupported
             default:
-                servers[command] = .starting
-                return .start
+                if perEnvironment, state.servers.count >= Self.maxServers { return .exec }
+                state.servers[key] = .starting
+                return .start(key)
             }
         }
         let link: ForkServerLink
         switch next {
         case .exec: return nil
+        case .unsupported:
+            onProblem(
+                "\(command.joined(separator: " ")) has no fork server (not nse-extension nor built against the SDK); its processes are exec'd"
+            )
+            return nil
         case .fork(let running): link = running
-        case .start:
-            switch ForkServerLink.start(command, environment: [:], timeout: Self.startTimeout) {
+        case .start(let key):
+            // Started with this push's environment: right for it whatever the server says of environments.
+            switch ForkServerLink.start(command, environment: environment, timeout: Self.startTimeout) {
             case .success(let started):
-                servers.withLock { $0[command] = .running(started) }
+                state.withLock { state in
+                    state.servers[key] = nil
+                    if started.environmentAtStart { state.perEnvironment.insert(command) }
+                    let serves = Key(command: command, environment: started.environmentAtStart ? environment : nil)
+                    state.servers[serves] = .running(started)
+                }
                 link = started
             case .failure(let failure):
-                servers.withLock { $0[command] = .unavailable(until: now + Self.retryAfter) }
+                state.withLock { $0.servers[key] = .unavailable(until: now + Self.retryAfter) }
                 onProblem("no fork server for \(command[0]): \(failure); its processes are exec'd")
                 return nil
             }
@@ -70,11 +122,33 @@ public final class ExtensionForkServers: Sendable {
         }
     }
 
+    /// The binary `command` runs: its first word, or the one a `/bin/sh -c "exec PATH"` line
+    /// (`ChildProcess.shellCommand`, an `--extension` given as a command line) execs.
+    static func executable(of command: [String]) -> String? {
+        guard command.first == "/bin/sh", command.count == 3, command[1] == "-c" else { return command.first }
+        guard let path = command[2].split(separator: "exec ", omittingEmptySubsequences: false).last,
+            command[2].contains("exec "), !path.isEmpty, !path.contains(" "), !path.contains("\""), !path.contains("'")
+        else { return nil }
+        return String(path)
+    }
+
+    /// Whether `command` runs a binary with a fork server: an ELF executable that holds
+    /// `ForkServer.environmentVariable` (read once per command; never started to find out, as a script would run).
+    static func hasForkServer(_ command: [String]) -> Bool {
+        guard let path = executable(of: command), path.hasPrefix("/") else { return false }
+        return nse_fork_marked(path, ForkServer.environmentVariable) == 1
+    }
+
     /// A server that died: reaped, and started again on the next push.
     private func restart(_ link: ForkServerLink) {
-        let stale = servers.withLock { servers in
-            guard case .running(let current)? = servers[link.command], current === link else { return false }
-            servers[link.command] = nil
+        let stale = state.withLock { state in
+            guard
+                let key = state.servers.first(where: {
+                    if case .running(let current) = $0.value { return current === link }
+                    return false
+                })?.key
+            else { return false }
+            state.servers[key] = nil
             return true
         }
         if stale { link.stop() }
@@ -82,12 +156,12 @@ public final class ExtensionForkServers: Sendable {
 
     /// Stops every server (the processes they forked run on to their end).
     public func stopAll() {
-        let links = servers.withLock { servers in
-            let running = servers.values.compactMap { server -> ForkServerLink? in
+        let links = state.withLock { state in
+            let running = state.servers.values.compactMap { server -> ForkServerLink? in
                 if case .running(let link) = server { return link }
                 return nil
             }
-            servers = [:]
+            state.servers = [:]
             return running
         }
         for link in links { link.stop() }

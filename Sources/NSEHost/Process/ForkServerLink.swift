@@ -19,6 +19,8 @@ final class ForkServerLink: @unchecked Sendable {
     /// The server process (the host's own child).
     let serverPID: pid_t
     let command: [String]
+    /// The server said its children need the environment it was started with (one server per environment).
+    let environmentAtStart: Bool
     private let socket: Int32
     /// One request at a time: replies to requests come back in the order they were sent.
     private let requests = Mutex(())
@@ -33,9 +35,10 @@ final class ForkServerLink: @unchecked Sendable {
         var description: String
     }
 
-    private init(serverPID: pid_t, command: [String], socket: Int32) {
+    private init(serverPID: pid_t, command: [String], environmentAtStart: Bool, socket: Int32) {
         self.serverPID = serverPID
         self.command = command
+        self.environmentAtStart = environmentAtStart
         self.socket = socket
     }
 
@@ -81,7 +84,9 @@ final class ForkServerLink: @unchecked Sendable {
                 } else { "it has none (it ended without saying so)" }
             return .failure(StartFailure(description: why))
         }
-        let link = ForkServerLink(serverPID: pid, command: command, socket: ends[0])
+        let link = ForkServerLink(
+            serverPID: pid, command: command,
+            environmentAtStart: reply.status & Int32(NSE_FORK_ENVIRONMENT_AT_START) != 0, socket: ends[0])
         guard Threads.detach({ link.readReplies() }) else {
             link.stop()
             return .failure(StartFailure(description: "no thread for its replies"))

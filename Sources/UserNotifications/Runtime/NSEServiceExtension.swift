@@ -19,8 +19,9 @@ import Synchronization
 public enum NSEServiceExtension {
     public static func main(_ makePrincipal: @escaping () -> UNNotificationServiceExtension) -> Never {
         // Under `--extension-launch fork`, this process forks the push processes, each of which goes on from here.
-        // Nothing of the developer's code runs before: their globals are set up in each push's process.
-        ForkServer.serveIfAsked(warmUp: {})
+        // Nothing of the developer's code runs before: their globals are set up in each push's process. Foundation
+        // has read the environment by now (the App Group's preferences folder is the device's): one server per device.
+        ForkServer.serveIfAsked(environmentAtStart: true, warmUp: {})
         let runner = Runner(makePrincipal: makePrincipal)
         ExtensionHost.shared.start { event in runner.handle(event) }
         dispatchMain()
