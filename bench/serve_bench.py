@@ -13,6 +13,8 @@ Load comes from h2load (Debian's nghttp2-client) over h2c with prior knowledge o
    `--concurrency`. Lost = pushes answered 200 minus result lines (also after SIGTERM's drain, which must exit 0);
    wrong = results whose outcome is not `rewritten` (counted and listed, not fatal). CPU per push is split from
    /proc: nse serve itself, its reaped children (the extensions), the SIP server, h2load, the rest of the machine.
+   Each run is made twice, interleaved: each push's process exec'd, and forked by the extension's fork server
+   (`--extension-launch fork`, whose processes' CPU is read from the fork server's /proc entry).
 3. Throughput, SIP-fetch path: the same with payloads that carry only a Call-ID; the extension registers to the
    embedded SIP server, which re-delivers the held MESSAGE. A REGISTER flushes every message held for the AOR, so
    each push goes to its own device (own AOR, one held MESSAGE) to make every extension do the network fetch.
@@ -41,7 +43,7 @@ NSE_SERVE_BENCH_LATENCY_SECONDS (default 10), NSE_SERVE_BENCH_WARM_WAVES (defaul
 NSE_SERVE_BENCH_FLEET (devices in one server for the fleet run, default 10000; 0 skips it),
 NSE_SERVE_BENCH_STREAMS (streams per connection for the stream sweep, default "1,100,1000"; empty skips it),
 NSE_SERVE_BENCH_STREAM_PUSHES (pushes per stream run, default 2000), NSE_SERVE_BENCH_REJECT_EVERY (default 10),
-NSE_SERVE_BENCH_PERF=1 (perf record -a the best enc run and print
+NSE_SERVE_BENCH_FORK=0 (skip the enc runs with --extension-launch fork), NSE_SERVE_BENCH_PERF=1 (perf record -a the best enc run and print
 where the CPU went, when perf is installed).
 """
 import concurrent.futures
@@ -76,6 +78,9 @@ STREAM_PUSHES = int(os.environ.get("NSE_SERVE_BENCH_STREAM_PUSHES", "2000"))
 REJECT_EVERY = int(os.environ.get("NSE_SERVE_BENCH_REJECT_EVERY", "10"))
 LATENCY_SECONDS = float(os.environ.get("NSE_SERVE_BENCH_LATENCY_SECONDS", "10"))
 PERF = os.environ.get("NSE_SERVE_BENCH_PERF") == "1" and shutil.which("perf")
+# The enc path is measured with each push's process exec'd and forked by the extension's fork server.
+FORK = ["--extension-launch", "fork"]
+FORK_RUNS = os.environ.get("NSE_SERVE_BENCH_FORK", "1") != "0"
 CORES = os.cpu_count() or 1
 TICKS = os.sysconf("SC_CLK_TCK")
 WRONG = {}  # outcome and reason -> the runs where a result had it
@@ -294,11 +299,14 @@ def wait_for_lines(counter, expected, timeout):
     return False
 
 
-def load_run(work, devices, concurrency, make_argv, pushes, expect_outcome, label, perf=False, sip_pid=None):
-    """One server, one h2load run (`make_argv(url)` gives its arguments); returns the measurements, after checking
-    that every push answered 200 was recorded (before and after SIGTERM's drain) with the expected outcome."""
+def load_run(work, devices, concurrency, make_argv, pushes, expect_outcome, label, perf=False, sip_pid=None,
+             extra=()):
+    """One server (`extra`: more of its options), one h2load run (`make_argv(url)` gives its arguments); returns the
+    measurements, after checking that every push answered 200 was recorded (before and after SIGTERM's drain) with
+    the expected outcome. Extension CPU counts the server's reaped children and its live ones with what they reaped
+    (under --extension-launch fork, the fork server and the processes it forked)."""
     clear_results(devices)
-    server = Server(devices, concurrency, work)
+    server = Server(devices, concurrency, work, extra)
     perf_process = None
     perf_data = os.path.join(work, "perf.data")
     try:
@@ -308,6 +316,7 @@ def load_run(work, devices, concurrency, make_argv, pushes, expect_outcome, labe
             time.sleep(1)
         busy0, idle0 = system_cpu()
         own0, children0 = server.cpu()
+        children0 += live_children_cpu(server.process.pid)
         sip0 = sum(process_cpu(sip_pid)) if sip_pid else 0
         requests, h2load_cpu = h2load(make_argv(server.url) + ["-N", "60"], os.path.join(work, f"{label}.h2load.log"),
                                       timeout=pushes / 5 + 120)
@@ -318,6 +327,7 @@ def load_run(work, devices, concurrency, make_argv, pushes, expect_outcome, labe
         recorded_in_time = wait_for_lines(counter, accepted, timeout=pushes / 5 + 120)
         busy1, idle1 = system_cpu()
         own1, children1 = server.cpu()
+        children1 += live_children_cpu(server.process.pid)
         sip1 = sum(process_cpu(sip_pid)) if sip_pid else 0
         lines_before_stop = counter.count()
         counter.close()
@@ -783,6 +793,7 @@ def bench(work):
 
     floors = {}
     enc = {}
+    forked = {}
     for round_index in range(ROUNDS):
         for workers in sorted(set([CORES] + ENC_CONCURRENCY)):
             floors.setdefault(workers, []).append(floor_rate(tools, payload_path, workers, 2))
@@ -790,6 +801,10 @@ def bench(work):
             measured = load_run(work, [device], concurrency, enc_argv(pushes), pushes, "rewritten",
                                 f"enc-c{concurrency}-r{round_index}")
             enc.setdefault(concurrency, []).append(summarize(measured))
+            if FORK_RUNS:
+                measured = load_run(work, [device], concurrency, enc_argv(pushes), pushes, "rewritten",
+                                    f"enc-fork-c{concurrency}-r{round_index}", extra=FORK)
+                forked.setdefault(concurrency, []).append(summarize(measured))
     best_enc = max(ENC_CONCURRENCY, key=lambda c: median([m["per_second"] for m in enc[c]]))
     floor_by_workers = {w: median([f["per_second"] for f in runs]) for w, runs in floors.items()}
     floor_best_workers = max(floor_by_workers, key=floor_by_workers.get)
@@ -800,6 +815,13 @@ def bench(work):
                            "enc-latency")
     enc_latency_figures = latency_figures(enc_latency)
     summarize(enc_latency)
+    best_fork, fork_latency, fork_latency_figures = None, None, None
+    if forked:
+        best_fork = max(ENC_CONCURRENCY, key=lambda c: median([m["per_second"] for m in forked[c]]))
+        fork_latency = load_run(work, [device], best_fork, enc_argv(latency_pushes, RATE), latency_pushes,
+                                "rewritten", "enc-fork-latency", extra=FORK)
+        fork_latency_figures = latency_figures(fork_latency)
+        summarize(fork_latency)
 
     streams = {}
     for round_index in range(ROUNDS if STREAM_PUSHES > 0 else 0):
@@ -869,6 +891,17 @@ def bench(work):
           f"{CORES * 1000 / (serve_cpu + ext_cpu):.0f}/s")
     enc_lost = sum(m["lost"] for runs in enc.values() for m in runs) + enc_latency["lost"]
     print_latency("enc path, fixed rate", enc_latency, enc_latency_figures)
+    if forked:
+        print_throughput("enc path, saturated, each push's process forked by the extension's fork server "
+                         "(--extension-launch fork)", forked, floor_best)
+        fork_best_rate = median([m["per_second"] for m in forked[best_fork]])
+        fork_serve = median([m["serve_cpu_ms"] for m in forked[best_fork]])
+        fork_ext = median([m["extension_cpu_ms"] for m in forked[best_fork]])
+        print(f"CPU per push at --concurrency {best_fork}: nse serve {fork_serve:.2f} ms + extension processes "
+              f"(fork server included) {fork_ext:.2f} ms = {fork_serve + fork_ext:.2f} ms "
+              f"({(fork_serve + fork_ext) / floor_cpu:.1f} x the floor's spawn); CPU-bound ceiling on {CORES} cores: "
+              f"{CORES * 1000 / (fork_serve + fork_ext):.0f}/s")
+        print_latency("enc path, forked processes, fixed rate", fork_latency, fork_latency_figures)
     if streams:
         print_streams(streams)
     if sip:
@@ -892,12 +925,23 @@ def bench(work):
 
     p99 = q(enc_latency_figures["end_to_end"], .99)
     enc_wrong = sum(m["wrong"] for runs in enc.values() for m in runs) + enc_latency["wrong"]
-    verdict = "meets" if enc_best_rate >= 300 and enc_lost == 0 and p99 <= 50 else "MISSES"
-    print(f"\ntarget (enc): >= 300 notifications/s, 0 lost, p99 <= 50 ms at 100/s -> {verdict} "
-          f"({enc_best_rate:.0f}/s at --concurrency {best_enc} = {enc_best_rate / floor_best:.2f} x floor, "
-          f"{enc_lost} lost, p99 {p99:.1f} ms request->recorded, "
-          f"{q(enc_latency_figures['server'], .99):.1f} ms accepted->recorded)")
-    total = sum(m["accepted"] for runs in enc.values() for m in runs) + enc_latency["accepted"]
+    # Issue #38: >= 1,000/s with a fresh process per push, exec'd or forked, every 200 durable; p99 <= 10 ms at 100/s.
+    for name, runs, rate, latency, figures, concurrency in (
+            ("exec'd", enc, enc_best_rate, enc_latency, enc_latency_figures, best_enc),
+            ("forked", forked, median([m["per_second"] for m in forked[best_fork]]) if forked else 0, fork_latency,
+             fork_latency_figures, best_fork)):
+        if not runs:
+            continue
+        lost = sum(m["lost"] for measured in runs.values() for m in measured) + latency["lost"]
+        tail = q(figures["end_to_end"], .99)
+        verdict = "meets" if rate >= 1000 and lost == 0 and tail <= 10 else "MISSES"
+        print(f"\ntarget (enc, fresh processes {name}): >= 1000 notifications/s, 0 lost, p99 <= 10 ms at {RATE}/s "
+              f"-> {verdict} ({rate:.0f}/s at --concurrency {concurrency} = {rate / floor_best:.2f} x floor, "
+              f"{lost} lost, p99 {tail:.1f} ms request->recorded, {q(figures['server'], .99):.1f} ms "
+              f"accepted->recorded)")
+    enc_wrong += sum(m["wrong"] for runs in forked.values() for m in runs) + (fork_latency or {}).get("wrong", 0)
+    total = sum(m["accepted"] for runs in list(enc.values()) + list(forked.values()) for m in runs) \
+        + enc_latency["accepted"] + (fork_latency or {}).get("accepted", 0)
     print(f"every accepted enc push comes back rewritten -> {'yes' if not enc_wrong else 'NO'} "
           f"({enc_wrong} of {total} not rewritten{': listed below' if enc_wrong else ''})")
     if sip:
@@ -909,8 +953,8 @@ def bench(work):
         warm_rate = median([m["per_second"] for m in warm[best_warm]])
         warm_lost = sum(m['lost'] for runs in warm.values() for m in runs) + warm_latency["lost"]
         warm_p99 = q(warm_latency_figures["end_to_end"], .99)
-        verdict = "meets" if warm_rate >= 300 and warm_lost == 0 and warm_p99 <= 30 else "MISSES"
-        print(f"target (SIP, warm processes): >= 300 notifications/s, 0 lost, p99 <= 30 ms at {RATE}/s -> {verdict} "
+        verdict = "meets" if warm_rate >= 800 and warm_lost == 0 and warm_p99 <= 30 else "MISSES"
+        print(f"target (SIP, warm processes): >= 800 notifications/s, 0 lost, p99 <= 30 ms at {RATE}/s -> {verdict} "
               f"({warm_rate:.0f}/s at --concurrency {best_warm} = {warm_rate / floor_best:.2f} x floor, {warm_lost} "
               f"lost, p99 {warm_p99:.1f} ms request->recorded)")
     if fleet:
