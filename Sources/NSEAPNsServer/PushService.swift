@@ -90,7 +90,9 @@ public final class PushService: Sendable {
             .compactMap { registry.device(for: $0.remoteToken) }
         // Read now, before any push of this run is accepted: only a previous run's pushes are rerun.
         unfinished = UnfinishedPushes(devices: devices + used, store: store, logger: logger)
-        let storeThreads = NIOThreadPool(numberOfThreads: 2)
+        // Threads that write accepted pushes (each waits for its sync): as many as pushes may wait for one batch's
+        // sync to take the next one together (group commit, Database.batchedWrite); with two, batches held two.
+        let storeThreads = NIOThreadPool(numberOfThreads: 8)
         storeThreads.start()
         let acknowledgements = Acknowledgements { row, device in
             storeThreads.submit { _ in

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// An X25519 public key.
 public struct PublicKey: Sendable, Equatable {
     /// The 32 key bytes.
@@ -49,9 +51,16 @@ public final class SecretKey: Sendable, CustomStringConvertible {
         Sodium.wipe(&copy)
     }
 
+    /// ``publicKey()`` once derived: a push's opening asks for it up to three times (the key's id, the sealed box's
+    /// recipient), each a scalar multiplication, 5 % of a fresh extension process's CPU.
+    private let derived = Mutex<PublicKey?>(nil)
+
     /// The public key that belongs to this secret key.
     public func publicKey() throws(CryptoError) -> PublicKey {
-        try PublicKey(bytes: Sodium.publicKey(forSecretKey: bytes))
+        if let known = derived.withLock({ $0 }) { return known }
+        let key = try PublicKey(bytes: Sodium.publicKey(forSecretKey: bytes))
+        derived.withLock { $0 = key }
+        return key
     }
 
     /// The key in standard base64, for writing the key file only.

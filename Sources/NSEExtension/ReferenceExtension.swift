@@ -14,7 +14,8 @@ public struct ReferenceExtension: Sendable {
         self.logger = logger
     }
 
-    /// Serves requests over the protocol on stdin/stdout until the host closes stdin; returns the process exit status.
+    /// Serves requests over the protocol on stdin/stdout (`input`, `output`) until the host closes stdin; returns the
+    /// process exit status.
     ///
     /// It says `hello` first (version 2: it serves several requests), so a host that keeps extension processes warm
     /// (`--extension-process warm`) sends it the next push's request after its `ready`; a host that does not closes
@@ -23,8 +24,8 @@ public struct ReferenceExtension: Sendable {
     /// Synchronous on purpose: an async `main` ends the main thread with `pthread_exit`, whose forced unwind makes
     /// a static executable sort every unwind entry it has (~20 ms here). Only the SIP fetch runs async, on the
     /// process's event-loop thread, while the main thread waits.
-    public func main() -> Int32 {
-        let channel = ExtensionChannel()
+    public func main(input: Int32 = 0, output: Int32 = 1) -> Int32 {
+        let channel = ExtensionChannel(input: input, output: output)
         channel.send(.hello(ExtensionHello(servesMany: true)))
         // Once a fetch needed it, one thread reads the host for the rest of the process (the fetch hears the expiry
         // notice from it); until then the main thread reads the pipe itself, and the common paths start no thread.

@@ -45,6 +45,8 @@ final class ChildProcess {
     ) {
         self.pid = pid
         self.forkServer = forkServer
+        // A forked process never execs: it runs the extension's program from its first instruction.
+        self.execConfirmed = forkServer != nil
         self.channel = LineChannel(input: stdoutFD, output: stdinFD, maxLineBytes: maxLineBytes)
         self.stderrFD = stderrFD
         self.exitFD = nse_pidfd_open(pid)

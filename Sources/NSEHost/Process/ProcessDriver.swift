@@ -78,7 +78,11 @@ enum ProcessDriver {
         func observe(_ observation: ProcessObservation) {
             if !finished { apply(session.observe(observation)) }
         }
+        // The last sample, monotonic: the loop samples again once a millisecond has passed (a line, a pipe closing
+        // wakes it sooner), and before each batch of lines whatever the time (the line may be the content).
+        var sampledAt: UInt64 = 0
         func sampleMemory() {
+            sampledAt = SystemClock.monotonicNanoseconds()
             if session.samplesMemory, let sample = child.memory() { observe(.memory(sample)) }
         }
 
@@ -94,7 +98,7 @@ enum ProcessDriver {
         var exitWait: UInt32 = 50
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
         while !finished {
-            if stdoutOpen || stderrOpen { sampleMemory() }
+            if stdoutOpen || stderrOpen, SystemClock.monotonicNanoseconds() - sampledAt >= 1_000_000 { sampleMemory() }
             if !finished, let deadline = session.deadline, SystemClock.monotonicNanoseconds() >= deadline {
                 observe(.deadline(now: SystemClock.monotonicNanoseconds()))
             }
