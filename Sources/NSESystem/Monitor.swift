@@ -35,3 +35,22 @@ public final class Monitor: @unchecked Sendable {
     /// Wakes every waiter; inside ``locked(_:)``.
     public func broadcast() { pthread_cond_broadcast(condition) }
 }
+
+/// One thread waits until another wakes it, and no other thread wakes with it (a ``Monitor``'s broadcast wakes
+/// them all): a semaphore, each `signal()` lets one `wait()` through, before or after it began.
+public final class Wakeup: @unchecked Sendable {
+    private let semaphore = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
+
+    public init() { sem_init(semaphore, 0, 0) }
+
+    deinit {
+        sem_destroy(semaphore)
+        semaphore.deallocate()
+    }
+
+    public func wait() {
+        while sem_wait(semaphore) != 0 && errno == EINTR {}
+    }
+
+    public func signal() { sem_post(semaphore) }
+}

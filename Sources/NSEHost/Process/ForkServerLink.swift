@@ -24,11 +24,17 @@ final class ForkServerLink: @unchecked Sendable {
     private let socket: Int32
     /// One request at a time: replies to requests come back in the order they were sent.
     private let requests = Mutex(())
-    private let state = Monitor()
-    // Guarded by `state`.
-    private var spawned: [Int32] = []
-    private var exits: [pid_t: ChildProcess.ExitInfo] = [:]
-    private var gone = false
+    /// What the replies said, for the threads that wait for them.
+    private struct Replies {
+        var spawned: [Int32] = []
+        var exits: [pid_t: ChildProcess.ExitInfo] = [:]
+        /// Who waits for a child's end: each is woken alone (a push's thread, not every one).
+        var waiters: [pid_t: Wakeup] = [:]
+        var gone = false
+    }
+    private let replies = Mutex(Replies())
+    /// Wakes the one request waiting for its `NSE_FORK_SPAWNED` (requests go one at a time).
+    private let spawnedWakeup = Wakeup()
 
     /// Why a server did not start; the host runs the binary by exec instead.
     struct StartFailure: Error, CustomStringConvertible {
@@ -95,7 +101,7 @@ final class ForkServerLink: @unchecked Sendable {
     }
 
     /// Whether the server has gone (stopped, or died): it forks no more.
-    var isGone: Bool { state.locked { gone } }
+    var isGone: Bool { replies.withLock { $0.gone } }
 
     /// A fresh child with `descriptors` (its stdin, stdout and stderr) and `environment` over the server's.
     func spawn(onto descriptors: [Int32], environment: [String: String]) -> Result<pid_t, SystemError> {
@@ -112,9 +118,14 @@ final class ForkServerLink: @unchecked Sendable {
                 }
             }
             guard sent == 0 else { return .failure(SystemError.current("fork server request", path: command[0])) }
-            let pid: Int32? = state.locked {
-                while spawned.isEmpty && !gone { state.wait() }
-                return spawned.isEmpty ? nil : spawned.removeFirst()
+            var pid: Int32?
+            while true {
+                let (answered, gone): (Int32?, Bool) = replies.withLock { replies in
+                    replies.spawned.isEmpty ? (nil, replies.gone) : (replies.spawned.removeFirst(), false)
+                }
+                pid = answered
+                if answered != nil || gone { break }
+                spawnedWakeup.wait()
             }
             guard let pid else {
                 return .failure(SystemError(errnoCode: ECONNRESET, operation: "fork server", path: command[0]))
@@ -127,15 +138,28 @@ final class ForkServerLink: @unchecked Sendable {
     /// How child `pid` ended, once the server has reaped it (`blocking` waits for that). A server that died leaves
     /// its children without a parent that can tell: such a child is killed and reported so.
     func exit(of pid: pid_t, blocking: Bool) -> ChildProcess.ExitInfo? {
-        state.locked {
-            while true {
-                if let ended = exits.removeValue(forKey: pid) { return ended }
-                if gone {
-                    kill(-pid, SIGKILL)
-                    return ChildProcess.ExitInfo(status: SIGKILL, usage: rusage())
-                }
-                if !blocking { return nil }
-                state.wait()
+        enum Next {
+            case ended(ChildProcess.ExitInfo)
+            case orphaned
+            case notYet
+            case wait(Wakeup)
+        }
+        while true {
+            let next: Next = replies.withLock { replies in
+                if let ended = replies.exits.removeValue(forKey: pid) { return .ended(ended) }
+                if replies.gone { return .orphaned }
+                if !blocking { return .notYet }
+                let wakeup = replies.waiters[pid] ?? Wakeup()
+                replies.waiters[pid] = wakeup
+                return .wait(wakeup)
+            }
+            switch next {
+            case .ended(let ended): return ended
+            case .orphaned:
+                kill(-pid, SIGKILL)
+                return ChildProcess.ExitInfo(status: SIGKILL, usage: rusage())
+            case .notYet: return nil
+            case .wait(let wakeup): wakeup.wait()
             }
         }
     }
@@ -160,10 +184,8 @@ final class ForkServerLink: @unchecked Sendable {
         while nse_fork_receive(socket, &reply) == 1 {
             switch reply.kind {
             case Int32(NSE_FORK_SPAWNED):
-                state.locked {
-                    spawned.append(reply.pid)
-                    state.broadcast()
-                }
+                replies.withLock { $0.spawned.append(reply.pid) }
+                spawnedWakeup.signal()
             case Int32(NSE_FORK_EXITED):
                 var usage = rusage()
                 usage.ru_maxrss = Int(reply.max_rss_kb)
@@ -172,17 +194,21 @@ final class ForkServerLink: @unchecked Sendable {
                 usage.ru_stime = timeval(
                     tv_sec: Int(reply.system_us / 1_000_000), tv_usec: Int(reply.system_us % 1_000_000))
                 let ended = ChildProcess.ExitInfo(status: reply.status, usage: usage)
-                state.locked {
-                    exits[reply.pid] = ended
-                    state.broadcast()
+                let waiter = replies.withLock { replies in
+                    replies.exits[reply.pid] = ended
+                    return replies.waiters.removeValue(forKey: reply.pid)
                 }
+                waiter?.signal()
             default:
                 continue
             }
         }
-        state.locked {
-            gone = true
-            state.broadcast()
+        let waiters = replies.withLock { replies in
+            replies.gone = true
+            defer { replies.waiters = [:] }
+            return Array(replies.waiters.values)
         }
+        for waiter in waiters { waiter.signal() }
+        spawnedWakeup.signal()
     }
 }
