@@ -36,7 +36,7 @@ Load comes from h2load (Debian's nghttp2-client) over h2c with prior knowledge o
 
 Knobs (environment): NSE_BIN_DIR (binaries, default .build/release), H2LOAD (default: h2load on PATH),
 NSE_SERVE_BENCH_SECONDS (target seconds of load per throughput run, default 6), NSE_SERVE_BENCH_ROUNDS
-(rounds of floor + sweep, default 2), NSE_SERVE_BENCH_CONCURRENCY (enc sweep, default "2,4,8"),
+(rounds of floor + sweep, default 2), NSE_SERVE_BENCH_CONCURRENCY (enc sweep, default "4,8,16"),
 NSE_SERVE_BENCH_SIP_CONCURRENCY (default "4,8,16"), NSE_SERVE_BENCH_SIP_PUSHES (devices, hence pushes, per SIP
 run, default 300; 0 skips the SIP path), NSE_SERVE_BENCH_RATE (pushes/s for the latency runs, default 100),
 NSE_SERVE_BENCH_LATENCY_SECONDS (default 10), NSE_SERVE_BENCH_WARM_WAVES (default 3; 0 skips the warm SIP runs),
@@ -67,7 +67,7 @@ NSE = os.path.join(BIN, "nse")
 H2LOAD = os.environ.get("H2LOAD") or shutil.which("h2load")
 SECONDS = float(os.environ.get("NSE_SERVE_BENCH_SECONDS", "6"))
 ROUNDS = int(os.environ.get("NSE_SERVE_BENCH_ROUNDS", "2"))
-ENC_CONCURRENCY = [int(x) for x in os.environ.get("NSE_SERVE_BENCH_CONCURRENCY", "2,4,8").split(",") if x]
+ENC_CONCURRENCY = [int(x) for x in os.environ.get("NSE_SERVE_BENCH_CONCURRENCY", "4,8,16").split(",") if x]
 SIP_CONCURRENCY = [int(x) for x in os.environ.get("NSE_SERVE_BENCH_SIP_CONCURRENCY", "4,8,16").split(",") if x]
 SIP_PUSHES = int(os.environ.get("NSE_SERVE_BENCH_SIP_PUSHES", "300"))
 RATE = int(os.environ.get("NSE_SERVE_BENCH_RATE", "100"))
