@@ -58,6 +58,33 @@ extension LiveServeTests {
         #expect(!FileManager.default.fileExists(atPath: "/proc/\(forkServer)/stat"))
     }
 
+    /// A fork server that dies (killed from outside) is reaped and replaced by the next push, which is served.
+    @Test func aForkServerThatDiesIsReplaced() async throws {
+        let server = try ServeProcess([
+            "--listen", "127.0.0.1:0", "--device", root + "/bob", "--extension-launch", "fork",
+        ])
+        #expect(try await push(server.url, ["--http2-prior-knowledge"]).status == "200")
+        #expect(try await results(server.url, count: 1).count == 1)
+        let serving = Self.children(of: server.process.processIdentifier).filter { $0.name == "nse-extension" }
+        let first = try #require(serving.first).pid
+        kill(first, SIGKILL)
+        // Dead, not yet reaped: the host reaps it when a push finds it gone.
+        for _ in 0..<100 {
+            let stat = (try? String(contentsOfFile: "/proc/\(first)/stat", encoding: .utf8)) ?? ""
+            if stat.contains(") Z ") { break }
+            try await Task.sleep(nanoseconds: 20_000_000)
+        }
+        #expect(try await push(server.url, ["--http2-prior-knowledge"]).status == "200")
+        #expect(try await push(server.url, ["--http2-prior-knowledge"]).status == "200")
+        let results = try await results(server.url, count: 3)
+        #expect(results.count == 3)
+        #expect(results.allSatisfy { $0["outcome"] == "rewritten" }, "\(results)")
+        let now = Self.children(of: server.process.processIdentifier).filter { $0.name == "nse-extension" }
+        #expect(now.count == 1 && now.first?.pid != first, "\(now)")
+        #expect(!FileManager.default.fileExists(atPath: "/proc/\(first)/stat"))
+        #expect(server.stop() == 0)
+    }
+
     /// A forked process is held to the memory limit as an exec'd one: killed by the host, the kill reported from
     /// the fork server's wait4.
     @Test func aForkedProcessOverTheMemoryLimitIsKilled() async throws {

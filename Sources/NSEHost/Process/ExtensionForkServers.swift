@@ -68,7 +68,7 @@ public final class ExtensionForkServers: Sendable {
         let now = SystemClock.monotonicNanoseconds()
         enum Next {
             case fork(ForkServerLink)
-            case start(Key)
+            case start(Key, replacing: ForkServerLink?)
             case exec
             case unsupported
         }
@@ -83,10 +83,14 @@ public final class ExtensionForkServers: Sendable {
             case nil where !perEnvironment && !Self.hasForkServer(command):
                 state.unsupported.insert(command)
                 return .unsupported
+            case .running(let dead)?:
+                // Its server died (killed, crashed): reaped, and a new one started for this push.
+                state.servers[key] = .starting
+                return .start(key, replacing: dead)
             default:
                 if perEnvironment, state.servers.count >= Self.maxServers { return .exec }
                 state.servers[key] = .starting
-                return .start(key)
+                return .start(key, replacing: nil)
             }
         }
         let link: ForkServerLink
@@ -98,7 +102,8 @@ public final class ExtensionForkServers: Sendable {
             )
             return nil
         case .fork(let running): link = running
-        case .start(let key):
+        case .start(let key, let dead):
+            dead?.stop()
             // Started with this push's environment: right for it whatever the server says of environments.
             switch ForkServerLink.start(command, environment: environment, timeout: Self.startTimeout) {
             case .success(let started):
@@ -164,6 +169,9 @@ public final class ExtensionForkServers: Sendable {
             state.servers = [:]
             return running
         }
-        for link in links { link.stop() }
+        // Every link closed first, then each server reaped: a second in all, however many there are.
+        for link in links { link.closeLink() }
+        let deadline = SystemClock.monotonicNanoseconds() + 1_000_000_000
+        for link in links { link.reap(until: deadline) }
     }
 }

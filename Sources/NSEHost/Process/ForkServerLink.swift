@@ -169,12 +169,22 @@ final class ForkServerLink: @unchecked Sendable {
     /// Ends the server: it exits when its link closes (its children run on to their end); reaped within a second,
     /// else killed.
     func stop() {
+        closeLink()
+        reap(until: SystemClock.monotonicNanoseconds() + 1_000_000_000)
+    }
+
+    /// Closes the link: the server exits (``reap(until:)`` collects it).
+    func closeLink() {
         shutdown(socket, Int32(SHUT_RDWR))
+    }
+
+    /// Waits for the server's exit until `deadline` (monotonic nanoseconds), then kills it.
+    func reap(until deadline: UInt64) {
         var status: Int32 = 0
-        for _ in 0..<100 {
+        while SystemClock.monotonicNanoseconds() < deadline {
             let result = waitpid(serverPID, &status, WNOHANG)
             if result == serverPID || (result < 0 && errno != EINTR) { return }
-            usleep(10_000)
+            usleep(5_000)
         }
         kill(-serverPID, SIGKILL)
         waitpid(serverPID, &status, 0)
