@@ -266,3 +266,31 @@ import Testing
         _ = child.reap(blocking: true)
     }
 }
+
+/// Which commands get a fork server (`--extension-launch fork`): told from the binary's bytes, never by running it.
+@Suite struct ForkServerChoiceTests {
+    @Test func theBinaryACommandRunsIsItsFirstWordOrWhatItsShellLineExecs() {
+        #expect(ExtensionForkServers.executable(of: ["/opt/x/nse-extension"]) == "/opt/x/nse-extension")
+        #expect(ExtensionForkServers.executable(of: NotificationHost.shellCommand("./build/Ext")) == "./build/Ext")
+        // A command line with arguments or quoting is the shell's business: no single binary to read.
+        #expect(ExtensionForkServers.executable(of: NotificationHost.shellCommand("python3 ext.py")) == nil)
+        #expect(ExtensionForkServers.executable(of: NotificationHost.shellCommand("'my ext'")) == nil)
+    }
+
+    @Test func onlyABinaryWithAForkServerIsStartedAsOne() throws {
+        #expect(ExtensionForkServers.hasForkServer([TestSupport.referenceExtension]))
+        // An ELF file without the marker, and a script whose text names the variable: neither.
+        #expect(!ExtensionForkServers.hasForkServer(["/bin/sh"]))
+        let script = try TestSupport.temporaryDirectory("nse-fork-choice") + "/ext.sh"
+        try TestSupport.write("#!/bin/sh\n# NSE_EXTENSION_FORK_SERVER\nread -r request\n", to: script)
+        #expect(!ExtensionForkServers.hasForkServer([script]))
+        #expect(!ExtensionForkServers.hasForkServer(NotificationHost.shellCommand(script)))
+        // Relative to the working folder, as the shell takes it.
+        let here = FileManager.default.currentDirectoryPath.split(separator: "/")
+        let target = TestSupport.referenceExtension.split(separator: "/")
+        let shared = zip(here, target).prefix { $0 == $1 }.count
+        let relative = (["."] + Array(repeating: "..", count: here.count - shared) + target[shared...].map(String.init))
+            .joined(separator: "/")
+        #expect(ExtensionForkServers.hasForkServer(NotificationHost.shellCommand(relative)), "\(relative)")
+    }
+}

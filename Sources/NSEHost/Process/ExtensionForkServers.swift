@@ -140,8 +140,10 @@ public final class ExtensionForkServers: Sendable {
     /// Whether `command` runs a binary with a fork server: an ELF executable that holds
     /// `ForkServer.environmentVariable` (read once per command; never started to find out, as a script would run).
     static func hasForkServer(_ command: [String]) -> Bool {
-        guard let path = executable(of: command), path.hasPrefix("/") else { return false }
-        return nse_fork_marked(path, ForkServer.environmentVariable) == 1
+        // A path with a slash, relative to the working folder as the shell would take it; a bare name is looked up
+        // on PATH by the shell, not here: exec'd.
+        guard let path = executable(of: command), path.contains("/") else { return false }
+        return nse_fork_marked(FileSystem.absolute(path), ForkServer.environmentVariable) == 1
     }
 
     /// A server that died: reaped, and started again on the next push.
