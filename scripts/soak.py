@@ -36,6 +36,9 @@ What else fails the run (a soak that checked nothing must not pass):
 --zero-traffic runs it all without load (the run must fail on its floors); --self-check does that and passes only
 if it did, showing that the floors bite.
 
+SOAK_SERVE_ARGS adds options to `nse serve` (e.g. `--extension-launch fork`: each push's process forked by the
+extension's fork server, which the crashes and SIGTERMs then take down with the server).
+
 Loopback only; every loop is bounded in time; only processes this script started are signalled.
 """
 import argparse
@@ -232,6 +235,7 @@ class Soak:
         """nse serve on `port` (0: any), on the soak's devices and state."""
         env = dict(os.environ, NSE_LOG_LEVEL="warning")
         argv = [NSE, "serve", "--listen", f"127.0.0.1:{port}", "--concurrency", "4", "--queue", "4096"]
+        argv += os.environ.get("SOAK_SERVE_ARGS", "").split()  # e.g. --extension-launch fork
         for device in self.devices:
             argv += ["--device", device]
         self.serve_err = open(os.path.join(self.work, "serve.err"), "ab")
