@@ -106,7 +106,8 @@ let package = Package(
         // Not a library: the pidfd_open system call, for the host's wait on a child's exit.
         .systemLibrary(name: "CProcessHandle"),
         // Not a library: the fork server's loop and the descriptors passed to it (`--extension-launch fork`), in C
-        // because it runs between fork()s.
+        // because it runs between fork()s. One Swift file on each side: NSEProtocol's ForkServer (the extension's),
+        // NSEHost's ForkServerLink (the host's).
         .target(name: "CForkServer"),
 
         // MARK: - Foundations

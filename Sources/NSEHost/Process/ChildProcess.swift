@@ -76,34 +76,12 @@ final class ChildProcess {
         _ arguments: [String], environment: [String: String] = [:], maxLineBytes: Int = ExtensionProtocol.maxLineBytes
     ) throws(SystemError) -> ChildProcess {
         precondition(!arguments.isEmpty)
-        var stdinPipe: [Int32] = [-1, -1]
-        var stdoutPipe: [Int32] = [-1, -1]
-        var stderrPipe: [Int32] = [-1, -1]
-        guard makePipe(&stdinPipe) else { throw SystemError.current("pipe") }
-        guard makePipe(&stdoutPipe) else {
-            closeAll(stdinPipe)
-            throw SystemError.current("pipe")
+        return try started(maxLineBytes: maxLineBytes) { ends in
+            var pid: pid_t = 0
+            let status = launch(arguments, environment: environment, onto: ends, pid: &pid)
+            return status == 0
+                ? .success(pid) : .failure(SystemError(errnoCode: status, operation: "spawn", path: arguments[0]))
         }
-        guard makePipe(&stderrPipe) else {
-            closeAll(stdinPipe + stdoutPipe)
-            throw SystemError.current("pipe")
-        }
-        var pid: pid_t = 0
-        let status = launch(
-            arguments, environment: environment, onto: [stdinPipe[0], stdoutPipe[1], stderrPipe[1]], pid: &pid)
-        close(stdinPipe[0])
-        close(stdoutPipe[1])
-        close(stderrPipe[1])
-        guard status == 0 else {
-            closeAll([stdinPipe[1], stdoutPipe[0], stderrPipe[0]])
-            throw SystemError(errnoCode: status, operation: "spawn", path: arguments[0])
-        }
-        for descriptor in [stdoutPipe[0], stderrPipe[0]] {
-            _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
-        }
-        return ChildProcess(
-            pid: pid, stdinFD: stdinPipe[1], stdoutFD: stdoutPipe[0], stderrFD: stderrPipe[0],
-            maxLineBytes: maxLineBytes)
     }
 
     /// A fresh process forked by `server` (`--extension-launch fork`), its pipes as ``spawn(_:environment:maxLineBytes:)``
@@ -111,6 +89,17 @@ final class ChildProcess {
     static func forked(
         by server: ForkServerLink, environment: [String: String] = [:],
         maxLineBytes: Int = ExtensionProtocol.maxLineBytes
+    ) throws(SystemError) -> ChildProcess {
+        try started(maxLineBytes: maxLineBytes, forkServer: server) { ends in
+            server.spawn(onto: ends, environment: environment)
+        }
+    }
+
+    /// The child's three pipes, made for `start`, which starts it on their child ends (its stdin, stdout and stderr)
+    /// and says its pid: those ends are closed whatever happened, the host's kept by the ``ChildProcess`` (or closed
+    /// when it could not start).
+    private static func started(
+        maxLineBytes: Int, forkServer: ForkServerLink? = nil, _ start: ([Int32]) -> Result<pid_t, SystemError>
     ) throws(SystemError) -> ChildProcess {
         var pipes: [[Int32]] = []
         for _ in 0..<3 {
@@ -121,21 +110,23 @@ final class ChildProcess {
             }
             pipes.append(ends)
         }
-        let result = server.spawn(onto: [pipes[0][0], pipes[1][1], pipes[2][1]], environment: environment)
-        closeAll([pipes[0][0], pipes[1][1], pipes[2][1]])
+        let childEnds = [pipes[0][0], pipes[1][1], pipes[2][1]]
+        let hostEnds = [pipes[0][1], pipes[1][0], pipes[2][0]]
+        let result = start(childEnds)
+        closeAll(childEnds)
         let pid: pid_t
         switch result {
-        case .success(let child): pid = child
+        case .success(let started): pid = started
         case .failure(let error):
-            closeAll([pipes[0][1], pipes[1][0], pipes[2][0]])
+            closeAll(hostEnds)
             throw error
         }
-        for descriptor in [pipes[1][0], pipes[2][0]] {
+        for descriptor in hostEnds.dropFirst() {
             _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
         }
         return ChildProcess(
-            pid: pid, stdinFD: pipes[0][1], stdoutFD: pipes[1][0], stderrFD: pipes[2][0], maxLineBytes: maxLineBytes,
-            forkServer: server)
+            pid: pid, stdinFD: hostEnds[0], stdoutFD: hostEnds[1], stderrFD: hostEnds[2], maxLineBytes: maxLineBytes,
+            forkServer: forkServer)
     }
 
     /// posix_spawn of `arguments` with `descriptors` dup'ed onto 0, 1, 2… and nothing else of the host's open, in a
@@ -189,6 +180,26 @@ final class ChildProcess {
         return posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, envp)
     }
 
+    /// Reaps `pid`, a process this host started that was told to end, waiting for it until `deadline` (monotonic
+    /// nanoseconds) on its pidfd (a kernel before Linux 5.3 has none: then every 5 ms), then killing its group.
+    static func reap(_ pid: pid_t, until deadline: UInt64) {
+        var status: Int32 = 0
+        let exited = nse_pidfd_open(pid)
+        defer { if exited >= 0 { close(exited) } }
+        while case let now = SystemClock.monotonicNanoseconds(), now < deadline {
+            let result = waitpid(pid, &status, WNOHANG)
+            if result == pid || (result < 0 && errno != EINTR) { return }
+            guard exited >= 0 else {
+                usleep(5_000)
+                continue
+            }
+            var watched = pollfd(fd: exited, events: Int16(POLLIN), revents: 0)
+            _ = poll(&watched, 1, Int32((deadline - now) / 1_000_000) + 1)
+        }
+        kill(-pid, SIGKILL)
+        waitpid(pid, &status, 0)
+    }
+
     /// A command line run through `/bin/sh` with `exec`, so that the measured process is the command's, not the shell.
     /// `environment` is exported to it first (names and values are nse's own, never a user's: they are not quoted).
     static func shellCommand(_ commandLine: String, environment: KeyValuePairs<String, String> = [:]) -> [String] {
@@ -221,7 +232,7 @@ final class ChildProcess {
         return true
     }
 
-    static func closeAll(_ descriptors: [Int32]) {
+    private static func closeAll(_ descriptors: [Int32]) {
         for descriptor in descriptors where descriptor >= 0 { close(descriptor) }
     }
 

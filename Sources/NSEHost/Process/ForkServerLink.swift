@@ -180,14 +180,12 @@ final class ForkServerLink: @unchecked Sendable {
 
     /// Waits for the server's exit until `deadline` (monotonic nanoseconds), then kills it.
     func reap(until deadline: UInt64) {
-        var status: Int32 = 0
-        while SystemClock.monotonicNanoseconds() < deadline {
-            let result = waitpid(serverPID, &status, WNOHANG)
-            if result == serverPID || (result < 0 && errno != EINTR) { return }
-            usleep(5_000)
-        }
-        kill(-serverPID, SIGKILL)
-        waitpid(serverPID, &status, 0)
+        ChildProcess.reap(serverPID, until: deadline)
+    }
+
+    /// Whether `path` is an ELF file holding the bytes of `marker` (read through a mapping, never run).
+    static func isMarked(_ path: String, with marker: String) -> Bool {
+        nse_fork_marked(path, marker) == 1
     }
 
     /// The link's thread: every reply, until the server has gone.
