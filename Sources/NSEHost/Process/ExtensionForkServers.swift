@@ -1,4 +1,3 @@
-import CForkServer
 import NSEProtocol
 import NSESystem
 import Synchronization
@@ -44,8 +43,8 @@ public final class ExtensionForkServers: Sendable {
         var servers: [Key: Server] = [:]
         /// Commands whose servers each serve one environment.
         var perEnvironment: Set<[String]> = []
-        /// Commands whose binary has no fork server.
-        var unsupported: Set<[String]> = []
+        /// Whether each command's binary has a fork server (``hasForkServer(_:)``, read once per command).
+        var forkable: [[String]: Bool] = [:]
     }
 
     private let state = Mutex(State())
@@ -70,19 +69,17 @@ public final class ExtensionForkServers: Sendable {
             case fork(ForkServerLink)
             case start(Key, replacing: ForkServerLink?)
             case exec
-            case unsupported
+            case unclassified
         }
         let next: Next = state.withLock { state in
-            if state.unsupported.contains(command) { return .exec }
+            guard let forkable = state.forkable[command] else { return .unclassified }
+            if !forkable { return .exec }
             let perEnvironment = state.perEnvironment.contains(command)
             let key = Key(command: command, environment: perEnvironment ? environment : nil)
             switch state.servers[key] {
             case .running(let link)? where !link.isGone: return .fork(link)
             case .starting?: return .exec
             case .unavailable(let until)? where now < until: return .exec
-            case nil where !perEnvironment && !Self.hasForkServer(command):
-                state.unsupported.insert(command)
-                return .unsupported
             case .running(let dead)?:
                 // Its server died (killed, crashed): reaped, and a new one started for this push.
                 state.servers[key] = .starting
@@ -96,11 +93,20 @@ public final class ExtensionForkServers: Sendable {
         let link: ForkServerLink
         switch next {
         case .exec: return nil
-        case .unsupported:
-            onProblem(
-                "\(command.joined(separator: " ")) has no fork server (not nse-extension nor built against the SDK); its processes are exec'd"
-            )
-            return nil
+        case .unclassified:
+            // Read outside the lock (a scan of the binary, tens of MB, once per command); the thread that records
+            // the answer first says so when it is no.
+            let found = Self.hasForkServer(command)
+            let first = state.withLock { $0.forkable.updateValue(found, forKey: command) == nil }
+            guard found else {
+                if first {
+                    onProblem(
+                        "\(command.joined(separator: " ")) has no fork server (not nse-extension nor built against the SDK); its processes are exec'd"
+                    )
+                }
+                return nil
+            }
+            return child(command, environment: environment)
         case .fork(let running): link = running
         case .start(let key, let dead):
             dead?.stop()
@@ -143,7 +149,7 @@ public final class ExtensionForkServers: Sendable {
         // A path with a slash, relative to the working folder as the shell would take it; a bare name is looked up
         // on PATH by the shell, not here: exec'd.
         guard let path = executable(of: command), path.contains("/") else { return false }
-        return nse_fork_marked(FileSystem.absolute(path), ForkServer.environmentVariable) == 1
+        return ForkServerLink.isMarked(FileSystem.absolute(path), with: ForkServer.environmentVariable)
     }
 
     /// A server that died: reaped, and started again on the next push.
