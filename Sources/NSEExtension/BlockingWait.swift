@@ -1,11 +1,4 @@
 import NSESystem
-import Synchronization
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#endif
 
 /// Runs async work from synchronous code, blocking the calling thread until it is done.
 enum BlockingWait {
@@ -30,34 +23,22 @@ final class Background<T: Sendable>: Sendable {
     func value() -> T { box.wait() }
 }
 
-/// A one-shot value handed from a task to a waiting thread (a pthread condition, no Foundation).
+/// A one-shot value handed from a task to a waiting thread (NSESystem's `Monitor`, no Foundation).
 private final class ResultBox<T: Sendable>: @unchecked Sendable {
     private var value: T?
-    private var mutex = pthread_mutex_t()
-    private var condition = pthread_cond_t()
-
-    init() {
-        pthread_mutex_init(&mutex, nil)
-        pthread_cond_init(&condition, nil)
-    }
-
-    deinit {
-        pthread_cond_destroy(&condition)
-        pthread_mutex_destroy(&mutex)
-    }
+    private let monitor = Monitor()
 
     func set(_ newValue: T) {
-        pthread_mutex_lock(&mutex)
-        value = newValue
-        pthread_cond_signal(&condition)
-        pthread_mutex_unlock(&mutex)
+        monitor.locked {
+            value = newValue
+            monitor.broadcast()
+        }
     }
 
     func wait() -> T {
-        pthread_mutex_lock(&mutex)
-        while value == nil { pthread_cond_wait(&condition, &mutex) }
-        let result = value!
-        pthread_mutex_unlock(&mutex)
-        return result
+        monitor.locked {
+            while value == nil { monitor.wait() }
+            return value!
+        }
     }
 }
