@@ -18,10 +18,10 @@ extension ReferenceExtension {
     /// protocol conformances, libsodium's CPU probe, the parsers' tables. No device, key or file of it is kept
     /// (the device cache is emptied), and no thread is started: the server forks only while it has one.
     public func rehearse() {
-        var template = Array((Environment.get("TMPDIR") ?? "/tmp") + "/nse-fork-server-XXXXXX").map {
-            CChar($0.asciiValue ?? 0x58)
-        }
-        template.append(0)
+        var template =
+            ((Environment.get("TMPDIR") ?? "/tmp") + "/nse-fork-server-XXXXXX").utf8.map {
+                CChar(bitPattern: $0)
+            } + [0]
         guard let made = mkdtemp(&template) else { return }
         let folder = String(cString: made)
         defer {
