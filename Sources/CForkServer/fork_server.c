@@ -182,8 +182,12 @@ int nse_fork_server_run(int sock, int32_t flags) {
             nse_fork_become_child(sock, events, fds, environment, (size_t)received, &previous);
             return 0;
         }
+        int error = errno;
+        // The child makes its own group too, but the host may signal the group before the child has run: both
+        // sides set it, as a shell does for a job, so the group exists when the host learns the pid.
+        if (child > 0) setpgid(child, child);
         for (int index = 0; index < 3; index++) close(fds[index]);
-        reply.pid = child < 0 ? -errno : child;
+        reply.pid = child < 0 ? -error : child;
         nse_fork_send_reply(sock, &reply);
     }
 }

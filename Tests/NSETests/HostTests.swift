@@ -294,3 +294,28 @@ import Testing
         #expect(ExtensionForkServers.hasForkServer(NotificationHost.shellCommand(relative)), "\(relative)")
     }
 }
+
+/// The host's link to a real fork server (the reference extension's).
+@Suite struct ForkServerLinkTests {
+    /// A child is the leader of its own process group by the time the server says it was forked, so the host's
+    /// first signal to the group reaches it (the memory rule may kill a process at its first sample). The child
+    /// also makes itself one, but it may not have run yet when the host reads the reply.
+    @Test func aForkedChildCanBeSignalledAsAGroupAsSoonAsItIsSpawned() throws {
+        let link = try ForkServerLink.start([TestSupport.referenceExtension], environment: [:], timeout: 10).get()
+        defer { link.stop() }
+        let null = open("/dev/null", O_WRONLY | O_CLOEXEC)
+        defer { close(null) }
+        for _ in 0..<20 {
+            var input: [Int32] = [-1, -1]
+            try #require(pipe(&input) == 0)
+            let pid = try link.spawn(onto: [input[0], null, null], environment: [:]).get()
+            close(input[0])
+            #expect(getpgid(pid) == pid)
+            #expect(kill(-pid, SIGKILL) == 0, "errno \(errno)")
+            // Missed, it would wait for its request: its end of input ends it.
+            close(input[1])
+            let ended = try #require(link.exit(of: pid, blocking: true))
+            #expect(ended.signal == SIGKILL)
+        }
+    }
+}
