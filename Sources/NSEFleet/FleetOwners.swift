@@ -52,6 +52,16 @@ final class FleetOwners: Sendable {
         return nil
     }
 
+    /// The other nodes that serve devices now, by name: a node without devices, or whose devices were taken over,
+    /// is not among them.
+    func peers() -> [FleetPeer] {
+        state.withLock { state in
+            Set(state.tokens.values).subtracting([node]).sorted().compactMap { name in
+                state.addresses[name].map { FleetPeer(node: name, address: $0) }
+            }
+        }
+    }
+
     private static func peer(_ token: String, in state: State) -> FleetPeer? {
         guard let owner = state.tokens[token], let address = state.addresses[owner] else { return nil }
         return FleetPeer(node: owner, address: address)

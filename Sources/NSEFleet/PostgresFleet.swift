@@ -225,6 +225,10 @@ public final class PostgresFleet: FleetState {
         await owners.owner(of: token)
     }
 
+    public func peers() async -> [FleetPeer] {
+        owners.peers()
+    }
+
     public func forward(_ push: ForwardedPush, to peer: FleetPeer) async -> ForwardOutcome {
         await forwarder.send(push, to: peer)
     }

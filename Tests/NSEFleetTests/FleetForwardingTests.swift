@@ -94,9 +94,35 @@ struct FleetForwardingTests {
         let posed = try Exchange.get("\(nodeA.url)/v1/requests?token=\(tokenA)").json?.arrayValue?.first
         #expect(posed?["headers"]?["nse-fleet-forwarded"] == nil && posed?["headers"]?["nse-fleet-team"] == nil)
 
+        // Either node lists the fleet's devices, each with its node, in the same order; a client posing as a node
+        // still gets the whole fleet's.
+        func listed(_ url: String, headers: [String] = []) throws -> [String] {
+            let answer = try Exchange.curl(headers.flatMap { ["-H", $0] } + ["\(url)/v1/devices"])
+            #expect(answer.status == 200, "\(answer.body)")
+            return (answer.json?.arrayValue ?? []).map {
+                "\($0["remote_token"]?.stringValue ?? "?")@\($0["node"]?.stringValue ?? "?")"
+            }
+        }
+        let fleetDevices = ["\(tokenA)@A", "\(tokenB)@B"]
+        #expect(try listed(nodeA.url) == fleetDevices)
+        #expect(try listed(nodeB.url) == fleetDevices)
+        #expect(try listed(nodeA.url, headers: ["nse-fleet-forwarded: guess", "nse-fleet-node: B"]) == fleetDevices)
+
         // B killed while its extension holds the push: A takes B's device over and runs it, once.
         kill(nodeB.process.processIdentifier, SIGKILL)
         nodeB.process.waitUntilExit()
+        // Listing meanwhile waits for the takeover (B cannot be reached) and names A for both, or, past the takeover
+        // window, is answered 503 as a push would be: never a list without B's device.
+        let meanwhile = try Exchange.get("\(nodeA.url)/v1/devices")
+        if meanwhile.status == 503 {
+            #expect(meanwhile.json?["reason"]?.stringValue == "ServiceUnavailable")
+        } else {
+            let tokens = meanwhile.json?.arrayValue?.map {
+                "\($0["remote_token"]?.stringValue ?? "?")@\($0["node"]?.stringValue ?? "?")"
+            }
+            #expect(
+                meanwhile.status == 200 && Set(tokens ?? []) == ["\(tokenA)@A", "\(tokenB)@A"], "\(meanwhile.body)")
+        }
         let taken = try FleetTests.eventually(
             { try Exchange.get("\(nodeA.url)/v1/devices/\(tokenB)/notifications") },
             until: { $0.json?.arrayValue?.contains { $0["apns_id"]?.stringValue == id } == true }, seconds: 15)
@@ -106,7 +132,8 @@ struct FleetForwardingTests {
         #expect(nodeA.log.contains("took over a stopped node's devices"))
         #expect(try cluster.psql("SELECT node FROM nse_fleet_devices WHERE token = '\(tokenB)'") == "A")
 
-        // B's device is A's own now: a push to it is not forwarded.
+        // B's device is A's own now: listed as A's, and a push to it is not forwarded.
+        #expect(try Set(listed(nodeA.url)) == ["\(tokenA)@A", "\(tokenB)@A"])
         #expect(try Exchange.push(nodeA, token: tokenB).status == 200)
         let own = try Exchange.get("\(nodeA.url)/v1/requests?token=\(tokenB)").json?.arrayValue?.first
         #expect(own?["forwarded_to"] == nil && own?["status"]?.intValue == 200)

@@ -46,6 +46,8 @@ public protocol FleetState: Sendable {
 
     /// The node serving `token` when it is another one, for a push to go on to it; nil when no other node serves it.
     func owner(of token: String) async -> FleetPeer?
+    /// The other nodes that serve devices now (for a question every node answers for its own: `GET /v1/devices`).
+    func peers() async -> [FleetPeer]
     /// Sends a push on to the node serving its device and returns its answer.
     func forward(_ push: ForwardedPush, to peer: FleetPeer) async -> ForwardOutcome
     /// The identity another node vouched for, when `headers` carry the fleet's secret; nil: the request is a client's.

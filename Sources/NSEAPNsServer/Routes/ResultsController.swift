@@ -76,14 +76,28 @@ struct ResultsController {
         return Response(status: .ok, headers: fields, body: body)
     }
 
-    @Sendable func devices(_ request: Request, context: PushRequestContext) -> Response {
-        PushResponder.json(
-            .array(
-                service.devices.all.map { device in
-                    var summary = Self.summary(device).objectValue ?? JSONObject()
-                    summary["held"] = .int(service.heldCount(for: device))
-                    return .object(summary)
-                }))
+    /// The node's devices; with a fleet, every node's, each with its `node`, in the order of the nodes' names (any
+    /// node gives the same list). Another node asking (the fleet's secret) gets this node's own.
+    @Sendable func devices(_ request: Request, context: PushRequestContext) async -> Response {
+        let fleet = service.fleet
+        // Read after the other nodes answered: a takeover while they were asked adds the devices it took.
+        let own = { [service] in
+            service.devices.all.map { device -> JSON in
+                var summary = Self.summary(device).objectValue ?? JSONObject()
+                summary["held"] = .int(service.heldCount(for: device))
+                if let fleet { summary["node"] = .string(fleet.node) }
+                return .object(summary)
+            }
+        }
+        let headers: APNsHeaders = request.headers.map { (name: $0.name.canonicalName.lowercased(), value: $0.value) }
+        guard let fleet, fleet.forwardedIdentity(headers) == nil else { return PushResponder.json(.array(own())) }
+        switch await service.otherNodesDevices() {
+        case .success(var lists):
+            lists.append((fleet.node, own()))
+            return PushResponder.json(.array(lists.sorted { $0.node < $1.node }.flatMap(\.devices)))
+        case .failure(let error):
+            return PushResponder.error(error, apnsID: nil)
+        }
     }
 
     /// A device as `GET /v1/devices` lists it, but for `held`.
