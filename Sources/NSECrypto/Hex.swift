@@ -27,8 +27,14 @@ public enum Hex {
     /// `count` random bytes as lowercase hex (2 × `count` digits), from the system's generator (`getrandom`).
     /// For identifiers and nonces that must not fail; keys and tokens come from ``SecureRandom`` (libsodium).
     public static func random(bytes count: Int) -> String {
+        // Eight bytes a draw: each draw is a getrandom call (a draw per byte made a SIP tag 16 system calls).
         var generator = SystemRandomNumberGenerator()
-        return encode((0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(count + 7)
+        while bytes.count < count {
+            withUnsafeBytes(of: generator.next() as UInt64) { bytes += $0 }
+        }
+        return encode(bytes.prefix(count))
     }
 
     /// The RFC 4122 version-4 UUID made of the first 16 `bytes` (version and variant bits set), uppercase as iOS
