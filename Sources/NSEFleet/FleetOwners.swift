@@ -52,6 +52,14 @@ final class FleetOwners: Sendable {
         return nil
     }
 
+    /// `token` is `peer`'s until the owners are read again (a Live Activity's token, which has no row).
+    func remember(_ token: String, servedBy peer: FleetPeer) {
+        state.withLock { state in
+            state.tokens[token.lowercased()] = peer.node
+            state.addresses[peer.node] = peer.address
+        }
+    }
+
     /// The other nodes that serve devices now, by name: a node without devices, or whose devices were taken over,
     /// is not among them.
     func peers() -> [FleetPeer] {

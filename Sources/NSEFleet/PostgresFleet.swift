@@ -229,6 +229,10 @@ public final class PostgresFleet: FleetState {
         owners.peers()
     }
 
+    public func remember(_ token: String, servedBy peer: FleetPeer) {
+        owners.remember(token, servedBy: peer)
+    }
+
     public func forward(_ push: ForwardedPush, to peer: FleetPeer) async -> ForwardOutcome {
         await forwarder.send(push, to: peer)
     }

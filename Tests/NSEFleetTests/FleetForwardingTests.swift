@@ -146,4 +146,57 @@ struct FleetForwardingTests {
         )
         #expect(copies == "1")
     }
+
+    @Test(
+        "a Live Activity's token, known only to its device's node, is found and pushed to through any node",
+        .enabled(if: PostgresCluster.binaries != nil, Comment(rawValue: PostgresCluster.missing)))
+    func liveActivityTokensAreFoundOnTheirNode() throws {
+        let cluster = try PostgresCluster()
+        let (folderA, _) = try FleetTests.device()
+        let (folderB, tokenB) = try FleetTests.device()
+        let nodeA = try ServeNode(name: "A", device: folderA, database: cluster.url)
+        let nodeB = try ServeNode(name: "B", device: folderB, database: cluster.url)
+        defer {
+            nodeA.stop()
+            nodeB.stop()
+        }
+        // The app on B's phone starts an activity while both nodes run: only B can find its token.
+        let started = try TestSupport.nse([
+            "device", "activity", "start", folderB, "--attributes-type", "Delivery", "--content-state",
+            #"{"eta":"10 min"}"#,
+        ])
+        let activity = try #require((try? JSON.parse(started.stdout))?["push_token"]?.stringValue, "\(started.stderr)")
+        #expect(try cluster.psql("SELECT count(*) FROM nse_fleet_devices WHERE token = '\(activity)'") == "0")
+
+        let listed = try Exchange.get("\(nodeA.url)/v1/devices?token=\(activity)")
+        #expect(listed.status == 200, "\(listed.body)")
+        let found = listed.json?.arrayValue ?? []
+        #expect(found.count == 1 && found.first?["remote_token"]?.stringValue == tokenB, "\(listed.body)")
+        #expect(found.first?["node"]?.stringValue == "B")
+
+        let update =
+            #"{"aps":{"timestamp":\#(Int(Date().timeIntervalSince1970)),"event":"update","content-state":{"eta":"5 min"}}}"#
+        for eta in ["5 min", "4 min"] {
+            let pushed = try Exchange.curl([
+                "-H", "apns-topic: org.example.app.push-type.liveactivity", "-H", "apns-push-type: liveactivity",
+                "-H", "apns-priority: 5", "-d", update.replacingOccurrences(of: "5 min", with: eta),
+                "\(nodeA.url)/3/device/\(activity)",
+            ])
+            #expect(pushed.status == 200, "\(pushed.body) \(nodeA.log)")
+        }
+        let logged = try Exchange.get("\(nodeA.url)/v1/requests?token=\(activity)").json?.arrayValue ?? []
+        #expect(logged.count == 2 && logged.allSatisfy { $0["forwarded_to"]?.stringValue == "B" }, "\(logged)")
+        // Its results, read through A, are its device's (copied to the fleet by B).
+        let results = try FleetTests.eventually(
+            { try Exchange.get("\(nodeA.url)/v1/devices/\(activity)/notifications") },
+            until: { ($0.json?.arrayValue ?? []).filter { $0["push_type"]?.stringValue == "liveactivity" }.count == 2 })
+        let outcomes = (results.json?.arrayValue ?? []).compactMap { $0["outcome"]?.stringValue }
+        #expect(outcomes == ["activity-updated", "activity-updated"], "\(results.body)")
+
+        // A token no node holds is still 400 BadDeviceToken, asked of every node once.
+        let unknown = try Exchange.push(nodeA, token: String(repeating: "ef", count: 32))
+        #expect(unknown.status == 400 && unknown.json?["reason"]?.stringValue == "BadDeviceToken")
+        #expect(try Exchange.get("\(nodeA.url)/v1/devices?token=\(String(repeating: "ef", count: 32))").body == "[]")
+        #expect(try Exchange.get("\(nodeA.url)/v1/devices?token=not-hex").status == 400)
+    }
 }

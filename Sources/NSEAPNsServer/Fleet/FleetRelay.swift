@@ -8,8 +8,11 @@ extension PushService {
     /// every 200 ms, the fleet's takeover window at most), and `.unreachable` is what is left after that. A request
     /// that went out and got no answer is never sent again (`.lost`).
     func sendOn(_ request: ForwardedPush) async -> (outcome: ForwardOutcome, peer: FleetPeer)? {
-        guard let fleet, devices.device(for: request.token) == nil, var peer = await fleet.owner(of: request.token)
-        else { return nil }
+        guard let fleet, devices.device(for: request.token) == nil else { return nil }
+        var owner = await fleet.owner(of: request.token)
+        // A token without a row (a Live Activity's) is looked for on every node.
+        if owner == nil { owner = await locate(request.token)?.peer }
+        guard var peer = owner else { return nil }
         let started = ContinuousClock.now
         while true {
             let outcome = await fleet.forward(request, to: peer)
@@ -17,10 +20,14 @@ extension PushService {
                 return (outcome, peer)
             }
             try? await Task.sleep(for: .milliseconds(200))
-            guard devices.device(for: request.token) == nil, let next = await fleet.owner(of: request.token) else {
-                return nil
+            guard devices.device(for: request.token) == nil else { return nil }
+            // Moved (taken over), or still the node that cannot be reached: a Live Activity's token is not in the
+            // rows the takeover moves, so it is looked for again, else waited for where it was.
+            if let moved = await fleet.owner(of: request.token) {
+                peer = moved
+            } else if let located = await locate(request.token) {
+                peer = located.peer
             }
-            peer = next
         }
     }
 

@@ -76,13 +76,22 @@ struct ResultsController {
         return Response(status: .ok, headers: fields, body: body)
     }
 
-    /// The node's devices; with a fleet, every node's, each with its `node`, in the order of the nodes' names (any
-    /// node gives the same list). Another node asking (the fleet's secret) gets this node's own.
+    /// The node's devices (`?token=`: the one holding that token, an app's or a Live Activity's); with a fleet,
+    /// every node's, each with its `node`, in the order of the nodes' names (any node gives the same list). Another
+    /// node asking (the fleet's secret) gets this node's own.
     @Sendable func devices(_ request: Request, context: PushRequestContext) async -> Response {
         let fleet = service.fleet
+        var token: String?
+        if let text = request.uri.queryParameters["token"] {
+            guard !text.isEmpty, text.count <= 200, text.allSatisfy(\.isHexDigit) else {
+                return PushResponder.error(.badRequest("BadDeviceToken"), apnsID: nil)
+            }
+            token = String(text).lowercased()
+        }
         // Read after the other nodes answered: a takeover while they were asked adds the devices it took.
         let own = { [service] in
-            service.devices.all.map { device -> JSON in
+            let served = token.map { service.devices.device(for: $0).map { [$0] } ?? [] } ?? service.devices.all
+            return served.map { device -> JSON in
                 var summary = Self.summary(device).objectValue ?? JSONObject()
                 summary["held"] = .int(service.heldCount(for: device))
                 if let fleet { summary["node"] = .string(fleet.node) }
@@ -91,7 +100,7 @@ struct ResultsController {
         }
         let headers: APNsHeaders = request.headers.map { (name: $0.name.canonicalName.lowercased(), value: $0.value) }
         guard let fleet, fleet.forwardedIdentity(headers) == nil else { return PushResponder.json(.array(own())) }
-        switch await service.otherNodesDevices() {
+        switch await service.otherNodesDevices(token: token) {
         case .success(var lists):
             lists.append((fleet.node, own()))
             return PushResponder.json(.array(lists.sorted { $0.node < $1.node }.flatMap(\.devices)))
@@ -137,8 +146,13 @@ struct ResultsController {
             }
             what = ["device.folder": .string(device.directory)]
         } else if let fleet = service.fleet, !token.isEmpty, token.count <= 200, token.allSatisfy(\.isHexDigit) {
-            read = { [since] limit, before in
-                try await fleet.results(token: token, limit: limit, since: since, before: before)
+            read = { [service, since] limit, before in
+                if let copies = try await fleet.results(token: token, limit: limit, since: since, before: before) {
+                    return copies
+                }
+                // A Live Activity's token has no row: its device's copies, the device named by its node.
+                guard let device = await service.locate(token)?.device else { return nil }
+                return try await fleet.results(token: device, limit: limit, since: since, before: before)
             }
             what = ["device.token": .string(token.lowercased())]
         } else {
