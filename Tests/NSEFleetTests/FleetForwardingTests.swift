@@ -176,6 +176,8 @@ struct FleetForwardingTests {
 
         let update =
             #"{"aps":{"timestamp":\#(Int(Date().timeIntervalSince1970)),"event":"update","content-state":{"eta":"5 min"}}}"#
+        // A stream on A following the activity's token carries its device's results.
+        let following = try EventCapture("\(nodeA.url)/v1/events?device=\(activity)", seconds: 5)
         for eta in ["5 min", "4 min"] {
             let pushed = try Exchange.curl([
                 "-H", "apns-topic: org.example.app.push-type.liveactivity", "-H", "apns-push-type: liveactivity",
@@ -192,6 +194,8 @@ struct FleetForwardingTests {
             until: { ($0.json?.arrayValue ?? []).filter { $0["push_type"]?.stringValue == "liveactivity" }.count == 2 })
         let outcomes = (results.json?.arrayValue ?? []).compactMap { $0["outcome"]?.stringValue }
         #expect(outcomes == ["activity-updated", "activity-updated"], "\(results.body)")
+        let streamed = following.finish()
+        #expect(streamed.components(separatedBy: #""outcome":"activity-updated""#).count - 1 == 2, "\(streamed)")
 
         // A token no node holds is still 400 BadDeviceToken, asked of every node once.
         let unknown = try Exchange.push(nodeA, token: String(repeating: "ef", count: 32))

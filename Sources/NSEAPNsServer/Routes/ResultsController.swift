@@ -8,7 +8,8 @@ import ServiceLifecycle
 
 /// nse's results API, for a push server's tests and the page:
 ///
-/// - `GET /v1/devices`: the served devices, their tokens and how many pushes are held for them.
+/// - `GET /v1/devices[?token=T]`: the served devices (the one holding `T`), their tokens and how many pushes are
+///   held for them; with a fleet, every node's.
 /// - `GET /v1/devices/{token}/notifications[?limit=N][&since=ID]`: recorded results, newest first; with a fleet, a
 ///   device another node serves is answered from the fleet's copies.
 /// - `GET /v1/events[?device=TOKEN…]`: every recorded result as a server-sent event, live; with a fleet, every
@@ -29,16 +30,19 @@ struct ResultsController {
 
     /// A text/event-stream of `notification` events, one per recorded result, until the client goes or the server
     /// stops.
-    @Sendable func events(_ request: Request, context: PushRequestContext) -> Response {
+    @Sendable func events(_ request: Request, context: PushRequestContext) async -> Response {
         let tokens = request.uri.queryParameters.getAll("device").map { String($0) }
         var followed: Set<String>?
         if !tokens.isEmpty {
             var set = Set<String>()
             for token in tokens {
                 guard let device = service.device(for: token) else {
-                    // Another node's device: its events carry both its tokens, so either follows it.
+                    // Another node's device: its events carry both its tokens, so either follows it; a Live
+                    // Activity's token (no event carries it) follows its device, found on its node.
                     if service.fleet != nil, !token.isEmpty, token.count <= 200, token.allSatisfy(\.isHexDigit) {
-                        set.insert(token.lowercased())
+                        let rowless = await service.fleet?.owner(of: token) == nil
+                        let located = rowless ? await service.locate(token) : nil
+                        set.insert(located?.device.lowercased() ?? token.lowercased())
                         continue
                     }
                     return PushResponder.error(.badRequest("BadDeviceToken"), apnsID: nil)
