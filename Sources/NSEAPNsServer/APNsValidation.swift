@@ -79,6 +79,12 @@ public enum APNsValidation {
     /// The `apns-collapse-id` limit, in bytes.
     public static let maxCollapseIDBytes = 64
 
+    /// Whether `text` has a device token's form, 1 to 200 hex digits: what nse looks up as a token, asks another
+    /// node of a fleet about, or puts in a path.
+    static func isTokenShaped(_ text: some StringProtocol) -> Bool {
+        !text.isEmpty && text.count <= 200 && text.allSatisfy(\.isHexDigit)
+    }
+
     /// Checks a push against APNs's rules and the registered devices.
     /// - Parameters:
     ///   - token: the `{token}` path component.

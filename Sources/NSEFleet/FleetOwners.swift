@@ -16,6 +16,8 @@ final class FleetOwners: Sendable {
         var tokens: [String: String] = [:]
         /// Node to address.
         var addresses: [String: String] = [:]
+        /// Tokens no row names that a node said it holds (a Live Activity's): the node, and the device's remote token.
+        var located: [String: (node: String, device: String)] = [:]
     }
 
     private let connection: FleetConnection
@@ -52,11 +54,22 @@ final class FleetOwners: Sendable {
         return nil
     }
 
-    /// `token` is `peer`'s until the owners are read again (a Live Activity's token, which has no row).
-    func remember(_ token: String, servedBy peer: FleetPeer) {
+    /// `token`, which no row names, is held by `device` on `peer` until the owners are read again (a Live
+    /// Activity's token).
+    func remember(_ token: String, device: String, servedBy peer: FleetPeer) {
         state.withLock { state in
-            state.tokens[token.lowercased()] = peer.node
+            state.located[token.lowercased()] = (peer.node, device)
             state.addresses[peer.node] = peer.address
+        }
+    }
+
+    /// What ``remember(_:device:servedBy:)`` kept for `token`.
+    func located(_ token: String) -> (peer: FleetPeer, device: String)? {
+        state.withLock { state in
+            guard let (owner, device) = state.located[token.lowercased()], let address = state.addresses[owner] else {
+                return nil
+            }
+            return (FleetPeer(node: owner, address: address), device)
         }
     }
 

@@ -242,8 +242,12 @@ public final class PostgresFleet: FleetState {
         owners.peers()
     }
 
-    public func remember(_ token: String, servedBy peer: FleetPeer) {
-        owners.remember(token, servedBy: peer)
+    public func remember(_ token: String, device: String, servedBy peer: FleetPeer) {
+        owners.remember(token, device: device, servedBy: peer)
+    }
+
+    public func located(_ token: String) -> (peer: FleetPeer, device: String)? {
+        owners.located(token)
     }
 
     public func forward(_ push: ForwardedPush, to peer: FleetPeer) async -> ForwardOutcome {

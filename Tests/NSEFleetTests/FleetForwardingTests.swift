@@ -196,6 +196,16 @@ struct FleetForwardingTests {
         #expect(outcomes == ["activity-updated", "activity-updated"], "\(results.body)")
         let streamed = following.finish()
         #expect(streamed.components(separatedBy: #""outcome":"activity-updated""#).count - 1 == 2, "\(streamed)")
+        // A stream opened once A knows where the token is (its pushes went to B) follows it too.
+        let later = try EventCapture("\(nodeA.url)/v1/events?device=\(activity)", seconds: 4)
+        let third = try Exchange.curl([
+            "-H", "apns-topic: org.example.app.push-type.liveactivity", "-H", "apns-push-type: liveactivity",
+            "-H", "apns-priority: 5", "-d", update.replacingOccurrences(of: "5 min", with: "3 min"),
+            "\(nodeA.url)/3/device/\(activity)",
+        ])
+        #expect(third.status == 200, "\(third.body)")
+        let laterStream = later.finish()
+        #expect(laterStream.components(separatedBy: #""outcome":"activity-updated""#).count - 1 == 1, "\(laterStream)")
 
         // A token no node holds is still 400 BadDeviceToken, asked of every node once.
         let unknown = try Exchange.push(nodeA, token: String(repeating: "ef", count: 32))

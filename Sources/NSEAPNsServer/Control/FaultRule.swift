@@ -89,7 +89,7 @@ public struct FaultRule: Sendable, Equatable {
         }
         var rule = FaultRule()
         if let token = object["token"], !token.isNull {
-            guard let text = token.stringValue, !text.isEmpty, text.count <= 200, text.allSatisfy(\.isHexDigit) else {
+            guard let text = token.stringValue, APNsValidation.isTokenShaped(text) else {
                 throw Invalid(description: "fault token must be a hex device token")
             }
             rule.token = text.lowercased()

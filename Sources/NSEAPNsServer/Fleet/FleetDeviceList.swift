@@ -40,18 +40,29 @@ extension PushService {
     /// that holds it. A Live Activity's token (an activity's, a push-to-start token) is made on its device's node,
     /// by the app (`nse device activity start`) or a start push, and only that node knows it: every node is asked
     /// once (`GET /v1/devices?token=`, nodes that cannot be reached left out), and the one that lists a device is
-    /// remembered for the token's next pushes. Nil: no node lists one.
+    /// remembered until devices change hands. Nil: no node lists one.
     func locate(_ token: String) async -> (peer: FleetPeer, device: String)? {
         // Only what could be a token is asked about (it goes in the question's path).
-        guard let fleet, !token.isEmpty, token.count <= 200, token.allSatisfy(\.isHexDigit) else { return nil }
+        guard let fleet, APNsValidation.isTokenShaped(token) else { return nil }
+        if let known = fleet.located(token) { return known }
         for (peer, outcome) in await askEveryNode(for: token.lowercased()) {
             guard case .listed(let devices) = outcome,
-                let device = devices.first?["remote_token"]?.stringValue
+                let device = devices.first?["remote_token"]?.stringValue?.lowercased()
             else { continue }
-            fleet.remember(token, servedBy: peer)
+            fleet.remember(token, device: device, servedBy: peer)
             return (peer, device)
         }
         return nil
+    }
+
+    /// What to read or follow a device another node serves by: `token` when the fleet's rows name it (either of an
+    /// app's tokens names its device), else the remote token of the device holding it (``locate(_:)``: a Live
+    /// Activity's token), else `token` (no node holds it).
+    func fleetDeviceToken(for token: String) async -> String {
+        if let fleet, await fleet.owner(of: token) == nil, let located = await locate(token) {
+            return located.device
+        }
+        return token.lowercased()
     }
 
     /// What one node said when asked for its own devices.

@@ -48,9 +48,11 @@ public protocol FleetState: Sendable {
     func owner(of token: String) async -> FleetPeer?
     /// The other nodes that serve devices now (for a question every node answers for its own: `GET /v1/devices`).
     func peers() async -> [FleetPeer]
-    /// Sends `token`'s pushes to `peer` from now on: a token the fleet's rows do not have (a Live Activity's) that
-    /// `peer` said it serves. Forgotten when devices change hands.
-    func remember(_ token: String, servedBy peer: FleetPeer)
+    /// Keeps that `peer` holds `token`, a token the fleet's rows do not have (a Live Activity's), for `device` (its
+    /// remote token): ``located(_:)`` answers it until devices change hands.
+    func remember(_ token: String, device: String, servedBy peer: FleetPeer)
+    /// What was remembered for `token`.
+    func located(_ token: String) -> (peer: FleetPeer, device: String)?
     /// Sends a push on to the node serving its device and returns its answer.
     func forward(_ push: ForwardedPush, to peer: FleetPeer) async -> ForwardOutcome
     /// The identity another node vouched for, when `headers` carry the fleet's secret; nil: the request is a client's.

@@ -39,10 +39,8 @@ struct ResultsController {
                 guard let device = service.device(for: token) else {
                     // Another node's device: its events carry both its tokens, so either follows it; a Live
                     // Activity's token (no event carries it) follows its device, found on its node.
-                    if service.fleet != nil, !token.isEmpty, token.count <= 200, token.allSatisfy(\.isHexDigit) {
-                        let rowless = await service.fleet?.owner(of: token) == nil
-                        let located = rowless ? await service.locate(token) : nil
-                        set.insert(located?.device.lowercased() ?? token.lowercased())
+                    if service.fleet != nil, APNsValidation.isTokenShaped(token) {
+                        set.insert(await service.fleetDeviceToken(for: token))
                         continue
                     }
                     return PushResponder.error(.badRequest("BadDeviceToken"), apnsID: nil)
@@ -87,7 +85,7 @@ struct ResultsController {
         let fleet = service.fleet
         var token: String?
         if let text = request.uri.queryParameters["token"] {
-            guard !text.isEmpty, text.count <= 200, text.allSatisfy(\.isHexDigit) else {
+            guard APNsValidation.isTokenShaped(text) else {
                 return PushResponder.error(.badRequest("BadDeviceToken"), apnsID: nil)
             }
             token = String(text).lowercased()
@@ -149,14 +147,11 @@ struct ResultsController {
                 try await service.results(for: device, limit: limit, since: since, before: before)
             }
             what = ["device.folder": .string(device.directory)]
-        } else if let fleet = service.fleet, !token.isEmpty, token.count <= 200, token.allSatisfy(\.isHexDigit) {
-            read = { [service, since] limit, before in
-                if let copies = try await fleet.results(token: token, limit: limit, since: since, before: before) {
-                    return copies
-                }
-                // A Live Activity's token has no row: its device's copies, the device named by its node.
-                guard let device = await service.locate(token)?.device else { return nil }
-                return try await fleet.results(token: device, limit: limit, since: since, before: before)
+        } else if let fleet = service.fleet, APNsValidation.isTokenShaped(token) {
+            // A Live Activity's token has no row: its device's copies, the device named by its node (asked once).
+            let device = await service.fleetDeviceToken(for: token)
+            read = { [since] limit, before in
+                try await fleet.results(token: device, limit: limit, since: since, before: before)
             }
             what = ["device.token": .string(token.lowercased())]
         } else {
