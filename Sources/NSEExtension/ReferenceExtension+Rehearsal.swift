@@ -13,9 +13,9 @@ import NSESystem
 
 extension ReferenceExtension {
     /// The fork server's warm-up (`--extension-launch fork`): one sealed push served by ``main(input:output:)``
-    /// over pipes, as the host would send it, for a device made for it in a temporary folder that is removed after. What stays
-    /// in the server is what any push builds on first use and never changes: the runtime's type metadata and
-    /// protocol conformances, libsodium's CPU probe, the parsers' tables. No device, key or file of it is kept
+    /// over pipes, as the host would send it, for a device made for it in a temporary folder that is removed after.
+    /// What stays in the server is what any push builds on first use and never changes: the runtime's type metadata
+    /// and protocol conformances, libsodium's CPU probe, the parsers' tables. No device, key or file of it is kept
     /// (the device cache is emptied), and no thread is started: the server forks only while it has one.
     public func rehearse() {
         var template =

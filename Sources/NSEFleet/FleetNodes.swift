@@ -5,10 +5,10 @@ import NSESystem
 import PostgresNIO
 
 /// The fleet's nodes (`nse_fleet_nodes`): each writes its row when it listens (the address it takes forwarded pushes
-/// on, the device folders it serves) and beats once a second (every third of a shorter lease). A node whose beat is older than the lease has
-/// stopped: one live node takes over its devices (``take(_:now:)``: a conditional UPDATE, so only one does), the
-/// one the stopped node's name hashes to among the live ones (rendezvous hashing, so several stopped nodes spread
-/// over the rest), or any live node once the stopped one has waited three leases.
+/// on, the device folders it serves) and beats once a second (every third of a shorter lease). A node whose beat is
+/// older than the lease has stopped: one live node takes over its devices (``take(_:now:)``: a conditional UPDATE,
+/// so only one does), the one the stopped node's name hashes to among the live ones (rendezvous hashing, so several
+/// stopped nodes spread over the rest), or any live node once the stopped one has waited three leases.
 struct FleetNodes: Sendable {
     /// The device folders a node serves, absolute.
     struct Serves: Sendable, Equatable {

@@ -84,8 +84,8 @@ final class ChildProcess {
         }
     }
 
-    /// A fresh process forked by `server` (`--extension-launch fork`), its pipes as ``spawn(_:environment:maxLineBytes:)``
-    /// makes them; `environment` is set in the child over the server's.
+    /// A fresh process forked by `server` (`--extension-launch fork`), its pipes as
+    /// ``spawn(_:environment:maxLineBytes:)`` makes them; `environment` is set in the child over the server's.
     static func forked(
         by server: ForkServerLink, environment: [String: String] = [:],
         maxLineBytes: Int = ExtensionProtocol.maxLineBytes
