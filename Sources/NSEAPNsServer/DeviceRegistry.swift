@@ -12,6 +12,8 @@ public final class DeviceRegistry: Sendable {
         /// Nil until the device is first needed.
         var device: Device?
         var stamp: FileSystem.Stamp?
+        /// Given back to another node of the fleet (``remove(directories:)``): no longer served.
+        var removed = false
     }
 
     private struct State {
@@ -23,6 +25,8 @@ public final class DeviceRegistry: Sendable {
         /// The entries' folders as absolute paths without links, worked out when first asked (``serves(directory:)``).
         var resolved: [String] = []
         var resolvedSet: Set<String> = []
+        /// Entries removed (``remove(directories:)``).
+        var removedCount = 0
     }
 
     private let state: Mutex<State>
@@ -80,6 +84,35 @@ public final class DeviceRegistry: Sendable {
         return added
     }
 
+    /// The remote and VoIP tokens of the served devices in `directories`.
+    public func tokens(of directories: some Sequence<String>) -> [String] {
+        let wanted = Set(directories)
+        return state.withLock { state in
+            let indexes = Set(wanted.compactMap { state.byDirectory[$0] })
+            return state.byToken.filter { indexes.contains($0.value) }.map(\.key).sorted()
+        }
+    }
+
+    /// Stops serving the devices in `directories` (given back to the node of the fleet that serves them again,
+    /// docs/serve.md "Coming back"): their tokens find nothing here from now on.
+    public func remove(directories: some Sequence<String>) {
+        let gone = Set(directories)
+        state.withLock { state in
+            var indexes = Set<Int>()
+            for directory in gone {
+                guard let index = state.byDirectory.removeValue(forKey: directory) else { continue }
+                indexes.insert(index)
+                state.entries[index].removed = true
+                state.entries[index].device = nil
+            }
+            state.byToken = state.byToken.filter { !indexes.contains($0.value) }
+            state.removedCount += indexes.count
+            state.resolvedSet = Set(
+                state.resolved.indices.filter { !state.entries[$0].removed }.map { state.resolved[$0] })
+        }
+        liveActivities.remove(directories: gone)
+    }
+
     /// Whether the device in `directory` is served here already, under this path or another to the same folder
     /// (a relative `--devices`, a link).
     public func serves(directory: String) -> Bool {
@@ -90,21 +123,27 @@ public final class DeviceRegistry: Sendable {
                 for entry in state.entries[state.resolved.count...] {
                     state.resolved.append(FileSystem.resolvedPath(entry.directory) ?? entry.directory)
                 }
-                state.resolvedSet = Set(state.resolved)
+                state.resolvedSet = Set(
+                    state.resolved.indices.filter { !state.entries[$0].removed }.map { state.resolved[$0] })
             }
             return state.resolvedSet.contains(resolved)
         }
     }
 
     /// How many devices are served.
-    public var count: Int { state.withLock { $0.entries.count } }
+    public var count: Int { state.withLock { $0.entries.count - $0.removedCount } }
 
     /// Every device, as last read (a folder's devices not opened yet are opened for this, and kept).
     public var all: [Device] { first(.max) }
 
     /// The first `limit` devices, in the order they were given (only those are opened).
     public func first(_ limit: Int) -> [Device] {
-        (0..<min(limit, count)).compactMap { device(at: $0, token: nil) }
+        let served = state.withLock { state -> [Int] in
+            guard state.removedCount > 0 else { return Array(0..<min(limit, state.entries.count)) }
+            let entries = state.entries
+            return Array(entries.indices.filter { !entries[$0].removed }.prefix(limit))
+        }
+        return served.compactMap { device(at: $0, token: nil) }
     }
 
     /// The device owning `token` (remote or voip token, hex, case-insensitive), re-read if its file changed.
@@ -127,12 +166,16 @@ public final class DeviceRegistry: Sendable {
 
     private func device(at index: Int, token: String?) -> Device? {
         let entry = state.withLock { $0.entries[index] }
+        guard !entry.removed else { return nil }
         let stamp = FileSystem.stamp(Path.join(entry.directory, "device.json"))
         if let device = entry.device, let stamp, let old = entry.stamp, stamp == old { return device }
         guard let fresh = try? Device.open(at: entry.directory), token.map(fresh.ownsToken) ?? true else {
             return entry.device
         }
-        state.withLock { $0.entries[index] = Entry(directory: entry.directory, device: fresh, stamp: stamp) }
+        state.withLock { state in
+            guard !state.entries[index].removed else { return }
+            state.entries[index] = Entry(directory: entry.directory, device: fresh, stamp: stamp)
+        }
         return fresh
     }
 }

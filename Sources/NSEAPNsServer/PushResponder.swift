@@ -25,6 +25,7 @@ public struct PushResponder: HTTPResponder {
         router.addRoutes(PageController(service: service).endpoints)
         router.addRoutes(ResultsController(service: service).endpoints, atPath: "/v1")
         router.addRoutes(ControlController(service: service).endpoints, atPath: "/v1")
+        router.addRoutes(FleetController(service: service).endpoints, atPath: "/v1")
         router.addRoutes(MetricsController(metrics: service.metrics).endpoints)
         self.router = router.buildResponder()
     }

@@ -52,6 +52,11 @@ public final class PushService: Sendable {
 
     private let admission: PushAdmission
     let runner: PushRunner
+    /// Devices with a push being admitted or run, and those given back to another node (docs/serve.md, "Coming
+    /// back").
+    var activity: DeviceActivity { runner.activity }
+    /// What this node took over from stopped nodes of its fleet, and may give back.
+    let adopted = AdoptedDevices()
     let offline: OfflineDevices
     private let unfinished: UnfinishedPushes
     /// Low-priority pushes waiting for their burst (`--low-priority-interval`); nil: they go at once.
@@ -122,7 +127,9 @@ public final class PushService: Sendable {
         let runner = PushRunner(
             queue: queue, store: store, recorder: recorder, extensionCommand: extensionCommand, limits: limits,
             extensionProcesses: extensionProcesses, forkServers: forkServers, recording: recording,
-            liveActivities: LiveActivityDelivery(budget: liveActivityBudget, logger: logger), logger: logger)
+            liveActivities: LiveActivityDelivery(budget: liveActivityBudget, logger: logger),
+            activity: DeviceActivity(),
+            logger: logger)
         let offline = OfflineDevices(
             held: HeldPushes(
                 offline: devices.filter { !$0.config.online }.map(\.directory)

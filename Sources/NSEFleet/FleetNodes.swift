@@ -32,6 +32,16 @@ struct FleetNodes: Sendable {
             folders += other.folders.filter { !folders.contains($0) }
             devices += other.devices.filter { !devices.contains($0) }
         }
+
+        mutating func subtract(_ other: Serves) {
+            folders.removeAll { other.folders.contains($0) }
+            devices.removeAll { other.devices.contains($0) }
+        }
+
+        /// Whether it names any of `paths`.
+        func names(any paths: Set<String>) -> Bool {
+            folders.contains(where: paths.contains) || devices.contains(where: paths.contains)
+        }
     }
 
     let connection: FleetConnection
@@ -140,6 +150,68 @@ struct FleetNodes: Sendable {
                 try await transaction.query(
                     "SELECT pg_notify(\(FleetOwners.channel), \(node))", logger: connection.logger)
             }
+        }
+    }
+
+    /// Gives what this node took over of `owner`'s back to it as it starts again (docs/serve.md, "Coming back"), in
+    /// one transaction: the devices' `tokens` name it, this node's row serves `serves` no more, and `owner`'s row
+    /// serves them and counts as beating now, not taken over: if it never comes up, the node whose turn it is takes
+    /// them over again after the lease. Every node is told.
+    func handBack(tokens: [String], serves: Serves, to owner: String) async throws(FleetError) {
+        let now = SystemClock.unixMilliseconds()
+        try await connection.attempt("devices not given back") {
+            try await connection.client.withTransaction(logger: connection.logger) { transaction in
+                try await transaction.query(
+                    "UPDATE nse_fleet_devices SET node = \(owner) WHERE node = \(node) AND token = ANY(\(tokens)::text[])",
+                    logger: connection.logger)
+                var mine = Serves(folders: [], devices: [])
+                for try await text in try await transaction.query(
+                    "SELECT serves FROM nse_fleet_nodes WHERE name = \(node) FOR UPDATE", logger: connection.logger
+                ).decode(String.self) {
+                    mine = Serves(parsing: text)
+                }
+                mine.subtract(serves)
+                try await transaction.query(
+                    "UPDATE nse_fleet_nodes SET serves = \(mine.json.serialized()) WHERE name = \(node)",
+                    logger: connection.logger)
+                // Its address stays the one it had (a node restarted on its port is reached at once); its join
+                // writes the new one.
+                try await transaction.query(
+                    """
+                    INSERT INTO nse_fleet_nodes (name, address, serves, started_at, heartbeat_at, taken_by)
+                    VALUES (\(owner), '', \(serves.json.serialized()), \(now), \(now), NULL)
+                    ON CONFLICT (name) DO UPDATE SET serves = EXCLUDED.serves, heartbeat_at = EXCLUDED.heartbeat_at,
+                        taken_by = NULL
+                    """, logger: connection.logger)
+                try await transaction.query(
+                    "SELECT pg_notify(\(FleetOwners.channel), \(node))", logger: connection.logger)
+            }
+        }
+    }
+
+    /// The live nodes other than this one whose rows name any of `paths` (folders or device folders), with their
+    /// address and what of `paths` each serves: where a node starting again asks for its folders back.
+    func holders(of paths: Set<String>, on alone: PostgresConnection) async throws(FleetError)
+        -> [(name: String, address: String, serves: Serves)]
+    {
+        let cutoff = SystemClock.unixMilliseconds() - leaseMilliseconds
+        return try await connection.attempt("nodes not read") {
+            var found: [(name: String, address: String, serves: Serves)] = []
+            for try await (name, address, text, beat) in try await alone.query(
+                "SELECT name, address, serves, heartbeat_at FROM nse_fleet_nodes ORDER BY name",
+                logger: connection.logger
+            ).decode((String, String, String, Int64).self) {
+                let serves = Serves(parsing: text)
+                guard name != node, beat >= cutoff, serves.names(any: paths) else { continue }
+                found.append(
+                    (
+                        name, address,
+                        Serves(
+                            folders: serves.folders.filter(paths.contains),
+                            devices: serves.devices.filter(paths.contains))
+                    ))
+            }
+            return found
         }
     }
 

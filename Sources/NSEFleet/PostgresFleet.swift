@@ -265,6 +265,47 @@ public final class PostgresFleet: FleetState {
 
     public var takeoverWindow: Duration { lease + .seconds(3) }
 
+    public func handBack(tokens: [String], folders: [String], devices paths: [String], to owner: String)
+        async throws(FleetError)
+    {
+        try await nodes.handBack(tokens: tokens, serves: FleetNodes.Serves(folders: folders, devices: paths), to: owner)
+        await owners.reload()
+    }
+
+    /// Asks the live nodes that took over any of `folders` and `devices` (absolute, links resolved) while this node
+    /// was stopped to give them back (docs/serve.md, "Coming back"), before this node takes their locks. Each
+    /// answers once its pushes of those devices have ended and their locks are released.
+    /// - Returns: how many devices came back.
+    /// - Throws: one line when no live node of the fleet serves them, or one would not give them back.
+    public func reclaim(folders: [String], devices paths: [String]) async throws(FleetError) -> Int {
+        let wanted = Set(folders + paths)
+        let holders = try await connection.withFirstConnection { alone in
+            try await nodes.holders(of: wanted, on: alone)
+        }
+        guard !holders.isEmpty else { throw FleetError("no live node of the fleet serves them") }
+        var count = 0
+        for holder in holders {
+            let body: JSON = [
+                "node": .string(node), "folders": .array(holder.serves.folders.map(JSON.string)),
+                "devices": .array(holder.serves.devices.map(JSON.string)),
+            ]
+            let request = ForwardedPush(
+                token: "", headers: [(name: "content-type", value: "application/json")],
+                body: Array(body.serialized().utf8), identity: ForwardedIdentity(teamID: nil, certificateBundleID: nil),
+                method: "POST", path: "/v1/fleet/handback")
+            switch await forwarder.send(request, to: FleetPeer(node: holder.name, address: holder.address)) {
+            case .answered(200, _, let answer):
+                count += (try? JSON.parse(answer))?["devices"]?.intValue.map { Int($0) } ?? 0
+            case .answered(let status, _, let answer):
+                let detail = (try? JSON.parse(answer))?["detail"]?.stringValue ?? "status \(status)"
+                throw FleetError("node \(holder.name) did not give them back: \(detail)")
+            case .unreachable(let why), .lost(let why):
+                throw FleetError("node \(holder.name) could not be asked to give them back: \(why)")
+            }
+        }
+        return count
+    }
+
     /// Compares without stopping at the first difference.
     private static func same(_ a: String, _ b: String) -> Bool {
         let (x, y) = (Array(a.utf8), Array(b.utf8))

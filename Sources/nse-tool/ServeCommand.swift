@@ -308,13 +308,14 @@ struct ServeCommand: AsyncParsableCommand {
         if device.isEmpty && folder.isEmpty {
             throw Failure(.config, "--devices \(devices.joined(separator: " ")): no device in it").exit()
         }
+        let address = try Self.parseAddress(listen, option: "--listen")
+        let fleet = try await openFleet(port: address.port, logger: logger)
         // Held until the server exits: a second server on these devices would run their pushes twice.
         let lock: ServeLock
         do { lock = try ServeLock.acquire(devices: device, folders: folders) } catch {
-            throw Failure(.tempFail, "serve: \(error.description)").exit()
+            lock = try await reclaim(error, fleet: fleet, folders: folders, logger: logger)
         }
         defer { withExtendedLifetime(lock) {} }
-        let address = try Self.parseAddress(listen, option: "--listen")
         let h2c = try listenH2c.map { try Self.parseAddress($0, option: "--listen-h2c") }
         if extensionCommand == nil, let problem = NotificationHost.referenceExtensionProblem() {
             throw Failure(.unavailable, "serve: \(problem)").exit()
@@ -355,7 +356,6 @@ struct ServeCommand: AsyncParsableCommand {
                 throw Failure(.ioError, "--channels \(path): \(error)").exit()
             }
         }
-        let fleet = try await openFleet(port: address.port, logger: logger)
         let descriptors = Processes.raiseDescriptorLimit(to: wanted * 4 + 4096)
         // This server's own registry, served at /metrics on its listeners (docs/serve.md, "Metrics").
         let registry = MetricsRegistry(
@@ -466,15 +466,13 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     /// A stopped node's folders are served here: locked, indexed, their unrun pushes queued again. The locks are
-    /// kept until the server exits.
+    /// kept until the server exits, or gives the folders back to their node (``PushService/handBack(_:to:)``).
     private static func adoptStoppedNodes(_ fleet: PostgresFleet, service: PushService, logger: Logger) {
-        let locks = Mutex<[ServeLock]>([])
         fleet.adoptWith { folders, devices in
             do {
                 let adoption = try await service.adopt(folders: folders, devices: devices) { tokens in
                     await fleet.copiedThrough(tokens)
                 }
-                locks.withLock { $0.append(adoption.lock) }
                 if adoption.resumed > 0 {
                     logger.notice(
                         "running a stopped node's unrun pushes", metadata: ["push.count": "\(adoption.resumed)"])
@@ -483,6 +481,32 @@ struct ServeCommand: AsyncParsableCommand {
             } catch {
                 logger.warning("stopped node's devices not taken over", metadata: ["fleet.error": .string("\(error)")])
                 return nil
+            }
+        }
+    }
+
+    /// Another server holds these devices: in a fleet, a node that took them over while this one was stopped is
+    /// asked to give them back (docs/serve.md, "Coming back"), and their locks are taken then; anything else ends
+    /// the command as before (status 75), with why they did not come back.
+    private func reclaim(
+        _ busy: ServeLock.Busy, fleet: PostgresFleet?, folders: [(folder: String, devices: [String])], logger: Logger
+    ) async throws -> ServeLock {
+        guard let fleet else { throw Failure(.tempFail, "serve: \(busy.description)").exit() }
+        do {
+            let count = try await fleet.reclaim(
+                folders: devices.map { FileSystem.resolvedPath($0) ?? $0 },
+                devices: device.map { FileSystem.resolvedPath($0) ?? $0 })
+            logger.notice("devices given back by the fleet", metadata: ["device.count": .stringConvertible(count)])
+        } catch {
+            throw Failure(.tempFail, "serve: \(busy.description) (\(error.description))").exit()
+        }
+        // Released before the answer came; a few tries all the same, for a holder whose descriptor closes late.
+        var attempt = 0
+        while true {
+            do { return try ServeLock.acquire(devices: device, folders: folders) } catch {
+                attempt += 1
+                guard attempt < 20 else { throw Failure(.tempFail, "serve: \(error.description)").exit() }
+                try? await Task.sleep(for: .milliseconds(100))
             }
         }
     }

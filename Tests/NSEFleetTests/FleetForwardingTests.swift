@@ -148,6 +148,83 @@ struct FleetForwardingTests {
     }
 
     @Test(
+        "a node started again gets its devices back from the node that took them over, each push run once",
+        .enabled(if: PostgresCluster.binaries != nil, Comment(rawValue: PostgresCluster.missing)))
+    func restartedNodeGetsItsDevicesBack() throws {
+        let cluster = try PostgresCluster()
+        let (folderA, tokenA) = try FleetTests.device()
+        let (folderB, tokenB) = try FleetTests.device()
+        // A's extension takes 3 s, one push at a time: a push of B's device is running on A, and another waits in
+        // A's queue, when B asks for its device back.
+        let slow = try TestSupport.temporaryDirectory("nse-fleet-slow") + "/slow.sh"
+        try TestSupport.write("#!/bin/sh\nread -r request\nexec sleep 3\n", to: slow)
+        chmod(slow, 0o755)
+        let nodeA = try ServeNode(
+            name: "A", device: folderA, database: cluster.url,
+            extra: ["--extension", slow, "--concurrency", "1", "--node-lease", "1"])
+        defer { nodeA.stop() }
+        var nodeB = try ServeNode(name: "B", device: folderB, database: cluster.url, extra: ["--node-lease", "1"])
+        kill(nodeB.process.processIdentifier, SIGKILL)
+        nodeB.process.waitUntilExit()
+        let owner = { try cluster.psql("SELECT node FROM nse_fleet_devices WHERE token = '\(tokenB)'") }
+        #expect(try FleetTests.eventually(owner, until: { $0 == "A" }, seconds: 15) == "A", "\(nodeA.log)")
+
+        // A client cannot ask for devices: without the fleet's secret the path is not there.
+        let posing = try Exchange.send(
+            "POST", "\(nodeA.url)/v1/fleet/handback", json: #"{"node":"B","folders":[],"devices":["\#(folderB)"]}"#)
+        #expect(posing.status == 404 && posing.json?["reason"]?.stringValue == "BadPath", "\(posing.body)")
+
+        func push(_ id: String) throws -> Int {
+            try Exchange.curl([
+                "-H", "apns-topic: org.example.app", "-H", "apns-id: \(id)", "-d",
+                #"{"aps":{"alert":"hello","mutable-content":1}}"#, "\(nodeA.url)/3/device/\(tokenB)",
+            ]).status
+        }
+        let running = "00000000-0000-4000-8000-0000000000a1"
+        let waiting = "00000000-0000-4000-8000-0000000000a2"
+        #expect(try push(running) == 200)
+        #expect(try push(waiting) == 200)
+
+        // B again, same device: it starts (it stopped with status 75 before), once A has given the device back.
+        nodeB = try ServeNode(name: "B", device: folderB, database: cluster.url, extra: ["--node-lease", "1"])
+        defer { nodeB.stop() }
+        #expect(nodeB.log.contains("devices given back by the fleet"), "\(nodeB.log)")
+        #expect(nodeA.log.contains("gave devices back to the node that served them"), "\(nodeA.log)")
+        #expect(try owner() == "B")
+        let serves = try cluster.psql("SELECT serves FROM nse_fleet_nodes WHERE name = 'A'")
+        #expect(!serves.contains(folderB) && serves.contains(folderA), "\(serves)")
+
+        // The push running on A ended there; the one waiting in A's queue was left to B, which ran it as one a
+        // previous run left unrun. Each once.
+        let results = try FleetTests.eventually(
+            { try Exchange.get("\(nodeB.url)/v1/devices/\(tokenB)/notifications") },
+            until: { ($0.json?.arrayValue?.filter { $0["outcome"] != nil && $0["outcome"] != .null }.count ?? 0) >= 2 })
+        let rows = results.json?.arrayValue ?? []
+        #expect(rows.filter { $0["apns_id"]?.stringValue == running }.count == 1, "\(results.body)")
+        #expect(rows.filter { $0["apns_id"]?.stringValue == waiting }.count == 1, "\(results.body)")
+        #expect(rows.first { $0["apns_id"]?.stringValue == running }?["redelivered"] == nil, "\(results.body)")
+        #expect(rows.first { $0["apns_id"]?.stringValue == waiting }?["redelivered"]?.boolValue == true)
+        #expect(nodeA.log.contains("push left for the node its device went back to"), "\(nodeA.log)")
+
+        // Pushes to B's device through A go on to B now; A's own device stays A's.
+        #expect(try push("00000000-0000-4000-8000-0000000000a3") == 200)
+        let logged = try Exchange.get("\(nodeA.url)/v1/requests?token=\(tokenB)").json?.arrayValue?.first
+        #expect(logged?["forwarded_to"]?.stringValue == "B", "\(String(describing: logged))")
+        #expect(try Exchange.push(nodeA, token: tokenA).status == 200)
+
+        // A third server on B's device: B did not take it over from anyone, so it keeps it; the newcomer stops with
+        // status 75, saying why.
+        let third = try TestSupport.nse([
+            "serve", "--listen", "127.0.0.1:0", "--device", folderB, "--database", cluster.url, "--node-name", "C",
+        ])
+        #expect(third.status == 75, "\(third.stderr)")
+        #expect(third.stderr.contains("node B did not give them back") && third.stderr.contains("not taken over"))
+
+        let stoppedB = nodeB.stop()
+        #expect(stoppedB.status == 0 && stoppedB.seconds < 5, "\(nodeB.log)")
+    }
+
+    @Test(
         "a Live Activity's token, known only to its device's node, is found and pushed to through any node",
         .enabled(if: PostgresCluster.binaries != nil, Comment(rawValue: PostgresCluster.missing)))
     func liveActivityTokensAreFoundOnTheirNode() throws {

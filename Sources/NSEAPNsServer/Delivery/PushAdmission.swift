@@ -18,6 +18,9 @@ struct PushAdmission: Sendable {
     let runner: PushRunner
     let logger: Logger
 
+    /// Devices being given back to another node of a fleet admit nothing more here.
+    private var activity: DeviceActivity { runner.activity }
+
     /// What became of an accepted push: refused with APNs's answer, running (queued or in its burst), or held for its
     /// offline device (`completion` is then not called).
     enum Admission {
@@ -27,10 +30,15 @@ struct PushAdmission: Sendable {
     }
 
     /// Refused: 429 `TooManyRequests` when full, 503 `Shutdown` when stopping, 500 `InternalServerError` when the
-    /// store cannot write (full disk, read-only). Otherwise the push is on disk before this returns.
+    /// store cannot write (full disk, read-only), 503 `ServiceUnavailable` when the device is being given back to
+    /// another node of the fleet. Otherwise the push is on disk before this returns.
     func admit(
         _ push: AcceptedPush, to device: Device, uniqueID: String, completion: (@Sendable (JSON) -> Void)?
     ) async -> Admission {
+        // Counted until its row is written and it is queued or held: a handback waits for it, so the node taking
+        // the device back finds the row.
+        guard activity.enter(device.directory) else { return .refused(APNsError(503, "ServiceUnavailable")) }
+        defer { activity.exit(device.directory) }
         let record = AcceptedPushRecord(push: push, uniqueID: uniqueID, receivedAt: SystemClock.unixMilliseconds())
         let acceptedAt = SystemClock.monotonicNanoseconds()
         switch queue.reserve() {

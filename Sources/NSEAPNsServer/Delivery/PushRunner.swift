@@ -1,6 +1,7 @@
 import Logging
 import NSEDevice
 import NSEHost
+import NSEJSON
 import NSEPayload
 import NSEProtocol
 import NSESystem
@@ -19,12 +20,17 @@ struct PushRunner: Sendable {
     let recording: CaseRecording?
     /// Where `liveactivity` pushes go instead of the host: the device's ActivityKit state, no extension.
     let liveActivities: LiveActivityDelivery
+    /// Devices with a push running, and those given back to another node of a fleet (whose pushes are left unrun).
+    let activity: DeviceActivity
     let logger: Logger
 
     /// Delivers `push` in the queue slot it holds. A push whose expiration date has passed is recorded `expired`
     /// instead (APNs drops it; 0 means "now or never"); a late one is judged when it runs, not when it came.
     func run(_ push: RecordedPush) {
         queue.run { [self] in
+            // A device given back to the fleet's node that serves it again: that node runs the push from its row.
+            guard activity.enter(push.device.directory) else { return leftUnrun(push) }
+            defer { activity.exit(push.device.directory) }
             let queuedMilliseconds = SystemClock.millisecondsSince(push.acceptedAt)
             let accepted = push.record.push
             let deliveredAt = push.late != nil ? SystemClock.unixMilliseconds() : push.record.receivedAt
@@ -55,6 +61,18 @@ struct PushRunner: Sendable {
             }
             recorder.finish(result, for: push, queuedMilliseconds: queuedMilliseconds, snapshot: snapshot)
         }
+    }
+
+    /// A push of a device this node gave back, left in its row for the node that serves the device now (which runs
+    /// it as a push a previous run left unrun); whoever waits for its result is told so.
+    private func leftUnrun(_ push: RecordedPush) {
+        logger.info(
+            "push left for the node its device went back to",
+            metadata: ["apns.id": .string(push.record.push.apnsID), "device.folder": .string(push.device.directory)])
+        push.completion?([
+            "apns_id": .string(push.record.push.apnsID), "apns_unique_id": .string(push.record.uniqueID),
+            "outcome": .null, "handed_back": true,
+        ])
     }
 
     /// Runs pushes that waited (a device back online, a burst of low-priority pushes), oldest first; once

@@ -4,17 +4,15 @@ import NSEJSON
 import NSESystem
 
 /// A fleet's node taking over the devices of a node that stopped (docs/serve.md, "A fleet on PostgreSQL"): their
-/// locks taken as the stopped node's were (``ServeLock``: held until this server exits), their devices served from
-/// now on, the pushes it answered 200 and left unrun queued again as at a restart, and the results it recorded but
-/// had not copied to the fleet copied.
+/// locks taken as the stopped node's were (``ServeLock``, a folder at a time: held until this server exits or gives
+/// the folder back, ``PushService/handBack(_:to:)``), their devices served from now on, the pushes it answered 200
+/// and left unrun queued again as at a restart, and the results it recorded but had not copied to the fleet copied.
 public struct DeviceAdoption: Sendable {
     /// Why the devices could not be taken over: one line.
     public struct Failure: Error, Sendable, CustomStringConvertible {
         public var description: String
     }
 
-    /// The locks, held for the server's life.
-    public let lock: ServeLock
     /// The devices taken over: (remote token, voip token) each.
     public let tokens: [(remote: String, voip: String)]
     /// Pushes queued again.
@@ -40,6 +38,9 @@ extension PushService {
             throw DeviceAdoption.Failure(description: "devices not taken over: \(error)")
         }
         // Served from now on: read after what the stopped node left unrun, so no push of this node counts as that.
+        // (Devices given back once and taken over again run their pushes here again.)
+        adopted.add(taken.units)
+        activity.stay(taken.units.flatMap(\.directories))
         let added = devices.add(taken.entries)
         offline.adopt(offline: added.filter { !$0.online }.map(\.directory))
         if fleet != nil {
@@ -47,13 +48,13 @@ extension PushService {
             _ = try? await storeThreads.runIfActive { [self] in copyMissing(taken.used, through: through) }
         }
         let resumed = taken.unfinished.resume(queue: queue, offline: offline, runner: runner)
-        return DeviceAdoption(
-            lock: taken.lock, tokens: added.map { ($0.remoteToken, $0.voipToken) }, resumed: resumed)
+        return DeviceAdoption(tokens: added.map { ($0.remoteToken, $0.voipToken) }, resumed: resumed)
     }
 
     /// What ``take(folders:devices:)`` found and holds.
     private struct Taken: Sendable {
-        let lock: ServeLock
+        /// The folders taken, each with its lock.
+        let units: [AdoptedDevices.Unit]
         let entries: [DeviceFolder.Entry]
         /// The devices with a results database.
         let used: [Device]
@@ -81,8 +82,23 @@ extension PushService {
                 throw DeviceAdoption.Failure(description: "device \(path): \(error.description)")
             }
         }
-        let lock: ServeLock
-        do { lock = try ServeLock.acquire(devices: opened.map(\.directory), folders: scanned) } catch {
+        // A lock a folder, so that one folder can be given back; all or none (those taken go with `units`).
+        var units: [AdoptedDevices.Unit] = []
+        do throws(ServeLock.Busy) {
+            for (folder, members) in scanned {
+                units.append(
+                    AdoptedDevices.Unit(
+                        path: FileSystem.resolvedPath(folder) ?? folder, isFolder: true, directories: members,
+                        lock: try ServeLock.acquire(devices: [], folders: [(folder, members)])))
+            }
+            for device in opened {
+                units.append(
+                    AdoptedDevices.Unit(
+                        path: FileSystem.resolvedPath(device.directory) ?? device.directory, isFolder: false,
+                        directories: [device.directory],
+                        lock: try ServeLock.acquire(devices: [device.directory], folders: [])))
+            }
+        } catch {
             throw DeviceAdoption.Failure(description: error.description)
         }
         var used = opened.filter { FileSystem.exists(Path.join($0.directory, "notifications", "results.db")) }
@@ -95,7 +111,7 @@ extension PushService {
                 voipToken: $0.config.voipToken.lowercased(), online: $0.config.online)
         }
         return Taken(
-            lock: lock, entries: entries, used: used,
+            units: units, entries: entries, used: used,
             unfinished: UnfinishedPushes(devices: used, store: store, logger: logger))
     }
 

@@ -59,6 +59,10 @@ public protocol FleetState: Sendable {
     func forwardedIdentity(_ headers: APNsHeaders) -> ForwardedIdentity?
     /// How long a push waits for a node that cannot be reached to be taken over before it is answered 503.
     var takeoverWindow: Duration { get }
+    /// Gives devices this node took over back to `node`, the node that served them, starting again: their `tokens`
+    /// name it from now on (every node told, this one before this returns), and `folders` and `devices` (the
+    /// folders as the nodes' rows name them) are its again, no longer this node's.
+    func handBack(tokens: [String], folders: [String], devices: [String], to node: String) async throws(FleetError)
 }
 
 /// What the fleet says about one push.

@@ -40,6 +40,16 @@ public final class LiveActivityIndex: Sendable {
         refresh(directories)
     }
 
+    /// Serves these devices no more (given back to another node of the fleet).
+    func remove(directories: Set<String>) {
+        guard !directories.isEmpty else { return }
+        served.withLock { $0.removeAll { directories.contains($0) } }
+        state.withLock { state in
+            for directory in directories { state.entries[directory] = nil }
+            state.byToken = state.byToken.filter { !directories.contains($0.value) }
+        }
+    }
+
     /// The folder of the device holding `token` (lowercase hex), looking at the files again when it is not known,
     /// or when the file of the device that held it has changed since (the token may be gone: a dismissed activity
     /// is forgotten a day later).

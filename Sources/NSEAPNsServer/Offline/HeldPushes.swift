@@ -98,6 +98,18 @@ final class HeldPushes: Sendable {
         }
     }
 
+    /// Forgets the devices in `directories` (given back to another node, which reads their held pushes from their
+    /// rows, as unrun ones).
+    func forget(_ directories: Set<String>) {
+        state.withLock { state in
+            state.offline.subtract(directories)
+            for directory in directories {
+                state.held[directory] = nil
+                state.stored[directory] = nil
+            }
+        }
+    }
+
     /// How many pushes are held for a device.
     func count(_ directory: String) -> Int {
         state.withLock { $0.held[directory]?.count ?? 0 }

@@ -96,6 +96,11 @@ struct OfflineDevices: Sendable {
         held.add(offline: directories)
     }
 
+    /// Devices given back to another node: what was held for them stays in their rows, for that node.
+    func forget(_ directories: Set<String>) {
+        held.forget(directories)
+    }
+
     /// How many pushes the device's offline storage holds now (at most one per topic).
     func count(for device: Device) -> Int {
         held.count(device.directory)

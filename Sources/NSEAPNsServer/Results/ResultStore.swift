@@ -88,6 +88,15 @@ public final class ResultStore: Sendable {
     /// How many databases are open now.
     public var openCount: Int { open.withLock { $0.databases.count } }
 
+    /// Closes the databases of the devices in `directories` (given back to another node of the fleet, which writes
+    /// them from now on). One a write still holds is closed when that write lets go of it.
+    public func close(directories: some Sequence<String>) {
+        let paths = Set(directories.map { Path.join($0, "notifications", "results.db") })
+        open.withLock { open in
+            for path in paths { open.databases[path] = nil }
+        }
+    }
+
     /// `DIR/notifications/results.db`.
     public static func path(for device: Device) -> String {
         Path.join(device.directory, "notifications", "results.db")

@@ -93,6 +93,15 @@ public final class ExtensionProcessPool: Sendable {
         for process in all { Self.evict(process) }
     }
 
+    /// Ends the idle processes of the devices whose containers are `containers` (devices this host serves no more).
+    public func evict(containers: Set<String>) {
+        let gone = idle.withLock { idle -> [WarmProcess] in
+            let keys = idle.keys.filter { containers.contains($0.container) }
+            return keys.compactMap { idle.removeValue(forKey: $0) }
+        }
+        for process in gone { Self.evict(process) }
+    }
+
     /// As iOS evicts an extension's process: it is killed with its process group (it is idle, nothing is lost) and
     /// reaped.
     private static func evict(_ process: WarmProcess) {
