@@ -7,11 +7,14 @@ and a third of the way in node-2 is killed with SIGKILL: its devices, the pushes
 and the results it had not copied are taken over by a live node, and pushes for its devices wait for that. A push
 answered otherwise (HAProxy's 502/503 for a stream node-2 took down with it, a 500 for a forward it never answered,
 a 503 after the takeover window) is sent again with its apns-id, as a provider retries. Then:
+- node-2 is started again, as run.sh started it, while a second push to each of its devices goes through the
+  balancer: the node that took its devices over gives them back (docs/serve.md, "Coming back"), what it had
+  answered 200 and not run is run by node-2;
 - every push was answered 200 in the end;
-- every 200 (its apns-unique-id) is recorded exactly once, and read so from each live node
+- every 200 (its apns-unique-id) is recorded exactly once, and read so from each node
   (`GET /v1/devices/{token}/notifications`, the device's own store on its node and the fleet's copies elsewhere);
 - every 200 is in the fleet's request log, read on any node;
-- run.sh stops everything on SIGTERM, the live nodes with exit 0.
+- run.sh stops everything on SIGTERM, and node-2 its own, each with exit 0.
 
 usage: NSE_BIN_DIR=.build/debug python3 scripts/interop-fleet.py [--devices N]
        (exit 0: passed; 1: a failure; 77: PostgreSQL or HAProxy missing and not installable: skipped)
@@ -88,8 +91,9 @@ def main():
             return 1
         fleet = json.loads(line)
         say(f"fleet up in {time.monotonic() - started:.0f} s: {len(fleet['nodes'])} nodes, {options.devices} devices")
-        failures += push_and_check(fleet, options.devices)
+        failures += push_and_check(fleet, options.devices, work)
     finally:
+        failures += stop_restarted()
         if fleet_process.poll() is None:
             fleet_process.send_signal(signal.SIGTERM)
             try:
@@ -119,21 +123,44 @@ def tail(path, lines=3):
         return ""
 
 
-def push_and_check(fleet, count):
-    tokens = []
-    for node in fleet["nodes"]:
-        for config in sorted(glob.glob(os.path.join(node["devices"], "*", "device.json"))):
-            tokens.append(json.load(open(config))["tokens"]["remote"])
-    if len(tokens) != count:
-        return [f"{len(tokens)} devices made, {count} asked"]
-    # Interleaved, so every node's devices are pushed to all along, before and after the kill.
-    tokens = [tokens[i] for k in range(3) for i in range(k, len(tokens), 3)]
-    tokens = tokens[0::2] + tokens[1::2]
-    victim = fleet["nodes"][1]
-    lock = threading.Lock()
-    state = {"next": 0, "answered": 0, "killed_at": None, "retries": 0, "statuses": {}}
-    accepted = {}  # token -> (apns-id, apns-unique-id)
+RESTARTED = {}
+
+
+def restart(node, fleet, work):
+    """Starts `node` again as run.sh started it (same port, folder, name and lease); returns once it listens."""
+    log = open(os.path.join(work, f"{node['name']}.again.log"), "w")
+    process = subprocess.Popen(
+        [os.path.join(BIN, "nse"), "serve", "--listen", node["url"].split("//", 1)[1], "--devices", node["devices"],
+         "--database", fleet["database"], "--node-name", node["name"], "--node-lease", "4"],
+        stdout=subprocess.PIPE, stderr=log, text=True)
+    RESTARTED["process"], RESTARTED["log"] = process, log.name
+    line = process.stdout.readline()
+    if not line:
+        raise SystemExit(f"{node['name']} did not start again (status {process.wait(30)}): {tail(log.name)}")
+
+
+def stop_restarted():
+    process = RESTARTED.get("process")
+    if process is None or process.poll() is not None:
+        return [] if process is None else [f"node-2 started again exited {process.returncode} before SIGTERM"]
     started = time.monotonic()
+    process.send_signal(signal.SIGTERM)
+    try:
+        status = process.wait(10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        return ["node-2 started again did not stop within 10 s of SIGTERM"]
+    seconds = time.monotonic() - started
+    if status != 0 or seconds > 5:
+        return [f"node-2 started again exited {status} {seconds:.1f} s after SIGTERM: {tail(RESTARTED['log'])}"]
+    return []
+
+
+def push_round(fleet, tokens, accepted, on_answered):
+    """One push to each of `tokens` through the balancer, retried until answered 200; each 200's (apns-id,
+    apns-unique-id) appended to `accepted[token]`. `on_answered(count)` runs under the lock after each 200."""
+    lock = threading.Lock()
+    state = {"next": 0, "answered": 0, "retries": 0, "statuses": {}}
 
     def worker():
         client = Client(fleet["balancer"])
@@ -154,11 +181,9 @@ def push_and_check(fleet, count):
                     state["statuses"][status] = state["statuses"].get(status, 0) + 1
                 if status == 200:
                     with lock:
-                        accepted[token] = (apns_id, headers.get("apns-unique-id"))
+                        accepted.setdefault(token, []).append((apns_id, headers.get("apns-unique-id")))
                         state["answered"] += 1
-                        if state["killed_at"] is None and state["answered"] >= len(tokens) // 3:
-                            os.kill(victim["pid"], signal.SIGKILL)
-                            state["killed_at"] = state["answered"]
+                        on_answered(state["answered"])
                     break
                 with lock:
                     state["retries"] += 1
@@ -169,21 +194,77 @@ def push_and_check(fleet, count):
         thread.start()
     for thread in threads:
         thread.join()
+    return state
+
+
+def push_and_check(fleet, count, work):
+    tokens = []
+    for node in fleet["nodes"]:
+        for config in sorted(glob.glob(os.path.join(node["devices"], "*", "device.json"))):
+            tokens.append(json.load(open(config))["tokens"]["remote"])
+    if len(tokens) != count:
+        return [f"{len(tokens)} devices made, {count} asked"]
+    # Interleaved, so every node's devices are pushed to all along, before and after the kill.
+    tokens = [tokens[i] for k in range(3) for i in range(k, len(tokens), 3)]
+    tokens = tokens[0::2] + tokens[1::2]
+    victim = fleet["nodes"][1]
+    killed = {"at": None}
+    accepted = {}  # token -> [(apns-id, apns-unique-id)], one per push answered 200
+    started = time.monotonic()
+
+    def kill_a_third_in(answered):
+        if killed["at"] is None and answered >= len(tokens) // 3:
+            os.kill(victim["pid"], signal.SIGKILL)
+            killed["at"] = answered
+
+    first = state = push_round(fleet, tokens, accepted, kill_a_third_in)
     seconds = time.monotonic() - started
     say(f"{len(accepted)} of {len(tokens)} pushes answered 200 in {seconds:.0f} s ({len(accepted) / seconds:.0f}/s); "
-        f"{victim['name']} killed after {state['killed_at']}; answers {state['statuses']}; retries {state['retries']}")
+        f"{victim['name']} killed after {killed['at']}; answers {state['statuses']}; retries {state['retries']}")
     failures = []
-    if state["killed_at"] is None:
+    if killed["at"] is None:
         failures.append("the node was never killed")
-    missing = [token for token in tokens if token not in accepted or accepted[token][1] is None]
-    if missing:
-        failures.append(f"{len(missing)} pushes never answered 200 with an apns-unique-id, e.g. {missing[:3]}")
 
-    # Every 200 recorded exactly once, read from each live node.
-    live = [node for node in fleet["nodes"] if node is not victim]
-    for node in live:
+    # The victim's devices again, and the victim started again a third of the way in: its devices come back to it.
+    own = {json.load(open(config))["tokens"]["remote"]
+           for config in glob.glob(os.path.join(victim["devices"], "*", "device.json"))}
+    again = [token for token in tokens if token in own]
+    restarted = {"at": None}
+
+    def restart_a_third_in(answered):
+        if restarted["at"] is None and answered >= len(again) // 3:
+            restarted["at"] = answered
+            threading.Thread(target=restart, args=(victim, fleet, work)).start()
+
+    started = time.monotonic()
+    state = push_round(fleet, again, accepted, restart_a_third_in)
+    for _ in range(300):
+        if "process" in RESTARTED and os.path.getsize(RESTARTED["log"]) > 0 and \
+                "devices given back by the fleet" in open(RESTARTED["log"]).read():
+            break
+        time.sleep(0.1)
+    given = "process" in RESTARTED and "devices given back by the fleet" in open(RESTARTED["log"]).read()
+    say(f"second round: {len(again)} pushes to {victim['name']}'s devices in {time.monotonic() - started:.0f} s, "
+        f"{victim['name']} started again after {restarted['at']}; answers {state['statuses']}; "
+        f"retries {state['retries']}; devices given back: {given}")
+    if not given:
+        failures.append(f"{victim['name']} started again without its devices given back: {tail(RESTARTED.get('log', ''))}")
+    # A push is refused for a reason of its own never: every refusal on the way is one a provider retries.
+    refused = {status: n for status, n in (*first["statuses"].items(), *state["statuses"].items())
+               if status is not None and 400 <= status < 500}
+    if refused:
+        failures.append(f"pushes refused with 4xx while devices moved: {refused}")
+    missing = [token for token in tokens
+               if len(accepted.get(token, [])) != (2 if token in own else 1)
+               or any(unique is None for _, unique in accepted[token])]
+    if missing:
+        failures.append(f"{len(missing)} devices without every push answered 200 with an apns-unique-id, "
+                        f"e.g. {missing[:3]}")
+
+    # Every 200 recorded exactly once, read from each node (the victim's own store, for its devices, again).
+    for node in fleet["nodes"]:
         failures += check_results(node, accepted)
-    failures += check_request_log(live[0], accepted)
+    failures += check_request_log(fleet["nodes"][0], accepted)
     return failures
 
 
@@ -203,7 +284,7 @@ def check_results(node, accepted):
                 with lock:
                     if not queue:
                         return
-                    token, (_, unique) = queue.pop()
+                    token, pushes = queue.pop()
                 status, _, body = client.request("GET", f"/v1/devices/{token}/notifications?limit=1000")
                 if status != 200:
                     continue
@@ -211,7 +292,7 @@ def check_results(node, accepted):
                 with lock:
                     if len(ids) != len(set(ids)):
                         problems[token] = f"a unique id recorded twice on {token}: {sorted(ids)}"
-                    if ids.count(unique) == 1:
+                    if all(ids.count(unique) == 1 for _, unique in pushes):
                         done.append(token)
 
         threads = [threading.Thread(target=reader) for _ in range(16)]
@@ -228,7 +309,8 @@ def check_results(node, accepted):
         token = next(iter(pending))
         failures.append(f"{node['name']}: {len(pending)} accepted pushes not read back once, e.g. {token} "
                         f"{pending[token]}")
-    say(f"{node['name']}: {len(accepted) - len(pending)} of {len(accepted)} results read back exactly once")
+    say(f"{node['name']}: the results of {len(accepted) - len(pending)} of {len(accepted)} devices read back exactly "
+        f"once")
     return failures
 
 
@@ -241,9 +323,10 @@ def check_request_log(node, accepted):
     for entry in json.loads(body):
         if entry.get("status") == 200 and entry.get("apns_unique_id"):
             logged[entry["apns_unique_id"]] = logged.get(entry["apns_unique_id"], 0) + 1
-    wrong = [unique for _, unique in accepted.values() if logged.get(unique) != 1]
+    uniques = [unique for pushes in accepted.values() for _, unique in pushes]
+    wrong = [unique for unique in uniques if logged.get(unique) != 1]
     say(f"request log on {node['name']}: {sum(logged.values())} answers 200 logged, "
-        f"{len(accepted) - len(wrong)} of the client's 200s once each")
+        f"{len(uniques) - len(wrong)} of the client's {len(uniques)} 200s once each")
     return [f"{len(wrong)} of the client's 200s not in the fleet's request log once"] if wrong else []
 
 

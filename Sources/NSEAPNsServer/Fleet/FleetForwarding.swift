@@ -73,6 +73,10 @@ public enum FleetHeaders {
 
     static let all: Set<String> = [forwarded, team, bundle, node]
 
+    /// A forwarded push's answer from a node that no longer serves its device (given back since the sending node
+    /// looked): the sending node asks the node serving it now. Between nodes only.
+    public static let misdirected = APNsError(421, "Misdirected")
+
     /// `headers` without the fleet's own.
     public static func stripped(_ headers: APNsHeaders) -> APNsHeaders {
         headers.filter { !all.contains($0.name) }

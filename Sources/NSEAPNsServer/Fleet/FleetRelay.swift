@@ -15,7 +15,11 @@ extension PushService {
         guard var peer = owner else { return nil }
         let started = ContinuousClock.now
         while true {
-            let outcome = await fleet.forward(request, to: peer)
+            var outcome = await fleet.forward(request, to: peer)
+            // Not that node's any more (given back meanwhile): the push was not taken, and is sent where it is now.
+            if case .answered(FleetHeaders.misdirected.status, _, _) = outcome {
+                outcome = .unreachable("\(peer.node) no longer serves the device")
+            }
             guard case .unreachable = outcome, ContinuousClock.now - started < fleet.takeoverWindow else {
                 return (outcome, peer)
             }

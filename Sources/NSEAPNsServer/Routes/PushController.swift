@@ -227,6 +227,13 @@ struct PushController {
         {
             return answer(outcome, from: peer, echoedID: echoedID)
         }
+        // Sent here by a node that still thought the device this node's: it was given back since (docs/serve.md,
+        // "Coming back"). That node asks the one serving it now; no client ever sees this answer.
+        if forwarded, service.devices.device(for: token) == nil, let fleet = service.fleet,
+            await fleet.owner(of: token) != nil
+        {
+            return .refused(FleetHeaders.misdirected, apnsID: echoedID)
+        }
         let verdict = APNsValidation.validate(
             token: token, headers: headers, body: body, device: service.device(for:), newID: PushService.newAPNsID,
             teamID: teamID, certificateBundleID: certificateBundleID)

@@ -251,8 +251,10 @@ struct ResultsController {
         case .failure(let refusal): return PushResponder.error(refusal, apnsID: push.apnsID)
         }
         service.acknowledgements.watchAnswer(uniqueID, on: context.channel)
-        // 202: held for an offline device, delivered (or replaced, or expired) when it is back.
-        var response = PushResponder.json(result, status: result["held_offline"]?.boolValue == true ? 202 : 200)
+        // 202: not run here (yet): held for an offline device, delivered (or replaced, or expired) when it is back,
+        // or left for the fleet's node its device went back to, which runs it.
+        let elsewhere = result["held_offline"]?.boolValue == true || result["handed_back"]?.boolValue == true
+        var response = PushResponder.json(result, status: elsewhere ? 202 : 200)
         response.headers[.init("apns-id")!] = push.apnsID
         if service.sendsUniqueID { response.headers[.init("apns-unique-id")!] = uniqueID }
         return response
