@@ -137,16 +137,7 @@ struct FleetNodes: Sendable {
             try await connection.client.withTransaction(logger: connection.logger) { transaction in
                 try await transaction.query(
                     "UPDATE nse_fleet_devices SET node = \(node) WHERE node = \(stopped)", logger: connection.logger)
-                var mine = Serves(folders: [], devices: [])
-                for try await text in try await transaction.query(
-                    "SELECT serves FROM nse_fleet_nodes WHERE name = \(node) FOR UPDATE", logger: connection.logger
-                ).decode(String.self) {
-                    mine = Serves(parsing: text)
-                }
-                mine.merge(serves)
-                try await transaction.query(
-                    "UPDATE nse_fleet_nodes SET serves = \(mine.json.serialized()) WHERE name = \(node)",
-                    logger: connection.logger)
+                try await changeServes(in: transaction) { $0.merge(serves) }
                 try await transaction.query(
                     "SELECT pg_notify(\(FleetOwners.channel), \(node))", logger: connection.logger)
             }
@@ -164,16 +155,7 @@ struct FleetNodes: Sendable {
                 try await transaction.query(
                     "UPDATE nse_fleet_devices SET node = \(owner) WHERE node = \(node) AND token = ANY(\(tokens)::text[])",
                     logger: connection.logger)
-                var mine = Serves(folders: [], devices: [])
-                for try await text in try await transaction.query(
-                    "SELECT serves FROM nse_fleet_nodes WHERE name = \(node) FOR UPDATE", logger: connection.logger
-                ).decode(String.self) {
-                    mine = Serves(parsing: text)
-                }
-                mine.subtract(serves)
-                try await transaction.query(
-                    "UPDATE nse_fleet_nodes SET serves = \(mine.json.serialized()) WHERE name = \(node)",
-                    logger: connection.logger)
+                try await changeServes(in: transaction) { $0.subtract(serves) }
                 // Its address stays the one it had (a node restarted on its port is reached at once); its join
                 // writes the new one.
                 try await transaction.query(
@@ -187,6 +169,20 @@ struct FleetNodes: Sendable {
                     "SELECT pg_notify(\(FleetOwners.channel), \(node))", logger: connection.logger)
             }
         }
+    }
+
+    /// Rewrites what this node's row serves, in `transaction`, the row locked from its read to its write.
+    private func changeServes(in transaction: PostgresConnection, _ change: (inout Serves) -> Void) async throws {
+        var mine = Serves(folders: [], devices: [])
+        for try await text in try await transaction.query(
+            "SELECT serves FROM nse_fleet_nodes WHERE name = \(node) FOR UPDATE", logger: connection.logger
+        ).decode(String.self) {
+            mine = Serves(parsing: text)
+        }
+        change(&mine)
+        try await transaction.query(
+            "UPDATE nse_fleet_nodes SET serves = \(mine.json.serialized()) WHERE name = \(node)",
+            logger: connection.logger)
     }
 
     /// The live nodes other than this one whose rows name any of `paths` (folders or device folders), with their
