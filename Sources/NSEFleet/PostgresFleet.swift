@@ -157,7 +157,14 @@ public final class PostgresFleet: FleetState {
     /// live node stopped, tried to take it over, met its locks and left it for 30 s).
     var beatInterval: Duration { min(.seconds(1), lease / 3) }
 
-    /// Beats while the node serves (``beatInterval``).
+    /// Beats until cancelled, before ``run()`` beats: for a node asking for its devices back
+    /// (``reclaim(folders:devices:)``), which waits for the giving node's running pushes and then starts, each of
+    /// which may take longer than the lease. (A beat changes nothing while the node's row is taken over.)
+    public func beatWhileStarting() -> Task<Void, Never> {
+        Task { await beat() }
+    }
+
+    /// Beats while the node serves (``beatInterval``), or until cancelled.
     private func beat() async {
         var alone: PostgresConnection?
         while !Task.isCancelled, !finished.withLock({ $0 }) {

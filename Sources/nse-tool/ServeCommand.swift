@@ -312,7 +312,12 @@ struct ServeCommand: AsyncParsableCommand {
         let fleet = try await openFleet(port: address.port, logger: logger)
         // Held until the server exits: a second server on these devices would run their pushes twice.
         let lock: ServeLock
+        // A node asking for its devices back beats from then on, until the fleet runs: the node giving them waits
+        // for their running pushes, and reading their unrun ones here may take longer than the lease; the others
+        // would find it stopped meanwhile and try to take it over.
+        var starting: Task<Void, Never>?
         do { lock = try ServeLock.acquire(devices: device, folders: folders) } catch {
+            starting = fleet?.beatWhileStarting()
             lock = try await reclaim(error, fleet: fleet, folders: folders, logger: logger)
         }
         defer { withExtendedLifetime(lock) {} }
@@ -392,6 +397,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         // The pool and the results writer run while the node serves, and end after its last result is copied.
         async let running: Void = fleet.run()
+        starting?.cancel()
         do {
             try await joinFleet(fleet, rules: rules.filter { $0.connection == nil })
             Self.adoptStoppedNodes(fleet, service: service, logger: logger)
