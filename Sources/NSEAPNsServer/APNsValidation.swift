@@ -21,6 +21,8 @@ public struct APNsError: Error, Sendable, Equatable {
     public static let payloadTooLarge = APNsError(413, "PayloadTooLarge")
     public static let tooManyRequests = APNsError(429, "TooManyRequests")
     public static let shutdown = APNsError(503, "Shutdown")
+    /// It cannot take the push now (a fleet's node that cannot be reached, a device moving between nodes): retry.
+    public static let serviceUnavailable = APNsError(503, "ServiceUnavailable")
     /// The push could not be recorded (the disk is full, the results database read-only): not accepted, retry.
     public static let internalServerError = APNsError(500, "InternalServerError")
 }

@@ -37,7 +37,7 @@ struct PushAdmission: Sendable {
     ) async -> Admission {
         // Counted until its row is written and it is queued or held: a handback waits for it, so the node taking
         // the device back finds the row.
-        guard activity.enter(device.directory) else { return .refused(APNsError(503, "ServiceUnavailable")) }
+        guard activity.enter(device.directory) else { return .refused(.serviceUnavailable) }
         defer { activity.exit(device.directory) }
         let record = AcceptedPushRecord(push: push, uniqueID: uniqueID, receivedAt: SystemClock.unixMilliseconds())
         let acceptedAt = SystemClock.monotonicNanoseconds()

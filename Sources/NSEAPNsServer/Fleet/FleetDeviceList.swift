@@ -30,7 +30,7 @@ extension PushService {
                 logger.warning(
                     "node's devices not listed: node unreachable",
                     metadata: ["fleet.node": .string(unreachable.peer.node), "fleet.error": .string(unreachable.why)])
-                return .failure(APNsError(503, "ServiceUnavailable"))
+                return .failure(.serviceUnavailable)
             }
             try? await Task.sleep(for: .milliseconds(200))
         }

@@ -52,7 +52,7 @@ extension PushService {
             logger.warning(
                 "control request not forwarded: node unreachable",
                 metadata: ["fleet.node": .string(peer.node), "fleet.error": .string(why)])
-            return PushResponder.error(APNsError(503, "ServiceUnavailable"), apnsID: nil)
+            return PushResponder.error(.serviceUnavailable, apnsID: nil)
         case .lost(let why):
             logger.error(
                 "forwarded control request not answered",

@@ -18,7 +18,7 @@ struct BroadcastController {
 
     @Sendable func broadcast(_ request: Request, context: PushRequestContext) async -> Response {
         let bundleID = context.parameters.get("bundle") ?? ""
-        let headers: APNsHeaders = request.headers.map { (name: $0.name.canonicalName.lowercased(), value: $0.value) }
+        let headers = request.apnsHeaders
         let body = try? await request.body.collect(upTo: PushResponder.maxBody)
         let requestID = BroadcastValidation.requestID(headers, newID: PushService.newAPNsID)
         let (response, reason) = await answer(

@@ -33,7 +33,7 @@ struct ChannelController {
 
     private func handle(_ operation: Operation, _ request: Request, _ context: PushRequestContext) async -> Response {
         let bundleID = context.parameters.get("bundle") ?? ""
-        let headers: APNsHeaders = request.headers.map { (name: $0.name.canonicalName.lowercased(), value: $0.value) }
+        let headers = request.apnsHeaders
         let body = try? await request.body.collect(upTo: 4096)
         let requestID = BroadcastValidation.requestID(headers, newID: PushService.newAPNsID)
         let (response, reason) = await answer(

@@ -162,7 +162,7 @@ struct ControlController {
         let body = try? await request.body.collect(upTo: 64 * 1024)
         if let relayed = await service.relay(
             token: token, method: "PUT", path: request.uri.description,
-            headers: request.headers.map { (name: $0.name.canonicalName.lowercased(), value: $0.value) },
+            headers: request.apnsHeaders,
             body: body.map { Array($0.readableBytesView) } ?? [])
         {
             return relayed

@@ -16,7 +16,7 @@ struct FleetController {
     }
 
     @Sendable func handBack(_ request: Request, context: PushRequestContext) async -> Response {
-        let headers: APNsHeaders = request.headers.map { (name: $0.name.canonicalName.lowercased(), value: $0.value) }
+        let headers = request.apnsHeaders
         // Not a client's to ask: without the secret the path is unknown, as on a node outside any fleet.
         guard let fleet = service.fleet, fleet.forwardedIdentity(headers) != nil else {
             return PushResponder.error(.badPath, apnsID: nil)

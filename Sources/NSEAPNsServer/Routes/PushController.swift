@@ -41,7 +41,7 @@ struct PushController {
 
     @Sendable func push(_ request: Request, context: PushRequestContext) async -> Response {
         let token = context.parameters.get("token") ?? ""
-        var headers: APNsHeaders = request.headers.map { (name: $0.name.canonicalName.lowercased(), value: $0.value) }
+        var headers: APNsHeaders = request.apnsHeaders
         if let fleet = service.fleet {
             let vouched = fleet.forwardedIdentity(headers)
             headers = FleetHeaders.stripped(headers)
@@ -279,7 +279,7 @@ struct PushController {
             service.logger.warning(
                 "push not forwarded: node unreachable",
                 metadata: ["fleet.node": .string(peer.node), "fleet.error": .string(why)])
-            answer = .refused(APNsError(503, "ServiceUnavailable"), apnsID: echoedID)
+            answer = .refused(.serviceUnavailable, apnsID: echoedID)
         }
         answer.forwardedTo = peer.node
         return answer

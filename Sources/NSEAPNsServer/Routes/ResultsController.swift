@@ -100,7 +100,7 @@ struct ResultsController {
                 return .object(summary)
             }
         }
-        let headers: APNsHeaders = request.headers.map { (name: $0.name.canonicalName.lowercased(), value: $0.value) }
+        let headers = request.apnsHeaders
         guard let fleet, fleet.forwardedIdentity(headers) == nil else { return PushResponder.json(.array(own())) }
         switch await service.otherNodesDevices(token: token) {
         case .success(var lists):
@@ -220,7 +220,7 @@ struct ResultsController {
         if let token = document["device"]?.stringValue,
             let relayed = await service.relay(
                 token: token, method: "POST", path: request.uri.description,
-                headers: request.headers.map { (name: $0.name.canonicalName.lowercased(), value: $0.value) },
+                headers: request.apnsHeaders,
                 body: Array(body.readableBytesView))
         {
             return relayed
