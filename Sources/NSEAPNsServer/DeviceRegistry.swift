@@ -27,6 +27,11 @@ public final class DeviceRegistry: Sendable {
         var resolvedSet: Set<String> = []
         /// Entries removed (``remove(directories:)``).
         var removedCount = 0
+
+        /// `resolvedSet` from `resolved`, without the entries removed.
+        mutating func resolveServed() {
+            resolvedSet = Set(resolved.indices.filter { !entries[$0].removed }.map { resolved[$0] })
+        }
     }
 
     private let state: Mutex<State>
@@ -107,8 +112,7 @@ public final class DeviceRegistry: Sendable {
             }
             state.byToken = state.byToken.filter { !indexes.contains($0.value) }
             state.removedCount += indexes.count
-            state.resolvedSet = Set(
-                state.resolved.indices.filter { !state.entries[$0].removed }.map { state.resolved[$0] })
+            state.resolveServed()
         }
         liveActivities.remove(directories: gone)
     }
@@ -123,8 +127,7 @@ public final class DeviceRegistry: Sendable {
                 for entry in state.entries[state.resolved.count...] {
                     state.resolved.append(FileSystem.resolvedPath(entry.directory) ?? entry.directory)
                 }
-                state.resolvedSet = Set(
-                    state.resolved.indices.filter { !state.entries[$0].removed }.map { state.resolved[$0] })
+                state.resolveServed()
             }
             return state.resolvedSet.contains(resolved)
         }

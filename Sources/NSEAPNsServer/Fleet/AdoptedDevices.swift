@@ -17,6 +17,7 @@ final class AdoptedDevices: Sendable {
 
     private let units = Mutex<[Unit]>([])
 
+    /// Units taken over, or put back after ``take(_:)`` when their handback failed.
     func add(_ taken: [Unit]) {
         units.withLock { $0 += taken }
     }
@@ -30,11 +31,6 @@ final class AdoptedDevices: Sendable {
             units.removeAll { paths.contains($0.path) }
             return .success(taken)
         }
-    }
-
-    /// Puts back units taken out by ``take(_:)`` (their handback failed).
-    func putBack(_ taken: [Unit]) {
-        units.withLock { $0 += taken }
     }
 
     /// Paths this node did not take over.

@@ -31,7 +31,7 @@ extension PushService {
                 tokens: devices.tokens(of: directories), folders: units.filter(\.isFolder).map(\.path),
                 devices: units.filter { !$0.isFolder }.map(\.path), to: node)
         } catch {
-            adopted.putBack(units)
+            adopted.add(units)
             throw HandbackFailure(status: 500, description: error.description)
         }
         activity.leave(directories)

@@ -227,18 +227,19 @@ struct PushController {
         {
             return answer(outcome, from: peer, echoedID: echoedID)
         }
-        // Sent here by a node that still thought the device this node's: it was given back since (docs/serve.md,
-        // "Coming back"). That node asks the one serving it now; no client ever sees this answer.
-        if forwarded, service.devices.device(for: token) == nil, let fleet = service.fleet,
-            await fleet.owner(of: token) != nil
-        {
-            return .refused(FleetHeaders.misdirected, apnsID: echoedID)
-        }
         let verdict = APNsValidation.validate(
             token: token, headers: headers, body: body, device: service.device(for:), newID: PushService.newAPNsID,
             teamID: teamID, certificateBundleID: certificateBundleID)
         switch verdict {
         case .failure(let error):
+            // Sent here by a node that still thought the device this node's: it was given back since (docs/serve.md,
+            // "Coming back"). That node asks the one serving it now; no client ever sees this answer. (Asked only
+            // of a token not served here, so a forwarded push pays no second lookup.)
+            if forwarded, error == .badRequest("BadDeviceToken"), let fleet = service.fleet,
+                await fleet.owner(of: token) != nil
+            {
+                return .refused(FleetHeaders.misdirected, apnsID: echoedID)
+            }
             return .refused(error, apnsID: echoedID)
         case .success(let (push, device)):
             // As APNs's development environment does: an id for the delivery log of Apple's Push Console, sent only
