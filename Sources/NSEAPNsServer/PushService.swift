@@ -86,7 +86,8 @@ public final class PushService: Sendable {
         requestLogCapacity: Int = PushService.defaultRequestLogCapacity, lowPriorityInterval: Double = 0,
         openDatabases: Int = ResultStore.defaultMaxOpen, recording: CaseRecording? = nil,
         metrics: ServeMetrics = ServeMetrics(), liveActivityBudget: Int? = LiveActivityDelivery.defaultBudget,
-        channels: ChannelStore? = nil, fleet: (any FleetState)? = nil, logger: Logger
+        channels: ChannelStore? = nil, channelLimit: Int = ChannelStore.defaultLimit, fleet: (any FleetState)? = nil,
+        logger: Logger
     ) {
         let registry = DeviceRegistry(devices: devices, folder: folder)
         let queue = DeliveryQueue(concurrency: concurrency, capacity: queueCapacity, metrics: metrics)
@@ -164,11 +165,17 @@ public final class PushService: Sendable {
             queue: queue, store: store, storeThreads: storeThreads, acknowledgements: acknowledgements,
             offline: offline, lowPriority: lowPriority, runner: runner, logger: logger)
         self.admission = admission
+        // Channels are the fleet's in a fleet, else this node's own.
+        let keeper: Broadcasts.Keeper
+        if let fleet {
+            keeper = .fleet(fleet, limit: channelLimit)
+        } else if let store = channels ?? Self.openChannels(devices: devices, folder: folder, logger: logger) {
+            keeper = .node(store)
+        } else {
+            keeper = .none
+        }
         // A broadcast's pushes are admitted as any push is; no answer is written for each, the broadcast's was.
-        self.broadcasts = Broadcasts(
-            store: channels ?? Self.openChannels(devices: devices, folder: folder, logger: logger), devices: registry,
-            logger: logger
-        ) { push, device in
+        self.broadcasts = Broadcasts(keeper: keeper, devices: registry, logger: logger) { push, device in
             let uniqueID = PushService.newAPNsID()
             switch await admission.admit(push, to: device, uniqueID: uniqueID, completion: nil) {
             case .refused(let error): return error
@@ -264,6 +271,16 @@ public final class PushService: Sendable {
     /// How many pushes the device's offline storage holds now (at most one per topic).
     public func heldCount(for device: Device) -> Int {
         offline.count(for: device)
+    }
+
+    /// The 503 the channel and broadcast routes answer while the server plays unavailable: the fleet's switch in a
+    /// fleet (500 `InternalServerError` when its database does not answer), else this node's.
+    func channelsUnavailable() async -> APNsError? {
+        guard let fleet else { return faults.unavailable }
+        do { return try await fleet.unavailable().map { APNsError(503, $0) } } catch {
+            logger.error("unavailable switch not read", metadata: ["fleet.error": .string(error.description)])
+            return .internalServerError
+        }
     }
 
     /// Writes a request to the request log: the fleet's when there is one (a failure is logged, the answer stands),

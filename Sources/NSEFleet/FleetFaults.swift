@@ -66,15 +66,23 @@ struct FleetFaults: Sendable {
         }
     }
 
-    /// `{"unavailable": …, "rules": […]}`, rules oldest first, as ``APNsFaultPlan/json`` lists a node's.
-    func json() async throws(FleetError) -> JSON {
-        try await connection.attempt("fault rules not read") {
+    /// The switch alone: the reason, nil when the fleet is available.
+    func unavailable() async throws(FleetError) -> String? {
+        try await connection.attempt("unavailable switch not read") {
             var unavailable: String?
             for try await reason in try await connection.client.query(
                 "SELECT unavailable FROM nse_fleet_switches WHERE id = 1", logger: connection.logger
             ).decode(String?.self) {
                 unavailable = reason
             }
+            return unavailable
+        }
+    }
+
+    /// `{"unavailable": …, "rules": […]}`, rules oldest first, as ``APNsFaultPlan/json`` lists a node's.
+    func json() async throws(FleetError) -> JSON {
+        let unavailable = try await unavailable()
+        return try await connection.attempt("fault rules not read") {
             var rules: [JSON] = []
             let rows = try await connection.client.query(
                 "SELECT id, remaining, rule FROM nse_fleet_faults WHERE remaining > 0 ORDER BY id",

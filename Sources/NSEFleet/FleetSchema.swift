@@ -91,6 +91,30 @@ enum FleetSchema {
             $$
             """
         ],
+        [
+            // Broadcast channels (``FleetBroadcasts``): every node's, deleted ones kept as such.
+            """
+            CREATE TABLE nse_fleet_channels (
+                id TEXT PRIMARY KEY, bundle_id TEXT NOT NULL, environment TEXT NOT NULL,
+                storage_policy INTEGER NOT NULL, created_at BIGINT NOT NULL, deleted_at BIGINT)
+            """,
+            "CREATE INDEX nse_fleet_channels_app ON nse_fleet_channels (bundle_id, environment) WHERE deleted_at IS NULL",
+            // Broadcasts from their 200 until every folder they are owed to has had them.
+            """
+            CREATE TABLE nse_fleet_broadcasts (
+                id BIGSERIAL PRIMARY KEY, channel_id TEXT NOT NULL REFERENCES nse_fleet_channels (id),
+                request_id TEXT NOT NULL, unique_id TEXT NOT NULL, priority INTEGER NOT NULL, expiration BIGINT,
+                collapse_id TEXT, payload BYTEA NOT NULL, received_at BIGINT NOT NULL)
+            """,
+            // What each broadcast is still owed to: the device folders the fleet served when it came (a
+            // `--devices` folder or a `--device`, as the nodes' rows name them), whichever node serves them now.
+            """
+            CREATE TABLE nse_fleet_broadcast_folders (
+                broadcast_id BIGINT NOT NULL REFERENCES nse_fleet_broadcasts (id) ON DELETE CASCADE,
+                folder TEXT NOT NULL, PRIMARY KEY (broadcast_id, folder))
+            """,
+            "CREATE INDEX nse_fleet_broadcast_folders_folder ON nse_fleet_broadcast_folders (folder)",
+        ],
     ]
 
     /// Brings the database to the newest version; throws on one newer than this nse knows.

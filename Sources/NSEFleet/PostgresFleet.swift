@@ -15,7 +15,8 @@ import Synchronization
 /// request log (``FleetRequestLog``), push fault rules and the unavailable switch (``FleetFaults``), which node
 /// serves which token (``FleetDevices``, read by ``FleetOwners``; pushes for another node's devices go to it through
 /// ``FleetForwarder``), the nodes and their heartbeats (``FleetNodes``: a stopped node's devices are taken over),
-/// every node's results (``FleetResults``) and their events (``FleetEvents``).
+/// every node's results (``FleetResults``) and their events (``FleetEvents``), broadcast channels and broadcasts
+/// (``FleetBroadcasts``).
 ///
 /// Made by ``open(url:node:maxConnections:lease:logger:)``, which connects once and brings the schema up to date,
 /// so that a database that cannot be used stops the node before it listens; then ``run()`` keeps the pool, the
@@ -28,6 +29,7 @@ public final class PostgresFleet: FleetState {
     private let devices: FleetDevices
     private let resultCopies: FleetResults
     private let events: FleetEvents
+    private let broadcasts: FleetBroadcasts
     private let nodes: FleetNodes
     private let owners: FleetOwners
     private let forwarder: FleetForwarder
@@ -52,6 +54,7 @@ public final class PostgresFleet: FleetState {
         devices = FleetDevices(connection: connection)
         resultCopies = FleetResults(connection: connection, node: node)
         events = FleetEvents(connection: connection, node: node)
+        broadcasts = FleetBroadcasts(connection: connection, node: node)
         nodes = FleetNodes(
             connection: connection, node: node,
             leaseMilliseconds: lease.components.seconds * 1000 + lease.components.attoseconds / 1_000_000_000_000_000)
@@ -105,6 +108,7 @@ public final class PostgresFleet: FleetState {
             group.addTask { await self.owners.listen() }
             group.addTask { await self.beat() }
             group.addTask { await self.watch() }
+            group.addTask { await self.broadcasts.run { self.finished.withLock { $0 } } }
             await resultCopies.write()
             forwarder.close()
             // Stopped: whatever this node served is another's to take at once (its locks go when it exits). Waited
@@ -379,5 +383,42 @@ public final class PostgresFleet: FleetState {
 
     public func results(token: String, limit: Int, since: Int64, before: Int64) async throws(FleetError) -> [JSON]? {
         try await resultCopies.results(token: token, limit: limit, since: since, before: before)
+    }
+
+    public func createChannel(_ channel: BroadcastChannel, limit: Int) async throws(FleetError) -> Bool {
+        try await broadcasts.create(channel, limit: limit)
+    }
+
+    public func channel(_ id: String, bundleID: String, environment: String) async throws(FleetError)
+        -> ChannelStore.Lookup
+    {
+        try await broadcasts.lookup(id, bundleID: bundleID, environment: environment)
+    }
+
+    public func channels(bundleID: String, environment: String) async throws(FleetError) -> [String] {
+        try await broadcasts.channels(bundleID: bundleID, environment: environment)
+    }
+
+    public func deleteChannel(_ id: String, bundleID: String, environment: String, now: Int64)
+        async throws(FleetError) -> Bool
+    {
+        try await broadcasts.delete(id, bundleID: bundleID, environment: environment, now: now)
+    }
+
+    public func acceptBroadcast(
+        on channel: BroadcastChannel, requestID: String, uniqueID: String, priority: Int, expiration: Int64?,
+        collapseID: String?, payload: [UInt8], now: Int64
+    ) async throws(FleetError) -> ChannelStore.Broadcast {
+        try await broadcasts.accept(
+            on: channel, requestID: requestID, uniqueID: uniqueID, priority: priority, expiration: expiration,
+            collapseID: collapseID, payload: payload, now: now)
+    }
+
+    public func handOutBroadcasts(_ handOut: @escaping @Sendable (ChannelStore.Broadcast, String) async -> Bool) {
+        broadcasts.handOut(with: handOut)
+    }
+
+    public func unavailable() async throws(FleetError) -> String? {
+        try await faultRules.unavailable()
     }
 }

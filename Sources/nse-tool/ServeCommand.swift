@@ -255,6 +255,9 @@ struct ServeCommand: AsyncParsableCommand {
                 "--database with --tls-cert needs --listen-h2c (or --node-address): the other nodes forward pushes in cleartext HTTP/2"
             )
         }
+        if database != nil, channels != nil {
+            throw ValidationError("--channels does not go with --database: a fleet keeps its channels in its database")
+        }
         if let nodeName, nodeName.isEmpty || nodeName.count > 200 {
             throw ValidationError("--node-name must be 1 to 200 characters")
         }
@@ -356,7 +359,8 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let environment = ProviderCertificate.Environment(rawValue: apnsEnvironment) ?? .development
         var channelStore: ChannelStore?
-        if let path = channels ?? ChannelStore.defaultPath(devices: opened, folder: folder) {
+        // In a fleet the channels are the fleet's (docs/serve.md): no file of this node's.
+        if fleet == nil, let path = channels ?? ChannelStore.defaultPath(devices: opened, folder: folder) {
             do { channelStore = try ChannelStore(path: path, limit: channelLimit) } catch {
                 throw Failure(.ioError, "--channels \(path): \(error)").exit()
             }
@@ -385,7 +389,7 @@ struct ServeCommand: AsyncParsableCommand {
             metrics: ServeMetrics(
                 factory: registry.factory, contentType: MetricsRegistry.contentType, exposition: registry.exposition),
             liveActivityBudget: liveActivityBudget == 0 ? nil : liveActivityBudget, channels: channelStore,
-            fleet: fleet, logger: logger)
+            channelLimit: channelLimit, fleet: fleet, logger: logger)
         let configuration = PushServerConfiguration(
             host: address.host, port: address.port, h2cPort: h2c?.port, tlsCertificatePath: tlsCert, tlsKeyPath: tlsKey,
             timeouts: ConnectionTimeouts(preface: .seconds(prefaceTimeout), idle: .seconds(idleTimeout)),

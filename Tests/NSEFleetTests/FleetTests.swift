@@ -42,7 +42,7 @@ struct FleetTests {
         let nodeA = try ServeNode(name: "A", device: folderA, database: cluster.url)
         let nodeB = try ServeNode(name: "B", device: folderB, database: cluster.url)
         // Started together: each version of the schema was made once, under the advisory lock.
-        #expect(try cluster.psql("SELECT count(*) FROM nse_fleet_schema") == "3")
+        #expect(try cluster.psql("SELECT count(*) FROM nse_fleet_schema") == "4")
 
         // A rule of count 3 posted on A answers three pushes, wherever they land.
         let added = try Exchange.send("POST", "\(nodeA.url)/v1/control/faults", json: #"{"status":429,"count":3}"#)

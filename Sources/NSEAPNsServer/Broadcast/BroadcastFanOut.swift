@@ -15,6 +15,8 @@ import Synchronization
 /// It runs after the broadcast's 200, off the request, as APNs fans out; the broadcast stays in the
 /// ``ChannelStore`` until every push is admitted, so a server that stops first hands it out when it starts again
 /// (an activity that had its push then gets it twice; the second, with the same `timestamp`, changes nothing shown).
+/// In a fleet the fleet keeps it, and each node hands out its share, a device folder at a time
+/// (``handOutShare(_:folder:)``).
 final class BroadcastFanOut: Sendable {
     private struct State {
         var running = 0
@@ -22,7 +24,8 @@ final class BroadcastFanOut: Sendable {
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    let store: ChannelStore
+    /// This node's store; nil in a fleet, which keeps what is owed itself.
+    let store: ChannelStore?
     let devices: DeviceRegistry
     /// Admits one push for one device, as ``PushService/enqueue(_:to:uniqueID:completion:)`` does; nil once admitted,
     /// else APNs's refusal (429 when the queue is full, 503 when stopping).
@@ -31,7 +34,7 @@ final class BroadcastFanOut: Sendable {
     private let state = Mutex(State())
 
     init(
-        store: ChannelStore, devices: DeviceRegistry, logger: Logger,
+        store: ChannelStore?, devices: DeviceRegistry, logger: Logger,
         admit: @escaping @Sendable (AcceptedPush, Device) async -> APNsError?
     ) {
         self.store = store
@@ -43,31 +46,55 @@ final class BroadcastFanOut: Sendable {
     /// Whether broadcasts are taken: false once the server is stopping.
     var isAccepting: Bool { state.withLock { !$0.stopping } }
 
-    /// Starts handing `broadcast` out; false when the server is stopping (it stays for the next start).
+    /// Starts handing `broadcast` out to this node's devices; false when the server is stopping (it stays for the
+    /// next start).
     @discardableResult
     func start(_ broadcast: ChannelStore.Broadcast) -> Bool {
-        let begun = state.withLock { state -> Bool in
+        guard begin() else { return false }
+        Task {
+            if await handOut(broadcast, folder: nil) {
+                do { try store?.handedOut(broadcast) } catch {
+                    logger.warning(
+                        "broadcast handed out, not marked so", metadata: ["store.error": .string("\(error)")])
+                }
+            }
+            end()
+        }
+        return true
+    }
+
+    /// Hands a fleet's `broadcast` to the devices of `folder` (as the fleet's rows name it: a `--devices` folder, or
+    /// a device's own) served here; false when the server is stopping or the folder's devices are leaving (still
+    /// owed, then).
+    func handOutShare(_ broadcast: ChannelStore.Broadcast, folder: String) async -> Bool {
+        guard begin() else { return false }
+        defer { end() }
+        return await handOut(broadcast, folder: folder)
+    }
+
+    /// One more hand-out running, unless the server is stopping.
+    private func begin() -> Bool {
+        state.withLock { state -> Bool in
             guard !state.stopping else { return false }
             state.running += 1
             return true
         }
-        guard begun else { return false }
-        Task {
-            await handOut(broadcast)
-            let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-                state.running -= 1
-                guard state.running == 0 else { return [] }
-                defer { state.waiters = [] }
-                return state.waiters
-            }
-            for waiter in waiters { waiter.resume() }
+    }
+
+    private func end() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.running -= 1
+            guard state.running == 0 else { return [] }
+            defer { state.waiters = [] }
+            return state.waiters
         }
-        return true
+        for waiter in waiters { waiter.resume() }
     }
 
     /// Hands out again what a previous run answered 200 for and did not finish. Returns how many it started.
     @discardableResult
     func resume() -> Int {
+        guard let store else { return 0 }
         let unfinished: [ChannelStore.Broadcast]
         do { unfinished = try store.unfinished() } catch {
             logger.error("broadcasts not resumed", metadata: ["store.error": .string("\(error)")])
@@ -95,12 +122,14 @@ final class BroadcastFanOut: Sendable {
         }
     }
 
-    /// One push per running activity subscribed to the channel; the broadcast is forgotten once all are admitted.
-    private func handOut(_ broadcast: ChannelStore.Broadcast) async {
+    /// One push per running activity subscribed to the channel (on the devices of `folder` only, when given);
+    /// false when it stopped before every push was admitted.
+    private func handOut(_ broadcast: ChannelStore.Broadcast, folder: String?) async -> Bool {
         let channel = broadcast.channel
         let now = SystemClock.unixMilliseconds()
         var pushes = 0
         for directory in devices.liveActivities.subscribers(of: channel.id) {
+            if let folder, !Self.directory(directory, isIn: folder) { continue }
             guard let device = devices.device(in: directory), device.config.bundleID == channel.bundleID else {
                 continue
             }
@@ -119,7 +148,7 @@ final class BroadcastFanOut: Sendable {
                     collapseID: broadcast.collapseID)
                 switch await admitWaiting(push, to: device) {
                 case .admitted: pushes += 1
-                case .stopping: return
+                case .stopping: return false
                 case .refused(let error):
                     logger.error(
                         "broadcast not handed to an activity",
@@ -130,16 +159,20 @@ final class BroadcastFanOut: Sendable {
                 }
             }
         }
-        do { try store.handedOut(broadcast) } catch {
-            logger.warning(
-                "broadcast handed out, not marked so", metadata: ["store.error": .string("\(error)")])
-        }
         logger.info(
             "broadcast handed out",
             metadata: [
                 "apns.request_id": .string(broadcast.requestID), "broadcast.channel_id": .string(channel.id),
                 "push.count": "\(pushes)",
             ])
+        return true
+    }
+
+    /// Whether the device in `directory` is `folder` (a `--device`) or one of its devices (`--devices`), paths
+    /// compared with their links resolved, as the fleet's rows name folders.
+    static func directory(_ directory: String, isIn folder: String) -> Bool {
+        (FileSystem.resolvedPath(directory) ?? directory) == folder
+            || (FileSystem.resolvedPath(Path.dirname(directory)) ?? Path.dirname(directory)) == folder
     }
 
     private enum Admitted {

@@ -1,4 +1,3 @@
-import NSECrypto
 public import NSEDatabase
 public import NSEDevice
 import NSESystem
@@ -39,7 +38,7 @@ public final class ChannelStore: Sendable {
     public static let defaultLimit = 10_000
 
     /// What a channel id names in an app and environment.
-    enum Lookup: Sendable, Equatable {
+    public enum Lookup: Sendable, Equatable {
         case found(BroadcastChannel)
         /// Made, then deleted: `ChannelNotRegistered`.
         case deleted
@@ -48,17 +47,32 @@ public final class ChannelStore: Sendable {
     }
 
     /// A broadcast from its 200 until it has been handed out.
-    struct Broadcast: Sendable {
-        let id: Int64
-        let channel: BroadcastChannel
-        let requestID: String
-        let uniqueID: String
-        let priority: Int
-        let expiration: Int64?
-        let collapseID: String?
-        let payload: [UInt8]
+    public struct Broadcast: Sendable {
+        public let id: Int64
+        public let channel: BroadcastChannel
+        public let requestID: String
+        public let uniqueID: String
+        public let priority: Int
+        public let expiration: Int64?
+        public let collapseID: String?
+        public let payload: [UInt8]
         /// Unix milliseconds.
-        let receivedAt: Int64
+        public let receivedAt: Int64
+
+        public init(
+            id: Int64, channel: BroadcastChannel, requestID: String, uniqueID: String, priority: Int,
+            expiration: Int64?, collapseID: String?, payload: [UInt8], receivedAt: Int64
+        ) {
+            self.id = id
+            self.channel = channel
+            self.requestID = requestID
+            self.uniqueID = uniqueID
+            self.priority = priority
+            self.expiration = expiration
+            self.collapseID = collapseID
+            self.payload = payload
+            self.receivedAt = receivedAt
+        }
     }
 
     let path: String
@@ -85,27 +99,23 @@ public final class ChannelStore: Sendable {
         return nil
     }
 
-    /// Makes a channel, durably; nil when the app has `limit` channels in that environment already.
-    func create(bundleID: String, environment: String, policy: BroadcastChannel.StoragePolicy, now: Int64)
-        throws(DatabaseError)
-        -> BroadcastChannel?
-    {
-        let id: String
-        do { id = try BroadcastChannel.newID() } catch { throw DatabaseError(code: .other, message: error.description) }
-        let channel = BroadcastChannel(
-            id: id, bundleID: bundleID, environment: environment, storagePolicy: policy, createdAt: now)
+    /// Keeps a new channel, durably; false when its app has `limit` channels in that environment already.
+    func create(_ channel: BroadcastChannel) throws(DatabaseError) -> Bool {
         let limit = Int64(self.limit)
-        return try database.write { transaction throws(DatabaseError) -> BroadcastChannel? in
+        return try database.write { transaction throws(DatabaseError) -> Bool in
             let count =
                 try transaction.execute(
                     "SELECT COUNT(*) FROM channels WHERE bundle_id = ? AND environment = ? AND deleted_at IS NULL",
-                    [.text(bundleID), .text(environment)]
+                    [.text(channel.bundleID), .text(channel.environment)]
                 ).first?.integer(0) ?? 0
-            guard count < limit else { return nil }
+            guard count < limit else { return false }
             try transaction.execute(
                 "INSERT INTO channels (id, bundle_id, environment, storage_policy, created_at) VALUES (?, ?, ?, ?, ?)",
-                [.text(id), .text(bundleID), .text(environment), .integer(policy.rawValue), .integer(now)])
-            return channel
+                [
+                    .text(channel.id), .text(channel.bundleID), .text(channel.environment),
+                    .integer(channel.storagePolicy.rawValue), .integer(channel.createdAt),
+                ])
+            return true
         }
     }
 

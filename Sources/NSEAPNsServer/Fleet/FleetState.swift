@@ -1,10 +1,10 @@
 public import NSEJSON
 
 /// What the nodes of a fleet share (`nse serve --database`, docs/serve.md "A fleet on PostgreSQL"): the request
-/// log, the push fault rules and the unavailable switch, every node's results, and which node serves which device
-/// (a push for another node's device goes on to it: ``ForwardedPush``). Declared here so that the server
+/// log, the push fault rules and the unavailable switch, every node's results, which node serves which device
+/// (a push for another node's device goes on to it: ``ForwardedPush``), and broadcast channels (``FleetChannels``). Declared here so that the server
 /// knows no database; NSEFleet keeps it in PostgreSQL. Without a fleet every node keeps its own, as before.
-public protocol FleetState: Sendable {
+public protocol FleetState: FleetChannels {
     /// This node's name, written beside its requests and results.
     var node: String { get }
 

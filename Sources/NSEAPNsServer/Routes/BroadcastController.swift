@@ -2,7 +2,6 @@ import Hummingbird
 import Logging
 import NIOCore
 import NSEJSON
-import NSESystem
 
 /// APNs's broadcast API (iOS 18), `POST /4/broadcasts/apps/{bundle}`: the server playing unavailable first, then the
 /// provider (``ProviderIdentity``), APNs's rules (``BroadcastValidation``), the channel; 200 with `apns-request-id`
@@ -34,7 +33,7 @@ struct BroadcastController {
         func refused(_ error: APNsError) -> (Response, String?) {
             (Self.error(error, requestID: requestID), error.reason)
         }
-        if let unavailable = service.faults.unavailable { return refused(unavailable) }
+        if let unavailable = await service.channelsUnavailable() { return refused(unavailable) }
         let provider: ProviderIdentity
         switch await ProviderIdentity.authenticate(headers: headers, service: service, context: context) {
         case .failure(let error): return refused(error)
@@ -50,32 +49,20 @@ struct BroadcastController {
         guard fanOut.isAccepting else { return refused(.shutdown) }
         let environment = service.environment.rawValue
         let uniqueID = PushService.newAPNsID()
-        let accepted: Result<ChannelStore.Broadcast, APNsError>?
-        do {
-            accepted = try await service.broadcasts.withStore { store in
-                switch try store.lookup(valid.channelID, bundleID: bundleID, environment: environment) {
-                case .unknown: return .failure(.badRequest("BadChannelId"))
-                case .deleted: return .failure(.badRequest("ChannelNotRegistered"))
-                case .found(let channel):
-                    return .success(
-                        try store.accept(
-                            on: channel, requestID: valid.requestID, uniqueID: uniqueID, priority: valid.priority,
-                            expiration: valid.expiration, collapseID: valid.collapseID, payload: body ?? [],
-                            now: SystemClock.unixMilliseconds()))
-                }
+        do throws(Broadcasts.Failure) {
+            switch try await service.broadcasts.lookup(valid.channelID, bundleID: bundleID, environment: environment) {
+            case .unknown: return refused(.badRequest("BadChannelId"))
+            case .deleted: return refused(.badRequest("ChannelNotRegistered"))
+            case .found(let channel):
+                _ = try await service.broadcasts.accept(
+                    on: channel, requestID: valid.requestID, uniqueID: uniqueID, priority: valid.priority,
+                    expiration: valid.expiration, collapseID: valid.collapseID, payload: body ?? [])
             }
         } catch {
             service.logger.error(
                 "broadcast refused: not recorded",
-                metadata: ["apns.request_id": .string(valid.requestID), "store.error": .string("\(error)")])
+                metadata: ["apns.request_id": .string(valid.requestID), "store.error": .string(error.description)])
             return refused(.internalServerError)
-        }
-        switch accepted {
-        case nil: return refused(.internalServerError)
-        case .failure(let error)?: return refused(error)
-        case .success(let broadcast)?:
-            // Answered 200 whatever happens next: if the server is stopping now, the next start hands it out.
-            fanOut.start(broadcast)
         }
         var fields = HTTPFields()
         fields[.init("apns-request-id")!] = valid.requestID

@@ -2,7 +2,6 @@ import Hummingbird
 import Logging
 import NIOCore
 import NSEJSON
-import NSESystem
 
 /// APNs's channel-management API (iOS 18 broadcasts), under `/1/apps/{bundle}`:
 ///
@@ -50,7 +49,7 @@ struct ChannelController {
         func refused(_ error: APNsError) -> (Response, String?) {
             (BroadcastController.error(error, requestID: requestID), error.reason)
         }
-        if let unavailable = service.faults.unavailable { return refused(unavailable) }
+        if let unavailable = await service.channelsUnavailable() { return refused(unavailable) }
         switch await ProviderIdentity.authenticate(headers: headers, service: service, context: context) {
         case .failure(let error): return refused(error)
         case .success(let provider):
@@ -63,7 +62,7 @@ struct ChannelController {
         let channelID = headers.first(where: { $0.name == "apns-channel-id" })?.value
         var fields = HTTPFields()
         fields[.init("apns-request-id")!] = requestID
-        do {
+        do throws(Broadcasts.Failure) {
             switch operation {
             case .create:
                 let policy: BroadcastChannel.StoragePolicy
@@ -72,23 +71,16 @@ struct ChannelController {
                 case .success(let asked): policy = asked
                 }
                 guard
-                    let made = try await service.broadcasts.withStore({ store in
-                        try store.create(
-                            bundleID: bundleID, environment: environment, policy: policy,
-                            now: SystemClock.unixMilliseconds())
-                    })
-                else { return refused(.internalServerError) }
-                guard let channel = made else { return refused(.badRequest("CannotCreateChannelConfig")) }
+                    let channel = try await service.broadcasts.create(
+                        bundleID: bundleID, environment: environment, policy: policy)
+                else { return refused(.badRequest("CannotCreateChannelConfig")) }
                 fields[.init("apns-channel-id")!] = channel.id
                 return (Response(status: .created, headers: fields), nil)
             case .read:
                 if let refusal = Self.check(channelID) { return refused(refusal) }
-                guard
-                    let found = try await service.broadcasts.withStore({ store in
-                        try store.lookup(channelID ?? "", bundleID: bundleID, environment: environment)
-                    })
-                else { return refused(.internalServerError) }
-                switch found {
+                switch try await service.broadcasts.lookup(
+                    channelID ?? "", bundleID: bundleID, environment: environment)
+                {
                 case .unknown: return refused(.badRequest("BadChannelId"))
                 case .deleted: return refused(.badRequest("ChannelNotRegistered"))
                 case .found(let channel):
@@ -98,21 +90,11 @@ struct ChannelController {
                 }
             case .delete:
                 if let refusal = Self.check(channelID) { return refused(refusal) }
-                guard
-                    let deleted = try await service.broadcasts.withStore({ store in
-                        try store.delete(
-                            channelID ?? "", bundleID: bundleID, environment: environment,
-                            now: SystemClock.unixMilliseconds())
-                    })
-                else { return refused(.internalServerError) }
-                guard deleted else { return refused(.badPath) }
+                guard try await service.broadcasts.delete(channelID ?? "", bundleID: bundleID, environment: environment)
+                else { return refused(.badPath) }
                 return (Response(status: .noContent, headers: fields), nil)
             case .list:
-                guard
-                    let ids = try await service.broadcasts.withStore({ store in
-                        try store.channels(bundleID: bundleID, environment: environment)
-                    })
-                else { return refused(.internalServerError) }
+                let ids = try await service.broadcasts.channels(bundleID: bundleID, environment: environment)
                 var response = PushResponder.json(["channels": .array(ids.map(JSON.string))])
                 response.headers[.init("apns-request-id")!] = requestID
                 return (response, nil)
@@ -120,7 +102,7 @@ struct ChannelController {
         } catch {
             service.logger.error(
                 "channel request failed: the channel store did not answer",
-                metadata: ["apns.request_id": .string(requestID), "store.error": .string("\(error)")])
+                metadata: ["apns.request_id": .string(requestID), "store.error": .string(error.description)])
             return refused(.internalServerError)
         }
     }

@@ -1,0 +1,290 @@
+import Logging
+import NIOCore
+import NSEAPNsServer
+import PostgresNIO
+import Synchronization
+
+/// The fleet's broadcast channels and broadcasts (``FleetChannels``). A broadcast's row is written before its 200,
+/// in one transaction with a row for each device folder the nodes not taken over serve at that moment (their rows'
+/// `serves`): what it is owed to. Each node looks for what is owed to the folders its own row names
+/// (``run(finished:)``: at once after a broadcast it took, else four times a second, so a broadcast taken by
+/// another node, and what a folder taken over or given back brings, are found within 250 ms), hands each out to
+/// the devices of that folder, and then deletes that row, only if its row still names the folder: a folder given
+/// away meanwhile stays owed, to the node it went to. The broadcast's row goes with its last folder.
+final class FleetBroadcasts: Sendable {
+    /// What this node's server does with one folder's share (``FleetChannels/handOutBroadcasts(_:)``).
+    typealias HandOut = @Sendable (ChannelStore.Broadcast, String) async -> Bool
+
+    private let connection: FleetConnection
+    private let node: String
+    private let handOut = Mutex<HandOut?>(nil)
+    private let wakeup = Wakeup()
+
+    init(connection: FleetConnection, node: String) {
+        self.connection = connection
+        self.node = node
+    }
+
+    func handOut(with handOut: @escaping HandOut) {
+        self.handOut.withLock { $0 = handOut }
+    }
+
+    /// Keeps `channel` unless its app has `limit` channels in its environment: counted and inserted under a lock of
+    /// the app's and environment's own, so two nodes making the last one at once make one.
+    func create(_ channel: BroadcastChannel, limit: Int) async throws(FleetError) -> Bool {
+        try await connection.attempt("channel not made") {
+            try await connection.client.withTransaction(logger: connection.logger) { transaction in
+                let app = channel.bundleID + " " + channel.environment
+                try await transaction.query(
+                    "SELECT pg_advisory_xact_lock(hashtextextended(\(app), 0))", logger: connection.logger)
+                var count = 0
+                for try await found in try await transaction.query(
+                    """
+                    SELECT count(*) FROM nse_fleet_channels
+                    WHERE bundle_id = \(channel.bundleID) AND environment = \(channel.environment) AND deleted_at IS NULL
+                    """, logger: connection.logger
+                ).decode(Int.self) {
+                    count = found
+                }
+                guard count < limit else { return false }
+                try await transaction.query(
+                    """
+                    INSERT INTO nse_fleet_channels (id, bundle_id, environment, storage_policy, created_at)
+                    VALUES (\(channel.id), \(channel.bundleID), \(channel.environment),
+                        \(Int(channel.storagePolicy.rawValue)), \(channel.createdAt))
+                    """, logger: connection.logger)
+                return true
+            }
+        }
+    }
+
+    func lookup(_ id: String, bundleID: String, environment: String) async throws(FleetError) -> ChannelStore.Lookup {
+        try await connection.attempt("channel not read") {
+            for try await (policy, created, deleted) in try await connection.client.query(
+                """
+                SELECT storage_policy, created_at, deleted_at FROM nse_fleet_channels
+                WHERE id = \(id) AND bundle_id = \(bundleID) AND environment = \(environment)
+                """, logger: connection.logger
+            ).decode((Int, Int64, Int64?).self) {
+                guard deleted == nil else { return .deleted }
+                return .found(
+                    BroadcastChannel(
+                        id: id, bundleID: bundleID, environment: environment,
+                        storagePolicy: BroadcastChannel.StoragePolicy(rawValue: Int64(policy)) ?? .noStorage,
+                        createdAt: created))
+            }
+            return .unknown
+        }
+    }
+
+    func channels(bundleID: String, environment: String) async throws(FleetError) -> [String] {
+        try await connection.attempt("channels not read") {
+            var ids: [String] = []
+            for try await id in try await connection.client.query(
+                """
+                SELECT id FROM nse_fleet_channels
+                WHERE bundle_id = \(bundleID) AND environment = \(environment) AND deleted_at IS NULL
+                ORDER BY created_at, id
+                """, logger: connection.logger
+            ).decode(String.self) {
+                ids.append(id)
+            }
+            return ids
+        }
+    }
+
+    func delete(_ id: String, bundleID: String, environment: String, now: Int64) async throws(FleetError) -> Bool {
+        try await connection.attempt("channel not deleted") {
+            var deleted = false
+            for try await _ in try await connection.client.query(
+                """
+                UPDATE nse_fleet_channels SET deleted_at = \(now)
+                WHERE id = \(id) AND bundle_id = \(bundleID) AND environment = \(environment) AND deleted_at IS NULL
+                RETURNING id
+                """, logger: connection.logger
+            ).decode(String.self) {
+                deleted = true
+            }
+            return deleted
+        }
+    }
+
+    /// Keeps the broadcast and what it is owed to, in one transaction; this node looks for its share at once.
+    func accept(
+        on channel: BroadcastChannel, requestID: String, uniqueID: String, priority: Int, expiration: Int64?,
+        collapseID: String?, payload: [UInt8], now: Int64
+    ) async throws(FleetError) -> ChannelStore.Broadcast {
+        let id = try await connection.attempt("broadcast not recorded") {
+            try await connection.client.withTransaction(logger: connection.logger) { transaction in
+                var made: Int64?
+                for try await id in try await transaction.query(
+                    """
+                    INSERT INTO nse_fleet_broadcasts (channel_id, request_id, unique_id, priority, expiration,
+                        collapse_id, payload, received_at)
+                    VALUES (\(channel.id), \(requestID), \(uniqueID), \(priority), \(expiration), \(collapseID),
+                        \(ByteBuffer(bytes: payload)), \(now))
+                    RETURNING id
+                    """, logger: connection.logger
+                ).decode(Int64.self) {
+                    made = id
+                }
+                guard let made else { throw FleetError("insert returned no id") }
+                try await transaction.query(
+                    """
+                    INSERT INTO nse_fleet_broadcast_folders (broadcast_id, folder)
+                    SELECT DISTINCT \(made), served.folder FROM nse_fleet_nodes n
+                    CROSS JOIN LATERAL jsonb_array_elements_text(\(unescaped: Self.served("n"))) AS served(folder)
+                    WHERE n.taken_by IS NULL
+                    """, logger: connection.logger)
+                // Owed to nobody (no node serves a folder): kept no longer.
+                try await transaction.query(
+                    """
+                    DELETE FROM nse_fleet_broadcasts b WHERE b.id = \(made)
+                    AND NOT EXISTS (SELECT 1 FROM nse_fleet_broadcast_folders f WHERE f.broadcast_id = \(made))
+                    """, logger: connection.logger)
+                return made
+            }
+        }
+        wakeup.wake()
+        return ChannelStore.Broadcast(
+            id: id, channel: channel, requestID: requestID, uniqueID: uniqueID, priority: priority,
+            expiration: expiration, collapseID: collapseID, payload: payload, receivedAt: now)
+    }
+
+    /// The folders a node's row serves, as one JSON array (SQL, for the row named `row`).
+    private static func served(_ row: String) -> String {
+        "COALESCE(\(row).serves::jsonb -> 'folders', '[]'::jsonb) || COALESCE(\(row).serves::jsonb -> 'devices', '[]'::jsonb)"
+    }
+
+    /// Hands out what is owed to this node's folders until `finished` says so (or the task is cancelled): looked
+    /// for at once after a broadcast this node took, else every 250 ms.
+    func run(finished: @escaping @Sendable () -> Bool) async {
+        // Said once when looking starts failing, not four times a second.
+        var failing = false
+        while !Task.isCancelled, !finished() {
+            if let handOut = handOut.withLock({ $0 }) {
+                do throws(FleetError) {
+                    for (broadcast, folder) in try await owed() {
+                        guard !Task.isCancelled, !finished() else { return }
+                        guard await handOut(broadcast, folder) else { continue }
+                        try await done(broadcast.id, folder: folder)
+                    }
+                    failing = false
+                } catch {
+                    if !failing {
+                        connection.logger.warning(
+                            "broadcasts not handed out", metadata: ["fleet.error": .string(error.description)])
+                    }
+                    failing = true
+                }
+            }
+            await wakeup.wait(upTo: .milliseconds(250))
+        }
+    }
+
+    /// What is owed to the folders this node's row names, oldest broadcast first (a hundred at a time).
+    private func owed() async throws(FleetError) -> [(ChannelStore.Broadcast, String)] {
+        let query: PostgresQuery = """
+            SELECT f.folder, b.id, b.request_id, b.unique_id, b.priority, b.expiration, b.collapse_id, b.payload,
+                b.received_at, c.id, c.bundle_id, c.environment, c.storage_policy, c.created_at
+            FROM nse_fleet_nodes n
+            CROSS JOIN LATERAL jsonb_array_elements_text(\(unescaped: Self.served("n"))) AS served(folder)
+            JOIN nse_fleet_broadcast_folders f ON f.folder = served.folder
+            JOIN nse_fleet_broadcasts b ON b.id = f.broadcast_id
+            JOIN nse_fleet_channels c ON c.id = b.channel_id
+            WHERE n.name = \(node) AND n.taken_by IS NULL
+            ORDER BY b.id, f.folder LIMIT 100
+            """
+        return try await connection.attempt("broadcasts not read") {
+            var owed: [(ChannelStore.Broadcast, String)] = []
+            let rows = try await connection.client.query(query, logger: connection.logger)
+            for try await (
+                folder, id, requestID, uniqueID, priority, expiration, collapseID, payload, received, channelID,
+                bundleID, environment, policy, created
+            ) in rows.decode(
+                (
+                    String, Int64, String, String, Int, Int64?, String?, ByteBuffer, Int64, String, String, String, Int,
+                    Int64
+                ).self)
+            {
+                let channel = BroadcastChannel(
+                    id: channelID, bundleID: bundleID, environment: environment,
+                    storagePolicy: BroadcastChannel.StoragePolicy(rawValue: Int64(policy)) ?? .noStorage,
+                    createdAt: created)
+                let broadcast = ChannelStore.Broadcast(
+                    id: id, channel: channel, requestID: requestID, uniqueID: uniqueID, priority: priority,
+                    expiration: expiration, collapseID: collapseID, payload: Array(payload.readableBytesView),
+                    receivedAt: received)
+                owed.append((broadcast, folder))
+            }
+            return owed
+        }
+    }
+
+    /// `folder` has had the broadcast, if this node still serves it; the broadcast goes with its last folder. The
+    /// broadcast's row is locked first, so that two nodes finishing its last two folders at once do not each see
+    /// the other's still there.
+    private func done(_ id: Int64, folder: String) async throws(FleetError) {
+        try await connection.attempt("broadcast not marked handed out") {
+            try await connection.client.withTransaction(logger: connection.logger) { transaction in
+                try await transaction.query(
+                    "SELECT id FROM nse_fleet_broadcasts WHERE id = \(id) FOR UPDATE", logger: connection.logger)
+                try await transaction.query(
+                    """
+                    DELETE FROM nse_fleet_broadcast_folders f WHERE f.broadcast_id = \(id) AND f.folder = \(folder)
+                    AND EXISTS (
+                        SELECT 1 FROM nse_fleet_nodes n
+                        WHERE n.name = \(node) AND n.taken_by IS NULL
+                        AND (\(unescaped: Self.served("n"))) ? \(folder))
+                    """, logger: connection.logger)
+                try await transaction.query(
+                    """
+                    DELETE FROM nse_fleet_broadcasts b WHERE b.id = \(id)
+                    AND NOT EXISTS (SELECT 1 FROM nse_fleet_broadcast_folders f WHERE f.broadcast_id = \(id))
+                    """, logger: connection.logger)
+            }
+        }
+    }
+}
+
+/// Wakes a loop that waits for at most a while: a wake while it is not waiting is kept for its next wait.
+private final class Wakeup: Sendable {
+    private struct State {
+        var pending = false
+        var waiter: CheckedContinuation<Void, Never>?
+    }
+
+    private let state = Mutex(State())
+
+    func wake() {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard let waiter = state.waiter else {
+                state.pending = true
+                return nil
+            }
+            state.waiter = nil
+            return waiter
+        }
+        waiter?.resume()
+    }
+
+    /// Returns at the next wake (at once if one came since the last wait), or after `duration`.
+    func wait(upTo duration: Duration) async {
+        let timer = Task {
+            guard (try? await Task.sleep(for: duration)) != nil else { return }
+            wake()
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state -> Bool in
+                guard !state.pending else {
+                    state.pending = false
+                    return true
+                }
+                state.waiter = continuation
+                return false
+            }
+            if now { continuation.resume() }
+        }
+        timer.cancel()
+    }
+}

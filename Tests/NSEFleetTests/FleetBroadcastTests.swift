@@ -1,0 +1,133 @@
+import Foundation
+import NSEJSON
+import NSETestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Broadcast channels in a fleet (docs/serve.md, "A fleet on PostgreSQL"): a channel made through one node is every
+/// node's, and a broadcast taken by one node reaches the subscribed activities of every node's devices, those of a
+/// node taken over too.
+@Suite(.serialized)
+struct FleetBroadcastTests {
+    static let app = "/1/apps/org.example.app"
+
+    /// Makes a channel through `node`; its id, or the refusal's reason.
+    static func create(_ node: ServeNode, policy: Int = 1) throws -> (status: Int, id: String?, reason: String?) {
+        let made = try Exchange.curl([
+            "-D", "-", "-H", "content-type: application/json",
+            "-d", #"{"message-storage-policy":\#(policy),"push-type":"LiveActivity"}"#, "\(node.url)\(app)/channels",
+        ])
+        let id = made.body.split(separator: "\r\n").first { $0.lowercased().hasPrefix("apns-channel-id:") }?
+            .split(separator: " ").last.map(String.init)
+        let reason = made.body.split(separator: "\r\n\r\n").last.flatMap { try? JSON.parse(Array($0.utf8)) }?[
+            "reason"]?.stringValue
+        return (made.status, id, reason)
+    }
+
+    /// `GET` or `DELETE` of `channel` through `node`.
+    static func channel(_ method: String, _ node: ServeNode, _ channel: String) throws -> Exchange {
+        try Exchange.curl(["-X", method, "-H", "apns-channel-id: \(channel)", "\(node.url)\(app)/channels"])
+    }
+
+    /// A broadcast of `home` to `channel` through `node`.
+    static func broadcast(_ node: ServeNode, _ channel: String, home: Int) throws -> Exchange {
+        try Exchange.curl([
+            "-H", "apns-push-type: liveactivity", "-H", "apns-channel-id: \(channel)", "-H", "apns-expiration: 0",
+            "-d",
+            #"{"aps":{"timestamp":\#(Int(Date().timeIntervalSince1970)),"event":"update","content-state":{"home":\#(home)}}}"#,
+            "\(node.url)/4/broadcasts/apps/org.example.app",
+        ])
+    }
+
+    /// Starts an activity listening to `channel` on the device in `folder`, as its app does.
+    static func listen(_ folder: String, to channel: String) throws {
+        let started = try TestSupport.nse([
+            "device", "activity", "start", folder, "--attributes-type", "Score", "--content-state", #"{"home":0}"#,
+            "--channel", channel,
+        ])
+        guard started.status == 0 else {
+            throw TestSupport.SetupError(description: "activity start: \(started.stderr)")
+        }
+    }
+
+    /// The device's results that came from a broadcast on `channel`, read through `node`.
+    static func broadcasts(_ node: ServeNode, token: String, channel: String) throws -> [JSON] {
+        let results = try Exchange.get("\(node.url)/v1/devices/\(token)/notifications").json?.arrayValue ?? []
+        return results.filter { $0["live_activity"]?["channel_id"]?.stringValue == channel }
+    }
+
+    @Test(
+        "a channel made through one node is every node's; a broadcast reaches every node's devices, a stopped node's too",
+        .enabled(if: PostgresCluster.binaries != nil, Comment(rawValue: PostgresCluster.missing)))
+    func channelsAcrossNodes() throws {
+        let cluster = try PostgresCluster()
+        let (folderA, tokenA) = try FleetTests.device()
+        let (folderB, tokenB) = try FleetTests.device()
+        let extra = ["--channel-limit", "2", "--node-lease", "1"]
+        let nodeA = try ServeNode(name: "A", device: folderA, database: cluster.url, extra: extra)
+        let nodeB = try ServeNode(name: "B", device: folderB, database: cluster.url, extra: extra)
+
+        // Made through A: read and listed through B.
+        let first = try Self.create(nodeA, policy: 1)
+        let scores = try #require(first.id, "channel not made: \(first)")
+        let read = try Self.channel("GET", nodeB, scores)
+        #expect(read.status == 200 && read.json?["message-storage-policy"]?.intValue == 1, "\(read.body)")
+        #expect(try Exchange.get("\(nodeB.url)\(Self.app)/all-channels").json?["channels"] == [.string(scores)])
+        // The limit is the fleet's: one more through B, then none through A.
+        let second = try Self.create(nodeB, policy: 0)
+        let news = try #require(second.id)
+        let third = try Self.create(nodeA)
+        #expect(third.status == 400 && third.reason == "CannotCreateChannelConfig", "\(third)")
+
+        // One activity on each node's device listens to the first channel; B's device also to the second.
+        try Self.listen(folderA, to: scores)
+        try Self.listen(folderB, to: scores)
+        try Self.listen(folderB, to: news)
+
+        // A broadcast through B reaches both devices' activities, once each.
+        #expect(try Self.broadcast(nodeB, scores, home: 1).status == 200)
+        for (node, token) in [(nodeA, tokenA), (nodeB, tokenB)] {
+            let got = try FleetTests.eventually(
+                { try Self.broadcasts(node, token: token, channel: scores) }, until: { $0.count >= 1 })
+            #expect(got.count == 1, "node \(node.name): \(got)")
+            #expect(got.first?["outcome"]?.stringValue == "activity-updated", "\(got)")
+        }
+
+        // Deleted through B: A answers as APNs does for it.
+        #expect(try Self.channel("DELETE", nodeB, scores).status == 204)
+        let gone = try Self.broadcast(nodeA, scores, home: 2)
+        #expect(gone.status == 400 && gone.json?["reason"]?.stringValue == "ChannelNotRegistered", "\(gone.body)")
+        #expect(try Self.channel("DELETE", nodeA, scores).status == 404)
+        #expect(try Exchange.get("\(nodeA.url)\(Self.app)/all-channels").json?["channels"] == [.string(news)])
+
+        // The fleet's unavailable switch, set through A, answers B's channel routes too.
+        #expect(
+            try Exchange.send("PUT", "\(nodeA.url)/v1/control/unavailable", json: #"{"reason":"Shutdown"}"#).status
+                == 204)
+        let refused = try Self.channel("GET", nodeB, news)
+        #expect(refused.status == 503 && refused.json?["reason"]?.stringValue == "Shutdown", "\(refused.body)")
+        #expect(try Exchange.send("DELETE", "\(nodeB.url)/v1/control/unavailable").status == 204)
+
+        // B killed: a broadcast through A at once is owed to B's device folder, and handed out there by A once A
+        // has taken B over.
+        kill(nodeB.process.processIdentifier, SIGKILL)
+        nodeB.process.waitUntilExit()
+        #expect(try Self.broadcast(nodeA, news, home: 3).status == 200)
+        let late = try FleetTests.eventually(
+            { try Self.broadcasts(nodeA, token: tokenB, channel: news) }, until: { $0.count >= 1 }, seconds: 20)
+        #expect(late.count == 1, "\(late) \(nodeA.log)")
+        #expect(nodeA.log.contains("took over a stopped node's devices"))
+        let owed = try FleetTests.eventually(
+            { try cluster.psql("SELECT count(*) FROM nse_fleet_broadcast_folders") }, until: { $0 == "0" })
+        #expect(owed == "0")
+        #expect(try cluster.psql("SELECT count(*) FROM nse_fleet_broadcasts") == "0")
+        // A's own device listens to no broadcast of the second channel.
+        #expect(try Self.broadcasts(nodeA, token: tokenA, channel: news).isEmpty)
+
+        let stopped = nodeA.stop()
+        #expect(stopped.status == 0 && stopped.seconds < 5, "\(nodeA.log)")
+    }
+}
