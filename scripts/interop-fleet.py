@@ -14,6 +14,8 @@ a 503 after the takeover window) is sent again with its apns-id, as a provider r
 - every 200 (its apns-unique-id) is recorded exactly once, and read so from each node
   (`GET /v1/devices/{token}/notifications`, the device's own store on its node and the fleet's copies elsewhere);
 - every 200 is in the fleet's request log, read on any node;
+- a broadcast channel made through the balancer is read through each node, and one broadcast through the balancer
+  reaches, once each, Live Activities listening to it on devices of all three nodes (node-2's given back);
 - run.sh stops everything on SIGTERM, and node-2 its own, each with exit 0.
 
 usage: NSE_BIN_DIR=.build/debug python3 scripts/interop-fleet.py [--devices N]
@@ -263,6 +265,62 @@ def push_and_check(fleet, count, work):
     for node in fleet["nodes"]:
         failures += check_results(node, accepted)
     failures += check_request_log(fleet["nodes"][0], accepted)
+    failures += check_broadcast(fleet)
+    return failures
+
+
+def check_broadcast(fleet, per_node=3):
+    """A channel made through the balancer, read through every node; activities on `per_node` devices of each node
+    listening to it; one broadcast through the balancer: each activity's device records it once (read back through
+    the balancer, within 60 s)."""
+    balancer = Client(fleet["balancer"])
+    app = "/1/apps/org.example.app"
+    status, headers, _ = balancer.request(
+        "POST", f"{app}/channels", body=json.dumps({"message-storage-policy": 1, "push-type": "LiveActivity"}),
+        headers={"content-type": "application/json"})
+    channel = headers.get("apns-channel-id")
+    if status != 201 or not channel:
+        return [f"channel not made through the balancer: {status}"]
+    failures = []
+    for node in fleet["nodes"]:
+        status, _, _ = Client(node["url"]).request("GET", f"{app}/channels", headers={"apns-channel-id": channel})
+        if status != 200:
+            failures.append(f"{node['name']}: the channel made through the balancer read {status}")
+    listening = {}
+    for node in fleet["nodes"]:
+        for config in sorted(glob.glob(os.path.join(node["devices"], "*", "device.json")))[:per_node]:
+            folder = os.path.dirname(config)
+            started = subprocess.run(
+                [os.path.join(BIN, "nse"), "device", "activity", "start", folder, "--attributes-type", "Score",
+                 "--content-state", '{"home":0}', "--channel", channel], capture_output=True, text=True, timeout=60)
+            if started.returncode != 0:
+                return failures + [f"activity not started on {folder}: {started.stderr.strip()}"]
+            listening[json.load(open(config))["tokens"]["remote"]] = node["name"]
+    payload = {"aps": {"timestamp": int(time.time()), "event": "update", "content-state": {"home": 1}}}
+    status, _, body = balancer.request(
+        "POST", "/4/broadcasts/apps/org.example.app", body=json.dumps(payload),
+        headers={"apns-push-type": "liveactivity", "apns-channel-id": channel, "apns-expiration": "0",
+                 "content-type": "application/json"})
+    if status != 200:
+        return failures + [f"broadcast through the balancer answered {status}: {body[:200]!r}"]
+    pending = dict(listening)
+    deadline = time.monotonic() + 60
+    while pending and time.monotonic() < deadline:
+        for token in list(pending):
+            status, _, body = balancer.request("GET", f"/v1/devices/{token}/notifications?limit=1000")
+            got = [result for result in (json.loads(body) if status == 200 else [])
+                   if (result.get("live_activity") or {}).get("channel_id") == channel]
+            if len(got) > 1:
+                failures.append(f"{token} ({listening[token]}) recorded the broadcast {len(got)} times")
+            if got:
+                pending.pop(token)
+        if pending:
+            time.sleep(0.5)
+    say(f"broadcast through the balancer: {len(listening) - len(pending)} of {len(listening)} listening activities "
+        f"on {len(fleet['nodes'])} nodes had it")
+    if pending:
+        failures.append(f"{len(pending)} listening activities never had the broadcast: "
+                        f"{sorted(set(pending.values()))}")
     return failures
 
 

@@ -127,7 +127,17 @@ struct FleetBroadcastTests {
         // A's own device listens to no broadcast of the second channel.
         #expect(try Self.broadcasts(nodeA, token: tokenA, channel: news).isEmpty)
 
-        let stopped = nodeA.stop()
-        #expect(stopped.status == 0 && stopped.seconds < 5, "\(nodeA.log)")
+        // B started again gets its device back, and what is owed to its folder from then on is B's to hand out.
+        let again = try ServeNode(name: "B", device: folderB, database: cluster.url, extra: extra)
+        #expect(try Self.broadcast(nodeA, news, home: 4).status == 200)
+        let back = try FleetTests.eventually(
+            { try Self.broadcasts(again, token: tokenB, channel: news) }, until: { $0.count >= 2 })
+        #expect(back.count == 2, "\(back)")
+        #expect(again.log.contains("broadcast handed out") && again.log.contains("devices given back by the fleet"))
+
+        for node in [nodeA, again] {
+            let stopped = node.stop()
+            #expect(stopped.status == 0 && stopped.seconds < 5, "node \(node.name): \(node.log)")
+        }
     }
 }
