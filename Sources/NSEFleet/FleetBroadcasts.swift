@@ -162,13 +162,19 @@ final class FleetBroadcasts: Sendable {
         // Said once when looking starts failing, not four times a second.
         var failing = false
         while !Task.isCancelled, !finished() {
+            // A full batch all handed out: more may be owed, looked for at once.
+            var more = false
             if let handOut = handOut.withLock({ $0 }) {
                 do throws(FleetError) {
-                    for (broadcast, folder) in try await owed() {
+                    let batch = try await owed()
+                    var handed = 0
+                    for (broadcast, folder) in batch {
                         guard !Task.isCancelled, !finished() else { return }
                         guard await handOut(broadcast, folder) else { continue }
                         try await done(broadcast.id, folder: folder)
+                        handed += 1
                     }
+                    more = batch.count == Self.batch && handed == batch.count
                     failing = false
                 } catch {
                     if !failing {
@@ -178,11 +184,14 @@ final class FleetBroadcasts: Sendable {
                     failing = true
                 }
             }
-            await wakeup.wait(upTo: .milliseconds(250))
+            if !more { await wakeup.wait(upTo: .milliseconds(250)) }
         }
     }
 
-    /// What is owed to the folders this node's row names, oldest broadcast first (a hundred at a time).
+    /// Owed hand-outs read at a time.
+    static let batch = 100
+
+    /// What is owed to the folders this node's row names, oldest broadcast first (``batch`` at a time).
     private func owed() async throws(FleetError) -> [(ChannelStore.Broadcast, String)] {
         let query: PostgresQuery = """
             SELECT f.folder, b.id, b.request_id, b.unique_id, b.priority, b.expiration, b.collapse_id, b.payload,
@@ -193,7 +202,7 @@ final class FleetBroadcasts: Sendable {
             JOIN nse_fleet_broadcasts b ON b.id = f.broadcast_id
             JOIN nse_fleet_channels c ON c.id = b.channel_id
             WHERE n.name = \(node) AND n.taken_by IS NULL
-            ORDER BY b.id, f.folder LIMIT 100
+            ORDER BY b.id, f.folder LIMIT \(unescaped: String(Self.batch))
             """
         return try await connection.attempt("broadcasts not read") {
             var owed: [(ChannelStore.Broadcast, String)] = []
