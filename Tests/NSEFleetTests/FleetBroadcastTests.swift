@@ -140,4 +140,15 @@ struct FleetBroadcastTests {
             #expect(stopped.status == 0 && stopped.seconds < 5, "node \(node.name): \(node.log)")
         }
     }
+
+    @Test func aNodeOfAFleetTakesNoChannelFileOfItsOwn() throws {
+        let (folder, _) = try FleetTests.device()
+        let refused = try TestSupport.nse([
+            "serve", "--listen", "127.0.0.1:0", "--device", folder, "--database", "postgres://nse@127.0.0.1:1/nse",
+            "--channels", folder + "/channels.db",
+        ])
+        #expect(refused.status == 64, "\(refused.stderr)")
+        #expect(refused.stderr.contains("--channels does not go with --database"), "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: folder + "/channels.db"))
+    }
 }
