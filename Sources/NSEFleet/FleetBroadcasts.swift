@@ -5,8 +5,9 @@ import PostgresNIO
 import Synchronization
 
 /// The fleet's broadcast channels and broadcasts (``FleetChannels``). A broadcast's row is written before its 200,
-/// in one transaction with a row for each device folder the nodes not taken over serve at that moment (their rows'
-/// `serves`): what it is owed to. Each node looks for what is owed to the folders its own row names
+/// in one transaction with a row for each device folder any node's row names (`serves`): what it is owed to. Every
+/// row, those of nodes taken over too: between a takeover's mark and its move of the folders to the taker (the
+/// taker reads them meanwhile, seconds for a large folder) only the stopped node's row names them. Each node looks for what is owed to the folders its own row names
 /// (``run(finished:)``: at once after a broadcast it took, else four times a second, so a broadcast taken by
 /// another node, and what a folder taken over or given back brings, are found within 250 ms), hands each out to
 /// the devices of that folder, and then deletes that row, only if its row still names the folder: a folder given
@@ -134,7 +135,6 @@ final class FleetBroadcasts: Sendable {
                     INSERT INTO nse_fleet_broadcast_folders (broadcast_id, folder)
                     SELECT DISTINCT \(made), served.folder FROM nse_fleet_nodes n
                     CROSS JOIN LATERAL jsonb_array_elements_text(\(unescaped: Self.served("n"))) AS served(folder)
-                    WHERE n.taken_by IS NULL
                     """, logger: connection.logger)
                 // Owed to nobody (no node serves a folder): kept no longer.
                 try await transaction.query(

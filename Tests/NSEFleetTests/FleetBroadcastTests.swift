@@ -111,14 +111,28 @@ struct FleetBroadcastTests {
         #expect(refused.status == 503 && refused.json?["reason"]?.stringValue == "Shutdown", "\(refused.body)")
         #expect(try Exchange.send("DELETE", "\(nodeB.url)/v1/control/unavailable").status == 204)
 
+        // A takeover marks the stopped node's row taken, then reads its folders, then moves them to the taker's row:
+        // a broadcast in between is owed to them all the same. (B is alive: its row marked by hand, B then finds
+        // nothing owed to it until the mark is gone.)
+        _ = try cluster.psql("UPDATE nse_fleet_nodes SET taken_by = 'A' WHERE name = 'B'")
+        #expect(try Self.broadcast(nodeA, news, home: 2).status == 200)
+        #expect(
+            try cluster.psql(
+                "SELECT count(*) FROM nse_fleet_broadcast_folders f JOIN nse_fleet_broadcasts b ON b.id = f.broadcast_id "
+                    + "WHERE b.channel_id = '\(news)'") != "0")
+        _ = try cluster.psql("UPDATE nse_fleet_nodes SET taken_by = NULL WHERE name = 'B'")
+        let marked = try FleetTests.eventually(
+            { try Self.broadcasts(nodeB, token: tokenB, channel: news) }, until: { $0.count >= 1 })
+        #expect(marked.count == 1, "\(marked)")
+
         // B killed: a broadcast through A at once is owed to B's device folder, and handed out there by A once A
         // has taken B over.
         kill(nodeB.process.processIdentifier, SIGKILL)
         nodeB.process.waitUntilExit()
         #expect(try Self.broadcast(nodeA, news, home: 3).status == 200)
         let late = try FleetTests.eventually(
-            { try Self.broadcasts(nodeA, token: tokenB, channel: news) }, until: { $0.count >= 1 }, seconds: 20)
-        #expect(late.count == 1, "\(late) \(nodeA.log)")
+            { try Self.broadcasts(nodeA, token: tokenB, channel: news) }, until: { $0.count >= 2 }, seconds: 20)
+        #expect(late.count == 2, "\(late) \(nodeA.log)")
         #expect(nodeA.log.contains("took over a stopped node's devices"))
         let owed = try FleetTests.eventually(
             { try cluster.psql("SELECT count(*) FROM nse_fleet_broadcast_folders") }, until: { $0 == "0" })
@@ -131,8 +145,8 @@ struct FleetBroadcastTests {
         let again = try ServeNode(name: "B", device: folderB, database: cluster.url, extra: extra)
         #expect(try Self.broadcast(nodeA, news, home: 4).status == 200)
         let back = try FleetTests.eventually(
-            { try Self.broadcasts(again, token: tokenB, channel: news) }, until: { $0.count >= 2 })
-        #expect(back.count == 2, "\(back)")
+            { try Self.broadcasts(again, token: tokenB, channel: news) }, until: { $0.count >= 3 })
+        #expect(back.count == 3, "\(back)")
         #expect(again.log.contains("broadcast handed out") && again.log.contains("devices given back by the fleet"))
 
         for node in [nodeA, again] {
