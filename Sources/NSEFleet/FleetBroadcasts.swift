@@ -19,6 +19,9 @@ final class FleetBroadcasts: Sendable {
     private let connection: FleetConnection
     private let node: String
     private let handOut = Mutex<HandOut?>(nil)
+    /// Whether this node has written its row for this run (``start()``): until then the row read is a previous
+    /// run's, which may name folders this run does not serve.
+    private let joined = Mutex(false)
     private let wakeup = Wakeup()
 
     init(connection: FleetConnection, node: String) {
@@ -28,6 +31,14 @@ final class FleetBroadcasts: Sendable {
 
     func handOut(with handOut: @escaping HandOut) {
         self.handOut.withLock { $0 = handOut }
+    }
+
+    /// The node's row says what this run serves: hands out from now on. (Before, a node restarted within its lease
+    /// read its previous run's row, naming folders it had taken over and no longer serves, found no device of theirs
+    /// here and marked them done: their broadcasts were lost.)
+    func start() {
+        joined.withLock { $0 = true }
+        wakeup.wake()
     }
 
     /// Keeps `channel` unless its app has `limit` channels in its environment: counted and inserted under a lock of
@@ -156,15 +167,15 @@ final class FleetBroadcasts: Sendable {
         "COALESCE(\(row).serves::jsonb -> 'folders', '[]'::jsonb) || COALESCE(\(row).serves::jsonb -> 'devices', '[]'::jsonb)"
     }
 
-    /// Hands out what is owed to this node's folders until `finished` says so (or the task is cancelled): looked
-    /// for at once after a broadcast this node took, else every 250 ms.
+    /// Hands out what is owed to this node's folders until `finished` says so (or the task is cancelled), once it has
+    /// joined: looked for at once after a broadcast this node took, else every 250 ms.
     func run(finished: @escaping @Sendable () -> Bool) async {
         // Said once when looking starts failing, not four times a second.
         var failing = false
         while !Task.isCancelled, !finished() {
             // A full batch all handed out: more may be owed, looked for at once.
             var more = false
-            if let handOut = handOut.withLock({ $0 }) {
+            if joined.withLock({ $0 }), let handOut = handOut.withLock({ $0 }) {
                 do throws(FleetError) {
                     let batch = try await owed()
                     var handed = 0

@@ -145,6 +145,7 @@ public final class PostgresFleet: FleetState {
         address: String, folders: [String], devices paths: [String], tokens: [(remote: String, voip: String)]
     ) async throws(FleetError) {
         try await nodes.join(address: address, serves: FleetNodes.Serves(folders: folders, devices: paths))
+        broadcasts.start()
         try await devices.claim(tokens, node: node)
         await owners.reload()
     }
