@@ -63,6 +63,21 @@ struct FleetNodes: Sendable {
         }
     }
 
+    /// What this node's earlier runs took over and still hold, by the rows marked taken by it: what a node restarted
+    /// within its lease (nobody took it over meanwhile) serves again.
+    func takenOver() async throws(FleetError) -> Serves {
+        try await connection.attempt("nodes not read") {
+            var held = Serves(folders: [], devices: [])
+            for try await text in try await connection.client.query(
+                "SELECT serves FROM nse_fleet_nodes WHERE taken_by = \(node) AND name <> \(node)",
+                logger: connection.logger
+            ).decode(String.self) {
+                held.merge(Serves(parsing: text))
+            }
+            return held
+        }
+    }
+
     /// One beat, on the node's own connection (``FleetConnection/connectAlone(id:)``): a pool busy with pushes must
     /// not make a live node look stopped.
     func beat(on alone: PostgresConnection) async throws(FleetError) {

@@ -141,10 +141,31 @@ public final class PostgresFleet: FleetState {
     /// Joins the fleet once listening: the node's row (`address`: the cleartext `host:port` the other nodes forward
     /// pushes to; `folders`, `devices`: what it serves, for a node taking it over), its devices claimed, every
     /// node told.
+    ///
+    /// A node restarted before anyone took it over serves again what its earlier run had taken over from stopped
+    /// nodes (their rows still say it holds them, their devices' rows name it, and their locks went with the old
+    /// process): else nobody would serve them and their pushes would be 400 `BadDeviceToken`.
     public func join(
         address: String, folders: [String], devices paths: [String], tokens: [(remote: String, voip: String)]
     ) async throws(FleetError) {
-        try await nodes.join(address: address, serves: FleetNodes.Serves(folders: folders, devices: paths))
+        var serves = FleetNodes.Serves(folders: folders, devices: paths)
+        var tokens = tokens
+        var held = try await nodes.takenOver()
+        held.subtract(serves)
+        if !held.folders.isEmpty || !held.devices.isEmpty, let adopt = adopter.withLock({ $0 }) {
+            if let taken = await adopt(held) {
+                serves.merge(held)
+                tokens += taken
+                connection.logger.notice(
+                    "serving again what this node had taken over before it restarted",
+                    metadata: ["device.count": .stringConvertible(taken.count)])
+            } else {
+                connection.logger.warning(
+                    "what this node had taken over before it restarted is not served",
+                    metadata: ["fleet.folders": .string((held.folders + held.devices).joined(separator: ", "))])
+            }
+        }
+        try await nodes.join(address: address, serves: serves)
         broadcasts.start()
         try await devices.claim(tokens, node: node)
         await owners.reload()

@@ -148,6 +148,40 @@ struct FleetForwardingTests {
     }
 
     @Test(
+        "a node restarted before anyone took it over serves again what it had taken over",
+        .enabled(if: PostgresCluster.binaries != nil, Comment(rawValue: PostgresCluster.missing)))
+    func restartedTakerServesWhatItTookOver() throws {
+        let cluster = try PostgresCluster()
+        let (folderA, tokenA) = try FleetTests.device()
+        let (folderB, tokenB) = try FleetTests.device()
+        var nodeA = try ServeNode(name: "A", device: folderA, database: cluster.url, extra: ["--node-lease", "1"])
+        let nodeB = try ServeNode(name: "B", device: folderB, database: cluster.url, extra: ["--node-lease", "1"])
+        kill(nodeB.process.processIdentifier, SIGKILL)
+        nodeB.process.waitUntilExit()
+        let owner = { try cluster.psql("SELECT node FROM nse_fleet_devices WHERE token = '\(tokenB)'") }
+        #expect(try FleetTests.eventually(owner, until: { $0 == "A" }, seconds: 15) == "A", "\(nodeA.log)")
+
+        // A killed and started again: no node is left to take it over, so its row still holds B's folder.
+        kill(nodeA.process.processIdentifier, SIGKILL)
+        nodeA.process.waitUntilExit()
+        nodeA = try ServeNode(name: "A", device: folderA, database: cluster.url, extra: ["--node-lease", "1"])
+        defer { nodeA.stop() }
+        #expect(nodeA.log.contains("serving again what this node had taken over before it restarted"), "\(nodeA.log)")
+        let serves = try cluster.psql("SELECT serves FROM nse_fleet_nodes WHERE name = 'A'")
+        #expect(serves.contains(folderB) && serves.contains(folderA), "\(serves)")
+        for token in [tokenA, tokenB] {
+            let pushed = try Exchange.push(nodeA, token: token)
+            #expect(pushed.status == 200, "\(pushed.body)")
+            let results = try FleetTests.eventually(
+                { try Exchange.get("\(nodeA.url)/v1/devices/\(token)/notifications").json?.arrayValue ?? [] },
+                until: { !$0.isEmpty })
+            #expect(results.count == 1, "\(results)")
+        }
+        let stopped = nodeA.stop()
+        #expect(stopped.status == 0 && stopped.seconds < 5, "\(nodeA.log)")
+    }
+
+    @Test(
         "a node started again gets its devices back from the node that took them over, each push run once",
         .enabled(if: PostgresCluster.binaries != nil, Comment(rawValue: PostgresCluster.missing)))
     func restartedNodeGetsItsDevicesBack() throws {
