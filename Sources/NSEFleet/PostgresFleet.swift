@@ -251,24 +251,7 @@ public final class PostgresFleet: FleetState {
                 return
             }
             retryAfter.withLock { $0[stopped] = nil }
-            // Served here now, locks held: the move is tried until it is written (or the node stops), else the
-            // devices' rows would name a stopped node and nobody would look at its row again.
-            var said = false
-            while true {
-                do throws(FleetError) {
-                    try await nodes.moved(from: stopped, serves: serves)
-                    break
-                } catch {
-                    guard !finished.withLock({ $0 }), !Task.isCancelled else { throw error }
-                    if !said {
-                        connection.logger.warning(
-                            "stopped node's devices served here, not yet moved: trying again",
-                            metadata: ["fleet.node": .string(stopped), "fleet.error": .string(error.description)])
-                        said = true
-                    }
-                    try? await Task.sleep(for: .seconds(1))
-                }
-            }
+            try await nodes.moved(from: stopped, serves: serves)
             connection.logger.notice(
                 "took over a stopped node's devices",
                 metadata: ["fleet.node": .string(stopped), "device.count": .stringConvertible(tokens.count)])

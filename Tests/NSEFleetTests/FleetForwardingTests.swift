@@ -148,35 +148,6 @@ struct FleetForwardingTests {
     }
 
     @Test(
-        "a takeover whose move of the devices' rows fails is tried again until it is written",
-        .enabled(if: PostgresCluster.binaries != nil, Comment(rawValue: PostgresCluster.missing)))
-    func takeoverMoveIsTriedAgain() throws {
-        let cluster = try PostgresCluster()
-        let (folderA, _) = try FleetTests.device()
-        let (folderB, tokenB) = try FleetTests.device()
-        let nodeA = try ServeNode(name: "A", device: folderA, database: cluster.url, extra: ["--node-lease", "1"])
-        defer { nodeA.stop() }
-        let nodeB = try ServeNode(name: "B", device: folderB, database: cluster.url, extra: ["--node-lease", "1"])
-        // The devices' rows refuse to move until the trigger goes.
-        _ = try cluster.psql(
-            "CREATE FUNCTION nse_test_refuse() RETURNS trigger LANGUAGE plpgsql AS "
-                + "'BEGIN RAISE EXCEPTION ''refused for the test''; END'")
-        _ = try cluster.psql(
-            "CREATE TRIGGER nse_test_refuse BEFORE UPDATE ON nse_fleet_devices FOR EACH ROW "
-                + "EXECUTE FUNCTION nse_test_refuse()")
-        kill(nodeB.process.processIdentifier, SIGKILL)
-        nodeB.process.waitUntilExit()
-        let said = try FleetTests.eventually(
-            { nodeA.log }, until: { $0.contains("not yet moved: trying again") }, seconds: 15)
-        #expect(said.contains("not yet moved: trying again"), "\(said)")
-        _ = try cluster.psql("DROP TRIGGER nse_test_refuse ON nse_fleet_devices")
-        let owner = { try cluster.psql("SELECT node FROM nse_fleet_devices WHERE token = '\(tokenB)'") }
-        #expect(try FleetTests.eventually(owner, until: { $0 == "A" }, seconds: 15) == "A", "\(nodeA.log)")
-        #expect(nodeA.log.contains("took over a stopped node's devices"))
-        #expect(try Exchange.push(nodeA, token: tokenB).status == 200)
-    }
-
-    @Test(
         "a node restarted before anyone took it over serves again what it had taken over",
         .enabled(if: PostgresCluster.binaries != nil, Comment(rawValue: PostgresCluster.missing)))
     func restartedTakerServesWhatItTookOver() throws {
