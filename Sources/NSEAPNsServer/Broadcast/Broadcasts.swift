@@ -28,7 +28,8 @@ final class Broadcasts: Sendable {
 
     let keeper: Keeper
     let fanOut: BroadcastFanOut?
-    private let threads: NIOThreadPool
+    /// The node's store's thread; none in a fleet, whose channels are in PostgreSQL.
+    private let threads: NIOThreadPool?
 
     init(
         keeper: Keeper, devices: DeviceRegistry, logger: Logger,
@@ -45,12 +46,17 @@ final class Broadcasts: Sendable {
         case .none:
             fanOut = nil
         }
-        threads = NIOThreadPool(numberOfThreads: 1)
-        threads.start()
+        if case .node = keeper {
+            let threads = NIOThreadPool(numberOfThreads: 1)
+            threads.start()
+            self.threads = threads
+        } else {
+            threads = nil
+        }
     }
 
     deinit {
-        threads.shutdownGracefully { _ in }
+        threads?.shutdownGracefully { _ in }
     }
 
     /// Makes a channel for the app; nil when it has as many as it may in that environment.
@@ -130,6 +136,7 @@ final class Broadcasts: Sendable {
     ) async throws(Failure) -> T {
         switch keeper {
         case .node(let store):
+            guard let threads else { throw Failure(description: "\(store.path): no store thread") }
             do { return try await threads.runIfActive { try local(store) } } catch {
                 throw Failure(description: "\(store.path): \(error)")
             }
@@ -143,6 +150,6 @@ final class Broadcasts: Sendable {
     /// Stops taking broadcasts and waits for those being handed out to be admitted.
     func drain() async {
         await fanOut?.drain()
-        try? await threads.shutdownGracefully()
+        try? await threads?.shutdownGracefully()
     }
 }
