@@ -408,7 +408,10 @@ let package = Package(
         // A fleet of `nse serve` nodes on a throw-away PostgreSQL cluster: the built binary, end to end.
         .testTarget(
             name: "NSEFleetTests",
-            dependencies: ["NSEFleet", "NSEAPNsServer", "NSEJSON", "NSESystem", "NSETestSupport", logging]
+            dependencies: [
+                "NSEFleet", "NSEAPNsServer", "NSEJSON", "NSESystem", "NSETestSupport", logging,
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
         ),
         // `nse files` end to end: the built binary on loopback, driven by curl.
         .testTarget(

@@ -49,9 +49,12 @@ public struct PushServerError: Error, Sendable, CustomStringConvertible {
 /// Runs the listeners of `nse serve` around one ``PushService``.
 public enum PushServer {
     /// Serves until SIGINT or SIGTERM, then stops accepting, finishes in-flight requests and every accepted push.
-    /// - Parameter onListening: called once with the base URLs (`listening`, and `h2c` when asked), real ports.
+    /// - Parameters:
+    ///   - onStopping: called once as SIGINT or SIGTERM begins the stop.
+    ///   - onListening: called once with the base URLs (`listening`, and `h2c` when asked), real ports.
     public static func run(
         _ configuration: PushServerConfiguration, service: PushService, logger: Logger,
+        onStopping: @escaping @Sendable () -> Void = {},
         onListening: @escaping @Sendable ([(String, String)]) -> Void
     ) async throws {
         let responder = PushResponder(service: service)
@@ -131,7 +134,8 @@ public enum PushServer {
         let app = Application(
             responder: responder, server: server,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
-            services: (h2c.map { [$0] } ?? []) + [HostShutdownService()], onServerRunning: { report("listening", $0) },
+            services: (h2c.map { [$0] } ?? []) + [HostShutdownService(stopping: onStopping)],
+            onServerRunning: { report("listening", $0) },
             logger: logger)
         // Pushes a previous run answered 200 and never ran go first into the queue, beside new ones.
         service.resumeUnfinished()

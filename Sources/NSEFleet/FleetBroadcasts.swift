@@ -8,7 +8,7 @@ import Synchronization
 /// in one transaction with a row for each device folder any node's row names (`serves`): what it is owed to. Every
 /// row, those of nodes taken over too: between a takeover's mark and its move of the folders to the taker (the
 /// taker reads them meanwhile, seconds for a large folder) only the stopped node's row names them. Each node looks for what is owed to the folders its own row names
-/// (``run(finished:)``: at once after a broadcast it took, else four times a second, so a broadcast taken by
+/// (``run(until:)``: at once after a broadcast it took, else four times a second, so a broadcast taken by
 /// another node, and what a folder taken over or given back brings, are found within 250 ms), hands each out to
 /// the devices of that folder, and then deletes that row, only if its row still names the folder: a folder given
 /// away meanwhile stays owed, to the node it went to. The broadcast's row goes with its last folder.
@@ -23,6 +23,11 @@ final class FleetBroadcasts: Sendable {
     /// run's, which may name folders this run does not serve.
     private let joined = Mutex(false)
     private let wakeup = Wakeup()
+
+    /// Wakes the hand-out loop: the node stops (``run(until:)`` ends at once, not after its 250 ms).
+    func wake() {
+        wakeup.wake()
+    }
 
     init(connection: FleetConnection, node: String) {
         self.connection = connection
@@ -45,7 +50,7 @@ final class FleetBroadcasts: Sendable {
     /// the app's and environment's own, so two nodes making the last one at once make one.
     func create(_ channel: BroadcastChannel, limit: Int) async throws(FleetError) -> Bool {
         try await connection.attempt("channel not made") {
-            try await connection.client.withTransaction(logger: connection.logger) { transaction in
+            try await connection.transaction { transaction in
                 let app = channel.bundleID + " " + channel.environment
                 try await transaction.query(
                     "SELECT pg_advisory_xact_lock(hashtextextended(\(app), 0))", logger: connection.logger)
@@ -127,7 +132,7 @@ final class FleetBroadcasts: Sendable {
         collapseID: String?, payload: [UInt8], now: Int64
     ) async throws(FleetError) -> ChannelStore.Broadcast {
         let id = try await connection.attempt("broadcast not recorded") {
-            try await connection.client.withTransaction(logger: connection.logger) { transaction in
+            try await connection.transaction { transaction in
                 var made: Int64?
                 for try await id in try await transaction.query(
                     """
@@ -167,9 +172,10 @@ final class FleetBroadcasts: Sendable {
         "COALESCE(\(row).serves::jsonb -> 'folders', '[]'::jsonb) || COALESCE(\(row).serves::jsonb -> 'devices', '[]'::jsonb)"
     }
 
-    /// Hands out what is owed to this node's folders until `finished` says so (or the task is cancelled), once it has
+    /// Hands out what is owed to this node's folders until the node stops (or the task is cancelled), once it has
     /// joined: looked for at once after a broadcast this node took, else every 250 ms.
-    func run(finished: @escaping @Sendable () -> Bool) async {
+    func run(until stop: FleetStop) async {
+        let finished = { stop.isStopped }
         // Said once when looking starts failing, not four times a second.
         var failing = false
         while !Task.isCancelled, !finished() {
@@ -246,7 +252,7 @@ final class FleetBroadcasts: Sendable {
     /// the other's still there.
     private func done(_ id: Int64, folder: String) async throws(FleetError) {
         try await connection.attempt("broadcast not marked handed out") {
-            try await connection.client.withTransaction(logger: connection.logger) { transaction in
+            try await connection.transaction { transaction in
                 try await transaction.query(
                     "SELECT id FROM nse_fleet_broadcasts WHERE id = \(id) FOR UPDATE", logger: connection.logger)
                 try await transaction.query(

@@ -66,6 +66,15 @@ public struct FleetConnection: Sendable {
         }
     }
 
+    /// Runs `body` in one transaction on a pooled connection (`PostgresConnection.transaction`, below).
+    func transaction<T>(
+        isolation: isolated (any Actor)? = #isolation, _ body: (PostgresConnection) async throws -> sending T
+    ) async throws -> sending T {
+        try await client.withConnection(isolation: isolation) { connection in
+            try await connection.transaction(logger: logger, isolation: isolation, body)
+        }
+    }
+
     /// Runs `body` and turns whatever PostgreSQL said into a ``FleetError`` naming `what`.
     @discardableResult
     func attempt<T>(_ what: String, _ body: () async throws -> T) async throws(FleetError) -> T {
@@ -91,5 +100,27 @@ public struct FleetConnection: Sendable {
             return "\(error.code): \(cause)"
         }
         return "\(error.code)"
+    }
+}
+
+extension PostgresConnection {
+    /// `BEGIN`, `body`, `COMMIT`. When `body` throws, the connection is closed, not rolled back: PostgreSQL rolls
+    /// back what a closed connection left open (the pool opens another), and postgres-nio (1.33) never answers a
+    /// query sent on a connection that has closed (it drops the write): `withTransaction`'s ROLLBACK after the pool
+    /// closed a transaction's connection hung a stopping node for good.
+    func transaction<T>(
+        logger: Logger, isolation: isolated (any Actor)? = #isolation,
+        _ body: (PostgresConnection) async throws -> sending T
+    ) async throws -> sending T {
+        try await query("BEGIN", logger: logger)
+        let value: T
+        do {
+            value = try await body(self)
+        } catch {
+            try? await close()
+            throw error
+        }
+        try await query("COMMIT", logger: logger)
+        return value
     }
 }

@@ -22,7 +22,7 @@ struct FleetFaults: Sendable {
 
     func add(_ rules: [FaultRule]) async throws(FleetError) -> [JSON] {
         try await connection.attempt("fault rules not added") {
-            try await connection.client.withTransaction(logger: connection.logger) { transaction in
+            try await connection.transaction { transaction in
                 try await transaction.query(
                     "DELETE FROM nse_fleet_faults WHERE remaining <= 0", logger: connection.logger)
                 var added: [JSON] = []

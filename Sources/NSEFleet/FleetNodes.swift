@@ -149,7 +149,7 @@ struct FleetNodes: Sendable {
     /// node taking this one over takes them too); the other nodes are told (``FleetOwners/channel``).
     func moved(from stopped: String, serves: Serves) async throws(FleetError) {
         try await connection.attempt("devices not moved") {
-            try await connection.client.withTransaction(logger: connection.logger) { transaction in
+            try await connection.transaction { transaction in
                 try await transaction.query(
                     "UPDATE nse_fleet_devices SET node = \(node) WHERE node = \(stopped)", logger: connection.logger)
                 try await changeServes(in: transaction) { $0.merge(serves) }
@@ -166,7 +166,7 @@ struct FleetNodes: Sendable {
     func handBack(tokens: [String], serves: Serves, to owner: String) async throws(FleetError) {
         let now = SystemClock.unixMilliseconds()
         try await connection.attempt("devices not given back") {
-            try await connection.client.withTransaction(logger: connection.logger) { transaction in
+            try await connection.transaction { transaction in
                 try await transaction.query(
                     "UPDATE nse_fleet_devices SET node = \(owner) WHERE node = \(node) AND token = ANY(\(tokens)::text[])",
                     logger: connection.logger)

@@ -120,7 +120,7 @@ enum FleetSchema {
     /// Brings the database to the newest version; throws on one newer than this nse knows.
     /// - Returns: the versions applied now (empty: up to date already).
     static func migrate(_ connection: PostgresConnection, logger: Logger) async throws -> [Int] {
-        try await connection.withTransaction(logger: logger) { connection in
+        try await connection.transaction(logger: logger) { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
             try await connection.query(
                 "CREATE TABLE IF NOT EXISTS nse_fleet_schema (version INTEGER NOT NULL)", logger: logger)

@@ -37,7 +37,10 @@ public final class PostgresFleet: FleetState {
     private let secret: String
     /// What this node does with a stopped node's folders (``adoptWith(_:)``).
     private let adopter = Mutex<(@Sendable (FleetNodes.Serves) async -> [(remote: String, voip: String)]?)?>(nil)
-    private let finished = Mutex(false)
+    /// The node's stop, for its loops (``finish()``).
+    private let stop = FleetStop()
+    /// Whether stopped nodes are taken over here: not once the server stops accepting (``stopping()``).
+    private let takingOver = Mutex(true)
     /// Stopped nodes this node failed to take over, and when it may try again (Unix milliseconds).
     private let retryAfter = Mutex<[String: Int64]>([:])
 
@@ -106,10 +109,15 @@ public final class PostgresFleet: FleetState {
             group.addTask { await self.connection.run() }
             group.addTask { await self.events.listen() }
             group.addTask { await self.owners.listen() }
-            group.addTask { await self.beat() }
-            group.addTask { await self.watch() }
-            group.addTask { await self.broadcasts.run { self.finished.withLock { $0 } } }
-            await resultCopies.write()
+            // What writes to the fleet ends before the pool closes, at its next turn after the stop: a takeover under
+            // way is finished (else its rows are left half moved), and postgres-nio never answers a query on a
+            // connection its pool closed (a stop during a takeover's move hung the node's exit for good).
+            await withDiscardingTaskGroup { writers in
+                writers.addTask { await self.beat() }
+                writers.addTask { await self.watch() }
+                writers.addTask { await self.broadcasts.run(until: self.stop) }
+                await resultCopies.write()
+            }
             forwarder.close()
             // Stopped: whatever this node served is another's to take at once (its locks go when it exits). Waited
             // for one second at most: a database that does not answer must not hold SIGTERM's exit.
@@ -127,9 +135,18 @@ public final class PostgresFleet: FleetState {
         }
     }
 
-    /// No more results to copy: ``run()`` writes what is queued, closes the pool and returns.
+    /// The server stops accepting (SIGTERM): no stopped node is taken over from now on (its devices would only be
+    /// handed on again as this node leaves); what this node serves is served until it has drained.
+    public func stopping() {
+        takingOver.withLock { $0 = false }
+    }
+
+    /// No more results to copy: the heartbeat, the look for stopped nodes and the broadcasts end (a takeover under
+    /// way is finished first), ``run()`` writes what is queued, marks the node stopped, closes the pool and returns.
     public func finish() {
-        finished.withLock { $0 = true }
+        takingOver.withLock { $0 = false }
+        stop.stop()
+        broadcasts.wake()
         resultCopies.finish()
     }
 
@@ -193,7 +210,7 @@ public final class PostgresFleet: FleetState {
     /// Beats while the node serves (``beatInterval``), or until cancelled.
     private func beat() async {
         var alone: PostgresConnection?
-        while !Task.isCancelled, !finished.withLock({ $0 }) {
+        while !Task.isCancelled, !stop.isStopped {
             do throws(FleetError) {
                 let beating: PostgresConnection
                 if let alone {
@@ -208,7 +225,7 @@ public final class PostgresFleet: FleetState {
                 alone = nil
                 connection.logger.warning("fleet heartbeat", metadata: ["fleet.error": .string(error.description)])
             }
-            try? await Task.sleep(for: beatInterval)
+            await stop.nap(upTo: beatInterval)
         }
         try? await alone?.close()
     }
@@ -220,9 +237,9 @@ public final class PostgresFleet: FleetState {
     private func watch() async {
         // Said once when looking starts failing, not four times a second (the heartbeat says it each second).
         var failing = false
-        while !Task.isCancelled, !finished.withLock({ $0 }) {
+        while !Task.isCancelled, !stop.isStopped {
             do throws(FleetError) {
-                for stopped in try await nodes.due(now: SystemClock.unixMilliseconds()) {
+                for stopped in try await nodes.due(now: SystemClock.unixMilliseconds()) where !stop.isStopped {
                     await takeOver(stopped)
                 }
                 failing = false
@@ -233,25 +250,32 @@ public final class PostgresFleet: FleetState {
                 }
                 failing = true
             }
-            try? await Task.sleep(for: .milliseconds(250))
+            await stop.nap(upTo: .milliseconds(250))
         }
     }
 
     private func takeOver(_ stopped: String) async {
-        guard let adopt = adopter.withLock({ $0 }), !finished.withLock({ $0 }) else { return }
+        guard let adopt = adopter.withLock({ $0 }), takingOver.withLock({ $0 }) else { return }
         let now = SystemClock.unixMilliseconds()
         // A takeover that failed here (folders not on this machine, still locked) is tried again 30 s later, not
         // every second: the warning it logs would otherwise repeat each second.
         guard (retryAfter.withLock { $0[stopped] } ?? 0) <= now else { return }
         do throws(FleetError) {
             guard let serves = try await nodes.take(stopped, now: now) else { return }
-            guard let tokens = await adopt(serves) else {
-                retryAfter.withLock { $0[stopped] = now + 30_000 }
+            // Stopping meanwhile: left for another node, at once.
+            guard takingOver.withLock({ $0 }), let tokens = await adopt(serves) else {
+                if takingOver.withLock({ $0 }) { retryAfter.withLock { $0[stopped] = now + 30_000 } }
                 try await nodes.giveBack(stopped)
                 return
             }
             retryAfter.withLock { $0[stopped] = nil }
-            try await nodes.moved(from: stopped, serves: serves)
+            do throws(FleetError) {
+                try await moved(from: stopped, serves: serves)
+            } catch {
+                // Stopping with the move not written: given back, for the next node once this one's locks go.
+                try? await nodes.giveBack(stopped)
+                throw error
+            }
             connection.logger.notice(
                 "took over a stopped node's devices",
                 metadata: ["fleet.node": .string(stopped), "device.count": .stringConvertible(tokens.count)])
@@ -259,6 +283,27 @@ public final class PostgresFleet: FleetState {
             connection.logger.error(
                 "stopped node not taken over",
                 metadata: ["fleet.node": .string(stopped), "fleet.error": .string(error.description)])
+        }
+    }
+
+    /// Moves a stopped node's devices to this node once they are served here (their locks held): tried every second
+    /// until written, else the devices' rows would name a stopped node whose row says it is taken over, and nobody
+    /// would look at them again. A node stopping meanwhile tries once more and says so.
+    private func moved(from stopped: String, serves: FleetNodes.Serves) async throws(FleetError) {
+        var said = false
+        while true {
+            do throws(FleetError) {
+                return try await nodes.moved(from: stopped, serves: serves)
+            } catch {
+                guard !stop.isStopped else { throw error }
+                if !said {
+                    connection.logger.warning(
+                        "stopped node's devices served here, not yet moved: trying again",
+                        metadata: ["fleet.node": .string(stopped), "fleet.error": .string(error.description)])
+                    said = true
+                }
+                await stop.nap(upTo: .seconds(1))
+            }
         }
     }
 

@@ -412,7 +412,8 @@ struct ServeCommand: AsyncParsableCommand {
                 folders: devices.map { FileSystem.resolvedPath($0) ?? $0 },
                 devices: device.map { FileSystem.resolvedPath($0) ?? $0 }
             )
-            try await serve(configuration, service: service, logger: logger) { [logger, nodeAddress, tlsCert] urls in
+            try await serve(configuration, service: service, logger: logger, stopping: fleet.stopping) {
+                [logger, nodeAddress, tlsCert] urls in
                 // The line says the node is ready: in the fleet, its devices claimed and its address known.
                 let address = nodeAddress ?? Self.forwardingAddress(urls, tls: tlsCert != nil)
                 do {
@@ -434,10 +435,11 @@ struct ServeCommand: AsyncParsableCommand {
     /// Serves until stopped; the line with the listening URLs is printed once `ready` (a fleet's join) returns.
     private func serve(
         _ configuration: PushServerConfiguration, service: PushService, logger: Logger,
+        stopping: @escaping @Sendable () -> Void = {},
         ready: @escaping @Sendable ([(String, String)]) async -> Void = { _ in }
     ) async throws {
         do {
-            try await PushServer.run(configuration, service: service, logger: logger) { urls in
+            try await PushServer.run(configuration, service: service, logger: logger, onStopping: stopping) { urls in
                 let line = JSON.object(JSONObject(urls.map { (key: $0.0, value: JSON.string($0.1)) }))
                 Task {
                     await ready(urls)
