@@ -104,7 +104,10 @@ public final class PostgresFleet: FleetState {
 
     /// Runs the connection pool and the results writer; returns once ``finish()`` was called and every queued
     /// result copy is written (or given up), the pool then closed.
-    public func run() async {
+    /// - Parameter releasing: lets the node's device locks go, called once the node is done with its devices and
+    ///   before it marks itself stopped: a node taking them over at once would otherwise meet them still held (one
+    ///   stop in three, its takeover then given back and tried again 30 s later).
+    public func run(releasing: @escaping @Sendable () -> Void = {}) async {
         await withDiscardingTaskGroup { group in
             group.addTask { await self.connection.run() }
             group.addTask { await self.events.listen() }
@@ -119,6 +122,7 @@ public final class PostgresFleet: FleetState {
                 await resultCopies.write()
             }
             forwarder.close()
+            releasing()
             // Stopped: whatever this node served is another's to take at once (its locks go when it exits). Waited
             // for one second at most: a database that does not answer must not hold SIGTERM's exit.
             let left = Mutex<Bool?>(nil)

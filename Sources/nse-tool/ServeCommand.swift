@@ -400,7 +400,10 @@ struct ServeCommand: AsyncParsableCommand {
             return try await serve(configuration, service: service, logger: logger)
         }
         // The pool and the results writer run while the node serves, and end after its last result is copied.
-        async let running: Void = fleet.run()
+        async let running: Void = fleet.run { [service] in
+            lock.release()
+            service.releaseAdoptedLocks()
+        }
         starting?.cancel()
         do {
             try await joinFleet(fleet, rules: rules.filter { $0.connection == nil })

@@ -33,6 +33,11 @@ final class AdoptedDevices: Sendable {
         }
     }
 
+    /// Lets every unit's lock go: the node is done with them and stops (``ServeLock/release()``).
+    func releaseAll() {
+        for unit in units.withLock({ $0 }) { unit.lock.release() }
+    }
+
     /// Paths this node did not take over.
     struct NotTaken: Error, Sendable {
         let paths: [String]

@@ -9,6 +9,12 @@ public struct HandbackFailure: Error, Sendable, CustomStringConvertible {
 }
 
 extension PushService {
+    /// Lets the locks of every folder taken over go: the server has stopped and is done with them
+    /// (``ServeLock/release()``).
+    public func releaseAdoptedLocks() {
+        adopted.releaseAll()
+    }
+
     /// Gives `paths` (folders and device folders this node took over, as the fleet's rows name them) back to `node`,
     /// the node that served them and is starting again (docs/serve.md, "Coming back"), and returns how many
     /// devices went. The fleet's rows move first, so that a push for them reaching any node goes on to `node` (and

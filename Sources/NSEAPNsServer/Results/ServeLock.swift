@@ -1,4 +1,5 @@
 import NSESystem
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -20,7 +21,8 @@ public final class ServeLock: Sendable {
         public var description: String
     }
 
-    private let descriptors: [Int32]
+    /// Open while held; emptied by ``release()``.
+    private let descriptors: Mutex<[Int32]>
 
     /// Takes the locks of `devices` (device folders) and `folders` (`--devices` folders, with the devices found in
     /// them), or throws when another server holds one of them.
@@ -55,11 +57,21 @@ public final class ServeLock: Sendable {
     }
 
     private init(descriptors: [Int32]) {
-        self.descriptors = descriptors
+        self.descriptors = Mutex(descriptors)
     }
 
     deinit {
-        for descriptor in descriptors { close(descriptor) }
+        release()
+    }
+
+    /// Lets the locks go before the server exits: a fleet's node does so once it is done with its devices and before
+    /// it says it stopped, so the node taking its devices over never meets them still held (docs/serve.md).
+    public func release() {
+        let held = descriptors.withLock { descriptors in
+            defer { descriptors = [] }
+            return descriptors
+        }
+        for descriptor in held { close(descriptor) }
     }
 
     static func deviceLockPath(_ device: String) -> String {
