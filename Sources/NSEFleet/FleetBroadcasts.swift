@@ -1,6 +1,7 @@
 import Logging
 import NIOCore
 import NSEAPNsServer
+import NSESystem
 import PostgresNIO
 import Synchronization
 
@@ -178,11 +179,17 @@ final class FleetBroadcasts: Sendable {
         let finished = { stop.isStopped }
         // Said once when looking starts failing, not four times a second.
         var failing = false
+        var nextExpiry: Int64 = 0
         while !Task.isCancelled, !finished() {
             // A full batch all handed out: more may be owed, looked for at once.
             var more = false
             if joined.withLock({ $0 }), let handOut = handOut.withLock({ $0 }) {
                 do throws(FleetError) {
+                    let now = SystemClock.unixMilliseconds()
+                    if now >= nextExpiry {
+                        try await expire(now: now)
+                        nextExpiry = now + 60_000
+                    }
                     let batch = try await owed()
                     var handed = 0
                     for (broadcast, folder) in batch {
@@ -207,6 +214,35 @@ final class FleetBroadcasts: Sendable {
 
     /// Owed hand-outs read at a time.
     static let batch = 100
+
+    /// How long a broadcast stays owed to a folder no node hands it out to (a node removed for good, whose folders
+    /// no other node can reach): a day, or until its `apns-expiration` if later (a channel that stores the newest
+    /// broadcast keeps it that long), never more than 30 days. Milliseconds.
+    static let retention: (least: Int64, most: Int64) = (86_400_000, 30 * 86_400_000)
+
+    /// Drops the broadcasts still owed past ``retention`` (their folder rows go with them), once a minute on every
+    /// node: else they would stay in the database, payload and all, for as long as it lives.
+    private func expire(now: Int64) async throws(FleetError) {
+        let dropped = try await connection.attempt("old broadcasts not dropped") {
+            var dropped = 0
+            for try await _ in try await connection.client.query(
+                """
+                DELETE FROM nse_fleet_broadcasts
+                WHERE received_at < \(now - Self.retention.least)
+                AND (COALESCE(expiration, 0) * 1000 < \(now) OR received_at < \(now - Self.retention.most))
+                RETURNING id
+                """, logger: connection.logger
+            ).decode(Int64.self) {
+                dropped += 1
+            }
+            return dropped
+        }
+        if dropped > 0 {
+            connection.logger.notice(
+                "broadcasts owed to folders no node served for a day dropped",
+                metadata: ["broadcast.count": .stringConvertible(dropped)])
+        }
+    }
 
     /// What is owed to the folders this node's row names, oldest broadcast first (``batch`` at a time).
     private func owed() async throws(FleetError) -> [(ChannelStore.Broadcast, String)] {

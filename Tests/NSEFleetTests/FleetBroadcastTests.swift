@@ -155,6 +155,44 @@ struct FleetBroadcastTests {
         }
     }
 
+    @Test(
+        "what is owed to a folder no node serves is dropped past a day and its expiration, not before",
+        .enabled(if: PostgresCluster.binaries != nil, Comment(rawValue: PostgresCluster.missing)))
+    func owedBroadcastsExpire() throws {
+        let cluster = try PostgresCluster()
+        let (folder, _) = try FleetTests.device()
+        var node = try ServeNode(name: "A", device: folder, database: cluster.url)
+        let made = try Self.create(node)
+        let channel = try #require(made.id, "\(made)")
+        // Four broadcasts owed to a folder no node serves (a node removed for good): two days old, two days old but
+        // expiring tomorrow, forty days old expiring tomorrow, an hour old.
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let day: Int64 = 86_400_000
+        let rows: [(label: String, received: Int64, expiration: Int64)] = [
+            ("old", now - 2 * day, 0), ("stored", now - 2 * day, (now + day) / 1000),
+            ("ancient", now - 40 * day, (now + day) / 1000), ("recent", now - day / 24, 0),
+        ]
+        node.stop()
+        for row in rows {
+            _ = try cluster.psql(
+                """
+                WITH b AS (INSERT INTO nse_fleet_broadcasts (channel_id, request_id, unique_id, priority, expiration,
+                    payload, received_at) VALUES ('\(channel)', '\(row.label)', '\(row.label)', 10, \(row.expiration),
+                    '\\x7b7d', \(row.received)) RETURNING id)
+                INSERT INTO nse_fleet_broadcast_folders (broadcast_id, folder) SELECT id, '/nowhere' FROM b
+                """)
+        }
+        // Dropped as the node starts hand-outs, then once a minute.
+        node = try ServeNode(name: "A", device: folder, database: cluster.url)
+        defer { node.stop() }
+        let kept = {
+            try cluster.psql("SELECT string_agg(request_id, ',' ORDER BY request_id) FROM nse_fleet_broadcasts")
+        }
+        #expect(try FleetTests.eventually(kept, until: { $0 == "recent,stored" }) == "recent,stored", "\(node.log)")
+        #expect(try cluster.psql("SELECT count(*) FROM nse_fleet_broadcast_folders") == "2")
+        #expect(node.log.contains("broadcasts owed to folders no node served for a day dropped"), "\(node.log)")
+    }
+
     @Test func aNodeOfAFleetTakesNoChannelFileOfItsOwn() throws {
         let (folder, _) = try FleetTests.device()
         let refused = try TestSupport.nse([
