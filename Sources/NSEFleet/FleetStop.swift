@@ -28,6 +28,11 @@ final class FleetStop: Sendable {
         }
     }
 
+    /// Returns once the node stops.
+    func wait() async {
+        while !isStopped { await nap(upTo: .seconds(3600)) }
+    }
+
     /// Returns after `duration`, or at once when the node stops or the task is cancelled.
     func nap(upTo duration: Duration) async {
         let id = state.withLock { state in

@@ -108,35 +108,46 @@ public final class PostgresFleet: FleetState {
     ///   before it marks itself stopped: a node taking them over at once would otherwise meet them still held (one
     ///   stop in three, its takeover then given back and tried again 30 s later).
     public func run(releasing: @escaping @Sendable () -> Void = {}) async {
-        await withDiscardingTaskGroup { group in
-            group.addTask { await self.connection.run() }
-            group.addTask { await self.events.listen() }
-            group.addTask { await self.owners.listen() }
-            // What writes to the fleet ends before the pool closes, at its next turn after the stop: a takeover under
-            // way is finished (else its rows are left half moved), and postgres-nio never answers a query on a
-            // connection its pool closed (a stop during a takeover's move hung the node's exit for good).
-            await withDiscardingTaskGroup { writers in
-                writers.addTask { await self.beat() }
-                writers.addTask { await self.watch() }
-                writers.addTask { await self.broadcasts.run(until: self.stop) }
-                await resultCopies.write()
-            }
-            forwarder.close()
-            releasing()
-            // Stopped: whatever this node served is another's to take at once (its locks go when it exits). Waited
-            // for one second at most: a database that does not answer must not hold SIGTERM's exit.
-            let left = Mutex<Bool?>(nil)
-            let leaving = Task { [nodes] in
-                let done = (try? await nodes.leave()) != nil
-                left.withLock { $0 = done }
-            }
-            for _ in 0..<20 where left.withLock({ $0 }) == nil { try? await Task.sleep(for: .milliseconds(50)) }
-            if left.withLock({ $0 }) != true {
-                leaving.cancel()
-                connection.logger.warning("node not marked stopped: its devices are taken over after the lease")
-            }
-            group.cancelAll()
+        // Tasks of their own, not children, each step waited for a bounded time: a query postgres-nio never answers
+        // (a database gone silent, or one sent on a connection that closed meanwhile) must not hold SIGTERM's exit.
+        let pool = [
+            Task { await connection.run() }, Task { await events.listen() }, Task { await owners.listen() },
+        ]
+        // What writes to the fleet ends before the pool closes, at its next turn after the stop: a takeover under way
+        // is finished (else its rows are left half moved), and postgres-nio never answers a query on a connection
+        // its pool closed (a stop during a takeover's move hung the node's exit for good).
+        let writers = [
+            Task { await beat() }, Task { await watch() }, Task { await broadcasts.run(until: stop) },
+            Task { await resultCopies.write() },
+        ]
+        await stop.wait()
+        if !(await Self.ended(writers, within: .seconds(2))) {
+            connection.logger.warning("fleet's work not finished within 2 s of the stop: the database does not answer")
         }
+        forwarder.close()
+        releasing()
+        // Stopped: whatever this node served is another's to take at once. Waited for one second at most.
+        let leaving = Task { [nodes] in _ = try? await nodes.leave() }
+        if !(await Self.ended([leaving], within: .seconds(1))) {
+            connection.logger.warning("node not marked stopped: its devices are taken over after the lease")
+        }
+        for task in pool { task.cancel() }
+        if !(await Self.ended(pool, within: .milliseconds(500))) {
+            connection.logger.warning("fleet's database connections not closed: stopping all the same")
+        }
+    }
+
+    /// Whether `tasks` all ended within `limit` (those that did not are left to the process's exit).
+    private static func ended(_ tasks: [Task<Void, Never>], within limit: Duration) async -> Bool {
+        let ended = Mutex(false)
+        let waiting = Task {
+            for task in tasks { await task.value }
+            ended.withLock { $0 = true }
+        }
+        let deadline = ContinuousClock.now + limit
+        while !ended.withLock({ $0 }), ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+        if !ended.withLock({ $0 }) { waiting.cancel() }
+        return ended.withLock { $0 }
     }
 
     /// The server stops accepting (SIGTERM): no stopped node is taken over from now on (its devices would only be

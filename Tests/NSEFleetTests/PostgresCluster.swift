@@ -94,6 +94,23 @@ final class PostgresCluster: @unchecked Sendable {
     }
 
     /// Runs one SQL statement with the cluster's `psql`; its unaligned output, trimmed.
+    /// Stops (SIGSTOP) or resumes (SIGCONT) the postmaster and its backends: a database that no longer answers, its
+    /// connections still open.
+    func freeze(_ frozen: Bool) {
+        guard let postmaster else { return }
+        var pids = [postmaster]
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            // "PID (COMMAND) STATE PPID …": the parent is the second field after the command's parenthesis.
+            guard let pid = pid_t(entry),
+                let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                let fields = stat.split(separator: ")").last?.split(separator: " "), fields.count > 1,
+                pid_t(fields[1]) == postmaster
+            else { continue }
+            pids.append(pid)
+        }
+        for pid in pids { kill(pid, frozen ? SIGSTOP : SIGCONT) }
+    }
+
     func psql(_ sql: String) throws -> String {
         let output = try TestSupport.run(
             (Self.binaries ?? "") + "/psql",
