@@ -184,12 +184,15 @@ final class FleetBroadcasts: Sendable {
             // A full batch all handed out: more may be owed, looked for at once.
             var more = false
             if joined.withLock({ $0 }), let handOut = handOut.withLock({ $0 }) {
-                do throws(FleetError) {
-                    let now = SystemClock.unixMilliseconds()
-                    if now >= nextExpiry {
-                        try await expire(now: now)
-                        nextExpiry = now + 60_000
+                let now = SystemClock.unixMilliseconds()
+                if now >= nextExpiry {
+                    nextExpiry = now + 60_000
+                    do throws(FleetError) { try await expire(now: now) } catch {
+                        connection.logger.warning(
+                            "old broadcasts not dropped", metadata: ["fleet.error": .string(error.description)])
                     }
+                }
+                do throws(FleetError) {
                     let batch = try await owed()
                     var handed = 0
                     for (broadcast, folder) in batch {
@@ -229,7 +232,7 @@ final class FleetBroadcasts: Sendable {
                 """
                 DELETE FROM nse_fleet_broadcasts
                 WHERE received_at < \(now - Self.retention.least)
-                AND (COALESCE(expiration, 0) * 1000 < \(now) OR received_at < \(now - Self.retention.most))
+                AND (COALESCE(expiration, 0) < \(now / 1000) OR received_at < \(now - Self.retention.most))
                 RETURNING id
                 """, logger: connection.logger
             ).decode(Int64.self) {

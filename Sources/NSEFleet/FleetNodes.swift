@@ -88,29 +88,46 @@ struct FleetNodes: Sendable {
         }
     }
 
-    /// This node stops: its beat is set to zero, so another node takes its devices over at once.
+    /// This node stops: its beat is set to zero, so another node takes its devices over at once; and a node it took
+    /// but whose devices it had not yet moved (a takeover the stop or the database cut short) is given back, for
+    /// another to take at once. (A takeover's move, ``moved(from:serves:)``, is refused once this is written.)
     func leave() async throws(FleetError) {
         try await connection.attempt("node not marked stopped") {
-            try await connection.client.query(
-                "UPDATE nse_fleet_nodes SET heartbeat_at = 0 WHERE name = \(node)", logger: connection.logger)
+            try await connection.transaction { transaction in
+                try await transaction.query(
+                    "UPDATE nse_fleet_nodes SET heartbeat_at = 0 WHERE name = \(node)", logger: connection.logger)
+                try await transaction.query(
+                    """
+                    UPDATE nse_fleet_nodes n SET taken_by = NULL
+                    WHERE n.taken_by = \(node) AND n.name <> \(node) AND \(unescaped: Self.unmoved("n"))
+                    """, logger: connection.logger)
+            }
         }
     }
 
-    /// The stopped nodes this node should take over now.
+    /// Whether the devices of the node row `row` still name it (SQL): taken over, it was not moved.
+    private static func unmoved(_ row: String) -> String {
+        "EXISTS (SELECT 1 FROM nse_fleet_devices d WHERE d.node = \(row).name)"
+    }
+
+    /// The stopped nodes this node should take over now: those nobody took, and those taken by a node that stopped
+    /// too before it moved their devices (its takeover cut short: else nobody would look at them again).
     func due(now: Int64) async throws(FleetError) -> [String] {
         let cutoff = now - leaseMilliseconds
         return try await connection.attempt("nodes not read") {
             var live: [String] = []
-            var stopped: [(name: String, since: Int64)] = []
-            for try await (name, beat, taken) in try await connection.client.query(
-                "SELECT name, heartbeat_at, taken_by FROM nse_fleet_nodes", logger: connection.logger
-            ).decode((String, Int64, String?).self) {
+            var stopped: [(name: String, since: Int64, taken: String?, unmoved: Bool)] = []
+            for try await (name, beat, taken, unmoved) in try await connection.client.query(
+                "SELECT n.name, n.heartbeat_at, n.taken_by, \(unescaped: Self.unmoved("n")) FROM nse_fleet_nodes n",
+                logger: connection.logger
+            ).decode((String, Int64, String?, Bool).self) {
                 if beat >= cutoff {
                     live.append(name)
-                } else if taken == nil, name != node {
-                    stopped.append((name, beat))
+                } else if name != node {
+                    stopped.append((name, beat, taken, unmoved))
                 }
             }
+            stopped.removeAll { $0.taken != nil && (live.contains($0.taken ?? "") || !$0.unmoved) }
             guard live.contains(node) else { return [] }
             return stopped.filter { stopped in
                 Self.choose(live, for: stopped.name) == node || stopped.since < now - 3 * leaseMilliseconds
@@ -125,8 +142,11 @@ struct FleetNodes: Sendable {
             var serves: Serves?
             for try await text in try await connection.client.query(
                 """
-                UPDATE nse_fleet_nodes SET taken_by = \(node)
-                WHERE name = \(stopped) AND taken_by IS NULL AND heartbeat_at < \(cutoff) RETURNING serves
+                UPDATE nse_fleet_nodes n SET taken_by = \(node)
+                WHERE n.name = \(stopped) AND n.heartbeat_at < \(cutoff) AND (n.taken_by IS NULL OR (
+                    \(unescaped: Self.unmoved("n")) AND NOT EXISTS (
+                        SELECT 1 FROM nse_fleet_nodes t WHERE t.name = n.taken_by AND t.heartbeat_at >= \(cutoff))))
+                RETURNING serves
                 """, logger: connection.logger
             ).decode(String.self) {
                 serves = Serves(parsing: text)
@@ -150,6 +170,16 @@ struct FleetNodes: Sendable {
     func moved(from stopped: String, serves: Serves) async throws(FleetError) {
         try await connection.attempt("devices not moved") {
             try await connection.transaction { transaction in
+                // Not once this node has left (``leave()``, which gave the stopped node back): its row, locked here
+                // until the end, would name folders a node taking this one over may already have read without them.
+                var left = false
+                for try await beat in try await transaction.query(
+                    "SELECT heartbeat_at FROM nse_fleet_nodes WHERE name = \(node) FOR UPDATE",
+                    logger: connection.logger
+                ).decode(Int64.self) {
+                    left = beat == 0
+                }
+                guard !left else { throw FleetError("this node has left the fleet") }
                 try await transaction.query(
                     "UPDATE nse_fleet_devices SET node = \(node) WHERE node = \(stopped)", logger: connection.logger)
                 try await changeServes(in: transaction) { $0.merge(serves) }

@@ -28,9 +28,9 @@ final class FleetStop: Sendable {
         }
     }
 
-    /// Returns once the node stops.
+    /// Returns once the node stops (or the task is cancelled).
     func wait() async {
-        while !isStopped { await nap(upTo: .seconds(3600)) }
+        while !isStopped, !Task.isCancelled { await nap(upTo: .seconds(3600)) }
     }
 
     /// Returns after `duration`, or at once when the node stops or the task is cancelled.

@@ -145,7 +145,9 @@ public final class PostgresFleet: FleetState {
             ended.withLock { $0 = true }
         }
         let deadline = ContinuousClock.now + limit
-        while !ended.withLock({ $0 }), ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+        while !ended.withLock({ $0 }), ContinuousClock.now < deadline,
+            (try? await Task.sleep(for: .milliseconds(10))) != nil
+        {}
         if !ended.withLock({ $0 }) { waiting.cancel() }
         return ended.withLock { $0 }
     }
@@ -284,13 +286,8 @@ public final class PostgresFleet: FleetState {
                 return
             }
             retryAfter.withLock { $0[stopped] = nil }
-            do throws(FleetError) {
-                try await moved(from: stopped, serves: serves)
-            } catch {
-                // Stopping with the move not written: given back, for the next node once this one's locks go.
-                try? await nodes.giveBack(stopped)
-                throw error
-            }
+            // Not written only when this node stops: its leave gives the stopped node back once its locks are gone.
+            try await moved(from: stopped, serves: serves)
             connection.logger.notice(
                 "took over a stopped node's devices",
                 metadata: ["fleet.node": .string(stopped), "device.count": .stringConvertible(tokens.count)])
@@ -302,8 +299,8 @@ public final class PostgresFleet: FleetState {
     }
 
     /// Moves a stopped node's devices to this node once they are served here (their locks held): tried every second
-    /// until written, else the devices' rows would name a stopped node whose row says it is taken over, and nobody
-    /// would look at them again. A node stopping meanwhile tries once more and says so.
+    /// until written or this node stops (then its leave gives the stopped node back, and a node whose takeover was
+    /// cut short without a leave is found by the others' look once its own lease is past).
     private func moved(from stopped: String, serves: FleetNodes.Serves) async throws(FleetError) {
         var said = false
         while true {

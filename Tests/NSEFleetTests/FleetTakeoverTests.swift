@@ -10,28 +10,32 @@ import Testing
 /// (docs/serve.md, "A fleet on PostgreSQL").
 @Suite(.serialized)
 struct FleetTakeoverTests {
-    /// A trigger making every change of a device's row fail (`RAISE`) or wait (`pg_sleep`), until dropped.
-    static func hold(_ cluster: PostgresCluster, _ body: String) throws {
+    /// A and B on a new cluster (1 s lease), every change of a device's row made to fail (`RAISE`) or wait
+    /// (`pg_sleep`) by a trigger (`nse_test_hold`, until dropped), then B killed: A is about to take it over.
+    static func killB(holding body: String) throws -> (
+        cluster: PostgresCluster, nodeA: ServeNode, folderB: String, tokenB: String
+    ) {
+        let cluster = try PostgresCluster()
+        let (folderA, _) = try FleetTests.device()
+        let (folderB, tokenB) = try FleetTests.device()
+        let nodeA = try ServeNode(name: "A", device: folderA, database: cluster.url, extra: ["--node-lease", "1"])
+        let nodeB = try ServeNode(name: "B", device: folderB, database: cluster.url, extra: ["--node-lease", "1"])
         _ = try cluster.psql(
             "CREATE FUNCTION nse_test_hold() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN \(body); RETURN NEW; END'")
         _ = try cluster.psql(
             "CREATE TRIGGER nse_test_hold BEFORE UPDATE ON nse_fleet_devices FOR EACH ROW "
                 + "EXECUTE FUNCTION nse_test_hold()")
+        kill(nodeB.process.processIdentifier, SIGKILL)
+        nodeB.process.waitUntilExit()
+        return (cluster, nodeA, folderB, tokenB)
     }
 
     @Test(
         "a takeover whose move of the devices' rows fails is tried again until it is written",
         .enabled(if: PostgresCluster.binaries != nil, Comment(rawValue: PostgresCluster.missing)))
     func takeoverMoveIsTriedAgain() throws {
-        let cluster = try PostgresCluster()
-        let (folderA, _) = try FleetTests.device()
-        let (folderB, tokenB) = try FleetTests.device()
-        let nodeA = try ServeNode(name: "A", device: folderA, database: cluster.url, extra: ["--node-lease", "1"])
+        let (cluster, nodeA, _, tokenB) = try Self.killB(holding: "RAISE EXCEPTION ''refused for the test''")
         defer { nodeA.stop() }
-        let nodeB = try ServeNode(name: "B", device: folderB, database: cluster.url, extra: ["--node-lease", "1"])
-        try Self.hold(cluster, "RAISE EXCEPTION ''refused for the test''")
-        kill(nodeB.process.processIdentifier, SIGKILL)
-        nodeB.process.waitUntilExit()
         let said = try FleetTests.eventually(
             { nodeA.log }, until: { $0.contains("not yet moved: trying again") }, seconds: 15)
         #expect(said.contains("not yet moved: trying again"), "\(said)")
@@ -46,16 +50,9 @@ struct FleetTakeoverTests {
         "a node stopped while it moves a takeover's rows writes them, then exits 0 within 5 s",
         .enabled(if: PostgresCluster.binaries != nil, Comment(rawValue: PostgresCluster.missing)))
     func stopDuringTakeoverFinishesIt() throws {
-        let cluster = try PostgresCluster()
-        let (folderA, _) = try FleetTests.device()
-        let (folderB, tokenB) = try FleetTests.device()
-        let nodeA = try ServeNode(name: "A", device: folderA, database: cluster.url, extra: ["--node-lease", "1"])
-        defer { nodeA.stop() }
-        let nodeB = try ServeNode(name: "B", device: folderB, database: cluster.url, extra: ["--node-lease", "1"])
         // The move takes a second a row (a remote and a VoIP token): A's stop comes while it is under way.
-        try Self.hold(cluster, "PERFORM pg_sleep(1)")
-        kill(nodeB.process.processIdentifier, SIGKILL)
-        nodeB.process.waitUntilExit()
+        let (cluster, nodeA, folderB, tokenB) = try Self.killB(holding: "PERFORM pg_sleep(1)")
+        defer { nodeA.stop() }
         let moving = {
             try cluster.psql(
                 "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' "
@@ -69,5 +66,36 @@ struct FleetTakeoverTests {
         let row = try cluster.psql("SELECT serves, heartbeat_at FROM nse_fleet_nodes WHERE name = 'A'")
         #expect(row.contains(folderB) && row.hasSuffix("|0"), "\(row)")
         #expect(nodeA.log.contains("took over a stopped node's devices"), "\(nodeA.log)")
+    }
+
+    @Test(
+        "a takeover cut short is taken up by another node, whether its taker stopped or was killed",
+        .enabled(if: PostgresCluster.binaries != nil, Comment(rawValue: PostgresCluster.missing)),
+        arguments: [SIGTERM, SIGKILL])
+    func cutShortTakeoverIsTakenUp(signal: Int32) throws {
+        let (cluster, nodeA, _, tokenB) = try Self.killB(holding: "RAISE EXCEPTION ''refused for the test''")
+        defer { nodeA.stop() }
+        let said = try FleetTests.eventually(
+            { nodeA.log }, until: { $0.contains("not yet moved: trying again") }, seconds: 15)
+        #expect(said.contains("not yet moved: trying again"), "\(said)")
+        let takenBy = { try cluster.psql("SELECT COALESCE(taken_by, '-') FROM nse_fleet_nodes WHERE name = 'B'") }
+        #expect(try takenBy() == "A")
+        if signal == SIGTERM {
+            // Its leave gives B back, its locks gone first.
+            let stopped = nodeA.stop()
+            #expect(stopped.status == 0 && stopped.seconds < 5, "\(stopped) \(nodeA.log)")
+            #expect(try takenBy() == "-", "\(nodeA.log)")
+        } else {
+            // B's row still says A took it; A's lease passes, and B's devices still name B (before: B was nobody's).
+            kill(nodeA.process.processIdentifier, SIGKILL)
+            nodeA.process.waitUntilExit()
+        }
+        _ = try cluster.psql("DROP TRIGGER nse_test_hold ON nse_fleet_devices")
+        let (folderC, _) = try FleetTests.device()
+        let nodeC = try ServeNode(name: "C", device: folderC, database: cluster.url, extra: ["--node-lease", "1"])
+        defer { nodeC.stop() }
+        let owner = { try cluster.psql("SELECT node FROM nse_fleet_devices WHERE token = '\(tokenB)'") }
+        #expect(try FleetTests.eventually(owner, until: { $0 == "C" }, seconds: 15) == "C", "\(nodeC.log)")
+        #expect(try Exchange.push(nodeC, token: tokenB).status == 200)
     }
 }
