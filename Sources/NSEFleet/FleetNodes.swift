@@ -136,31 +136,33 @@ struct FleetNodes: Sendable {
     }
 
     /// Marks `stopped` taken over by this node, if it still is stopped and nobody took it: its folders, else nil.
-    func take(_ stopped: String, now: Int64) async throws(FleetError) -> Serves? {
+    func take(_ stopped: String, now: Int64) async throws(FleetError) -> (serves: Serves, before: String?)? {
         let cutoff = now - leaseMilliseconds
         return try await connection.attempt("node not taken over") {
-            var serves: Serves?
-            for try await text in try await connection.client.query(
+            var taken: (serves: Serves, before: String?)?
+            for try await (text, before) in try await connection.client.query(
                 """
-                UPDATE nse_fleet_nodes n SET taken_by = \(node)
-                WHERE n.name = \(stopped) AND n.heartbeat_at < \(cutoff) AND (n.taken_by IS NULL OR (
+                WITH b AS (SELECT name, taken_by FROM nse_fleet_nodes WHERE name = \(stopped) FOR UPDATE)
+                UPDATE nse_fleet_nodes n SET taken_by = \(node) FROM b
+                WHERE n.name = b.name AND n.heartbeat_at < \(cutoff) AND (n.taken_by IS NULL OR (
                     \(unescaped: Self.unmoved("n")) AND NOT EXISTS (
                         SELECT 1 FROM nse_fleet_nodes t WHERE t.name = n.taken_by AND t.heartbeat_at >= \(cutoff))))
-                RETURNING serves
+                RETURNING n.serves, b.taken_by
                 """, logger: connection.logger
-            ).decode(String.self) {
-                serves = Serves(parsing: text)
+            ).decode((String, String?).self) {
+                taken = (Serves(parsing: text), before)
             }
-            return serves
+            return taken
         }
     }
 
     /// The takeover could not be done here (the folders are not reachable, or locked by a node still running):
-    /// another node, or this one later, may try again.
-    func giveBack(_ stopped: String) async throws(FleetError) {
+    /// `stopped` goes back as it was, taken by `before` (a node that took it and looked stopped, but may still be
+    /// moving it) or by nobody; another node, or this one later, may try again.
+    func giveBack(_ stopped: String, to before: String?) async throws(FleetError) {
         try await connection.attempt("node not given back") {
             try await connection.client.query(
-                "UPDATE nse_fleet_nodes SET taken_by = NULL WHERE name = \(stopped) AND taken_by = \(node)",
+                "UPDATE nse_fleet_nodes SET taken_by = \(before) WHERE name = \(stopped) AND taken_by = \(node)",
                 logger: connection.logger)
         }
     }

@@ -279,11 +279,11 @@ public final class PostgresFleet: FleetState {
         // (30 s before: a node refused while it was late, then killed, left its devices unserved that long.)
         guard (retryAfter.withLock { $0[stopped] } ?? 0) <= now else { return }
         do throws(FleetError) {
-            guard let serves = try await nodes.take(stopped, now: now) else { return }
+            guard let (serves, before) = try await nodes.take(stopped, now: now) else { return }
             // Stopping meanwhile: left for another node, at once.
             guard takingOver.withLock({ $0 }), let tokens = await adopt(serves) else {
                 if takingOver.withLock({ $0 }) { retryAfter.withLock { $0[stopped] = now + 5_000 } }
-                try await nodes.giveBack(stopped)
+                try await nodes.giveBack(stopped, to: before)
                 return
             }
             retryAfter.withLock { $0[stopped] = nil }

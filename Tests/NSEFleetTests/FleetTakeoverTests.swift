@@ -98,4 +98,49 @@ struct FleetTakeoverTests {
         #expect(try FleetTests.eventually(owner, until: { $0 == "C" }, seconds: 15) == "C", "\(nodeC.log)")
         #expect(try Exchange.push(nodeC, token: tokenB).status == 200)
     }
+
+    @Test(
+        "a node that took another and only looks stopped keeps it when a third cannot take it",
+        .enabled(if: PostgresCluster.binaries != nil, Comment(rawValue: PostgresCluster.missing)))
+    func refusedTakeoverGoesBackToItsTaker() throws {
+        // A's move of B's rows is under way (a trigger: three seconds a row) when A freezes (SIGSTOP): its beat
+        // stops, so B, taken by A and not yet moved, looks due to C; but A still holds B's locks. (A's own row is
+        // marked taken by C beforehand, so that C does not wait on it: A's move holds it locked.)
+        let cluster = try PostgresCluster()
+        let (folderA, _) = try FleetTests.device()
+        let (folderB, tokenB) = try FleetTests.device()
+        let nodeA = try ServeNode(name: "A", device: folderA, database: cluster.url, extra: ["--node-lease", "1"])
+        defer { nodeA.stop() }
+        let nodeB = try ServeNode(name: "B", device: folderB, database: cluster.url, extra: ["--node-lease", "1"])
+        _ = try cluster.psql("UPDATE nse_fleet_nodes SET taken_by = 'C' WHERE name = 'A'")
+        _ = try cluster.psql(
+            "CREATE FUNCTION nse_test_hold() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN PERFORM pg_sleep(3); RETURN NEW; END'"
+        )
+        _ = try cluster.psql(
+            "CREATE TRIGGER nse_test_hold BEFORE UPDATE ON nse_fleet_devices FOR EACH ROW "
+                + "EXECUTE FUNCTION nse_test_hold()")
+        kill(nodeB.process.processIdentifier, SIGKILL)
+        nodeB.process.waitUntilExit()
+        let moving = {
+            try cluster.psql(
+                "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' "
+                    + "AND query LIKE 'UPDATE nse_fleet_devices SET node%'")
+        }
+        #expect(try FleetTests.eventually(moving, until: { $0 == "1" }, seconds: 15) == "1", "\(nodeA.log)")
+        kill(nodeA.process.processIdentifier, SIGSTOP)
+        let (folderC, _) = try FleetTests.device()
+        let nodeC = try ServeNode(name: "C", device: folderC, database: cluster.url, extra: ["--node-lease", "1"])
+        defer { nodeC.stop() }
+        let refused = try FleetTests.eventually(
+            { nodeC.log }, until: { $0.contains("device \(folderB) is served by another nse serve") }, seconds: 15)
+        #expect(refused.contains("device \(folderB) is served by another nse serve"), "\(refused)")
+        usleep(300_000)
+        // Given back to A, not to nobody (before: nobody, and C tried again and again while A moved them).
+        #expect(try cluster.psql("SELECT COALESCE(taken_by, '-') FROM nse_fleet_nodes WHERE name = 'B'") == "A")
+        kill(nodeA.process.processIdentifier, SIGCONT)
+        _ = try cluster.psql("DROP TRIGGER nse_test_hold ON nse_fleet_devices")
+        let owner = { try cluster.psql("SELECT node FROM nse_fleet_devices WHERE token = '\(tokenB)'") }
+        #expect(try FleetTests.eventually(owner, until: { $0 == "A" }, seconds: 15) == "A", "\(nodeA.log)")
+        #expect(try cluster.psql("SELECT COALESCE(taken_by, '-') FROM nse_fleet_nodes WHERE name = 'B'") == "A")
+    }
 }
