@@ -176,11 +176,10 @@ final class FleetBroadcasts: Sendable {
     /// Hands out what is owed to this node's folders until the node stops (or the task is cancelled), once it has
     /// joined: looked for at once after a broadcast this node took, else every 250 ms.
     func run(until stop: FleetStop) async {
-        let finished = { stop.isStopped }
         // Said once when looking starts failing, not four times a second.
         var failing = false
         var nextExpiry: Int64 = 0
-        while !Task.isCancelled, !finished() {
+        while !Task.isCancelled, !stop.isStopped {
             // A full batch all handed out: more may be owed, looked for at once.
             var more = false
             if joined.withLock({ $0 }), let handOut = handOut.withLock({ $0 }) {
@@ -196,7 +195,7 @@ final class FleetBroadcasts: Sendable {
                     let batch = try await owed()
                     var handed = 0
                     for (broadcast, folder) in batch {
-                        guard !Task.isCancelled, !finished() else { return }
+                        guard !Task.isCancelled, !stop.isStopped else { return }
                         guard await handOut(broadcast, folder) else { continue }
                         try await done(broadcast.id, folder: folder)
                         handed += 1

@@ -135,7 +135,8 @@ struct FleetNodes: Sendable {
         }
     }
 
-    /// Marks `stopped` taken over by this node, if it still is stopped and nobody took it: its folders, else nil.
+    /// Marks `stopped` taken over by this node, if it still is stopped and nobody took it (or a node that stopped
+    /// too before moving its devices did): its folders and who had taken it, else nil.
     func take(_ stopped: String, now: Int64) async throws(FleetError) -> (serves: Serves, before: String?)? {
         let cutoff = now - leaseMilliseconds
         return try await connection.attempt("node not taken over") {

@@ -3,7 +3,8 @@ import Synchronization
 /// A node's stop, as the fleet's loops see it: ``stop()`` once, and every ``nap(upTo:)`` under way or to come returns
 /// at once. The loops (the heartbeat, the look for stopped nodes, the broadcasts' hand-out) end at their next turn
 /// without being cancelled: a takeover or a transaction under way is finished, not cut short (docs/serve.md, "A
-/// fleet on PostgreSQL").
+/// fleet on PostgreSQL"). Any one-shot event waited for with a bound is one too (the end of the tasks a stop waits
+/// for).
 final class FleetStop: Sendable {
     private struct State {
         var stopped = false

@@ -137,19 +137,17 @@ public final class PostgresFleet: FleetState {
         }
     }
 
-    /// Whether `tasks` all ended within `limit` (those that did not are left to the process's exit).
+    /// Whether `tasks` all ended within `limit` (those that did not are left to the process's exit). Their end is a
+    /// ``FleetStop`` of its own, waited for with a nap: no polling.
     private static func ended(_ tasks: [Task<Void, Never>], within limit: Duration) async -> Bool {
-        let ended = Mutex(false)
+        let ended = FleetStop()
         let waiting = Task {
             for task in tasks { await task.value }
-            ended.withLock { $0 = true }
+            ended.stop()
         }
-        let deadline = ContinuousClock.now + limit
-        while !ended.withLock({ $0 }), ContinuousClock.now < deadline,
-            (try? await Task.sleep(for: .milliseconds(10))) != nil
-        {}
-        if !ended.withLock({ $0 }) { waiting.cancel() }
-        return ended.withLock { $0 }
+        await ended.nap(upTo: limit)
+        if !ended.isStopped { waiting.cancel() }
+        return ended.isStopped
     }
 
     /// The server stops accepting (SIGTERM): no stopped node is taken over from now on (its devices would only be
