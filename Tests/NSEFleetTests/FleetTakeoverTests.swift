@@ -10,9 +10,9 @@ import Testing
 /// (docs/serve.md, "A fleet on PostgreSQL").
 @Suite(.serialized)
 struct FleetTakeoverTests {
-    /// A and B on a new cluster (1 s lease), every change of a device's row made to fail (`RAISE`) or wait
-    /// (`pg_sleep`) by a trigger (`nse_test_hold`, until dropped), then B killed: A is about to take it over.
-    static func killB(holding body: String) throws -> (
+    /// A and B on a new cluster (1 s lease), `first` run, every change of a device's row made to fail (`RAISE`) or
+    /// wait (`pg_sleep`) by a trigger (`nse_test_hold`, until dropped), then B killed: A is about to take it over.
+    static func killB(holding body: String, first: String? = nil) throws -> (
         cluster: PostgresCluster, nodeA: ServeNode, folderB: String, tokenB: String
     ) {
         let cluster = try PostgresCluster()
@@ -20,6 +20,7 @@ struct FleetTakeoverTests {
         let (folderB, tokenB) = try FleetTests.device()
         let nodeA = try ServeNode(name: "A", device: folderA, database: cluster.url, extra: ["--node-lease", "1"])
         let nodeB = try ServeNode(name: "B", device: folderB, database: cluster.url, extra: ["--node-lease", "1"])
+        if let first { _ = try cluster.psql(first) }
         _ = try cluster.psql(
             "CREATE FUNCTION nse_test_hold() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN \(body); RETURN NEW; END'")
         _ = try cluster.psql(
@@ -28,6 +29,13 @@ struct FleetTakeoverTests {
         kill(nodeB.process.processIdentifier, SIGKILL)
         nodeB.process.waitUntilExit()
         return (cluster, nodeA, folderB, tokenB)
+    }
+
+    /// Whether a move of devices' rows is under way (held by the trigger): "1".
+    static func moving(_ cluster: PostgresCluster) throws -> String {
+        try cluster.psql(
+            "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' "
+                + "AND query LIKE 'UPDATE nse_fleet_devices SET node%'")
     }
 
     @Test(
@@ -53,12 +61,8 @@ struct FleetTakeoverTests {
         // The move takes a second a row (a remote and a VoIP token): A's stop comes while it is under way.
         let (cluster, nodeA, folderB, tokenB) = try Self.killB(holding: "PERFORM pg_sleep(1)")
         defer { nodeA.stop() }
-        let moving = {
-            try cluster.psql(
-                "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' "
-                    + "AND query LIKE 'UPDATE nse_fleet_devices SET node%'")
-        }
-        #expect(try FleetTests.eventually(moving, until: { $0 == "1" }, seconds: 15) == "1", "\(nodeA.log)")
+        let moving = try FleetTests.eventually({ try Self.moving(cluster) }, until: { $0 == "1" }, seconds: 15)
+        #expect(moving == "1", "\(nodeA.log)")
         let stopped = nodeA.stop()
         #expect(stopped.status == 0 && stopped.seconds < 5, "\(stopped) \(nodeA.log)")
         // Written whole: B's device names A, whose row serves B's folder and is marked stopped, for the next node.
@@ -106,27 +110,11 @@ struct FleetTakeoverTests {
         // A's move of B's rows is under way (a trigger: three seconds a row) when A freezes (SIGSTOP): its beat
         // stops, so B, taken by A and not yet moved, looks due to C; but A still holds B's locks. (A's own row is
         // marked taken by C beforehand, so that C does not wait on it: A's move holds it locked.)
-        let cluster = try PostgresCluster()
-        let (folderA, _) = try FleetTests.device()
-        let (folderB, tokenB) = try FleetTests.device()
-        let nodeA = try ServeNode(name: "A", device: folderA, database: cluster.url, extra: ["--node-lease", "1"])
+        let (cluster, nodeA, folderB, tokenB) = try Self.killB(
+            holding: "PERFORM pg_sleep(3)", first: "UPDATE nse_fleet_nodes SET taken_by = 'C' WHERE name = 'A'")
         defer { nodeA.stop() }
-        let nodeB = try ServeNode(name: "B", device: folderB, database: cluster.url, extra: ["--node-lease", "1"])
-        _ = try cluster.psql("UPDATE nse_fleet_nodes SET taken_by = 'C' WHERE name = 'A'")
-        _ = try cluster.psql(
-            "CREATE FUNCTION nse_test_hold() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN PERFORM pg_sleep(3); RETURN NEW; END'"
-        )
-        _ = try cluster.psql(
-            "CREATE TRIGGER nse_test_hold BEFORE UPDATE ON nse_fleet_devices FOR EACH ROW "
-                + "EXECUTE FUNCTION nse_test_hold()")
-        kill(nodeB.process.processIdentifier, SIGKILL)
-        nodeB.process.waitUntilExit()
-        let moving = {
-            try cluster.psql(
-                "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' "
-                    + "AND query LIKE 'UPDATE nse_fleet_devices SET node%'")
-        }
-        #expect(try FleetTests.eventually(moving, until: { $0 == "1" }, seconds: 15) == "1", "\(nodeA.log)")
+        let moving = try FleetTests.eventually({ try Self.moving(cluster) }, until: { $0 == "1" }, seconds: 15)
+        #expect(moving == "1", "\(nodeA.log)")
         kill(nodeA.process.processIdentifier, SIGSTOP)
         let (folderC, _) = try FleetTests.device()
         let nodeC = try ServeNode(name: "C", device: folderC, database: cluster.url, extra: ["--node-lease", "1"])
