@@ -42,8 +42,12 @@ CLIENTS = 24
 SECOND_ROUND = 1200
 
 
+STARTED = time.monotonic()
+
+
 def say(text):
-    print(f"interop-fleet: {text}", flush=True)
+    """A line of progress, stamped with the seconds since the test began (CI's time budget is read from them)."""
+    print(f"interop-fleet [{time.monotonic() - STARTED:4.0f} s]: {text}", flush=True)
 
 
 def have_tools():

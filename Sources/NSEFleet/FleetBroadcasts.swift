@@ -23,7 +23,7 @@ final class FleetBroadcasts: Sendable {
     /// Whether this node has written its row for this run (``start()``): until then the row read is a previous
     /// run's, which may name folders this run does not serve.
     private let joined = Mutex(false)
-    private let wakeup = Wakeup()
+    private let wakeup = FleetSignal()
 
     /// Wakes the hand-out loop: the node stops (``run(until:)`` ends at once, not after its 250 ms).
     func wake() {
@@ -175,7 +175,7 @@ final class FleetBroadcasts: Sendable {
 
     /// Hands out what is owed to this node's folders until the node stops (or the task is cancelled), once it has
     /// joined: looked for at once after a broadcast this node took, else every 250 ms.
-    func run(until stop: FleetStop) async {
+    func run(until stop: FleetSignal) async {
         // Said once when looking starts failing, not four times a second.
         var failing = false
         var nextExpiry: Int64 = 0
@@ -210,7 +210,7 @@ final class FleetBroadcasts: Sendable {
                     failing = true
                 }
             }
-            if !more { await wakeup.wait(upTo: .milliseconds(250)) }
+            if !more { await wakeup.nap(upTo: .milliseconds(250)) }
         }
     }
 
@@ -308,47 +308,5 @@ final class FleetBroadcasts: Sendable {
                     """, logger: connection.logger)
             }
         }
-    }
-}
-
-/// Wakes a loop that waits for at most a while: a wake while it is not waiting is kept for its next wait.
-private final class Wakeup: Sendable {
-    private struct State {
-        var pending = false
-        var waiter: CheckedContinuation<Void, Never>?
-    }
-
-    private let state = Mutex(State())
-
-    func wake() {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            guard let waiter = state.waiter else {
-                state.pending = true
-                return nil
-            }
-            state.waiter = nil
-            return waiter
-        }
-        waiter?.resume()
-    }
-
-    /// Returns at the next wake (at once if one came since the last wait), or after `duration`.
-    func wait(upTo duration: Duration) async {
-        let timer = Task {
-            guard (try? await Task.sleep(for: duration)) != nil else { return }
-            wake()
-        }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let now = state.withLock { state -> Bool in
-                guard !state.pending else {
-                    state.pending = false
-                    return true
-                }
-                state.waiter = continuation
-                return false
-            }
-            if now { continuation.resume() }
-        }
-        timer.cancel()
     }
 }

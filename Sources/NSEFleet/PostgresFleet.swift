@@ -38,7 +38,7 @@ public final class PostgresFleet: FleetState {
     /// What this node does with a stopped node's folders (``adoptWith(_:)``).
     private let adopter = Mutex<(@Sendable (FleetNodes.Serves) async -> [(remote: String, voip: String)]?)?>(nil)
     /// The node's stop, for its loops (``finish()``).
-    private let stop = FleetStop()
+    private let stop = FleetSignal()
     /// Whether stopped nodes are taken over here: not once the server stops accepting (``stopping()``).
     private let takingOver = Mutex(true)
     /// Stopped nodes this node failed to take over, and when it may try again (Unix milliseconds).
@@ -138,9 +138,9 @@ public final class PostgresFleet: FleetState {
     }
 
     /// Whether `tasks` all ended within `limit` (those that did not are left to the process's exit). Their end is a
-    /// ``FleetStop`` of its own, waited for with a nap: no polling.
+    /// ``FleetSignal`` of its own, waited for with a nap: no polling.
     private static func ended(_ tasks: [Task<Void, Never>], within limit: Duration) async -> Bool {
-        let ended = FleetStop()
+        let ended = FleetSignal()
         let waiting = Task {
             for task in tasks { await task.value }
             ended.stop()

@@ -79,10 +79,23 @@ pg_started=1
 database="postgres://nse@127.0.0.1:$pg_port/postgres"
 
 # --- three nodes, each with its share of the devices -------------------------------------------------------------------------
-urls=()
+# The three shares are made at once: making a device mostly waits for the disk's syncs.
+init_pids=()
 for n in 1 2 3; do
   share=$(( devices / 3 + (n <= devices % 3 ? 1 : 0) ))
-  [ -d "$dir/devices-$n" ] || "$nse" device init-many "$dir/devices-$n" --count "$share" >/dev/null
+  if [ ! -d "$dir/devices-$n" ]; then
+    "$nse" device init-many "$dir/devices-$n" --count "$share" >/dev/null &
+    init_pids+=("$n:$!")
+  fi
+done
+for entry in ${init_pids[@]+"${init_pids[@]}"}; do
+  if ! wait "${entry#*:}"; then
+    for other in "${init_pids[@]}"; do kill "${other#*:}" 2>/dev/null || true; done
+    die "nse device init-many failed for node-${entry%%:*}"
+  fi
+done
+urls=()
+for n in 1 2 3; do
   "$nse" serve --listen "127.0.0.1:${ports[$n]}" --devices "$dir/devices-$n" --database "$database" \
     --node-name "node-$n" --node-lease "$lease" ${FLEET_SERVE_ARGS:-} >"$dir/node-$n.out" 2>"$dir/node-$n.log" &
   node_pids+=($!)

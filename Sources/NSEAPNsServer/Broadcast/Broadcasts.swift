@@ -26,37 +26,40 @@ final class Broadcasts: Sendable {
         var description: String
     }
 
-    let keeper: Keeper
+    /// Where they are kept, as served: this node's store comes with a thread of its own; a fleet's channels are in
+    /// PostgreSQL.
+    private enum Place: Sendable {
+        case node(ChannelStore, thread: NIOThreadPool)
+        case fleet(any FleetChannels, limit: Int)
+        case none
+    }
+
+    private let place: Place
     let fanOut: BroadcastFanOut?
-    /// The node's store's thread; none in a fleet, whose channels are in PostgreSQL.
-    private let threads: NIOThreadPool?
 
     init(
         keeper: Keeper, devices: DeviceRegistry, logger: Logger,
         admit: @escaping @Sendable (AcceptedPush, Device) async -> APNsError?
     ) {
-        self.keeper = keeper
         switch keeper {
         case .node(let store):
             fanOut = BroadcastFanOut(store: store, devices: devices, logger: logger, admit: admit)
-        case .fleet(let fleet, _):
+            let thread = NIOThreadPool(numberOfThreads: 1)
+            thread.start()
+            place = .node(store, thread: thread)
+        case .fleet(let fleet, let limit):
             let fanOut = BroadcastFanOut(store: nil, devices: devices, logger: logger, admit: admit)
             fleet.handOutBroadcasts { broadcast, folder in await fanOut.handOutShare(broadcast, folder: folder) }
             self.fanOut = fanOut
+            place = .fleet(fleet, limit: limit)
         case .none:
             fanOut = nil
-        }
-        if case .node = keeper {
-            let threads = NIOThreadPool(numberOfThreads: 1)
-            threads.start()
-            self.threads = threads
-        } else {
-            threads = nil
+            place = .none
         }
     }
 
     deinit {
-        threads?.shutdownGracefully { _ in }
+        if case .node(_, let thread) = place { thread.shutdownGracefully { _ in } }
     }
 
     /// Makes a channel for the app; nil when it has as many as it may in that environment.
@@ -125,7 +128,7 @@ final class Broadcasts: Sendable {
                 collapseID: collapseID, payload: payload, now: now)
         }
         // Answered 200 whatever happens next: if the server is stopping now, the next start hands it out.
-        if case .node = keeper { fanOut?.start(broadcast) }
+        if case .node = place { fanOut?.start(broadcast) }
         return broadcast
     }
 
@@ -134,10 +137,9 @@ final class Broadcasts: Sendable {
         _ local: @escaping @Sendable (ChannelStore) throws(DatabaseError) -> T,
         fleet: (any FleetChannels, Int) async throws(FleetError) -> T
     ) async throws(Failure) -> T {
-        switch keeper {
-        case .node(let store):
-            guard let threads else { throw Failure(description: "\(store.path): no store thread") }
-            do { return try await threads.runIfActive { try local(store) } } catch {
+        switch place {
+        case .node(let store, let thread):
+            do { return try await thread.runIfActive { try local(store) } } catch {
                 throw Failure(description: "\(store.path): \(error)")
             }
         case .fleet(let shared, let limit):
@@ -150,6 +152,6 @@ final class Broadcasts: Sendable {
     /// Stops taking broadcasts and waits for those being handed out to be admitted.
     func drain() async {
         await fanOut?.drain()
-        try? await threads?.shutdownGracefully()
+        if case .node(_, let thread) = place { try? await thread.shutdownGracefully() }
     }
 }
