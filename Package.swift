@@ -50,6 +50,7 @@ let package = Package(
         .library(name: "CryptoKit", targets: ["CryptoKit"]),
         .library(name: "UniformTypeIdentifiers", targets: ["UniformTypeIdentifiers"]),
         .library(name: "MobileCoreServices", targets: ["MobileCoreServices"]),
+        .library(name: "Security", targets: ["Security"]),
         .library(name: "UIKit", targets: ["UIKit"]),
         // Apple's os.log for a SwiftPM target (`import NSEOSLog`); `nse extension build` gives extensions `import os`,
         // `import os.log` and `import OSLog` over it (SDK/, docs/sdk.md).
@@ -60,7 +61,7 @@ let package = Package(
             name: "NSESDK", type: .static,
             targets: [
                 "UserNotifications", "UserNotificationsUI", "Intents", "CallKit", "LiveCommunicationKit", "CryptoKit",
-                "UniformTypeIdentifiers", "MobileCoreServices", "UIKit", "NSEOSLog",
+                "UniformTypeIdentifiers", "MobileCoreServices", "UIKit", "Security", "NSEOSLog",
             ]),
         // The fuzz entry points, for the libFuzzer package in Fuzz/ (docs/fuzzing.md).
         .library(name: "NSEFuzzTargets", targets: ["NSEFuzzTargets"]),
@@ -285,7 +286,12 @@ let package = Package(
         .target(name: "LiveCommunicationKit", dependencies: ["NSEExtensionKit", "NSEJSON", "NSEPayload"]),
         .target(name: "CryptoKit", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         .target(name: "UniformTypeIdentifiers"),
-        .target(name: "MobileCoreServices", dependencies: ["UniformTypeIdentifiers"]),
+        // CoreFoundation's types as the SDK's C-style APIs speak them (bridging with `as`), declared once.
+        .target(name: "NSECoreFoundation"),
+        .target(name: "MobileCoreServices", dependencies: ["NSECoreFoundation", "UniformTypeIdentifiers"]),
+        .target(
+            name: "Security",
+            dependencies: ["NSECoreFoundation", "NSECrypto", "NSEDevice", "NSEExtensionKit", "NSESystem"]),
         .target(name: "UIKit"),
         // Apple's os: Logger, os_log, OSLog. Not named `os` (SDK/README.md says why).
         .target(name: "NSEOSLog", dependencies: ["NSECrypto", "NSESystem"]),
@@ -362,6 +368,7 @@ let package = Package(
             name: "SDKTests",
             dependencies: [
                 "UniformTypeIdentifiers", "MobileCoreServices", "UIKit", "UserNotifications", "Intents", "NSEOSLog",
+                "Security", "NSEDevice", "NSEExtensionKit", "NSEJSON", "NSEPayload", "NSEProtocol",
             ]),
         // The front door's own `nse run` parser (the `nse` executable target, tested in-process).
         .testTarget(name: "FrontDoorTests", dependencies: ["nse", "NSECommandLine", "NSEHost", "NSEPayload"]),

@@ -18,6 +18,7 @@ import NSESystem
 /// DIR/strings/Base.lproj/*.strings     the app's strings (Linphone defaults written at init)
 /// DIR/strings/<locale>.lproj/*.strings the user's own, for the device's locale
 /// DIR/store/                           the shared message store (SIP fetch)
+/// DIR/keychain.db                      the keychain the app and its extension share (Security's SecItem calls)
 /// DIR/locks/                           cross-process locks
 /// DIR/logs/                            host logs (never plaintext)
 /// ```
@@ -59,6 +60,11 @@ public struct Device: Sendable {
     /// kept open for the life of the process (reopened if its file is replaced). See `AppGroupStoreCache`.
     public func cachedAppGroup() throws(DeviceError) -> AppGroupStore {
         try AppGroupStoreCache.store(containerDirectory: directory)
+    }
+
+    /// Opens the device's keychain (creating it the first time).
+    public func keychain() throws(DeviceError) -> KeychainStore {
+        try KeychainStore(containerDirectory: directory)
     }
 
     /// Creates a new container with a fresh key pair and push tokens.

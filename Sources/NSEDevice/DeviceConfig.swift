@@ -16,6 +16,9 @@ public struct DeviceConfig: Sendable, Equatable, JSONConvertible {
     /// `com.apple.security.application-groups`: the App Groups the app and its extension share
     /// (`FileManager.containerURL(forSecurityApplicationGroupIdentifier:)` answers only for these).
     public var appGroups: [String] = []
+    /// `keychain-access-groups`: the keychain access groups the app and its extension share, each `TEAMID.name`
+    /// (Security's `SecItem…` reach these, the App Groups, and the process's own application identifier).
+    public var keychainAccessGroups: [String] = []
     /// `com.apple.developer.usernotifications.communication`: communication notifications (`updating(from:)`).
     public var communication = false
     /// `com.apple.developer.usernotifications.time-sensitive`.
@@ -84,6 +87,7 @@ public struct DeviceConfig: Sendable, Equatable, JSONConvertible {
             "entitlements": [
                 "com.apple.developer.usernotifications.filtering": .bool(filtering),
                 "com.apple.security.application-groups": .array(appGroups.map(JSON.string)),
+                "keychain-access-groups": .array(keychainAccessGroups.map(JSON.string)),
                 "com.apple.developer.usernotifications.communication": .bool(communication),
                 "com.apple.developer.usernotifications.time-sensitive": .bool(timeSensitive),
                 "com.apple.developer.usernotifications.critical-alerts": .bool(criticalAlerts),
@@ -127,15 +131,8 @@ public struct DeviceConfig: Sendable, Equatable, JSONConvertible {
             remoteToken: try document.field("tokens", "remote"), voipToken: try document.field("tokens", "voip"),
             publicKey: try document.field("public_key"), keyID: try document.field("key_id"),
             createdAt: try document.field("created_at"))
-        if let groups = document["entitlements"]?["com.apple.security.application-groups"], !groups.isNull {
-            guard let list = groups.arrayValue?.compactMap(\.stringValue), list.count == groups.arrayValue?.count
-            else {
-                throw JSONFieldError(
-                    path: ["entitlements", "com.apple.security.application-groups"], expected: "an array of strings",
-                    problem: .found(groups.typeName))
-            }
-            appGroups = list
-        }
+        appGroups = try Self.strings(document, "com.apple.security.application-groups")
+        keychainAccessGroups = try Self.strings(document, "keychain-access-groups")
         communication =
             try document.field("entitlements", "com.apple.developer.usernotifications.communication") ?? false
         timeSensitive =
@@ -168,6 +165,16 @@ public struct DeviceConfig: Sendable, Equatable, JSONConvertible {
                 path: ["voip", "framework"], expected: "a framework of iOS \(iosVersion) (\(conflict))",
                 problem: .found(voip.framework.rawValue))
         }
+    }
+
+    /// An entitlement that lists strings (absent or null: none).
+    private static func strings(_ document: JSONObject, _ key: String) throws(JSONFieldError) -> [String] {
+        guard let value = document["entitlements"]?[key], !value.isNull else { return [] }
+        guard let list = value.arrayValue?.compactMap(\.stringValue), list.count == value.arrayValue?.count else {
+            throw JSONFieldError(
+                path: ["entitlements", key], expected: "an array of strings", problem: .found(value.typeName))
+        }
+        return list
     }
 
     /// Why the app cannot use its VoIP framework on the release the device runs (LiveCommunicationKit needs

@@ -4,6 +4,8 @@ import FoundationEssentials
 /// notifications care.
 public struct Entitlements: Sendable, Equatable {
     public var appGroups: [String] = []
+    /// As written: `$(AppIdentifierPrefix)` is the team's, filled in by whoever knows it (``keychainAccessGroups(team:)``).
+    public var keychainAccessGroups: [String] = []
     public var filtering = false
     public var communication = false
     public var timeSensitive = false
@@ -11,6 +13,7 @@ public struct Entitlements: Sendable, Equatable {
 
     private struct Document: Decodable {
         var appGroups: [String]?
+        var keychainAccessGroups: [String]?
         var filtering: Bool?
         var communication: Bool?
         var timeSensitive: Bool?
@@ -18,6 +21,7 @@ public struct Entitlements: Sendable, Equatable {
 
         enum CodingKeys: String, CodingKey {
             case appGroups = "com.apple.security.application-groups"
+            case keychainAccessGroups = "keychain-access-groups"
             case filtering = "com.apple.developer.usernotifications.filtering"
             case communication = "com.apple.developer.usernotifications.communication"
             case timeSensitive = "com.apple.developer.usernotifications.time-sensitive"
@@ -33,10 +37,20 @@ public struct Entitlements: Sendable, Equatable {
             "not an entitlements property list (\(Self.reason($0)))"
         }
         appGroups = document.appGroups ?? []
+        keychainAccessGroups = document.keychainAccessGroups ?? []
         filtering = document.filtering ?? false
         communication = document.communication ?? false
         timeSensitive = document.timeSensitive ?? false
         criticalAlerts = document.criticalAlerts ?? false
+    }
+
+    /// The keychain access groups with Xcode's `$(AppIdentifierPrefix)` and `$(TeamIdentifierPrefix)` made `TEAMID.`,
+    /// as the signing fills them in.
+    public func keychainAccessGroups(team: String) -> [String] {
+        keychainAccessGroups.map {
+            $0.replacing("$(AppIdentifierPrefix)", with: team + ".")
+                .replacing("$(TeamIdentifierPrefix)", with: team + ".")
+        }
     }
 
     /// Which key had the wrong kind, without its value.

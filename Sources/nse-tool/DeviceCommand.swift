@@ -276,6 +276,7 @@ struct DeviceCommand: ParsableCommand {
                         throw Failure(error.code == .missing ? .noInput : .config, error.description)
                     }
                     device.config.appGroups = granted.appGroups
+                    device.config.keychainAccessGroups = granted.keychainAccessGroups(team: device.config.teamID)
                     device.config.filtering = granted.filtering
                     device.config.communication = granted.communication
                     device.config.timeSensitive = granted.timeSensitive
