@@ -217,9 +217,9 @@ def bench_example(work, root, rounds):
     subprocess.run([NSE, "device", "init", device], check=True, stdout=subprocess.DEVNULL)
     subprocess.run([NSE, "device", "set", device, "--entitlements",
                     os.path.join(example, "NotificationService.entitlements")], check=True, stdout=subprocess.DEVNULL)
-    group = os.path.join(device, "AppGroups", "group.org.example.app")
-    os.makedirs(group, exist_ok=True)
-    shutil.copyfile(os.path.join(device, "keys", "private.key"), os.path.join(group, "e2ee-private.key"))
+    subprocess.run([NSE, "device", "keychain", "add", device, "--service", "org.example.app.e2ee", "--account",
+                    "device-key", "--access-group", "ABCDE12345.org.example.shared", "--accessible", "cku",
+                    "--data-file", os.path.join(device, "keys", "private.key")], check=True, stdout=subprocess.DEVNULL)
     with open(os.path.join(example, "media", "lunch.png"), "rb") as picture:
         image = base64.b64encode(picture.read()).decode()
     plaintext = json.dumps({"type": "message", "from": "sip:alice@example.org", "display_name": "Alice",

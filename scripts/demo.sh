@@ -182,11 +182,11 @@ for who, line in zip(("signed by Alice:  ", "signed by Mallory:"), sys.stdin):
 
 step "13. An extension of your own (examples/notification-service): CryptoKit opens the HPKE envelope, the picture is downloaded"
 example="$(dirname "$0")/../examples/notification-service"
-# The app's new version: its own extension, its App Group and the communication entitlement; at sign-in it leaves the
-# device's key in the group's container, where its extension reads it (the example's README says why not a Keychain).
+# The app's new version: its own extension, a keychain group it shares with it and the communication entitlement; at
+# sign-in it keeps the device's key in that keychain group, where its extension reads it (SecItemCopyMatching).
 "$nse" device set "$work/bob" --entitlements "$example/NotificationService.entitlements" >/dev/null
-mkdir -p "$work/bob/AppGroups/group.org.example.app"
-install -m 600 "$work/bob/keys/private.key" "$work/bob/AppGroups/group.org.example.app/e2ee-private.key"
+"$nse" device keychain add "$work/bob" --service org.example.app.e2ee --account device-key \
+  --access-group ABCDE12345.org.example.shared --accessible cku --data-file "$work/bob/keys/private.key" >/dev/null
 extension=$("$nse" extension build "$example" 2>"$work/build.err" | tail -n 1) || { cat "$work/build.err" >&2; exit 1; }
 echo "built: $extension"
 python3 "$example/media-server.py" 127.0.0.1:0 >"$work/media.out" 2>"$work/media.err" &

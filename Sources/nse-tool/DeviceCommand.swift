@@ -18,7 +18,7 @@ struct DeviceCommand: ParsableCommand {
         abstract: "Create, inspect and change emulated devices (an app install with its App Group container).",
         subcommands: [
             Init.self, InitMany.self, Show.self, Set.self, Trust.self, Register.self, ResetVoIP.self,
-            RotateKey.self, Activity.self,
+            RotateKey.self, Activity.self, Keychain.self,
         ])
 
     /// `nse device trust`: a contact's signing key, for signed envelopes (format nse2).

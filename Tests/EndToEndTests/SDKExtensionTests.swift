@@ -379,8 +379,9 @@ import Testing
         #expect(try warnings().isEmpty)
     }
 
-    /// examples/notification-service: CryptoKit (BoringSSL, partly C++) linked in, an HPKE envelope opened, the
-    /// inline picture attached, the sender recorded.
+    /// examples/notification-service: CryptoKit (BoringSSL, partly C++) linked in, the device's key read from the
+    /// keychain group the app shares with it (and not from the app's own group), an HPKE envelope opened, the inline
+    /// picture attached, the sender recorded.
     @Test func theEndToEndEncryptedExampleOpensItsEnvelope() throws {
         let example = TestSupport.packageRoot + "/examples/notification-service"
         let build = try Self.build([example])
@@ -390,18 +391,32 @@ import Testing
             "device", "set", device, "--entitlements", example + "/NotificationService.entitlements",
         ])
         try #require(set.status == 0, "\(set.stderr)")
-        let group = device + "/AppGroups/group.org.example.app"
-        try FileManager.default.createDirectory(atPath: group, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: device + "/keys/private.key", toPath: group + "/e2ee-private.key")
         let sealed = try TestSupport.nse(
             ["seal", "--device", device, "--hpke"],
             stdin: #"{"type":"message","from":"sip:alice@example.org","display_name":"Alice","text":"Lunch at 1?"}"#)
         try #require(sealed.status == 0, "\(sealed.stderr)")
         let envelope = sealed.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(envelope.hasPrefix("hpke1."))
-        let result = try runOne(
-            executable,
-            #"{"aps":{"alert":{"title":"New message","body":"(encrypted)"},"mutable-content":1},"enc":"\#(envelope)"}"#)
+        let push =
+            #"{"aps":{"alert":{"title":"New message","body":"(encrypted)"},"mutable-content":1},"enc":"\#(envelope)"}"#
+        /// The app at sign-in: its key into the keychain, in `group`.
+        func keep(in group: String) throws {
+            let added = try TestSupport.nse([
+                "device", "keychain", "add", device, "--service", "org.example.app.e2ee", "--account", "device-key",
+                "--access-group", group, "--accessible", "cku", "--data-file", device + "/keys/private.key",
+            ])
+            try #require(added.status == 0, "\(added.stderr)")
+            #expect(!added.stdout.contains(try String(contentsOfFile: device + "/keys/private.key", encoding: .utf8)))
+        }
+        // Kept in the app's own group (its application identifier), the key is not the extension's to read: the
+        // server's alert is shown, as on iOS.
+        try keep(in: "ABCDE12345.org.example.app")
+        let unopened = try runOne(executable, push)
+        #expect(unopened["display"]?["title"]?.stringValue == "New message", "\(unopened)")
+        #expect(unopened["extension"]?["stderr"]?.stringValue?.contains("OSStatus -25300") == true, "\(unopened)")
+        // In the group the entitlements share, it is.
+        try keep(in: "ABCDE12345.org.example.shared")
+        let result = try runOne(executable, push)
         #expect(result["outcome"] == "rewritten", "\(result)")
         #expect(result["display"]?["title"]?.stringValue == "Alice")
         #expect(result["display"]?["body"]?.stringValue == "Lunch at 1?")

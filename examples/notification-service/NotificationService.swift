@@ -1,6 +1,7 @@
 import CryptoKit
 import Foundation
 import Intents
+import Security
 import UniformTypeIdentifiers
 import UserNotifications
 import os.log
@@ -9,7 +10,8 @@ import os.log
 ///
 /// The server cannot read the message: the sender sealed it to this device's key with HPKE (RFC 9180), and the push
 /// carries it under `enc` beside an alert the server wrote itself ("New message"). For each push the extension
-///   1. opens the envelope with the device's private key, which the app keeps in the App Group container;
+///   1. opens the envelope with the device's private key, which the app keeps in the keychain group it shares with
+///      its extension;
 ///   2. shows who sent what (title, subtitle, body, thread), with the small picture the message may carry inline;
 ///   3. makes it a communication notification: the sender as an `INPerson`, an `INSendMessageIntent` donated, the
 ///      content updated from it;
@@ -17,10 +19,11 @@ import os.log
 /// When time runs out first, `serviceExtensionTimeWillExpire` delivers the best attempt made so far. When the content
 /// cannot be opened, the server's own alert is shown: never the ciphertext, never an error's detail.
 class NotificationService: UNNotificationServiceExtension {
-    /// The App Group the app and its extension share (NotificationService.entitlements).
-    static let appGroup = "group.org.example.app"
-    /// The device's X25519 private key (base64), which the app writes into the group's container at sign-in.
-    static let privateKeyFile = "e2ee-private.key"
+    /// Where the app keeps the device's X25519 private key (base64) at sign-in: a generic password in the keychain
+    /// access group it shares with its extension (NotificationService.entitlements, `keychain-access-groups`).
+    static let keychainGroup = "ABCDE12345.org.example.shared"
+    static let keyService = "org.example.app.e2ee"
+    static let keyAccount = "device-key"
     /// How the sender seals (`hpke1`): RFC 9180 base mode with this ciphersuite, this info string, and the format
     /// tag as additional authenticated data.
     static let ciphersuite = HPKE.Ciphersuite.Curve25519_SHA256_ChachaPoly
@@ -121,16 +124,25 @@ class NotificationService: UNNotificationServiceExtension {
         return message
     }
 
-    /// The key the app left in the shared container (see README.md for why there, and not the Keychain).
+    /// The key the app keeps in the shared keychain group.
     private func devicePrivateKey() throws -> Curve25519.KeyAgreement.PrivateKey {
-        guard
-            let container = FileManager.default.containerURL(
-                forSecurityApplicationGroupIdentifier: Self.appGroup),
-            let text = try? String(
-                contentsOf: container.appendingPathComponent(Self.privateKeyFile), encoding: .utf8),
+        let query: [String: Any] = [
+            kSecClass as String: kSecClassGenericPassword,
+            kSecAttrService as String: Self.keyService,
+            kSecAttrAccount as String: Self.keyAccount,
+            kSecAttrAccessGroup as String: Self.keychainGroup,
+            kSecReturnData as String: true,
+            kSecMatchLimit as String: kSecMatchLimitOne,
+        ]
+        var item: CFTypeRef?
+        let status = SecItemCopyMatching(query as CFDictionary, &item)
+        guard status == errSecSuccess, let data = item as? Data, let text = String(data: data, encoding: .utf8),
             let raw = Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)),
             let key = try? Curve25519.KeyAgreement.PrivateKey(rawRepresentation: raw)
-        else { throw OpenFailure.noKey }
+        else {
+            log.error("no device key in the keychain: OSStatus \(Int(status), privacy: .public)")
+            throw OpenFailure.noKey
+        }
         return key
     }
 
@@ -246,7 +258,7 @@ struct Message: Decodable {
 enum OpenFailure: String, Error {
     case noEnvelope = "no enc in the payload"
     case malformedEnvelope = "enc is not an hpke1 envelope"
-    case noKey = "no device key in the App Group container"
+    case noKey = "no device key in the keychain"
     case notAuthentic = "the envelope does not open with this device's key (another key, or tampered)"
     case notAMessage = "the content is not a message"
 }

@@ -47,7 +47,7 @@ public struct KeychainItem: Sendable, Equatable {
         "inet": ["acct", "sdmn", "srvr", "ptcl", "atyp", "port", "path", "sync"],
     ]
     /// Whether the two items agree on every key of `keys` (absent on both counts as agreeing).
-    func sameIdentity(as other: KeychainItem, keys: Set<String>) -> Bool {
+    public func sameIdentity(as other: KeychainItem, keys: Set<String>) -> Bool {
         keys.allSatisfy { attributes[$0] == other.attributes[$0] }
     }
 

@@ -1,0 +1,257 @@
+import ArgumentParser
+import NSECommandLine
+import NSEDevice
+import NSEJSON
+import NSESystem
+
+extension DeviceCommand {
+    /// `nse device keychain`: what the app keeps in the keychain it shares with its extension (Security's SecItem
+    /// calls read it; docs/device.md). The app's side: its own application identifier, not the extension's.
+    struct Keychain: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Keep the app's keychain items (a key, a token) where its extension's SecItem calls find them.",
+            subcommands: [Add.self, List.self, Delete.self])
+
+        /// Which item: a generic password by service and account, an internet password by server (and port,
+        /// protocol).
+        struct ItemOptions: ParsableArguments {
+            @Option(help: "kSecAttrService of a generic password.")
+            var service: String?
+
+            @Option(help: "kSecAttrAccount.")
+            var account: String?
+
+            @Option(help: "kSecAttrServer: makes it an internet password.")
+            var server: String?
+
+            @Option(help: "kSecAttrPort of an internet password.")
+            var port: Int?
+
+            @Option(help: ArgumentHelp("kSecAttrProtocol of an internet password (e.g. htps).", valueName: "code"))
+            var `protocol`: String?
+
+            @Option(
+                help: ArgumentHelp(
+                    "kSecAttrAccessGroup (default: the first of the app's: its keychain-access-groups, else TEAMID.bundle-id).",
+                    valueName: "group"))
+            var accessGroup: String?
+
+            var itemClass: String { server == nil ? "genp" : "inet" }
+
+            func check() throws {
+                if server == nil, port != nil || `protocol` != nil {
+                    throw ValidationError("--port and --protocol are an internet password's: give --server too")
+                }
+                if server != nil, service != nil {
+                    throw ValidationError(
+                        "--service is a generic password's, --server an internet password's: not both")
+                }
+                for value in [service, account, server, `protocol`, accessGroup].compactMap({ $0 })
+                where value.isEmpty || value.utf8.count > 1024 {
+                    throw ValidationError("an item's attributes must be 1 to 1024 bytes")
+                }
+                if let port, !(0...65535).contains(port) { throw ValidationError("--port must be 0 to 65535") }
+            }
+
+            /// The attributes named, under Apple's keys.
+            var attributes: [String: KeychainItem.Value] {
+                var attributes: [String: KeychainItem.Value] = [:]
+                if let service { attributes["svce"] = .text(service) }
+                if let account { attributes["acct"] = .text(account) }
+                if let server { attributes["srvr"] = .text(server) }
+                if let port { attributes["port"] = .integer(Int64(port)) }
+                if let `protocol` { attributes["ptcl"] = .text(`protocol`) }
+                return attributes
+            }
+
+            /// The groups the app reaches, in iOS's order; `accessGroup` must be one of them.
+            func groups(of device: Device) throws(Failure) -> [String] {
+                let config = device.config
+                var groups = config.keychainAccessGroups
+                groups.append(config.teamID + "." + config.bundleID)
+                groups += config.appGroups
+                var seen = Swift.Set<String>()
+                groups = groups.filter { seen.insert($0).inserted }
+                guard let accessGroup else { return groups }
+                guard groups.contains(accessGroup) else {
+                    throw Failure(
+                        .config,
+                        "--access-group \(accessGroup): the app's entitlements do not give it (it has \(groups.joined(separator: ", ")))"
+                    )
+                }
+                return [accessGroup]
+            }
+        }
+
+        static func json(_ item: KeychainItem) -> JSON {
+            var object = JSONObject()
+            object["class"] = .string(item.itemClass == "genp" ? "generic-password" : "internet-password")
+            object["access_group"] = .string(item.accessGroup)
+            for (key, name) in [
+                ("svce", "service"), ("acct", "account"), ("srvr", "server"), ("port", "port"), ("ptcl", "protocol"),
+                ("labl", "label"), ("pdmn", "accessible"),
+            ] {
+                switch item.attributes[key] {
+                case .text(let text)?: object[name] = .string(text)
+                case .integer(let number)?: object[name] = .int(number)
+                default: break
+                }
+            }
+            object["synchronizable"] = .bool(item.attributes["sync"] == .bool(true))
+            // Never the secret itself: its size says it is there.
+            object["data_bytes"] = .int(Int64(item.data.count))
+            return .object(object)
+        }
+
+        struct Add: ParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract:
+                    "Add an item as the app would (SecItemAdd); its secret from a file or stdin, never the command line."
+            )
+
+            @Argument(help: ArgumentHelp("The container folder.", valueName: "dir"))
+            var directory: String
+
+            @OptionGroup var item: ItemOptions
+
+            @Option(
+                help: ArgumentHelp("The item's secret bytes: a file, or - for stdin (at most 1 MB).", valueName: "file")
+            )
+            var dataFile: String
+
+            @Option(help: "kSecAttrLabel.")
+            var label: String?
+
+            @Option(
+                help: ArgumentHelp(
+                    "kSecAttrAccessible: ak (when unlocked, the default), ck (after first unlock), aku, cku, akpu, dk, dku.",
+                    valueName: "class"))
+            var accessible = "ak"
+
+            @Flag(help: "Replace an item with the same identity instead of refusing it.")
+            var replace = false
+
+            func validate() throws {
+                try item.check()
+                guard item.account != nil || item.service != nil || item.server != nil else {
+                    throw ValidationError("name the item: --service and/or --account, or --server")
+                }
+                guard ["ak", "ck", "aku", "cku", "akpu", "dk", "dku"].contains(accessible) else {
+                    throw ValidationError("--accessible \(accessible): expected ak, ck, aku, cku, akpu, dk or dku")
+                }
+            }
+
+            func run() throws {
+                do throws(Failure) {
+                    let device = try DeviceOption(device: directory).open()
+                    let group = try item.groups(of: device)[0]
+                    guard let data = try readInput(dataFile == "-" ? nil : dataFile, limit: 1 << 20) else {
+                        throw Failure(.usage, "--data-file: more than 1 MB")
+                    }
+                    var attributes = item.attributes
+                    attributes["pdmn"] = .text(accessible)
+                    attributes["sync"] = .bool(false)
+                    if let label { attributes["labl"] = .text(label) }
+                    let now = SystemClock.unixMilliseconds()
+                    let new = KeychainItem(
+                        itemClass: item.itemClass, accessGroup: group, attributes: attributes, data: data,
+                        createdAt: now, modifiedAt: now)
+                    let identity = KeychainItem.identity[item.itemClass] ?? []
+                    let added: Bool
+                    do {
+                        let keychain = try device.keychain()
+                        if replace {
+                            _ = try keychain.delete(itemClass: item.itemClass, groups: [group]) {
+                                $0.sameIdentity(as: new, keys: identity)
+                            }
+                        }
+                        added = try keychain.add(new, identity: identity)
+                    } catch {
+                        throw Failure(error)
+                    }
+                    guard added else {
+                        throw Failure(.config, "the app already has this item in \(group) (--replace to replace it)")
+                    }
+                    StandardStreams.writeOut(Keychain.json(new).serialized() + "\n")
+                } catch {
+                    throw error.exit()
+                }
+            }
+        }
+
+        struct List: ParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "List the items the app reaches, one JSON line each (never their secrets).")
+
+            @Argument(help: ArgumentHelp("The container folder.", valueName: "dir"))
+            var directory: String
+
+            @OptionGroup var item: ItemOptions
+
+            func validate() throws { try item.check() }
+
+            func run() throws {
+                do throws(Failure) {
+                    let device = try DeviceOption(device: directory).open()
+                    let groups = try item.groups(of: device)
+                    let wanted = item.attributes
+                    var lines = ""
+                    do {
+                        let keychain = try device.keychain()
+                        for itemClass in item.server == nil && item.service == nil
+                            ? ["genp", "inet"] : [item.itemClass]
+                        {
+                            for found in try keychain.items(
+                                itemClass: itemClass, groups: groups,
+                                where: { found in
+                                    wanted.allSatisfy { found.attributes[$0.key] == $0.value }
+                                })
+                            {
+                                lines += Keychain.json(found).serialized() + "\n"
+                            }
+                        }
+                    } catch { throw Failure(error) }
+                    StandardStreams.writeOut(lines)
+                } catch {
+                    throw error.exit()
+                }
+            }
+        }
+
+        struct Delete: ParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Delete the items that match (SecItemDelete); status 66 when none does.")
+
+            @Argument(help: ArgumentHelp("The container folder.", valueName: "dir"))
+            var directory: String
+
+            @OptionGroup var item: ItemOptions
+
+            func validate() throws { try item.check() }
+
+            func run() throws {
+                do throws(Failure) {
+                    let device = try DeviceOption(device: directory).open()
+                    let groups = try item.groups(of: device)
+                    let wanted = item.attributes
+                    var deleted = 0
+                    do {
+                        let keychain = try device.keychain()
+                        for itemClass in item.server == nil && item.service == nil
+                            ? ["genp", "inet"] : [item.itemClass]
+                        {
+                            deleted += try keychain.delete(itemClass: itemClass, groups: groups) { found in
+                                wanted.allSatisfy { found.attributes[$0.key] == $0.value }
+                            }
+                        }
+                    } catch { throw Failure(error) }
+                    guard deleted > 0 else { throw Failure(.noInput, "no keychain item of the app matches") }
+                    StandardStreams.writeOut(
+                        JSON.object(JSONObject([(key: "deleted", value: .int(Int64(deleted)))])).serialized() + "\n")
+                } catch {
+                    throw error.exit()
+                }
+            }
+        }
+    }
+}
