@@ -50,7 +50,9 @@ let package = Package(
         .library(name: "CryptoKit", targets: ["CryptoKit"]),
         .library(name: "UniformTypeIdentifiers", targets: ["UniformTypeIdentifiers"]),
         .library(name: "MobileCoreServices", targets: ["MobileCoreServices"]),
-        .library(name: "Security", targets: ["Security"]),
+        // Apple's Security for a SwiftPM target (`import NSESecurity`); `nse extension build` gives extensions `import
+        // Security` over it (SDK/, docs/sdk.md).
+        .library(name: "NSESecurity", targets: ["NSESecurity"]),
         .library(name: "UIKit", targets: ["UIKit"]),
         // Apple's os.log for a SwiftPM target (`import NSEOSLog`); `nse extension build` gives extensions `import os`,
         // `import os.log` and `import OSLog` over it (SDK/, docs/sdk.md).
@@ -61,7 +63,7 @@ let package = Package(
             name: "NSESDK", type: .static,
             targets: [
                 "UserNotifications", "UserNotificationsUI", "Intents", "CallKit", "LiveCommunicationKit", "CryptoKit",
-                "UniformTypeIdentifiers", "MobileCoreServices", "UIKit", "Security", "NSEOSLog",
+                "UniformTypeIdentifiers", "MobileCoreServices", "UIKit", "NSESecurity", "NSEOSLog",
             ]),
         // The fuzz entry points, for the libFuzzer package in Fuzz/ (docs/fuzzing.md).
         .library(name: "NSEFuzzTargets", targets: ["NSEFuzzTargets"]),
@@ -289,8 +291,9 @@ let package = Package(
         // CoreFoundation's types as the SDK's C-style APIs speak them (bridging with `as`), declared once.
         .target(name: "NSECoreFoundation"),
         .target(name: "MobileCoreServices", dependencies: ["NSECoreFoundation", "UniformTypeIdentifiers"]),
+        // Apple's Security: the keychain. Not named `Security` (SDK/README.md says why).
         .target(
-            name: "Security",
+            name: "NSESecurity",
             dependencies: ["NSECoreFoundation", "NSECrypto", "NSEDevice", "NSEExtensionKit", "NSESystem"]),
         .target(name: "UIKit"),
         // Apple's os: Logger, os_log, OSLog. Not named `os` (SDK/README.md says why).
@@ -368,7 +371,7 @@ let package = Package(
             name: "SDKTests",
             dependencies: [
                 "UniformTypeIdentifiers", "MobileCoreServices", "UIKit", "UserNotifications", "Intents", "NSEOSLog",
-                "Security", "NSEDevice", "NSEExtensionKit", "NSEJSON", "NSEPayload", "NSEProtocol",
+                "NSESecurity", "NSEDevice", "NSEExtensionKit", "NSEJSON", "NSEPayload", "NSEProtocol",
             ]),
         // The front door's own `nse run` parser (the `nse` executable target, tested in-process).
         .testTarget(name: "FrontDoorTests", dependencies: ["nse", "NSECommandLine", "NSEHost", "NSEPayload"]),

@@ -36,7 +36,7 @@ LAYERS = [
     ("hostext", "Host and extension", ["NSEHost", "NSEExtension", "NSECall"]),
     ("sdk", "The SDK: Apple's extension APIs on Linux", [
         "NSEExtensionKit", "UserNotifications", "UserNotificationsUI", "Intents", "CallKit", "LiveCommunicationKit",
-        "CryptoKit", "NSECoreFoundation", "UniformTypeIdentifiers", "MobileCoreServices", "UIKit", "Security", "NSEOSLog",
+        "CryptoKit", "NSECoreFoundation", "UniformTypeIdentifiers", "MobileCoreServices", "UIKit", "NSESecurity", "NSEOSLog",
     ]),
     ("servers", "Servers, the main app, replay and the extension builder", [
         "NSESIPServer", "NSEAPNsServer", "NSEFleet", "NSEFileServer", "NSEMetrics", "NSEMainApp", "NSEReplay", "NSEExtensionBuild",

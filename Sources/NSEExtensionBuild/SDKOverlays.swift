@@ -8,7 +8,7 @@ import SystemPackage
 #endif
 
 /// The modules of the SDK that SwiftPM must not build among the package's own (SDK/README.md): `os` (the Swift
-/// overlay of the Clang module `os`, so `import os.log` resolves) and `OSLog`. Compiled once per SDK and compiler into
+/// overlay of the Clang module `os`, so `import os.log` resolves), `OSLog` and `Security`. Compiled once per SDK and compiler into
 /// the cache, then found there by every extension build: `-I` the folder this returns.
 struct SDKOverlays {
     var sdk: SDKLocation
@@ -19,19 +19,20 @@ struct SDKOverlays {
     func folder() async throws(ExtensionBuildError) -> String {
         let key = try cacheKey()
         let folder = Path.join(cacheDirectory, "sdk-overlays", key)
-        if FileSystem.exists(Path.join(folder, "OSLog.swiftmodule")) { return folder }
+        if FileSystem.exists(Path.join(folder, "Security.swiftmodule")) { return folder }
         let staging = folder + ".building-\(getpid())"
         do {
             try? FileSystem.removeTree(staging)
             try FileSystem.createDirectory(staging)
             try await compile("os", ["-import-underlying-module"], into: staging)
             try await compile("OSLog", [], into: staging)
+            try await compile("Security", [], into: staging)
             try? FileSystem.removeTree(folder)
             try FileSystem.createDirectory(Path.dirname(folder))
             // Another build may have made it meanwhile: theirs is as good.
             if rename(staging, folder) != 0 {
                 try? FileSystem.removeTree(staging)
-                guard FileSystem.exists(Path.join(folder, "OSLog.swiftmodule")) else {
+                guard FileSystem.exists(Path.join(folder, "Security.swiftmodule")) else {
                     throw SystemError.current("rename", path: folder)
                 }
             }
@@ -69,15 +70,19 @@ struct SDKOverlays {
 
     /// The overlays' sources, the maps they see, the module they re-export and the compiler.
     private func cacheKey() throws(ExtensionBuildError) -> String {
-        var material: [UInt8] = Array("nse-sdk-overlays 3\n".utf8)
-        for module in ["os", "OSLog"] {
+        var material: [UInt8] = Array("nse-sdk-overlays 4\n".utf8)
+        for module in ["os", "OSLog", "Security"] {
             let path = Path.join(sdk.overlaySources, module, module + ".swift")
             guard let bytes = try? FileSystem.readFile(path, limit: 1 << 20) else {
                 throw ExtensionBuildError(.unavailable, "the SDK's \(path) is missing")
             }
             material += Digest.sha256(bytes)
         }
-        let stamped = sdk.moduleMaps + [sdk.library, Path.join(sdk.modulesDirectory, "NSEOSLog.swiftmodule")]
+        let stamped =
+            sdk.moduleMaps + [
+                sdk.library, Path.join(sdk.modulesDirectory, "NSEOSLog.swiftmodule"),
+                Path.join(sdk.modulesDirectory, "NSESecurity.swiftmodule"),
+            ]
         for path in stamped {
             material += Array("\(path) \(FileSystem.stamp(path).map { "\($0)" } ?? "")\n".utf8)
         }

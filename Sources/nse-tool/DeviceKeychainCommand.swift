@@ -64,14 +64,17 @@ extension DeviceCommand {
                 return attributes
             }
 
+            /// The classes a list or a delete looks in: both, unless the options name one's own attribute.
+            var classes: [String] { server == nil && service == nil ? ["genp", "inet"] : [itemClass] }
+
+            /// Whether `found` has every attribute the options name.
+            func matches(_ found: KeychainItem) -> Bool {
+                attributes.allSatisfy { found.attributes[$0.key] == $0.value }
+            }
+
             /// The groups the app reaches, in iOS's order; `accessGroup` must be one of them.
             func groups(of device: Device) throws(Failure) -> [String] {
-                let config = device.config
-                var groups = config.keychainAccessGroups
-                groups.append(config.teamID + "." + config.bundleID)
-                groups += config.appGroups
-                var seen = Swift.Set<String>()
-                groups = groups.filter { seen.insert($0).inserted }
+                let groups = device.config.keychainGroups(applicationIdentifier: device.config.applicationIdentifier)
                 guard let accessGroup else { return groups }
                 guard groups.contains(accessGroup) else {
                     throw Failure(
@@ -194,19 +197,11 @@ extension DeviceCommand {
                 do throws(Failure) {
                     let device = try DeviceOption(device: directory).open()
                     let groups = try item.groups(of: device)
-                    let wanted = item.attributes
                     var lines = ""
                     do {
                         let keychain = try device.keychain()
-                        for itemClass in item.server == nil && item.service == nil
-                            ? ["genp", "inet"] : [item.itemClass]
-                        {
-                            for found in try keychain.items(
-                                itemClass: itemClass, groups: groups,
-                                where: { found in
-                                    wanted.allSatisfy { found.attributes[$0.key] == $0.value }
-                                })
-                            {
+                        for itemClass in item.classes {
+                            for found in try keychain.items(itemClass: itemClass, groups: groups, where: item.matches) {
                                 lines += Keychain.json(found).serialized() + "\n"
                             }
                         }
@@ -233,16 +228,11 @@ extension DeviceCommand {
                 do throws(Failure) {
                     let device = try DeviceOption(device: directory).open()
                     let groups = try item.groups(of: device)
-                    let wanted = item.attributes
                     var deleted = 0
                     do {
                         let keychain = try device.keychain()
-                        for itemClass in item.server == nil && item.service == nil
-                            ? ["genp", "inet"] : [item.itemClass]
-                        {
-                            deleted += try keychain.delete(itemClass: itemClass, groups: groups) { found in
-                                wanted.allSatisfy { found.attributes[$0.key] == $0.value }
-                            }
+                        for itemClass in item.classes {
+                            deleted += try keychain.delete(itemClass: itemClass, groups: groups, where: item.matches)
                         }
                     } catch { throw Failure(error) }
                     guard deleted > 0 else { throw Failure(.noInput, "no keychain item of the app matches") }

@@ -4,7 +4,7 @@ import NSEExtensionKit
 import NSEJSON
 import NSEPayload
 import NSEProtocol
-import Security
+import NSESecurity
 import Testing
 
 /// Security's keychain calls, as an extension makes them: Apple's dictionaries, its statuses, its access groups.

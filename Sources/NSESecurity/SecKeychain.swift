@@ -44,11 +44,8 @@ struct SecKeychain {
     }
 
     static func accessGroups(of config: DeviceConfig) -> [String] {
-        var groups = config.keychainAccessGroups
-        groups.append(config.teamID + "." + extensionBundleIdentifier(appBundleID: config.bundleID))
-        groups += config.appGroups
-        var seen = Set<String>()
-        return groups.filter { seen.insert($0).inserted }
+        config.keychainGroups(
+            applicationIdentifier: config.teamID + "." + extensionBundleIdentifier(appBundleID: config.bundleID))
     }
 
     private static func extensionBundleIdentifier(appBundleID: String) -> String {
