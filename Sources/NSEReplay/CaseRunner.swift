@@ -248,6 +248,7 @@ struct CaseRunner {
                 throw ReplayError(file: replayCase.file, field: "device.entitlements", message: error.description)
             }
             device.config.appGroups = granted.appGroups
+            device.config.keychainAccessGroups = granted.keychainAccessGroups(team: device.config.teamID)
             device.config.filtering = granted.filtering || replayCase.device.filtering
             device.config.communication = granted.communication
             device.config.timeSensitive = granted.timeSensitive
