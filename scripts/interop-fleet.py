@@ -88,7 +88,6 @@ def main():
     work = tempfile.mkdtemp(prefix="nse-interop-fleet.")
     env = dict(os.environ, NSE=os.path.join(BIN, "nse"), FLEET_DEVICES=str(options.devices), FLEET_PORT="0",
                FLEET_LEASE="4")
-    started = time.monotonic()
     fleet_process = subprocess.Popen(["bash", RUN, work], env=env, stdout=subprocess.PIPE, text=True)
     failures = []
     try:
@@ -97,7 +96,7 @@ def main():
             say(f"run.sh did not start the fleet (status {fleet_process.wait(30)})")
             return 1
         fleet = json.loads(line)
-        say(f"fleet up in {time.monotonic() - started:.0f} s: {len(fleet['nodes'])} nodes, {options.devices} devices")
+        say(f"fleet up in {time.monotonic() - STARTED:.0f} s: {len(fleet['nodes'])} nodes, {options.devices} devices")
         failures += push_and_check(fleet, options.devices, work)
     finally:
         failures += stop_restarted()
@@ -118,7 +117,7 @@ def main():
             say("FAIL " + failure)
         say(f"{len(failures)} failures; logs in {work}")
         return 1
-    say(f"all passed in {time.monotonic() - started:.0f} s")
+    say(f"all passed in {time.monotonic() - STARTED:.0f} s")
     shutil.rmtree(work, ignore_errors=True)
     return 0
 

@@ -1,4 +1,5 @@
 // swift-format-ignore-file: AlwaysUseLowerCamelCase
+
 // Apple's C names, as declared.
 import NSECoreFoundation
 

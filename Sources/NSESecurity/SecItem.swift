@@ -1,4 +1,5 @@
 // swift-format-ignore-file: AlwaysUseLowerCamelCase
+
 // Apple's C names, as declared.
 import NSECoreFoundation
 import NSEDevice
@@ -56,11 +57,10 @@ public func SecItemUpdate(_ query: CFDictionary, _ attributesToUpdate: CFDiction
         let query = try SecItemQuery(query)
         let itemClass = try query.requireClass()
         if query.returns.any { throw SecStatus(errSecParam) }
-        var update = try SecItemQuery(attributesToUpdate)
+        let update = try SecItemQuery(attributesToUpdate)
         if update.itemClass != nil || update.returns.any || update.limit != nil || update.synchronizable == .any {
             throw SecStatus(errSecParam)
         }
-        update.itemClass = itemClass
         if update.attributes.keys.contains(where: { KeychainItem.classAttributes[itemClass]?.contains($0) != true }) {
             throw SecStatus(errSecParam)
         }

@@ -114,7 +114,7 @@ struct SecItemQuery {
         case .only(let wanted): if sync != wanted { return false }
         case .any: break
         }
-        return attributes.allSatisfy { item.attributes[$0.key] == $0.value }
+        return item.has(attributes)
     }
 
     private static func string(_ value: Any) -> String? {

@@ -69,7 +69,7 @@ extension DeviceCommand {
 
             /// Whether `found` has every attribute the options name.
             func matches(_ found: KeychainItem) -> Bool {
-                attributes.allSatisfy { found.attributes[$0.key] == $0.value }
+                found.has(attributes)
             }
 
             /// The groups the app reaches, in iOS's order; `accessGroup` must be one of them.

@@ -140,9 +140,12 @@ extension AppGroupStore {
 }
 
 extension DatabaseError {
-    /// The device-level error for a failed store operation.
-    var deviceError: DeviceError {
-        DeviceError(code == .corrupt ? .corrupt : .io, "App Group store: \(message)")
+    /// The device-level error for a failed App Group store operation.
+    var deviceError: DeviceError { deviceError(in: "App Group store") }
+
+    /// The device-level error for a failed operation on one of the device's databases, named `store`.
+    func deviceError(in store: String) -> DeviceError {
+        DeviceError(code == .corrupt ? .corrupt : .io, "\(store): \(message)")
     }
 }
 

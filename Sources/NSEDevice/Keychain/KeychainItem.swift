@@ -46,6 +46,11 @@ public struct KeychainItem: Sendable, Equatable {
         "genp": ["acct", "svce", "sync"],
         "inet": ["acct", "sdmn", "srvr", "ptcl", "atyp", "port", "path", "sync"],
     ]
+    /// Whether the item has every one of `wanted`'s attributes, with the same value.
+    public func has(_ wanted: [String: Value]) -> Bool {
+        wanted.allSatisfy { attributes[$0.key] == $0.value }
+    }
+
     /// Whether the two items agree on every key of `keys` (absent on both counts as agreeing).
     public func sameIdentity(as other: KeychainItem, keys: Set<String>) -> Bool {
         keys.allSatisfy { attributes[$0] == other.attributes[$0] }

@@ -34,7 +34,7 @@ public struct KeychainStore: Sendable {
         do {
             database = try Database(path: Path.join(containerDirectory, Self.fileName), schema: Self.schema)
         } catch {
-            throw DeviceError(error.code == .corrupt ? .corrupt : .io, "keychain: \(error.message)")
+            throw error.deviceError(in: "keychain")
         }
     }
 
@@ -63,7 +63,7 @@ public struct KeychainStore: Sendable {
                 try Self.items(tx, itemClass: itemClass, groups: groups).map(\.item).filter(matches)
             }
         } catch {
-            throw DeviceError(error.code == .corrupt ? .corrupt : .io, "keychain: \(error.message)")
+            throw error.deviceError(in: "keychain")
         }
     }
 
@@ -130,7 +130,7 @@ public struct KeychainStore: Sendable {
         do {
             return try database.write(.durable, body)
         } catch {
-            throw DeviceError(error.code == .corrupt ? .corrupt : .io, "keychain: \(error.message)")
+            throw error.deviceError(in: "keychain")
         }
     }
 
