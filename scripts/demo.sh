@@ -186,7 +186,8 @@ example="$(dirname "$0")/../examples/notification-service"
 # sign-in it keeps the device's key in that keychain group, where its extension reads it (SecItemCopyMatching).
 "$nse" device set "$work/bob" --entitlements "$example/NotificationService.entitlements" >/dev/null
 "$nse" device keychain add "$work/bob" --service org.example.app.e2ee --account device-key \
-  --access-group ABCDE12345.org.example.shared --accessible cku --data-file "$work/bob/keys/private.key" >/dev/null
+  --access-group ABCDE12345.org.example.shared --accessible after-first-unlock-this-device-only \
+  --data-file "$work/bob/keys/private.key" >/dev/null
 extension=$("$nse" extension build "$example" 2>"$work/build.err" | tail -n 1) || { cat "$work/build.err" >&2; exit 1; }
 echo "built: $extension"
 python3 "$example/media-server.py" 127.0.0.1:0 >"$work/media.out" 2>"$work/media.err" &

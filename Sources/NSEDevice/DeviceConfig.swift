@@ -59,6 +59,8 @@ public struct DeviceConfig: Sendable, Equatable, JSONConvertible {
     /// Show a message only from a sender whose signature verifies (`nse device set --require-signed-sender`): an
     /// anonymous envelope is then shown as the loc-key fallback.
     public var requireSignedSender = false
+    /// Unlocked, locked, or not unlocked since it started: which keychain items an extension can read.
+    public var lockState = DeviceLockState.unlocked
     /// The range `shared_core.watchdog_s` takes.
     public static let sharedCoreWatchdogRange: ClosedRange<Double> = 1...3600
 
@@ -106,6 +108,7 @@ public struct DeviceConfig: Sendable, Equatable, JSONConvertible {
             "model": model.json,
             "shared_core": ["watchdog_s": .double(sharedCoreWatchdog)],
             "senders": ["require_signed": .bool(requireSignedSender)],
+            "lock_state": lockState.json,
         ]
     }
 
@@ -150,6 +153,7 @@ public struct DeviceConfig: Sendable, Equatable, JSONConvertible {
         model = try document.field("model")
         sharedCoreWatchdog = try document.field("shared_core", "watchdog_s") ?? 30
         requireSignedSender = try document.field("senders", "require_signed") ?? false
+        lockState = try document.field("lock_state") ?? .unlocked
         guard Self.sharedCoreWatchdogRange.contains(sharedCoreWatchdog) else {
             throw JSONFieldError(
                 path: ["shared_core", "watchdog_s"], expected: "a number of seconds from 1 to 3600",

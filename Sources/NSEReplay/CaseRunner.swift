@@ -237,6 +237,9 @@ struct CaseRunner {
         var device = try Device.create(at: Path.join(workDirectory, "device"), options: options)
         if let grants = replayCase.device.grants {
             device.config.appGroups = grants.appGroups
+            var entitled = Entitlements()
+            entitled.keychainAccessGroups = grants.keychainAccessGroups
+            device.config.keychainAccessGroups = entitled.keychainAccessGroups(team: device.config.teamID)
             device.config.filtering = grants.filtering || replayCase.device.filtering
             device.config.communication = grants.communication
             device.config.timeSensitive = grants.timeSensitive
@@ -280,6 +283,7 @@ struct CaseRunner {
         if let model = replayCase.device.model { device.config.model = model }
         if let watchdog = replayCase.device.coreWatchdog { device.config.sharedCoreWatchdog = watchdog }
         device.config.requireSignedSender = replayCase.device.requireSignedSender
+        if let state = replayCase.device.lockState { device.config.lockState = state }
         try device.save()
         let group = try device.appGroup()
         for _ in 0..<replayCase.device.strikes { try group.voip.recordStrike(reason: "preset by the case") }
@@ -293,8 +297,47 @@ struct CaseRunner {
             for name in names { try group.trust.trust(try signers.identity(name).publicKey.base64, for: contact) }
         }
         if let keyFile = replayCase.device.keyFile { try useKey(keyFile, on: &device) }
+        try keepKeychainItems(on: device)
         if let mode = replayCase.device.keyMode { try FileSystem.setPermissions(device.secretKeyPath, mode_t(mode)) }
         return device
+    }
+
+    /// What the app kept in the keychain before the push, as `nse device keychain add` keeps it (the app's side:
+    /// the device's lock does not refuse it).
+    private func keepKeychainItems(on device: Device) throws {
+        guard !replayCase.device.keychain.isEmpty else { return }
+        let store = try device.keychain()
+        let groups = device.config.keychainGroups(applicationIdentifier: device.config.applicationIdentifier)
+        for (index, seed) in replayCase.device.keychain.enumerated() {
+            func fail(_ field: String, _ message: String) -> ReplayError {
+                ReplayError(file: replayCase.file, field: "device.keychain[\(index)]\(field)", message: message)
+            }
+            let group = seed.accessGroup ?? groups[0]
+            guard groups.contains(group) else {
+                throw fail(
+                    ".access_group", "\(group) is not the app's (it has \(groups.joined(separator: ", ")))")
+            }
+            let path: String
+            switch seed.secret {
+            case .file(let file): path = file
+            case .deviceKey: path = device.secretKeyPath
+            }
+            let data: [UInt8]?
+            do { data = try FileSystem.readFile(path, limit: 1 << 20) } catch {
+                throw fail(".data_file", error.description)
+            }
+            guard let data else { throw fail(".data_file", "\(path) is more than 1 MB") }
+            var attributes: [String: KeychainItem.Value] = ["pdmn": .text(seed.accessible), "sync": .bool(false)]
+            if let service = seed.service { attributes["svce"] = .text(service) }
+            if let account = seed.account { attributes["acct"] = .text(account) }
+            let now = SystemClock.unixMilliseconds()
+            let item = KeychainItem(
+                itemClass: "genp", accessGroup: group, attributes: attributes, data: data, createdAt: now,
+                modifiedAt: now)
+            guard try store.add(item, identity: KeychainItem.identity["genp"] ?? []) else {
+                throw fail("", "the same item (service, account, group) is kept twice")
+            }
+        }
     }
 
     /// Gives the case's device the key a recorded case's content was sealed to: read from where the case names it

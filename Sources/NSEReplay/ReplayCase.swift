@@ -41,15 +41,38 @@ public struct ReplayCase: Sendable {
         public var entitlements: String?
         /// The same given inline (`device.entitlements` as an object, as `nse serve --record` writes it).
         public var grants: Grants?
+        /// Unlocked, locked or before its first unlock (`device.lock_state`): which keychain items the extension reads.
+        public var lockState: DeviceLockState?
+        /// Generic passwords the app kept in the keychain before the push (`device.keychain`).
+        public var keychain: [KeychainSeed] = []
         /// The device's private key by reference (`device.key_file`: a device's `keys/private.key`, relative to the
         /// case): a recorded case's sealed content opens with the key it was sealed to, which the case never holds.
         public var keyFile: String?
     }
 
-    /// What an app is entitled to, inline: `{"app_groups": [...], "filtering": …, "communication": …,
-    /// "time_sensitive": …, "critical_alerts": …}`.
+    /// A generic password the app kept: `{"service", "account", "access_group", "accessible", "data_file"}`, or
+    /// `"device_key": true` for the device's `keys/private.key` as the app keeps it at sign-in (a secret is never in
+    /// the case itself). `access_group` defaults to the app's first; `accessible` to Apple's, `when-unlocked`.
+    public struct KeychainSeed: Sendable {
+        public enum Secret: Sendable {
+            case file(String)
+            case deviceKey
+        }
+
+        public var service: String?
+        public var account: String?
+        public var accessGroup: String?
+        /// `kSecAttrAccessible`'s code (`ck`).
+        public var accessible = "ak"
+        public var secret: Secret
+    }
+
+    /// What an app is entitled to, inline: `{"app_groups": [...], "keychain_access_groups": [...], "filtering": …,
+    /// "communication": …, "time_sensitive": …, "critical_alerts": …}`.
     public struct Grants: Sendable {
         public var appGroups: [String] = []
+        /// As the entitlement lists them (`$(AppIdentifierPrefix)` is filled in with the device's team).
+        public var keychainAccessGroups: [String] = []
         public var filtering = false
         public var communication = false
         public var timeSensitive = false
@@ -256,6 +279,31 @@ public struct ReplayCase: Sendable {
             }
             return result
         }
+        func keychainSeed(_ entry: JSON, _ field: String) throws(ReplayError) -> KeychainSeed {
+            guard let item = entry.objectValue else { throw fail(field, "must be an object") }
+            let keys: Set<String> = ["service", "account", "access_group", "accessible", "data_file", "device_key"]
+            for key in item.keys where !keys.contains(key) { throw fail("\(field).\(key)", "is not a keychain field") }
+            let dataFile = try string(item["data_file"], "\(field).data_file")
+            let deviceKey = try bool(item["device_key"], "\(field).device_key") ?? false
+            let secret: KeychainSeed.Secret
+            switch (dataFile, deviceKey) {
+            case (let path?, false): secret = .file(path.hasPrefix("/") ? path : Path.join(Path.dirname(file), path))
+            case (nil, true): secret = .deviceKey
+            default: throw fail(field, "needs data_file or \"device_key\": true, one of them")
+            }
+            var seed = KeychainSeed(
+                service: try string(item["service"], "\(field).service"),
+                account: try string(item["account"], "\(field).account"),
+                accessGroup: try string(item["access_group"], "\(field).access_group"), secret: secret)
+            guard seed.service != nil || seed.account != nil else { throw fail(field, "needs service or account") }
+            if let named = try string(item["accessible"], "\(field).accessible") {
+                guard let accessible = DeviceLockState.accessible(named: named) else {
+                    throw fail("\(field).accessible", "must be a kSecAttrAccessible class, e.g. after-first-unlock")
+                }
+                seed.accessible = accessible
+            }
+            return seed
+        }
         let pushKeys: Set<String> = [
             "push_type", "payload", "payload_file", "payload_raw", "payload_base64", "seal", "headers", "expect",
         ]
@@ -275,7 +323,7 @@ public struct ReplayCase: Sendable {
                 "app_deadline",
                 "max_strikes", "max_offer_age", "strikes", "key_mode", "call", "ios_version", "model", "core_watchdog",
                 "trust",
-                "require_signed_sender", "voip_framework", "entitlements", "key_file",
+                "require_signed_sender", "voip_framework", "entitlements", "key_file", "lock_state", "keychain",
             ]
             for key in spec.keys where !allowed.contains(key) { throw fail("device.\(key)", "is not a device field") }
             device.bundleID = try string(spec["bundle_id"], "device.bundle_id") ?? device.bundleID
@@ -286,11 +334,11 @@ public struct ReplayCase: Sendable {
                 for (key, value) in inline {
                     let field = "device.entitlements.\(key)"
                     switch key {
-                    case "app_groups":
+                    case "app_groups", "keychain_access_groups":
                         guard let list = value.arrayValue?.compactMap(\.stringValue),
                             list.count == value.arrayValue?.count
-                        else { throw fail(field, "must be a list of App Group identifiers") }
-                        grants.appGroups = list
+                        else { throw fail(field, "must be a list of group identifiers") }
+                        if key == "app_groups" { grants.appGroups = list } else { grants.keychainAccessGroups = list }
                     case "filtering": grants.filtering = try bool(value, field) ?? false
                     case "communication": grants.communication = try bool(value, field) ?? false
                     case "time_sensitive": grants.timeSensitive = try bool(value, field) ?? false
@@ -306,6 +354,18 @@ public struct ReplayCase: Sendable {
             }
             device.keyFile = try string(spec["key_file"], "device.key_file").map {
                 $0.hasPrefix("/") ? $0 : Path.join(Path.dirname(file), $0)
+            }
+            if let state = try string(spec["lock_state"], "device.lock_state") {
+                guard let lockState = DeviceLockState(rawValue: state) else {
+                    throw fail("device.lock_state", "must be unlocked, locked or before-first-unlock")
+                }
+                device.lockState = lockState
+            }
+            if let items = spec["keychain"] {
+                guard let list = items.arrayValue else { throw fail("device.keychain", "must be a list of items") }
+                device.keychain = try list.enumerated().map { index, entry throws(ReplayError) in
+                    try keychainSeed(entry, "device.keychain[\(index)]")
+                }
             }
             device.locale = try string(spec["locale"], "device.locale") ?? "en"
             device.strings = try strings(spec["strings"], "device.strings")

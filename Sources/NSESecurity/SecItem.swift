@@ -16,6 +16,7 @@ public func SecItemAdd(_ attributes: CFDictionary, _ result: UnsafeMutablePointe
         var itemAttributes = query.attributes
         itemAttributes["sync"] = .bool(query.synchronizable == .only(true))
         if itemAttributes["pdmn"] == nil { itemAttributes["pdmn"] = .text("ak") }
+        if case .text(let accessible)? = itemAttributes["pdmn"] { try keychain.requireKey(forAccessible: accessible) }
         let now = SystemClock.unixMilliseconds()
         let item = KeychainItem(
             itemClass: itemClass, accessGroup: group, attributes: itemAttributes, data: query.data ?? [],
@@ -35,18 +36,24 @@ public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePo
         let query = try SecItemQuery(query)
         let itemClass = try query.requireClass()
         let groups = try keychain.groups(query.accessGroup)
-        let found = try keychain.attempt { store throws(DeviceError) in
-            try store.items(itemClass: itemClass, groups: groups, where: query.matches)
-        }
+        let found = try keychain.items(query, itemClass: itemClass, groups: groups, secrets: false)
         guard !found.isEmpty else { throw SecStatus(errSecItemNotFound) }
         guard query.returns.any else { return }
+        let returned: [KeychainItem]
         switch query.limit ?? .one {
-        case .one:
-            result?.pointee = SecKeychain.returned(found[0], query.returns)
-        case .all:
-            result?.pointee = found.map { SecKeychain.returned($0, query.returns) } as NSArray
-        case .count(let count):
-            result?.pointee = found.prefix(count).map { SecKeychain.returned($0, query.returns) } as NSArray
+        case .one: returned = [found[0]]
+        case .all: returned = found
+        case .count(let count): returned = Array(found.prefix(count))
+        }
+        // The secrets returned must be decrypted: refused for a class key the locked device does not hold.
+        if query.returns.data {
+            for item in returned { try keychain.requireKey(forAccessible: item.accessible) }
+        }
+        let values = returned.map { SecKeychain.returned($0, query.returns) }
+        if (query.limit ?? .one) == .one {
+            result?.pointee = values[0]
+        } else {
+            result?.pointee = values as NSArray
         }
     }
 }
@@ -66,6 +73,13 @@ public func SecItemUpdate(_ query: CFDictionary, _ attributesToUpdate: CFDiction
         }
         let groups = try keychain.groups(query.accessGroup)
         let destination = try update.accessGroup.map { group throws(SecStatus) in try keychain.group(group) }
+        // An item changed is encrypted again: its class key, and the new one, must be held.
+        if keychain.lock != .unlocked {
+            _ = try keychain.items(query, itemClass: itemClass, groups: groups, secrets: true)
+            if case .text(let accessible)? = update.attributes["pdmn"] {
+                try keychain.requireKey(forAccessible: accessible)
+            }
+        }
         let now = SystemClock.unixMilliseconds()
         let outcome = try keychain.attempt { store throws(DeviceError) in
             try store.update(itemClass: itemClass, groups: groups, identity: identity(itemClass), where: query.matches)
@@ -93,6 +107,10 @@ public func SecItemDelete(_ query: CFDictionary) -> OSStatus {
         let itemClass = try query.requireClass()
         if query.returns.any { throw SecStatus(errSecParam) }
         let groups = try keychain.groups(query.accessGroup)
+        // Matching needs the attributes, which the device cannot read before its first unlock.
+        if keychain.lock == .beforeFirstUnlock {
+            _ = try keychain.items(query, itemClass: itemClass, groups: groups, secrets: false)
+        }
         let deleted = try keychain.attempt { store throws(DeviceError) in
             try store.delete(itemClass: itemClass, groups: groups, where: query.matches)
         }

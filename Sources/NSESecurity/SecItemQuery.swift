@@ -86,6 +86,11 @@ struct SecItemQuery {
                 } else {
                     throw SecStatus(errSecParam)
                 }
+            case "pdmn":
+                guard let accessible = Self.string(value), DeviceLockState.keychainClasses.contains(accessible) else {
+                    throw SecStatus(errSecParam)
+                }
+                attributes[key] = .text(accessible)
             case "cdat", "mdat":
                 // Dates are the keychain's to set; a search by them is not supported.
                 throw SecStatus(errSecParam)

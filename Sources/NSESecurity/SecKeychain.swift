@@ -17,6 +17,8 @@ struct SecKeychain {
     let store: KeychainStore
     /// In the order iOS searches and defaults them.
     let groups: [String]
+    /// Which class keys the device holds (`nse device set --lock-state`).
+    let lock: DeviceLockState
 
     /// The store of each device opened by this process, kept while the process lives.
     private static let stores = Mutex<[String: KeychainStore]>([:])
@@ -32,7 +34,7 @@ struct SecKeychain {
                 stores[device.directory] = store
                 return store
             }
-            try body(SecKeychain(store: store, groups: accessGroups(of: device.config)))
+            try body(SecKeychain(store: store, groups: accessGroups(of: device.config), lock: device.config.lockState))
             return errSecSuccess
         } catch let refusal as SecStatus {
             return refusal.status
@@ -67,6 +69,38 @@ struct SecKeychain {
         guard let named else { return groups }
         guard groups.contains(named) else { throw SecStatus(errSecMissingEntitlement) }
         return [named]
+    }
+
+    /// Refuses a new item whose class key the device does not hold now: its secret cannot be encrypted.
+    func requireKey(forAccessible accessible: String) throws(SecStatus) {
+        guard lock.holdsKey(forAccessible: accessible) else { throw SecStatus(errSecInteractionNotAllowed) }
+    }
+
+    /// The items `query` matches in `groups`, refused (`errSecInteractionNotAllowed`) as iOS refuses what its lock
+    /// keeps locked: before the first unlock, any item the search must read whose attributes cannot be (every one of
+    /// the class in the groups, or of the `kSecAttrAccessible` it names: a class kept in the clear, as iOS's
+    /// `pdmn` column); with `secrets`, any match whose secret cannot be decrypted.
+    func items(_ query: SecItemQuery, itemClass: String, groups: [String], secrets: Bool) throws(SecStatus)
+        -> [KeychainItem]
+    {
+        let lock = lock
+        let named = query.attributes["pdmn"]
+        let candidates = try attempt { store throws(DeviceError) in
+            try store.items(itemClass: itemClass, groups: groups) { item in
+                if query.matches(item) { return true }
+                guard lock == .beforeFirstUnlock else { return false }
+                return named.map { item.attributes["pdmn"] == $0 } ?? true
+                    && !lock.readsAttributes(forAccessible: item.accessible)
+            }
+        }
+        if candidates.contains(where: { !lock.readsAttributes(forAccessible: $0.accessible) }) {
+            throw SecStatus(errSecInteractionNotAllowed)
+        }
+        let found = candidates.filter(query.matches)
+        if secrets, found.contains(where: { !lock.holdsKey(forAccessible: $0.accessible) }) {
+            throw SecStatus(errSecInteractionNotAllowed)
+        }
+        return found
     }
 
     /// A call to the store, its failure as the status a SecItem call returns.

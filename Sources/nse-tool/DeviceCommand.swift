@@ -160,7 +160,7 @@ struct DeviceCommand: ParsableCommand {
 
     struct Set: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Change a device's entitlements, locale, SIP account or VoIP app.")
+            abstract: "Change a device's entitlements, locale, lock state, SIP account or VoIP app.")
 
         @Argument(help: ArgumentHelp("The container folder.", valueName: "dir"))
         var directory: String
@@ -201,6 +201,12 @@ struct DeviceCommand: ParsableCommand {
                 "Show messages only from verified senders (signed envelopes, nse2): an anonymous one becomes the loc-key fallback.",
                 valueName: "bool"))
         var requireSignedSender: Bool?
+
+        @Option(
+            help: ArgumentHelp(
+                "unlocked, locked (after its first unlock: an extension reads only after-first-unlock and always keychain items) or before-first-unlock (only always items); docs/device.md.",
+                valueName: "state"))
+        var lockState: String?
 
         @OptionGroup var sip: SIPAccountOptions
 
@@ -243,6 +249,9 @@ struct DeviceCommand: ParsableCommand {
         var seed: String?
 
         func validate() throws {
+            if let lockState, DeviceLockState(rawValue: lockState) == nil {
+                throw ValidationError("--lock-state \(lockState): expected unlocked, locked or before-first-unlock")
+            }
             if let apnsStore, APNsStorePolicy(rawValue: apnsStore) == nil {
                 throw ValidationError("--apns-store \(apnsStore): expected strict or apple")
             }
@@ -297,6 +306,7 @@ struct DeviceCommand: ParsableCommand {
                 if let online { device.config.online = online }
                 if let store = apnsStore.flatMap(APNsStorePolicy.init(rawValue:)) { device.config.apnsStore = store }
                 if let seed { device.config.apnsStoreSeed = UInt64(seed) }
+                if let state = lockState.flatMap(DeviceLockState.init(rawValue:)) { device.config.lockState = state }
                 voip.apply(to: &device.config.voip)
                 if let conflict = device.config.releaseConflict { throw Failure(.usage, conflict) }
                 if noSipAccount {

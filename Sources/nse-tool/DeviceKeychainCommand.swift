@@ -127,9 +127,9 @@ extension DeviceCommand {
 
             @Option(
                 help: ArgumentHelp(
-                    "kSecAttrAccessible: ak (when unlocked, the default), ck (after first unlock), aku, cku, akpu, dk, dku.",
+                    "kSecAttrAccessible: when-unlocked (ak, the default), after-first-unlock (ck), when-unlocked-this-device-only (aku), after-first-unlock-this-device-only (cku), when-passcode-set-this-device-only (akpu), always (dk), always-this-device-only (dku). A locked device's extension reads only after-first-unlock and always items.",
                     valueName: "class"))
-            var accessible = "ak"
+            var accessible = "when-unlocked"
 
             @Flag(help: "Replace an item with the same identity instead of refusing it.")
             var replace = false
@@ -139,8 +139,11 @@ extension DeviceCommand {
                 guard item.account != nil || item.service != nil || item.server != nil else {
                     throw ValidationError("name the item: --service and/or --account, or --server")
                 }
-                guard ["ak", "ck", "aku", "cku", "akpu", "dk", "dku"].contains(accessible) else {
-                    throw ValidationError("--accessible \(accessible): expected ak, ck, aku, cku, akpu, dk or dku")
+                guard DeviceLockState.accessible(named: accessible) != nil else {
+                    throw ValidationError(
+                        "--accessible \(accessible): expected "
+                            + DeviceLockState.accessibleNames.keys.sorted().joined(separator: ", ")
+                            + ", or a code: ak, ck, aku, cku, akpu, dk, dku")
                 }
             }
 
@@ -152,7 +155,7 @@ extension DeviceCommand {
                         throw Failure(.usage, "--data-file: more than 1 MB")
                     }
                     var attributes = item.attributes
-                    attributes["pdmn"] = .text(accessible)
+                    attributes["pdmn"] = .text(DeviceLockState.accessible(named: accessible) ?? "ak")
                     attributes["sync"] = .bool(false)
                     if let label { attributes["labl"] = .text(label) }
                     let now = SystemClock.unixMilliseconds()

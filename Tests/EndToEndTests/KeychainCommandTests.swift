@@ -80,4 +80,30 @@ struct KeychainCommandTests {
             #expect(!FileManager.default.fileExists(atPath: root + "/phone/keychain.db") || run.stdout.isEmpty)
         }
     }
+
+    @Test("--accessible takes a class's name or code; --lock-state locks the device, and refuses what it does not know")
+    func accessibleAndLockState() throws {
+        let added = try TestSupport.nse(
+            [
+                "device", "keychain", "add", device, "--service", "chat", "--account", "bob", "--data-file", "-",
+                "--accessible", "after-first-unlock",
+            ], stdin: "x")
+        #expect(added.status == 0, "\(added.stderr)")
+        #expect(try JSON.parse(added.stdout)["accessible"]?.stringValue == "ck")
+        let odd = try TestSupport.nse(
+            ["device", "keychain", "add", device, "--service", "chat", "--data-file", "-", "--accessible", "never"],
+            stdin: "x")
+        #expect(odd.status == 64 && odd.stderr.contains("--accessible never"), "\(odd.stderr)")
+
+        let locked = try TestSupport.nse(["device", "set", device, "--lock-state", "before-first-unlock"])
+        #expect(locked.status == 0, "\(locked.stderr)")
+        #expect(try JSON.parse(locked.stdout)["lock_state"]?.stringValue == "before-first-unlock")
+        let shown = try TestSupport.nse(["device", "show", device])
+        #expect(try JSON.parse(shown.stdout)["lock_state"]?.stringValue == "before-first-unlock")
+        let bogus = try TestSupport.nse(["device", "set", device, "--lock-state", "asleep"])
+        #expect(bogus.status == 64, "\(bogus.stderr)")
+        #expect(bogus.stderr.contains("--lock-state asleep"), "\(bogus.stderr)")
+        let after = try TestSupport.nse(["device", "show", device])
+        #expect(try JSON.parse(after.stdout)["lock_state"]?.stringValue == "before-first-unlock")
+    }
 }

@@ -399,11 +399,12 @@ import Testing
         #expect(envelope.hasPrefix("hpke1."))
         let push =
             #"{"aps":{"alert":{"title":"New message","body":"(encrypted)"},"mutable-content":1},"enc":"\#(envelope)"}"#
-        /// The app at sign-in: its key into the keychain, in `group`.
-        func keep(in group: String) throws {
+        /// The app at sign-in: its key into the keychain, in `group`, kept `accessible`.
+        func keep(in group: String, accessible: String = "after-first-unlock-this-device-only") throws {
             let added = try TestSupport.nse([
                 "device", "keychain", "add", device, "--service", "org.example.app.e2ee", "--account", "device-key",
-                "--access-group", group, "--accessible", "cku", "--data-file", device + "/keys/private.key",
+                "--access-group", group, "--accessible", accessible, "--data-file", device + "/keys/private.key",
+                "--replace",
             ])
             try #require(added.status == 0, "\(added.stderr)")
             #expect(!added.stdout.contains(try String(contentsOfFile: device + "/keys/private.key", encoding: .utf8)))
@@ -414,7 +415,15 @@ import Testing
         let unopened = try runOne(executable, push)
         #expect(unopened["display"]?["title"]?.stringValue == "New message", "\(unopened)")
         #expect(unopened["extension"]?["stderr"]?.stringValue?.contains("OSStatus -25300") == true, "\(unopened)")
-        // In the group the entitlements share, it is.
+        // In the group the entitlements share but kept with Apple's default, "when unlocked", it cannot be read on
+        // a locked phone, where pushes usually arrive: errSecInteractionNotAllowed, the server's alert.
+        try keep(in: "ABCDE12345.org.example.shared", accessible: "when-unlocked")
+        let locked = try TestSupport.nse(["device", "set", device, "--lock-state", "locked"])
+        try #require(locked.status == 0, "\(locked.stderr)")
+        let whileLocked = try runOne(executable, push)
+        #expect(whileLocked["display"]?["title"]?.stringValue == "New message", "\(whileLocked)")
+        #expect(whileLocked["extension"]?["stderr"]?.stringValue?.contains("OSStatus -25308") == true, "\(whileLocked)")
+        // Kept "after first unlock", as an app whose extension needs it must, it is.
         try keep(in: "ABCDE12345.org.example.shared")
         let result = try runOne(executable, push)
         #expect(result["outcome"] == "rewritten", "\(result)")

@@ -80,6 +80,12 @@ struct FleetForwardingTests {
             "PUT", "\(nodeB.url)/v1/control/devices/\(String(repeating: "cd", count: 32))/online",
             json: #"{"online":false}"#)
         #expect(unknownOnline.status == 400)
+        // The phone's lock too: set through B on A's device, which A serves.
+        let locked = try Exchange.send(
+            "PUT", "\(nodeB.url)/v1/control/devices/\(tokenA)/lock", json: #"{"state":"locked"}"#)
+        #expect(locked.status == 200 && locked.json?["state"]?.stringValue == "locked", "\(locked.body)")
+        let config = try JSON.parse(String(contentsOfFile: folderA + "/device.json", encoding: .utf8))
+        #expect(config["lock_state"]?.stringValue == "locked")
 
         // A token no node serves: 400 BadDeviceToken, as before.
         let unknown = try Exchange.push(nodeA, token: String(repeating: "ab", count: 32))

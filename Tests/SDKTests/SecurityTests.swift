@@ -152,6 +152,112 @@ struct SecurityTests {
         #expect((item as? Data) == Data("b".utf8))
     }
 
+    /// The device is now `state`, as `nse device set --lock-state` leaves it; the next push's process sees it.
+    private func lock(_ state: DeviceLockState) throws {
+        var device = try Device.open(at: directory)
+        device.config.lockState = state
+        try device.save()
+        ExtensionHost.shared.serving(
+            ServiceRequest(
+                requestID: "r-\(state)", pushType: .alert, payload: JSONObject(), container: directory,
+                budgetMilliseconds: 30_000, deadlineUnixMilliseconds: 0))
+    }
+
+    private func add(account: String, accessible: CFString?, secret: String) -> OSStatus {
+        var add = password(account: account)
+        add[kSecValueData as String] = Data(secret.utf8)
+        if let accessible { add[kSecAttrAccessible as String] = accessible }
+        return SecItemAdd(add as CFDictionary, nil)
+    }
+
+    private func secret(account: String, accessible: CFString? = nil) -> (OSStatus, String?) {
+        var query = password(account: account)
+        query[kSecReturnData as String] = true
+        if let accessible { query[kSecAttrAccessible as String] = accessible }
+        var item: CFTypeRef?
+        let status = SecItemCopyMatching(query as CFDictionary, &item)
+        return (status, (item as? Data).map { String(decoding: $0, as: UTF8.self) })
+    }
+
+    @Test(
+        "locked: a when-unlocked item's secret is errSecInteractionNotAllowed, its attributes are not; after-first-unlock items work"
+    )
+    func lockedDevice() throws {
+        // Apple's default class: when unlocked.
+        #expect(add(account: "default", accessible: nil, secret: "d") == errSecSuccess)
+        #expect(
+            add(account: "background", accessible: kSecAttrAccessibleAfterFirstUnlock, secret: "b") == errSecSuccess)
+        try lock(.locked)
+
+        #expect(secret(account: "default").0 == errSecInteractionNotAllowed)
+        #expect(secret(account: "background") == (errSecSuccess, "b"))
+        var attributesOnly = password(account: "default")
+        attributesOnly[kSecReturnAttributes as String] = true
+        var found: CFTypeRef?
+        #expect(SecItemCopyMatching(attributesOnly as CFDictionary, &found) == errSecSuccess)
+        #expect((found as? [String: Any])?[kSecAttrAccount as String] as? String == "default")
+        // Every item of the service, secrets asked for: one of them cannot be decrypted.
+        var all: [String: Any] = [
+            kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "chat",
+            kSecReturnData as String: true, kSecMatchLimit as String: kSecMatchLimitAll,
+        ]
+        #expect(SecItemCopyMatching(all as CFDictionary, &found) == errSecInteractionNotAllowed)
+        all[kSecReturnData as String] = false
+        all[kSecReturnAttributes as String] = true
+        #expect(SecItemCopyMatching(all as CFDictionary, &found) == errSecSuccess)
+        #expect((found as? [Any])?.count == 2)
+
+        #expect(
+            add(account: "new", accessible: kSecAttrAccessibleWhenUnlocked, secret: "n") == errSecInteractionNotAllowed)
+        #expect(
+            add(account: "new", accessible: kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly, secret: "n")
+                == errSecSuccess)
+        let rotate: [String: Any] = [kSecValueData as String: Data("r".utf8)]
+        #expect(
+            SecItemUpdate(password(account: "default") as CFDictionary, rotate as CFDictionary)
+                == errSecInteractionNotAllowed)
+        #expect(SecItemUpdate(password(account: "background") as CFDictionary, rotate as CFDictionary) == errSecSuccess)
+        let tighten: [String: Any] = [kSecAttrAccessible as String: kSecAttrAccessibleWhenUnlocked]
+        #expect(
+            SecItemUpdate(password(account: "background") as CFDictionary, tighten as CFDictionary)
+                == errSecInteractionNotAllowed)
+        #expect(secret(account: "background") == (errSecSuccess, "r"))
+        #expect(SecItemDelete(password(account: "new") as CFDictionary) == errSecSuccess)
+
+        try lock(.unlocked)
+        #expect(secret(account: "default") == (errSecSuccess, "d"))
+    }
+
+    @Test("before the first unlock only always items open, and a search reaches them only by naming their class")
+    func beforeFirstUnlock() throws {
+        #expect(
+            add(account: "background", accessible: kSecAttrAccessibleAfterFirstUnlock, secret: "b") == errSecSuccess)
+        #expect(
+            add(account: "always", accessible: kSecAttrAccessibleAlwaysThisDeviceOnly, secret: "a") == errSecSuccess)
+        try lock(.beforeFirstUnlock)
+
+        #expect(secret(account: "background").0 == errSecInteractionNotAllowed)
+        // The search must read every item of the class to match one: the after-first-unlock item's are locked.
+        #expect(secret(account: "always").0 == errSecInteractionNotAllowed)
+        #expect(secret(account: "always", accessible: kSecAttrAccessibleAlwaysThisDeviceOnly) == (errSecSuccess, "a"))
+        #expect(
+            add(account: "new", accessible: kSecAttrAccessibleAfterFirstUnlock, secret: "n")
+                == errSecInteractionNotAllowed)
+        #expect(SecItemDelete(password(account: "always") as CFDictionary) == errSecInteractionNotAllowed)
+
+        try lock(.locked)
+        #expect(secret(account: "background") == (errSecSuccess, "b"))
+        #expect(secret(account: "always") == (errSecSuccess, "a"))
+    }
+
+    @Test("kSecAttrAccessible takes only Apple's values")
+    func accessibleValues() {
+        #expect(add(account: "odd", accessible: "sometimes" as CFString, secret: "x") == errSecParam)
+        var bad = password(account: "odd")
+        bad[kSecAttrAccessible as String] = 1
+        #expect(SecItemCopyMatching(bad as CFDictionary, nil) == errSecParam)
+    }
+
     @Test("SecRandomCopyBytes fills the buffer")
     func randomBytes() {
         var first = [UInt8](repeating: 0, count: 32)

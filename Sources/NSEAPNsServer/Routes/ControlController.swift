@@ -13,6 +13,8 @@ import NSESystem
 ///   `DELETE /v1/control/unavailable`.
 /// - `PUT /v1/control/devices/{token}/online` `{"online": false}`: the device is offline (pushes held as APNs
 ///   keeps them) or back (what was kept is delivered), as `nse device set --online` does.
+/// - `PUT /v1/control/devices/{token}/lock` `{"state": "locked"}` (`unlocked`, `before-first-unlock`): the keychain
+///   items its extension can read from the next push, as `nse device set --lock-state` does.
 /// - `GET /v1/control/recording`: whether pushes are being written as replay cases (`--record DIR`), where, and how
 ///   many; `PUT` `{"enabled": false}` stops it, `{"enabled": true}` starts it again (404 without `--record`).
 /// - `GET /v1/requests[?token=HEX][&topic=T][&unique_id=UUID][&since=ID][&limit=N]`: the request log, newest first;
@@ -53,6 +55,7 @@ struct ControlController {
             .put("control/unavailable", use: unavailable)
             .delete("control/unavailable") { _, _ in await setUnavailable(nil) }
             .put("control/devices/:token/online", use: online)
+            .put("control/devices/:token/lock", use: lock)
             .get("control/recording") { _, _ in
                 guard let recording = service.recording else { return Self.notRecording }
                 return PushResponder.json(recording.json)
@@ -182,6 +185,41 @@ struct ControlController {
             return Self.error(500, "InternalServerError", "the device's device.json could not be written")
         }
         return PushResponder.json(["online": .bool(online), "held": .int(service.heldCount(for: device))])
+    }
+
+    @Sendable func lock(_ request: Request, context: PushRequestContext) async -> Response {
+        let token = context.parameters.get("token") ?? ""
+        let body = try? await request.body.collect(upTo: 64 * 1024)
+        if let relayed = await service.relay(
+            token: token, method: "PUT", path: request.uri.description, headers: request.apnsHeaders,
+            body: body.map { Array($0.readableBytesView) } ?? [])
+        {
+            return relayed
+        }
+        guard let known = service.device(for: token) else {
+            return PushResponder.error(.badRequest("BadDeviceToken"), apnsID: nil)
+        }
+        guard let body, let document = (try? JSON.parse(Array(body.readableBytesView)))?.objectValue,
+            document.keys == ["state"], let state = document["state"]?.stringValue.flatMap(DeviceLockState.init)
+        else {
+            return Self.error(
+                400, "BadControl",
+                #"the body must be {"state": "unlocked"}, {"state": "locked"} or {"state": "before-first-unlock"}"#)
+        }
+        do {
+            // Read again: what else the file says may have changed since this node read it.
+            var device = try Device.open(at: known.directory)
+            if device.config.lockState != state {
+                device.config.lockState = state
+                try device.save()
+            }
+        } catch {
+            service.logger.error(
+                "device not saved",
+                metadata: ["device.folder": .string(known.directory), "device.error": .string(error.description)])
+            return Self.error(500, "InternalServerError", "the device's device.json could not be written")
+        }
+        return PushResponder.json(["state": state.json])
     }
 
     @Sendable func requests(_ request: Request, context: PushRequestContext) async -> Response {

@@ -46,6 +46,13 @@ public struct KeychainItem: Sendable, Equatable {
         "genp": ["acct", "svce", "sync"],
         "inet": ["acct", "sdmn", "srvr", "ptcl", "atyp", "port", "path", "sync"],
     ]
+    /// Its `kSecAttrAccessible` (`pdmn`): the class key its secret is encrypted with. Apple's default, "when
+    /// unlocked", when it has none.
+    public var accessible: String {
+        if case .text(let value)? = attributes["pdmn"] { return value }
+        return "ak"
+    }
+
     /// Whether the item has every one of `wanted`'s attributes, with the same value.
     public func has(_ wanted: [String: Value]) -> Bool {
         wanted.allSatisfy { attributes[$0.key] == $0.value }
