@@ -71,7 +71,8 @@ struct SecKeychain {
         return [named]
     }
 
-    /// Refuses a new item whose class key the device does not hold now: its secret cannot be encrypted.
+    /// Refuses what needs the class key of `accessible` (to encrypt or decrypt a secret) while the device does not
+    /// hold it.
     func requireKey(forAccessible accessible: String) throws(SecStatus) {
         guard lock.holdsKey(forAccessible: accessible) else { throw SecStatus(errSecInteractionNotAllowed) }
     }
@@ -89,7 +90,7 @@ struct SecKeychain {
             try store.items(itemClass: itemClass, groups: groups) { item in
                 if query.matches(item) { return true }
                 guard lock == .beforeFirstUnlock else { return false }
-                return named.map { item.attributes["pdmn"] == $0 } ?? true
+                return named.map { .text(item.accessible) == $0 } ?? true
                     && !lock.readsAttributes(forAccessible: item.accessible)
             }
         }
