@@ -136,6 +136,41 @@ import Testing
         #expect(replayed.status == 0, "\(replayed.stdout)\(replayed.stderr)")
     }
 
+    @Test func aLockedPhonesCaseKeepsItsLockAndKeychainGroupsButNeverItsItems() throws {
+        try TestSupport.write(
+            """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <plist version="1.0"><dict>
+            <key>keychain-access-groups</key><array><string>$(AppIdentifierPrefix)org.example.shared</string></array>
+            </dict></plist>
+            """, to: root + "/App.entitlements")
+        let set = try TestSupport.nse([
+            "device", "set", device, "--entitlements", root + "/App.entitlements", "--lock-state", "locked",
+        ])
+        try #require(set.status == 0, "\(set.stderr)")
+        let secret = "keychain-secret-\(UUID().uuidString)"
+        let kept = try TestSupport.nse(
+            ["device", "keychain", "add", device, "--service", "s", "--account", "a", "--data-file", "-"], stdin: secret
+        )
+        try #require(kept.status == 0, "\(kept.stderr)")
+        let team = try #require(try JSON.parse(set.stdout)["team_id"]?.stringValue)
+
+        let (serve, url) = try startServe()
+        try push(url, try sealedPush(Self.message))
+        let files = try recorded(1)
+        stop(serve)
+        try #require(files.count == 1, "\(serve.errors)")
+        let text = try String(contentsOfFile: files[0], encoding: .utf8)
+        let recordedCase = try JSON.parse(text)
+        #expect(recordedCase["device"]?["lock_state"] == "locked", "\(text)")
+        #expect(
+            recordedCase["device"]?["entitlements"]?["keychain_access_groups"]
+                == [.string(team + ".org.example.shared")])
+        #expect(!text.contains(secret))
+        let replayed = try TestSupport.nse(["replay", files[0]])
+        #expect(replayed.status == 0, "\(replayed.stdout)\(replayed.stderr)")
+    }
+
     @Test func aCallEscalationIsRecordedWithItsReport() throws {
         let caller = root + "/carol"
         try #require(try TestSupport.nse(["device", "init", caller, "--filtering"]).status == 0)

@@ -99,7 +99,9 @@ struct RecordedCase {
             "bundle_id": .string(config.bundleID), "team_id": .string(config.teamID), "locale": .string(config.locale),
             "ios_version": config.iosVersion.json, "key_file": .string(snapshot.keyFile),
             "entitlements": [
-                "app_groups": .array(config.appGroups.map { .string($0) }), "filtering": .bool(config.filtering),
+                "app_groups": .array(config.appGroups.map { .string($0) }),
+                "keychain_access_groups": .array(config.keychainAccessGroups.map { .string($0) }),
+                "filtering": .bool(config.filtering),
                 "communication": .bool(config.communication), "time_sensitive": .bool(config.timeSensitive),
                 "critical_alerts": .bool(config.criticalAlerts),
             ],
@@ -108,6 +110,9 @@ struct RecordedCase {
         if snapshot.strikes > 0 { device["strikes"] = .int(Int64(snapshot.strikes)) }
         if config.requireSignedSender { device["require_signed_sender"] = true }
         device["voip_framework"] = config.voip.framework.json
+        // The keychain's items are secrets and stay out; the lock that decides which of them the extension read
+        // does not.
+        if config.lockState != .unlocked { device["lock_state"] = config.lockState.json }
         return device
     }
 
