@@ -275,6 +275,16 @@ public struct Device: Sendable {
             core["error"] = .string(error.description)
         }
         result["shared_core"] = .object(core)
+        // Notification Center: the identifiers of what it shows for the app (newest first), and the badge.
+        do {
+            let center = try notificationCenter.state()
+            result["notification_center"] = [
+                "delivered": .array(center.delivered.reversed().map { .string($0.identifier) }),
+                "badge": center.badge.map { .int(Int64($0)) } ?? .null,
+            ]
+        } catch {
+            result["notification_center"] = ["error": .string(error.description)]
+        }
         // The chat rooms the app joined (a group-chat invitation's extension keeps them).
         do { result["rooms"] = .array(try appGroup().rooms.all().map(\.json)) } catch {
             result["rooms"] = ["error": .string(error.description)]

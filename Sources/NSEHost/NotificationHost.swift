@@ -117,8 +117,15 @@ public struct NotificationHost: Sendable {
             payload, pushType: pushType, requestID: requestID, strings: strings,
             content: Delivery(collapseID: collapseID, kept: keptContent, keep: keepContent), pushStart: timings.start)
         result.warnings = payload.warnings + stringProblems + result.warnings
-        if result.display != nil, let notification = result.notification {
+        if let display = result.display, let notification = result.notification {
             result.warnings += InterruptionEntitlements.warnings(for: notification, device: device.config)
+            // In Notification Center until removed, as `UNUserNotificationCenter` lists it.
+            let delivered = NotificationCenterLog.Delivered(
+                identifier: collapseID ?? requestID, date: SystemClock.unixMilliseconds(), notification: notification,
+                title: display.title, subtitle: display.subtitle, body: display.body)
+            do { try device.notificationCenter.deliver(delivered) } catch {
+                result.warnings.append("Notification Center not updated: \(error.description)")
+            }
         }
         if let report = result.extensionReport {
             timings.record(.extension, milliseconds: report.wallMilliseconds)

@@ -435,6 +435,34 @@ import Testing
         #expect(!log.contains("Lunch"), "\(log)")
     }
 
+    /// `UNUserNotificationCenter`: each push's extension finds the notifications shown before it; a "message
+    /// deleted" push removes one and sets the badge, and Notification Center (`nse device show`) follows.
+    @Test func anExtensionReadsAndRemovesDeliveredNotifications() throws {
+        try grantEntitlements()
+        let executable = try Self.built("notification-center")
+        func message(_ id: String) -> String {
+            #"{"aps":{"alert":{"title":"Alice","body":"Message \#(id)"},"mutable-content":1},"message-id":"\#(id)"}"#
+        }
+        let first = try runOne(executable, message("m1"))
+        #expect(first["display"]?["subtitle"]?.stringValue == "0 earlier", "\(first)")
+        let second = try runOne(executable, message("m2"))
+        #expect(second["display"]?["subtitle"]?.stringValue == "1 earlier", "\(second)")
+        #expect(second["notification"]?["aps"]?["badge"]?.intValue == 2)
+        var shown = try TestSupport.nse(["device", "show", device])
+        var center = try JSON.parse(shown.stdout)["notification_center"]
+        #expect(
+            center?["delivered"] == [second["request_id"] ?? .null, first["request_id"] ?? .null], "\(shown.stdout)")
+        #expect(center?["badge"]?.intValue == 2)
+
+        let deleted = try runOne(
+            executable, #"{"aps":{"alert":"A message was deleted","mutable-content":1},"deleted-id":"m1"}"#)
+        #expect(deleted["display"] == .null, "\(deleted)")
+        shown = try TestSupport.nse(["device", "show", device])
+        center = try JSON.parse(shown.stdout)["notification_center"]
+        #expect(center?["delivered"] == [second["request_id"] ?? .null], "\(shown.stdout)")
+        #expect(center?["badge"]?.intValue == 1)
+    }
+
     @Test func theBundleHasItsInfoPlistAndStrings() throws {
         let result = try runOne(try Self.built("bundle-strings"), Self.alert)
         #expect(

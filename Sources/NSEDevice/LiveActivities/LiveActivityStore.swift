@@ -1,12 +1,6 @@
 import NSEJSON
 import NSESystem
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#endif
-
 /// A device's Live Activity state on disk: `DIR/live-activities.json` (mode 0600, replaced atomically as
 /// `device.json` is), changed under an advisory lock (`DIR/locks/live-activities.lock`) so `nse device activity` and
 /// `nse serve`'s delivery threads never lose each other's change. Absent until the app first uses ActivityKit.
@@ -47,31 +41,19 @@ public struct LiveActivityStore: Sendable {
     /// Reads the state, lets `body` change it, and writes it back (synced before this returns) when it changed; under
     /// the lock throughout, so a change made by another process or thread meanwhile is never overwritten.
     public func update<T>(_ body: (inout LiveActivityState) throws(DeviceError) -> T) throws(DeviceError) -> T {
-        do { try FileSystem.createDirectory(Path.dirname(lockPath), mode: 0o755) } catch {
-            throw DeviceError(.io, error.description)
-        }
-        let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else {
-            throw DeviceError(.io, SystemError.current("open", path: lockPath).description)
-        }
-        defer { close(descriptor) }
-        // One open file description per call: threads of one process exclude each other as processes do.
-        while flock(descriptor, LOCK_EX) != 0 {
-            guard errno == EINTR else {
-                throw DeviceError(.io, SystemError.current("flock", path: lockPath).description)
+        try DeviceFileLock.withLock(lockPath) { () throws(DeviceError) -> T in
+            var state = try read()
+            let before = state
+            let value = try body(&state)
+            if state != before {
+                do throws(SystemError) {
+                    try FileSystem.writeAtomically(path, state.json.serialized(.pretty) + "\n", mode: 0o600)
+                } catch {
+                    throw DeviceError(.io, error.description)
+                }
             }
+            return value
         }
-        var state = try read()
-        let before = state
-        let value = try body(&state)
-        if state != before {
-            do {
-                try FileSystem.writeAtomically(path, state.json.serialized(.pretty) + "\n", mode: 0o600)
-            } catch {
-                throw DeviceError(.io, error.description)
-            }
-        }
-        return value
     }
 }
 

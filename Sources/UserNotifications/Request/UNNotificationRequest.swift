@@ -15,8 +15,8 @@ open class UNPushNotificationTrigger: UNNotificationTrigger {}
 /// The request an extension is handed: the push's identifier, its content as iOS made it from the payload, and its
 /// trigger.
 open class UNNotificationRequest: NSObject, NSCopying {
-    /// For a push, the host's request id (the result's `request_id`), a new UUID each push. iOS uses the push's
-    /// `apns-collapse-id` when it has one; nse's host does not hand that on yet.
+    /// For a push, its `apns-collapse-id` when it has one, as on iOS; else the host's request id (the result's
+    /// `request_id`), a new UUID each push.
     open var identifier: String { _identifier }
     open var content: UNNotificationContent { _content.copy() as! UNNotificationContent }
     open var trigger: UNNotificationTrigger? { _trigger }

@@ -9,10 +9,19 @@ import NSEProtocol
 /// as the lock screen would show them), the whole payload as `userInfo`, a push trigger.
 enum RequestDecoding {
     static func request(_ request: ServiceRequest, device: Device?) -> UNNotificationRequest {
+        UNNotificationRequest(
+            identifier: request.identifier,
+            frozenContent: UNNotificationContent(
+                storage: content(request.payload, strings: device?.strings().table ?? StringsTable())),
+            trigger: UNPushNotificationTrigger())
+    }
+
+    /// The content iOS makes of a payload (a push's, or a delivered notification's as it was shown).
+    static func content(_ payload: JSONObject, strings: StringsTable) -> UNNotificationContent.Storage {
         var warnings: [String] = []
-        let aps = request.payload["aps"]?.objectValue.map { APS($0, warnings: &warnings) } ?? APS()
+        let aps = payload["aps"]?.objectValue.map { APS($0, warnings: &warnings) } ?? APS()
         var storage = UNNotificationContent.Storage()
-        let display = Display(alert: aps.alert, strings: device?.strings().table ?? StringsTable())
+        let display = Display(alert: aps.alert, strings: strings)
         storage.title = display.title
         storage.subtitle = display.subtitle
         storage.body = display.body
@@ -23,16 +32,14 @@ enum RequestDecoding {
                 ? UNNotificationSound.criticalSoundNamed(UNNotificationSoundName(name))
                 : name == "default" ? .default : UNNotificationSound(named: UNNotificationSoundName(name))
         }
-        storage.userInfo = PropertyListJSON.dictionary(request.payload)
+        storage.userInfo = PropertyListJSON.dictionary(payload)
         storage.threadIdentifier = aps.threadID ?? ""
         storage.categoryIdentifier = aps.category ?? ""
         storage.targetContentIdentifier = aps.targetContentID
         storage.interruptionLevel = aps.interruptionLevel.flatMap(UNNotificationInterruptionLevel.init) ?? .active
         storage.relevanceScore = aps.relevanceScore ?? 0
         if case .fields(let fields) = aps.alert { storage.launchImageName = fields.launchImage ?? "" }
-        storage.filterCriteria = request.payload["aps"]?["filter-criteria"]?.stringValue
-        return UNNotificationRequest(
-            identifier: request.identifier, frozenContent: UNNotificationContent(storage: storage),
-            trigger: UNPushNotificationTrigger())
+        storage.filterCriteria = payload["aps"]?["filter-criteria"]?.stringValue
+        return storage
     }
 }
