@@ -114,7 +114,9 @@ public struct NotificationCenterLog: Sendable {
 
     /// The state now.
     public func state() throws(DeviceError) -> State {
-        try DeviceFileLock.withLock(lockPath) { () throws(DeviceError) -> State in try read() }
+        // Nothing shown yet: no lock file made for a read (a container may be read-only).
+        guard FileSystem.exists(path) else { return State() }
+        return try DeviceFileLock.withLock(lockPath) { () throws(DeviceError) -> State in try read() }
     }
 
     private func read() throws(DeviceError) -> State {
