@@ -17,9 +17,7 @@ public enum DeviceLockState: String, Sendable, Equatable, CaseIterable, JSONConv
     public static let whenUnlockedClasses: Set<String> = ["ak", "aku", "akpu"]
     public static let afterFirstUnlockClasses: Set<String> = ["ck", "cku"]
     public static let alwaysClasses: Set<String> = ["dk", "dku"]
-    public static var keychainClasses: Set<String> {
-        whenUnlockedClasses.union(afterFirstUnlockClasses).union(alwaysClasses)
-    }
+    public static let keychainClasses = whenUnlockedClasses.union(afterFirstUnlockClasses).union(alwaysClasses)
 
     /// `kSecAttrAccessible`'s values by the name of their constant, without `kSecAttrAccessible` and in kebab case
     /// (`after-first-unlock` for `kSecAttrAccessibleAfterFirstUnlock`), as nse's options take them.

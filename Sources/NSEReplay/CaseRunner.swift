@@ -327,13 +327,11 @@ struct CaseRunner {
                 throw fail(".data_file", error.description)
             }
             guard let data else { throw fail(".data_file", "\(path) is more than 1 MB") }
-            var attributes: [String: KeychainItem.Value] = ["pdmn": .text(seed.accessible), "sync": .bool(false)]
+            var attributes: [String: KeychainItem.Value] = [:]
             if let service = seed.service { attributes["svce"] = .text(service) }
             if let account = seed.account { attributes["acct"] = .text(account) }
-            let now = SystemClock.unixMilliseconds()
-            let item = KeychainItem(
-                itemClass: "genp", accessGroup: group, attributes: attributes, data: data, createdAt: now,
-                modifiedAt: now)
+            let item = KeychainItem.added(
+                itemClass: "genp", accessGroup: group, attributes: attributes, accessible: seed.accessible, data: data)
             guard try store.add(item, identity: KeychainItem.identity["genp"] ?? []) else {
                 throw fail("", "the same item (service, account, group) is kept twice")
             }

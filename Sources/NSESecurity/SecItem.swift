@@ -16,11 +16,11 @@ public func SecItemAdd(_ attributes: CFDictionary, _ result: UnsafeMutablePointe
         var itemAttributes = query.attributes
         itemAttributes["sync"] = .bool(query.synchronizable == .only(true))
         if itemAttributes["pdmn"] == nil { itemAttributes["pdmn"] = .text("ak") }
-        if case .text(let accessible)? = itemAttributes["pdmn"] { try keychain.requireKey(forAccessible: accessible) }
         let now = SystemClock.unixMilliseconds()
         let item = KeychainItem(
             itemClass: itemClass, accessGroup: group, attributes: itemAttributes, data: query.data ?? [],
             createdAt: now, modifiedAt: now)
+        try keychain.requireKey(forAccessible: item.accessible)
         guard try keychain.attempt({ store throws(DeviceError) in try store.add(item, identity: identity(itemClass)) })
         else {
             throw SecStatus(errSecDuplicateItem)

@@ -155,13 +155,10 @@ extension DeviceCommand {
                         throw Failure(.usage, "--data-file: more than 1 MB")
                     }
                     var attributes = item.attributes
-                    attributes["pdmn"] = .text(DeviceLockState.accessible(named: accessible) ?? "ak")
-                    attributes["sync"] = .bool(false)
                     if let label { attributes["labl"] = .text(label) }
-                    let now = SystemClock.unixMilliseconds()
-                    let new = KeychainItem(
-                        itemClass: item.itemClass, accessGroup: group, attributes: attributes, data: data,
-                        createdAt: now, modifiedAt: now)
+                    let new = KeychainItem.added(
+                        itemClass: item.itemClass, accessGroup: group, attributes: attributes,
+                        accessible: DeviceLockState.accessible(named: accessible) ?? "ak", data: data)
                     let identity = KeychainItem.identity[item.itemClass] ?? []
                     let added: Bool
                     do {

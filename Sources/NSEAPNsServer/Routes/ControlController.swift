@@ -160,53 +160,62 @@ struct ControlController {
         return PushResponder.json(recording.json)
     }
 
-    @Sendable func online(_ request: Request, context: PushRequestContext) async -> Response {
-        let token = context.parameters.get("token") ?? ""
-        let body = try? await request.body.collect(upTo: 64 * 1024)
-        if let relayed = await service.relay(
-            token: token, method: "PUT", path: request.uri.description,
-            headers: request.apnsHeaders,
-            body: body.map { Array($0.readableBytesView) } ?? [])
-        {
-            return relayed
-        }
-        guard let device = service.device(for: token) else {
-            return PushResponder.error(.badRequest("BadDeviceToken"), apnsID: nil)
-        }
-        guard let body, let document = (try? JSON.parse(Array(body.readableBytesView)))?.objectValue,
-            document.keys == ["online"], let online = document["online"]?.boolValue
-        else { return Self.error(400, "BadControl", #"the body must be {"online": true} or {"online": false}"#) }
-        do {
-            try service.setOnline(online, device: device)
-        } catch {
-            service.logger.error(
-                "device not saved",
-                metadata: ["device.folder": .string(device.directory), "device.error": .string(error.description)])
-            return Self.error(500, "InternalServerError", "the device's device.json could not be written")
-        }
-        return PushResponder.json(["online": .bool(online), "held": .int(service.heldCount(for: device))])
+    /// A device route's request as this node takes it: answered by the node serving the device (relayed), an unknown
+    /// token, or this node's device with the body (an object, or nil when it is not one).
+    private enum DeviceControl {
+        case answered(Response)
+        case local(Device, body: JSONObject?)
     }
 
-    @Sendable func lock(_ request: Request, context: PushRequestContext) async -> Response {
+    private func deviceControl(_ request: Request, _ context: PushRequestContext) async -> DeviceControl {
         let token = context.parameters.get("token") ?? ""
         let body = try? await request.body.collect(upTo: 64 * 1024)
         if let relayed = await service.relay(
             token: token, method: "PUT", path: request.uri.description, headers: request.apnsHeaders,
             body: body.map { Array($0.readableBytesView) } ?? [])
         {
-            return relayed
+            return .answered(relayed)
         }
-        guard let known = service.device(for: token) else {
-            return PushResponder.error(.badRequest("BadDeviceToken"), apnsID: nil)
+        guard let device = service.device(for: token) else {
+            return .answered(PushResponder.error(.badRequest("BadDeviceToken"), apnsID: nil))
         }
-        guard let body, let document = (try? JSON.parse(Array(body.readableBytesView)))?.objectValue,
-            document.keys == ["state"], let state = document["state"]?.stringValue.flatMap(DeviceLockState.init)
+        return .local(device, body: body.flatMap { (try? JSON.parse(Array($0.readableBytesView)))?.objectValue })
+    }
+
+    /// 500, and a log line, when a device route could not write `device.json`.
+    private func notSaved(_ device: Device, _ error: DeviceError) -> Response {
+        service.logger.error(
+            "device not saved",
+            metadata: ["device.folder": .string(device.directory), "device.error": .string(error.description)])
+        return Self.error(500, "InternalServerError", "the device's device.json could not be written")
+    }
+
+    @Sendable func online(_ request: Request, context: PushRequestContext) async -> Response {
+        let (device, body): (Device, JSONObject?)
+        switch await deviceControl(request, context) {
+        case .answered(let response): return response
+        case .local(let local, let document): (device, body) = (local, document)
+        }
+        guard let body, body.keys == ["online"], let online = body["online"]?.boolValue else {
+            return Self.error(400, "BadControl", #"the body must be {"online": true} or {"online": false}"#)
+        }
+        do { try service.setOnline(online, device: device) } catch { return notSaved(device, error) }
+        return PushResponder.json(["online": .bool(online), "held": .int(service.heldCount(for: device))])
+    }
+
+    @Sendable func lock(_ request: Request, context: PushRequestContext) async -> Response {
+        let (known, body): (Device, JSONObject?)
+        switch await deviceControl(request, context) {
+        case .answered(let response): return response
+        case .local(let local, let document): (known, body) = (local, document)
+        }
+        guard let body, body.keys == ["state"], let state = body["state"]?.stringValue.flatMap(DeviceLockState.init)
         else {
             return Self.error(
                 400, "BadControl",
                 #"the body must be {"state": "unlocked"}, {"state": "locked"} or {"state": "before-first-unlock"}"#)
         }
-        do {
+        do throws(DeviceError) {
             // Read again: what else the file says may have changed since this node read it.
             var device = try Device.open(at: known.directory)
             if device.config.lockState != state {
@@ -214,10 +223,7 @@ struct ControlController {
                 try device.save()
             }
         } catch {
-            service.logger.error(
-                "device not saved",
-                metadata: ["device.folder": .string(known.directory), "device.error": .string(error.description)])
-            return Self.error(500, "InternalServerError", "the device's device.json could not be written")
+            return notSaved(known, error)
         }
         return PushResponder.json(["state": state.json])
     }

@@ -1,5 +1,6 @@
 import NSECrypto
 import NSEJSON
+import NSESystem
 
 /// One keychain item as the device keeps it: its class (`genp`, `inet`), its access group, its attributes under
 /// Apple's keys (`acct`, `svce`, `labl`…) and its secret bytes (`v_Data`).
@@ -46,6 +47,20 @@ public struct KeychainItem: Sendable, Equatable {
         "genp": ["acct", "svce", "sync"],
         "inet": ["acct", "sdmn", "srvr", "ptcl", "atyp", "port", "path", "sync"],
     ]
+    /// An item as the app adds it from outside the SDK (`nse device keychain add`, a replay case's `device.keychain`):
+    /// kept `accessible` (`kSecAttrAccessible`'s code), not synchronizable, made now.
+    public static func added(
+        itemClass: String, accessGroup: String, attributes: [String: Value], accessible: String, data: [UInt8]
+    ) -> KeychainItem {
+        var attributes = attributes
+        attributes["pdmn"] = .text(accessible)
+        attributes["sync"] = .bool(false)
+        let now = SystemClock.unixMilliseconds()
+        return KeychainItem(
+            itemClass: itemClass, accessGroup: accessGroup, attributes: attributes, data: data, createdAt: now,
+            modifiedAt: now)
+    }
+
     /// Its `kSecAttrAccessible` (`pdmn`): the class key its secret is encrypted with. Apple's default, "when
     /// unlocked", when it has none.
     public var accessible: String {

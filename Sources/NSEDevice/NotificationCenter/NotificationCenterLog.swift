@@ -136,19 +136,17 @@ public struct NotificationCenterLog: Sendable {
 
     private func append(_ change: JSON) throws(DeviceError) {
         try DeviceFileLock.withLock(lockPath) { () throws(DeviceError) in
-            do {
+            do throws(SystemError) {
                 try FileSystem.append(path, Array((change.serialized() + "\n").utf8), mode: 0o600)
-                if let size = FileSystem.stamp(path)?.size, size > Self.compactionBytes { try compact() }
-            } catch let error as DeviceError {
-                throw error
             } catch {
-                throw DeviceError(.io, "\(error)")
+                throw DeviceError(.io, error.description)
             }
+            if let size = FileSystem.stamp(path)?.size, size > Self.compactionBytes { try compact() }
         }
     }
 
     /// Rewrites the log as its state: the badge, then the newest notifications that fit in half the threshold.
-    private func compact() throws {
+    private func compact() throws(DeviceError) {
         let state = try read()
         var lines: [String] = []
         var size = 0
@@ -161,7 +159,9 @@ public struct NotificationCenterLog: Sendable {
         var text = lines.reversed().joined()
         // After the notifications: a shown one's `aps.badge` would otherwise override the badge set after it.
         if let badge = state.badge { text += JSON.object(["badge": .int(Int64(badge))]).serialized() + "\n" }
-        try FileSystem.writeAtomically(path, Array(text.utf8), mode: 0o600)
+        do { try FileSystem.writeAtomically(path, Array(text.utf8), mode: 0o600) } catch {
+            throw DeviceError(.io, error.description)
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 public import Foundation
 import NSEDevice
 import NSEExtensionKit
+import NSEPayload
 
 /// The app's notification center as an extension uses it: the notifications in Notification Center, their removal,
 /// and the app icon's badge (docs/sdk.md). They are the device's (`DIR/notification-center.jsonl`): the host adds
@@ -65,9 +66,9 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
             FileHandle.standardError.write(Data("UNUserNotificationCenter: \(error.description)\n".utf8))
             return []
         }
-        let strings = device.strings().table
         return state.delivered.reversed().map { entry in
-            var storage = RequestDecoding.content(entry.notification, strings: strings)
+            // The alert's text is what was shown, kept with it: no strings to render it from again.
+            var storage = RequestDecoding.content(entry.notification, strings: StringsTable())
             storage.title = entry.title
             storage.subtitle = entry.subtitle
             storage.body = entry.body
