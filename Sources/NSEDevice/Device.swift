@@ -275,11 +275,13 @@ public struct Device: Sendable {
             core["error"] = .string(error.description)
         }
         result["shared_core"] = .object(core)
-        // Notification Center: the identifiers of what it shows for the app (newest first), and the badge.
+        // Notification Center: the identifiers of what it shows for the app (newest first), the local notifications
+        // it waits to show (soonest first), and the badge.
         do {
             let center = try notificationCenter.state()
             result["notification_center"] = [
                 "delivered": .array(center.delivered.reversed().map { .string($0.identifier) }),
+                "pending": .array(center.pending.map { .string($0.identifier) }),
                 "badge": center.badge.map { .int(Int64($0)) } ?? .null,
             ]
         } catch {

@@ -69,7 +69,7 @@ struct CallEscalation: Sendable {
             case .timeWillExpire?:
                 return rewriter.callFallback(
                     call, reason: ReasonCode.timeWillExpire.reason("no answer to the VoIP report"))
-            case .request?, .contentAccepted?:
+            case .request?, .contentAccepted?, .addNotificationResult?:
                 continue
             case nil:
                 // The host closed the pipe, or the deadline passed (seen above).

@@ -24,6 +24,8 @@ public final class ExtensionHost: Sendable {
         var handler: (@Sendable (Event) -> Void)?
         /// The completion of the VoIP report in flight (CallKit and LiveCommunicationKit allow one at a time).
         var pendingReport: (@Sendable (VoIPReportFailure?) -> Void)?
+        /// The completions of `add-notification`s sent, in order: the host answers them in turn.
+        var pendingAdditions: [@Sendable (NotificationAdditionError?) -> Void] = []
         /// The container of the request being served, and its device as read then.
         var container: String?
         var device: Device?
@@ -110,6 +112,21 @@ public final class ExtensionHost: Sendable {
         }
     }
 
+    /// `UNUserNotificationCenter.add(_:)`: the host shows or schedules the notification; its answer (nil: added) is
+    /// handed to `completion` on the reader thread. Without a host it fails at once (`notificationsNotAllowed`).
+    public func addNotification(
+        _ addition: NotificationAddition, completion: @escaping @Sendable (NotificationAdditionError?) -> Void
+    ) {
+        // Queued and sent under one lock: the answers come back in the order the lines went.
+        let sent = state.withLock { state -> Bool in
+            guard state.started else { return false }
+            guard send(.addNotification(addition)) else { return false }
+            state.pendingAdditions.append(completion)
+            return true
+        }
+        if !sent { completion(.notificationsNotAllowed) }
+    }
+
     private func readLoop() {
         while true {
             let message: HostMessage?
@@ -119,6 +136,11 @@ public final class ExtensionHost: Sendable {
             }
             guard let message else {
                 finishPendingReport(VoIPReportFailure(.unknown))
+                let additions = state.withLock { state in
+                    defer { state.pendingAdditions = [] }
+                    return state.pendingAdditions
+                }
+                for completion in additions { completion(.notificationsNotAllowed) }
                 deliver(.closed)
                 return
             }
@@ -132,6 +154,11 @@ public final class ExtensionHost: Sendable {
                 deliver(.contentAccepted)
             case .reportVoIPResult(let failure):
                 finishPendingReport(failure)
+            case .addNotificationResult(_, let error):
+                let completion = state.withLock { state in
+                    state.pendingAdditions.isEmpty ? nil : state.pendingAdditions.removeFirst()
+                }
+                completion?(error)
             }
         }
     }

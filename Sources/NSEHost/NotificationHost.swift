@@ -233,7 +233,9 @@ public struct NotificationHost: Sendable {
             ?? ExtensionLauncher(
                 command: extensionCommand, limits: limits, filteringEntitlement: filtering,
                 release: device.config.iosVersion, pool: extensionProcesses, forkServers: extensionForkServers
-            ).run(request, keepContent: content.keep)
+            ).run(
+                request, keepContent: content.keep,
+                notifications: LocalNotificationPoster(device: device, strings: strings))
         // A call offer the host accepted launches the app, which must report the call, then takes it.
         let launchedAt = SystemClock.monotonicNanoseconds()
         let app = run.record.acceptedVoIPPayload.map { AppLauncher(device: device).launch($0) }
@@ -273,6 +275,7 @@ public struct NotificationHost: Sendable {
             result.voip = .notificationServiceExtension(
                 error: run.record.voipError, framework: run.record.voipFramework, app: app)
         }
+        result.localNotifications = run.record.localNotifications
         result.extensionReport = NotificationResult.ExtensionReport(run, command: extensionCommand)
         return result
     }

@@ -117,6 +117,9 @@ public struct NotificationResult: Sendable, JSONEncodable {
     public var attachments: [JSON] = []
     /// A communication notification's sender and conversation (`updating(from:)`), when the app may show one.
     public var communication: JSON?
+    /// The local notifications the extension added (`local_notifications`, absent when none): shown at once or
+    /// scheduled, beside whatever the push itself shows.
+    public var localNotifications: [LocalNotification] = []
     /// The Live Activity a `liveactivity` push reached, as it is after the push (`live_activity`; docs/result.md).
     public var liveActivity: JSON?
     public var timings: [(String, Double)] = []
@@ -155,6 +158,7 @@ public struct NotificationResult: Sendable, JSONEncodable {
         object["call_report"] = callReport.json
         if !attachments.isEmpty { object["attachments"] = .array(attachments) }
         if let communication { object["communication"] = communication }
+        if !localNotifications.isEmpty { object["local_notifications"] = .array(localNotifications.map(\.json)) }
         if let liveActivity { object["live_activity"] = liveActivity }
         if let voip { object["voip"] = voip.json }
         if let call { object["call"] = call.json }
@@ -248,6 +252,11 @@ public struct NotificationResult: Sendable, JSONEncodable {
                 "extension: \(NotificationResult.rounded(report.wallMilliseconds)) ms, footprint "
                     + "\(megabytes(report.peakFootprintKilobytes)), peak RSS \(megabytes(report.peakRSSKilobytes)), \(exit)"
             )
+        }
+        for local in localNotifications {
+            let when = local.trigger.map { " (scheduled, \($0.kind.rawValue)\($0.repeats ? ", repeating" : ""))" } ?? ""
+            let text = [local.title, local.subtitle, local.body].filter { !$0.isEmpty }.joined(separator: " / ")
+            lines.append("local:    \(safe(text))\(when)")
         }
         if let call = callReport {
             let caller = call.localizedCallerName ?? call.handleValue

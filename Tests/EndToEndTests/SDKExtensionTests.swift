@@ -463,6 +463,38 @@ import Testing
         #expect(center?["badge"]?.intValue == 1)
     }
 
+    /// `UNUserNotificationCenter.add(_:)`: an extension that posts each fetched message as a notification of its own
+    /// and shows nothing for the push; the result lists them, Notification Center (`nse device show`) has them and
+    /// the reminder it scheduled, and a later push cancels the reminder and clears them.
+    @Test func anExtensionPostsAndSchedulesLocalNotifications() throws {
+        try grantEntitlements()
+        let executable = try Self.built("local-notifications")
+        let result = try runOne(
+            executable,
+            #"{"aps":{"alert":{"title":"New messages"},"mutable-content":1},"messages":[{"id":"m1","from":"Alice","text":"Lunch?"},{"id":"m2","from":"Bob","text":"At one"}]}"#
+        )
+        #expect(result["outcome"] == "suppressed", "\(result)")
+        let locals = result["local_notifications"]?.arrayValue ?? []
+        #expect(locals.map { $0["identifier"] } == ["m1", "m2", "reminder"], "\(result)")
+        #expect(locals.first?["shown"] == true && locals.first?["display"]?["body"] == "Lunch?")
+        #expect(locals.first?["thread_id"] == "Alice" && locals.first?["trigger"] == .null)
+        #expect(locals.last?["shown"] == false && locals.last?["trigger"]?["type"] == "time-interval")
+        let log = result["extension"]?["stderr"]?.stringValue ?? ""
+        #expect(log.contains("empty notification refused: UNError 1401"), "\(log)")
+        #expect(log.contains("pending reminder in 60 min"), "\(log)")
+
+        var shown = try TestSupport.nse(["device", "show", device])
+        var center = try JSON.parse(shown.stdout)["notification_center"]
+        #expect(center?["delivered"] == ["m2", "m1"], "\(shown.stdout)")
+        #expect(center?["pending"] == ["reminder"], "\(shown.stdout)")
+
+        let read = try runOne(executable, #"{"aps":{"alert":"Read elsewhere","mutable-content":1},"read":true}"#)
+        #expect(read["outcome"] == "suppressed" && read["local_notifications"] == nil, "\(read)")
+        shown = try TestSupport.nse(["device", "show", device])
+        center = try JSON.parse(shown.stdout)["notification_center"]
+        #expect(center?["delivered"] == [] && center?["pending"] == [], "\(shown.stdout)")
+    }
+
     @Test func theBundleHasItsInfoPlistAndStrings() throws {
         let result = try runOne(try Self.built("bundle-strings"), Self.alert)
         #expect(

@@ -2,6 +2,8 @@ import NSEDevice
 import NSEJSON
 import NSEPayload
 import NSEProtocol
+import NSESystem
+import NSETestSupport
 import Synchronization
 import Testing
 
@@ -336,6 +338,67 @@ import Testing
         // Only the first content is kept, as only the first counts.
         #expect(keeping.observe(ProcessObservation.line(line, at: 6)) == [])
         #expect(kept.withLock { $0.count } == 1)
+    }
+
+    /// `add-notification`: the host shows it in the device's Notification Center (or keeps it until its trigger
+    /// fires) and answers; what it refuses is answered with UNError's code and not listed. Before the content and
+    /// after it, for as long as the process runs; a handover carries what was added.
+    @Test func localNotificationsAreAddedAnsweredAndListed() throws {
+        let device = try Device.create(at: try TestSupport.temporaryDirectory("nse-local") + "/bob")
+        var session = process()
+        session.notifications = LocalNotificationPoster(device: device, strings: StringsTable())
+        _ = session.observe(ProcessObservation.launched(at: 0))
+        func add(_ json: String) -> [ProcessAction] {
+            session.observe(ProcessObservation.line(Array(json.utf8), at: 1))
+        }
+        #expect(
+            add(
+                #"{"type":"add-notification","identifier":"m1","content":{"aps":{"alert":{"title":"Alice","body":"Lunch?"},"thread-id":"alice"}}}"#
+            )
+                == [.write(HostMessage.addNotificationResult(identifier: "m1", error: nil).line)])
+        #expect(
+            add(#"{"type":"add-notification","identifier":"e","content":{"aps":{"badge":3}}}"#)
+                == [
+                    .write(
+                        HostMessage.addNotificationResult(identifier: "e", error: .notificationInvalidNoContent).line)
+                ])
+        #expect(
+            add(
+                #"{"type":"add-notification","identifier":"r","content":{"aps":{"alert":"x"}},"trigger":{"type":"time-interval","seconds":30,"repeats":true,"fire_at":1}}"#
+            )
+                == [.write(HostMessage.addNotificationResult(identifier: "r", error: .notificationInvalidNoDate).line)])
+        let later = SystemClock.unixMilliseconds() + 3_600_000
+        #expect(
+            add(
+                #"{"type":"add-notification","identifier":"reminder","content":{"aps":{"alert":"Unread"}},"trigger":{"type":"time-interval","seconds":3600,"repeats":false,"fire_at":\#(later)}}"#
+            )
+                == [.write(HostMessage.addNotificationResult(identifier: "reminder", error: nil).line)])
+        #expect(session.session.record.localNotifications.map(\.identifier) == ["m1", "reminder"])
+        #expect(session.session.record.localNotifications.first?.threadIdentifier == "alice")
+        let center = try device.notificationCenter.state()
+        #expect(center.delivered.map(\.identifier) == ["m1"] && center.delivered.first?.local == [:])
+        #expect(center.pending.map(\.identifier) == ["reminder"] && center.pending.first?.notification.date == later)
+
+        // After the content, still; and the handover lists them.
+        let content = session.observe(ProcessObservation.line(Array(#"{"type":"content","content":{}}"#.utf8), at: 2))
+        #expect(content == [.write(HostMessage.contentAccepted.line), .closeStdin])
+        #expect(
+            add(#"{"type":"add-notification","identifier":"m2","content":{"aps":{"alert":"Late"}}}"#)
+                == [.write(HostMessage.addNotificationResult(identifier: "m2", error: nil).line)])
+        let handover = ExtensionHandover(DeliveredContent(content: [:]), record: session.session.record)
+        let read = try ExtensionHandover(json: JSON.parse(handover.json.serialized()))
+        #expect(read.localNotifications.map(\.identifier) == ["m1", "reminder", "m2"])
+        #expect(read.localNotifications == handover.localNotifications)
+
+        // A host with nowhere to put them refuses them.
+        var nowhere = process()
+        _ = nowhere.observe(ProcessObservation.launched(at: 0))
+        #expect(
+            nowhere.observe(
+                ProcessObservation.line(
+                    Array(#"{"type":"add-notification","identifier":"m1","content":{"aps":{"alert":"x"}}}"#.utf8), at: 1
+                ))
+                == [.write(HostMessage.addNotificationResult(identifier: "m1", error: .notificationsNotAllowed).line)])
     }
 
     /// What the host keeps with the content is all the verdict needs: the call offer it accepted, the expiry.

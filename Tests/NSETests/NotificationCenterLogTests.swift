@@ -1,8 +1,10 @@
 import Foundation
-import NSEDevice
 import NSEJSON
+import NSESystem
 import NSETestSupport
 import Testing
+
+@testable import NSEDevice
 
 /// The device's Notification Center (`notification-center.jsonl`): what is shown and not removed, and the badge.
 @Suite struct NotificationCenterLogTests {
@@ -76,5 +78,73 @@ import Testing
         let state = try center.state()
         #expect(state.delivered.count == NotificationCenterLog.capacity)
         #expect(state.delivered.first?.identifier == "n44" && state.delivered.last?.identifier == "n299")
+    }
+
+    private func scheduled(_ identifier: String, at fire: Int64, every: Int64? = nil, fires: Bool = true)
+        -> NotificationCenterLog.Scheduled
+    {
+        var notification = shown(identifier, body: "Reminder")
+        notification.date = fire
+        notification.local = ["trigger": ["type": "time-interval", "seconds": 60, "fire_at": .int(fire)]]
+        return NotificationCenterLog.Scheduled(notification: notification, every: every, fires: fires)
+    }
+
+    /// A local notification scheduled for later is pending until its time, then shown at its time; one with the
+    /// identifier of a pending one replaces it; pending ones can be cancelled.
+    @Test func scheduledNotificationsArePendingThenShown() throws {
+        let center = device.notificationCenter
+        let now = SystemClock.unixMilliseconds()
+        try center.schedule(scheduled("later", at: now + 3_600_000))
+        try center.schedule(scheduled("soon", at: now + 60_000))
+        try center.schedule(scheduled("gone", at: now + 120_000))
+        try center.removePending(identifiers: ["gone"])
+        var state = try center.state()
+        #expect(state.pending.map(\.identifier) == ["soon", "later"] && state.delivered.isEmpty)
+        // Read a minute and a half later: "soon" has fired, at its own time.
+        state = try center.state(now: now + 90_000)
+        #expect(state.pending.map(\.identifier) == ["later"])
+        #expect(state.delivered.map(\.identifier) == ["soon"] && state.delivered.first?.date == now + 60_000)
+        #expect(state.delivered.first?.local?["trigger"]?["type"] == "time-interval")
+        try center.schedule(scheduled("later", at: now + 7_200_000))  // replaced, not added
+        #expect(try center.state().pending.map { $0.notification.date } == [now + 60_000, now + 7_200_000])
+        try center.removeAllPending()
+        #expect(try center.state(now: now + 10_000_000).pending.isEmpty)
+        #expect(device.summary()["notification_center"]?["pending"] == [])
+    }
+
+    /// What fired before a removal was written is removed by it; a repeating trigger shows its latest firing and
+    /// stays pending; a repeating calendar trigger is kept, never fired.
+    @Test func firingsFollowTheOrderOfTheLog() throws {
+        // Written by hand, each line with its time: a reminder due at 1,000, removed at 2,000.
+        let lines: [JSON] = [
+            ["schedule": scheduled("once", at: 1_000).json, "at": 500],
+            ["schedule": scheduled("hourly", at: 1_000, every: 3_600_000).json, "at": 500],
+            ["schedule": scheduled("daily-9am", at: 1_000, fires: false).json, "at": 500],
+            ["remove": ["once", "hourly"], "at": 2_000],
+        ]
+        try TestSupport.write(
+            lines.map { $0.serialized() }.joined(separator: "\n") + "\n", to: device.notificationCenter.path)
+        var state = try device.notificationCenter.state(now: 3_000)
+        #expect(state.delivered.isEmpty, "\(state.delivered)")
+        #expect(state.pending.map(\.identifier) == ["daily-9am", "hourly"])
+        // Two hours and a bit later: the hourly one's second firing is shown (once), the calendar one still pending.
+        state = try device.notificationCenter.state(now: 1_000 + 2 * 3_600_000 + 5)
+        #expect(state.delivered.map(\.identifier) == ["hourly"])
+        #expect(state.delivered.first?.date == Int64(7_201_000))
+        #expect(state.pending.map(\.identifier) == ["daily-9am", "hourly"])
+        #expect(state.pending.last?.nextFire == Int64(10_801_000))
+    }
+
+    /// Apple: the system keeps the soonest-firing 64 an app scheduled; the log rewritten keeps every pending one.
+    @Test func atMost64ArePendingAndCompactionKeepsThem() throws {
+        let center = device.notificationCenter
+        let now = SystemClock.unixMilliseconds() + 3_600_000
+        for index in 0..<70 { try center.schedule(scheduled("p\(index)", at: now + Int64(70 - index) * 1000)) }
+        var state = try center.state()
+        #expect(state.pending.count == NotificationCenterLog.pendingCapacity)
+        #expect(state.pending.first?.identifier == "p69" && state.pending.last?.identifier == "p6")
+        for index in 0..<40 { try center.deliver(shown("n\(index)", padding: 30_000)) }
+        state = try center.state()
+        #expect(state.pending.count == NotificationCenterLog.pendingCapacity && state.pending.last?.identifier == "p6")
     }
 }

@@ -22,6 +22,9 @@ import Testing
         .reportVoIPResult(VoIPReportFailure(.invalidClientProcess, framework: .liveCommunicationKit)),
         .reportVoIPResult(
             VoIPReportFailure(.missingNotificationFilteringEntitlement, framework: .liveCommunicationKit)),
+        .addNotificationResult(identifier: "m1", error: nil),
+        .addNotificationResult(identifier: "", error: .notificationInvalidNoContent),
+        .addNotificationResult(identifier: "m2", error: .notificationInvalidNoDate),
     ]
 
     static let extensionMessages: [ExtensionMessage] = [
@@ -32,6 +35,16 @@ import Testing
                 isFallback: true, reason: "envelope-wrong-key: no", info: ["source": "enc"])),
         .reportVoIP(["call_uuid": "6F1C0000-0000-4000-8000-000000000000", "video": true]),
         .reportVoIP(["call_uuid": "6F1C0000-0000-4000-8000-000000000000"], framework: .liveCommunicationKit),
+        .addNotification(NotificationAddition(identifier: "m1", content: ["aps": ["alert": ["body": "Lunch?"]]])),
+        .addNotification(
+            NotificationAddition(
+                identifier: "reminder", content: ["aps": ["alert": "Unread"], "k": 1],
+                trigger: .init(kind: .timeInterval, repeats: true, fireAt: 1_800_000_000_000, seconds: 60))),
+        .addNotification(
+            NotificationAddition(
+                identifier: "daily", content: ["aps": ["alert": "Good morning"]],
+                trigger: .init(
+                    kind: .calendar, repeats: true, fireAt: 1_800_000_000_000, dateComponents: ["hour": 9]))),
     ]
 
     @Test(arguments: hostMessages)
@@ -156,7 +169,7 @@ import Testing
         ),
         (
             #"{"type":"say\u001b[31mhello-and-a-much-longer-name-than-that"}"#,
-            #"the extension sent an invalid message: "type" must be content, report-voip, hello or ready, not "say?[31mhello-and-a-much-longer-""#
+            #"the extension sent an invalid message: "type" must be content, report-voip, add-notification, hello or ready, not "say?[31mhello-and-a-much-longer-""#
         ),
         (
             #"{"type":"hello","protocol":2,"requests":"all"}"#,
@@ -167,8 +180,16 @@ import Testing
             #"the extension sent an invalid message: "protocol" must be an integer, and is missing"#
         ),
         (
+            #"{"type":"add-notification","identifier":"m1","content":{},"trigger":{"type":"location"}}"#,
+            #"the extension sent an invalid message: "trigger.type" must be time-interval or calendar"#
+        ),
+        (
+            #"{"type":"add-notification","content":{}}"#,
+            #"the extension sent an invalid message: "identifier" must be a string, and is missing"#
+        ),
+        (
             #"{"kind":"content"}"#,
-            #"the extension sent an invalid message: "type" must be content, report-voip, hello or ready, and is missing"#
+            #"the extension sent an invalid message: "type" must be content, report-voip, add-notification, hello or ready, and is missing"#
         ),
     ])
     func extensionLineErrorsNameTheMember(line: String, message: String) {

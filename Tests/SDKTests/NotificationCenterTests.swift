@@ -64,4 +64,76 @@ struct NotificationCenterTests {
         center.removeAllDeliveredNotifications()
         #expect(await center.deliveredNotifications().isEmpty)
     }
+
+    /// Pending local notifications as the app reads them back: its trigger made again, with the date it fires next.
+    @Test("pending requests come back with their triggers, soonest first, and can be cancelled")
+    func pending() async throws {
+        let now = Date()
+        let inAnHour = Int64((now.timeIntervalSince1970 + 3600) * 1000)
+        for (identifier, local, fire) in [
+            (
+                "hourly",
+                ["trigger": ["type": "time-interval", "seconds": 3600, "repeats": true, "fire_at": .int(inAnHour)]],
+                inAnHour
+            ),
+            (
+                "morning",
+                [
+                    "trigger": [
+                        "type": "calendar", "repeats": false, "fire_at": .int(inAnHour + 60_000),
+                        "date_components": ["hour": 9, "minute": 30],
+                    ]
+                ], inAnHour + 60_000
+            ),
+        ] as [(String, JSONObject, Int64)] {
+            try device.notificationCenter.schedule(
+                NotificationCenterLog.Scheduled(
+                    notification: NotificationCenterLog.Delivered(
+                        identifier: identifier, date: fire, notification: ["aps": ["alert": "Reminder"], "k": "v"],
+                        title: "", subtitle: "", body: "Reminder", local: local),
+                    every: identifier == "hourly" ? 3_600_000 : nil))
+        }
+        let center = UNUserNotificationCenter.current()
+        let requests = await center.pendingNotificationRequests()
+        #expect(requests.map(\.identifier) == ["hourly", "morning"])
+        let hourly = try #require(requests.first?.trigger as? UNTimeIntervalNotificationTrigger)
+        #expect(hourly.repeats && hourly.timeInterval == 3600)
+        let next = try #require(hourly.nextTriggerDate())
+        #expect(abs(next.timeIntervalSince(now) - 3600) < 2)
+        let morning = try #require(requests.last?.trigger as? UNCalendarNotificationTrigger)
+        #expect(!morning.repeats && morning.dateComponents.hour == 9 && morning.dateComponents.minute == 30)
+        #expect(requests.last?.content.body == "Reminder" && requests.last?.content.userInfo["k"] as? String == "v")
+        center.removePendingNotificationRequests(withIdentifiers: ["hourly"])
+        let fromHandler = await withCheckedContinuation { continuation in
+            center.getPendingNotificationRequests { continuation.resume(returning: $0.map(\.identifier)) }
+        }
+        #expect(fromHandler == ["morning"])
+        center.removeAllPendingNotificationRequests()
+        #expect(await center.pendingNotificationRequests().isEmpty)
+    }
+
+    @Test("a trigger's next date: a time interval from now, a calendar's next match, none for a date gone by")
+    func triggers() async throws {
+        let interval = UNTimeIntervalNotificationTrigger(timeInterval: 90, repeats: false)
+        #expect(!interval.repeats && abs((interval.nextTriggerDate()?.timeIntervalSinceNow ?? 0) - 90) < 2)
+        var components = DateComponents()
+        components.minute = 15
+        let hourly = UNCalendarNotificationTrigger(dateMatching: components, repeats: true)
+        let next = try #require(hourly.nextTriggerDate())
+        #expect(next > Date() && next.timeIntervalSinceNow <= 3600)
+        #expect(Calendar.current.component(.minute, from: next) == 15)
+        let past = UNCalendarNotificationTrigger(
+            dateMatching: DateComponents(year: 2001, month: 1, day: 1, hour: 9), repeats: false)
+        #expect(past.nextTriggerDate() == nil)
+        // Added, it is refused: no date to fire at. (The process has no host: one it could reach says more.)
+        let content = UNMutableNotificationContent()
+        content.body = "Happy new year"
+        let center = UNUserNotificationCenter.current()
+        await #expect(throws: UNError(.notificationInvalidNoDate)) {
+            try await center.add(UNNotificationRequest(identifier: "ny", content: content, trigger: past))
+        }
+        await #expect(throws: UNError(.notificationsNotAllowed)) {
+            try await center.add(UNNotificationRequest(identifier: "now", content: content, trigger: nil))
+        }
+    }
 }

@@ -22,7 +22,7 @@ extension HostConnection {
             switch message {
             case .contentAccepted?: return true
             case nil: return false
-            case .request?, .timeWillExpire?, .reportVoIPResult?: continue
+            case .request?, .timeWillExpire?, .reportVoIPResult?, .addNotificationResult?: continue
             }
         }
     }

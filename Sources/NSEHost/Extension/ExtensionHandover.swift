@@ -17,6 +17,8 @@ public struct ExtensionHandover: Sendable, Equatable, JSONConvertible {
     public var voipFramework: VoIPFramework
     /// The call offer the host accepted: once the push is judged the app is launched with it, to report the call.
     public var acceptedVoIPPayload: JSONObject?
+    /// The local notifications it had added: already in the device's Notification Center, listed in the result.
+    public var localNotifications: [LocalNotification]
 
     /// The handover of `content`, the rest as the session's record says it.
     init(_ content: DeliveredContent, record: ExtensionMachine.Record) {
@@ -26,6 +28,7 @@ public struct ExtensionHandover: Sendable, Equatable, JSONConvertible {
         voipError = record.voipError
         voipFramework = record.voipFramework
         acceptedVoIPPayload = record.acceptedVoIPPayload
+        localNotifications = record.localNotifications
     }
 
     /// The record of a process that handed this over and ended on its own terms.
@@ -38,13 +41,14 @@ public struct ExtensionHandover: Sendable, Equatable, JSONConvertible {
         record.voipError = voipError
         record.voipFramework = voipFramework
         record.acceptedVoIPPayload = acceptedVoIPPayload
+        record.localNotifications = localNotifications
         return record
     }
 
     public static var jsonKind: String { "an object" }
 
     /// `{"content": <the extension's content line>, "after_expiry", "voip_reported", "voip_error",
-    /// "accepted_voip_payload"}`, and `voip_framework` when it was not CallKit.
+    /// "accepted_voip_payload"}`, `voip_framework` when it was not CallKit, `local_notifications` when it added any.
     public var json: JSON {
         var object: JSONObject = [
             "content": ExtensionMessage.content(content).json, "after_expiry": .bool(afterExpiry),
@@ -53,6 +57,7 @@ public struct ExtensionHandover: Sendable, Equatable, JSONConvertible {
         if let voipError { object["voip_error"] = voipError.json }
         if voipFramework != .callKit { object["voip_framework"] = voipFramework.json }
         if let acceptedVoIPPayload { object["accepted_voip_payload"] = .object(acceptedVoIPPayload) }
+        if !localNotifications.isEmpty { object["local_notifications"] = .array(localNotifications.map(\.json)) }
         return .object(object)
     }
 
@@ -68,5 +73,18 @@ public struct ExtensionHandover: Sendable, Equatable, JSONConvertible {
         voipError = try object.field("voip_error")
         voipFramework = try object.field("voip_framework") ?? .callKit
         acceptedVoIPPayload = try object.field("accepted_voip_payload")
+        var locals: [LocalNotification] = []
+        if let list = object["local_notifications"], !list.isNull {
+            guard let items = list.arrayValue else {
+                throw JSONFieldError(
+                    path: ["local_notifications"], expected: "an array", problem: .found(list.typeName))
+            }
+            for (index, item) in items.enumerated() {
+                do { locals.append(try LocalNotification(json: item)) } catch {
+                    throw error.inside(["local_notifications", String(index)])
+                }
+            }
+        }
+        localNotifications = locals
     }
 }

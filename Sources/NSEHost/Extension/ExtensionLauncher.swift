@@ -18,21 +18,32 @@ struct ExtensionLauncher {
     var forkServers: ExtensionForkServers?
 
     /// Runs `request` under ``limits`` until its process is reaped or kept; `keepContent` keeps what the extension
-    /// delivers before it is told so (``ExtensionProcess/keepContent``).
-    func run(_ request: ServiceRequest, keepContent: (@Sendable (ExtensionHandover) -> Bool)? = nil) -> ExtensionRun {
+    /// delivers before it is told so (``ExtensionProcess/keepContent``), `notifications` takes the local
+    /// notifications it adds.
+    func run(
+        _ request: ServiceRequest, keepContent: (@Sendable (ExtensionHandover) -> Bool)? = nil,
+        notifications: LocalNotificationPoster? = nil
+    ) -> ExtensionRun {
         let key = ExtensionProcessPool.Key(container: request.container, command: command)
+        let hooks = Hooks(keepContent: keepContent, notifications: notifications)
         if let warm = pool?.checkOut(key) {
-            return runWarm(warm, request, key: key, keepContent: keepContent)
+            return runWarm(warm, request, key: key, hooks: hooks)
         }
-        return runFresh(request, key: key, keepContent: keepContent)
+        return runFresh(request, key: key, hooks: hooks)
+    }
+
+    /// What the host does for the session beside running it.
+    private struct Hooks {
+        var keepContent: (@Sendable (ExtensionHandover) -> Bool)?
+        var notifications: LocalNotificationPoster?
     }
 
     /// A warm process is handed the request; it goes back to the pool when it says `ready` again.
     private func runWarm(
         _ warm: ExtensionProcessPool.WarmProcess, _ request: ServiceRequest, key: ExtensionProcessPool.Key,
-        keepContent: (@Sendable (ExtensionHandover) -> Bool)?
+        hooks: Hooks
     ) -> ExtensionRun {
-        var process = session(for: request, warm: warm, keepContent: keepContent)
+        var process = session(for: request, warm: warm, hooks: hooks)
         var use = ProcessUse(warm: true, pushes: warm.pushes + 1, kept: false)
         let report = ProcessDriver.drive(warm.child, session: &process, since: SystemClock.monotonicNanoseconds())
         warm.pushes = use.pushes
@@ -44,10 +55,8 @@ struct ExtensionLauncher {
     }
 
     /// A new process; a pool keeps it when it said `ready` after its content.
-    private func runFresh(
-        _ request: ServiceRequest, key: ExtensionProcessPool.Key, keepContent: (@Sendable (ExtensionHandover) -> Bool)?
-    ) -> ExtensionRun {
-        var process = session(for: request, warm: nil, keepContent: keepContent)
+    private func runFresh(_ request: ServiceRequest, key: ExtensionProcessPool.Key, hooks: Hooks) -> ExtensionRun {
+        var process = session(for: request, warm: nil, hooks: hooks)
         var use = ProcessUse(warm: false, pushes: 1, kept: false)
         var kept: ChildProcess?
         // Its preferences (`UserDefaults`, an App Group's suite) in the device's container, shared by its
@@ -65,8 +74,7 @@ struct ExtensionLauncher {
     /// The session for `request`. A warm process has started already: it is not held to a fresh one's start time,
     /// and its `hello` is known.
     private func session(
-        for request: ServiceRequest, warm: ExtensionProcessPool.WarmProcess?,
-        keepContent: (@Sendable (ExtensionHandover) -> Bool)?
+        for request: ServiceRequest, warm: ExtensionProcessPool.WarmProcess?, hooks: Hooks
     ) -> ExtensionProcess {
         let terms = ExtensionMachine.ProcessTerms(
             keep: pool != nil, hello: warm?.hello,
@@ -75,6 +83,6 @@ struct ExtensionLauncher {
             session: ExtensionMachine(
                 request: request, limits: limits, filteringEntitlement: filteringEntitlement, release: release,
                 terms: terms),
-            keepContent: keepContent)
+            keepContent: hooks.keepContent, notifications: hooks.notifications)
     }
 }

@@ -35,6 +35,10 @@ public struct ExtensionMachine: Sendable {
         case contentProposed(DeliveredContent, at: UInt64)
         /// `reportNewIncomingVoIPPushPayload(payload)`.
         case voipReportAsked(JSONObject, framework: VoIPFramework = .callKit)
+        /// `UNUserNotificationCenter.add(_:)`: a local notification to show or schedule.
+        case notificationAddAsked(NotificationAddition)
+        /// The system added it (what the result lists of it) or refused it.
+        case notificationAddAnswered(identifier: String, Result<LocalNotification, NotificationAdditionError>)
         /// `hello` (version 2): what the process says of itself.
         case helloReceived(ExtensionHello)
         /// `ready` (version 2): the instance is gone, the process waits for the next request.
@@ -75,6 +79,9 @@ public struct ExtensionMachine: Sendable {
     public enum Action: Sendable, Equatable {
         /// Write this message as a line on its stdin (the request, the expiry notice, a VoIP report's answer).
         case send(HostMessage)
+        /// Add the local notification to the device's Notification Center (``LocalNotificationPoster``), then tell
+        /// the session with `notificationAddAnswered`.
+        case addNotification(NotificationAddition)
         /// Keep what it handed over (on disk, for a host that records results) and, once it is kept, tell the
         /// extension with `content-accepted`: only then may it let go of what it took from its App Group store.
         case accept(ExtensionHandover)
@@ -119,6 +126,8 @@ public struct ExtensionMachine: Sendable {
         public var voipError: VoIPReportFailure?
         /// The framework it reported through (the last report's).
         public var voipFramework = VoIPFramework.callKit
+        /// The local notifications it added (`UNUserNotificationCenter.add(_:)`), in order.
+        public var localNotifications: [LocalNotification] = []
         /// The payload of the report the host accepted.
         public var acceptedVoIPPayload: JSONObject?
         /// What the process said of itself (`hello`), in this session or when it started.
@@ -266,6 +275,18 @@ public struct ExtensionMachine: Sendable {
             record.voipFramework = framework
             record.voipError = error.map { VoIPReportFailure($0, framework: framework) }
             return [.send(.reportVoIPResult(record.voipError))]
+        case (.running, .notificationAddAsked(let addition)), (.expiring, .notificationAddAsked(let addition)),
+            (.delivered, .notificationAddAsked(let addition)):
+            // The process may add notifications for as long as it runs, before its content or after it.
+            return [.addNotification(addition)]
+        case (_, .notificationAddAnswered(let identifier, let outcome)):
+            switch outcome {
+            case .success(let notification):
+                record.localNotifications.append(notification)
+                return [.send(.addNotificationResult(identifier: identifier, error: nil))]
+            case .failure(let error):
+                return [.send(.addNotificationResult(identifier: identifier, error: error))]
+            }
         case (.running, .protocolViolation(let message)), (.expiring, .protocolViolation(let message)):
             return kill(.protocolViolation(message))
         case (.starting, .startTimeOver):
@@ -307,7 +328,9 @@ extension ExtensionMachine.Event {
     /// Whether the event is a line from the process (which meets the start rule of a device older than iOS 12).
     fileprivate var isAnswer: Bool {
         switch self {
-        case .contentProposed, .voipReportAsked, .helloReceived, .readyReceived, .protocolViolation: true
+        case .contentProposed, .voipReportAsked, .notificationAddAsked, .helloReceived, .readyReceived,
+            .protocolViolation:
+            true
         default: false
         }
     }

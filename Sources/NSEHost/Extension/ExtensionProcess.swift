@@ -7,6 +7,8 @@ struct ExtensionProcess: ProcessMachine {
     /// Keeps what the extension handed over with its content, before the extension is told it was accepted; `true`
     /// once it is kept. Nil: the host's memory is enough (`nse run` and replay print the result, nothing resumes).
     let keepContent: (@Sendable (ExtensionHandover) -> Bool)?
+    /// Where its `UNUserNotificationCenter.add(_:)` goes; nil: refused (`notificationsNotAllowed`).
+    var notifications: LocalNotificationPoster? = nil
 
     var deadline: UInt64? { session.deadline }
     var samplesMemory: Bool { true }
@@ -31,6 +33,7 @@ struct ExtensionProcess: ProcessMachine {
             switch message {
             case .content(let content): return .contentProposed(content, at: at)
             case .reportVoIP(let payload, let framework): return .voipReportAsked(payload, framework: framework)
+            case .addNotification(let addition): return .notificationAddAsked(addition)
             case .hello(let hello): return .helloReceived(hello)
             case .ready: return .readyReceived
             case nil: return nil
@@ -67,6 +70,10 @@ struct ExtensionProcess: ProcessMachine {
                 } else {
                     performed += perform(session.handle(.handoverRefused))
                 }
+            case .addNotification(let addition):
+                let outcome = notifications?.add(addition) ?? .failure(.notificationsNotAllowed)
+                performed += perform(
+                    session.handle(.notificationAddAnswered(identifier: addition.identifier, outcome)))
             case .closeStdin: performed.append(.closeStdin)
             case .kill: performed.append(.kill)
             case .finish: performed.append(.finish)

@@ -8,6 +8,9 @@ public enum ExtensionMessage: Sendable, Equatable {
     /// `reportNewIncomingVoIPPushPayload(payload)` of CallKit's `CXProvider` or of LiveCommunicationKit's
     /// `ConversationManager` (`"framework"`, CallKit when left out): the host answers with `report-voip-result`.
     case reportVoIP(JSONObject, framework: VoIPFramework = .callKit)
+    /// `UNUserNotificationCenter.add(_:)`: a local notification to show now or when its trigger fires; the host
+    /// answers with `add-notification-result`.
+    case addNotification(NotificationAddition)
     /// Version 2, optional: the process's first line, saying which protocol it speaks and whether it serves more than
     /// one request (a warm process, as iOS keeps an extension's process for the next pushes).
     case hello(ExtensionHello)
@@ -30,6 +33,8 @@ public enum ExtensionMessage: Sendable, Equatable {
             var object: JSONObject = ["type": "report-voip", "payload": .object(payload)]
             if framework != .callKit { object["framework"] = framework.json }
             return .object(object)
+        case .addNotification(let addition):
+            return addition.json
         case .hello(let hello):
             return [
                 "type": "hello", "protocol": .int(hello.protocolVersion),
@@ -74,6 +79,8 @@ public enum ExtensionMessage: Sendable, Equatable {
                     communication: communication))
         case "report-voip":
             return .reportVoIP(try message.field("payload"), framework: try message.field("framework") ?? .callKit)
+        case "add-notification":
+            return .addNotification(try NotificationAddition(json: .object(message)))
         case "hello":
             let version: Int64 = try message.field("protocol")
             guard version >= 1 else {
@@ -90,7 +97,8 @@ public enum ExtensionMessage: Sendable, Equatable {
         case "ready":
             return .ready
         case let other:
-            throw ExtensionProtocol.unknownType(other, expected: "content, report-voip, hello or ready")
+            throw ExtensionProtocol.unknownType(
+                other, expected: "content, report-voip, add-notification, hello or ready")
         }
     }
 }

@@ -10,6 +10,9 @@ public enum HostMessage: Sendable, Equatable {
     /// The completion of `reportNewIncomingVoIPPushPayload`: nil on success, else the error (its framework the one
     /// the extension asked).
     case reportVoIPResult(VoIPReportFailure?)
+    /// The answer to `add-notification` (its `identifier`): nil when the notification was added, else `UNError`'s
+    /// code.
+    case addNotificationResult(identifier: String, error: NotificationAdditionError?)
     /// The host has the extension's content and keeps it whatever happens to either process from now on (a host that
     /// records results has it on disk): what the extension took from its App Group store for it may be let go.
     case contentAccepted
@@ -32,6 +35,11 @@ public enum HostMessage: Sendable, Equatable {
             return ["type": "time-will-expire"]
         case .reportVoIPResult(let error):
             return ["type": "report-voip-result", "ok": .bool(error == nil), "error": error?.json ?? .null]
+        case .addNotificationResult(let identifier, let error):
+            return [
+                "type": "add-notification-result", "identifier": .string(identifier), "ok": .bool(error == nil),
+                "error": error?.json ?? .null,
+            ]
         case .contentAccepted:
             return ["type": "content-accepted"]
         }
@@ -64,11 +72,17 @@ public enum HostMessage: Sendable, Equatable {
         case "report-voip-result":
             return .reportVoIPResult(
                 try message.field("ok") ?? false ? nil : try message.field("error") ?? VoIPReportFailure(.unknown))
+        case "add-notification-result":
+            let ok: Bool = try message.field("ok") ?? false
+            return .addNotificationResult(
+                identifier: try message.field("identifier"),
+                error: ok ? nil : try message.field("error") ?? .notificationsNotAllowed)
         case "content-accepted":
             return .contentAccepted
         case let other:
             throw ExtensionProtocol.unknownType(
-                other, expected: "request, time-will-expire, report-voip-result or content-accepted")
+                other,
+                expected: "request, time-will-expire, report-voip-result, add-notification-result or content-accepted")
         }
     }
 }

@@ -1,13 +1,16 @@
 public import Foundation
 import NSEDevice
 import NSEExtensionKit
+import NSEJSON
 import NSEPayload
+import NSEProtocol
 
 /// The app's notification center as an extension uses it: the notifications in Notification Center, their removal,
-/// and the app icon's badge (docs/sdk.md). They are the device's (`DIR/notification-center.jsonl`): the host adds
-/// each notification it shows, so a later push's extension finds the earlier ones, as on an iPhone.
+/// the app icon's badge, and local notifications added now or for later (docs/sdk.md). They are the device's
+/// (`DIR/notification-center.jsonl`): the host adds each notification it shows, so a later push's extension finds
+/// the earlier ones, as on an iPhone.
 ///
-/// The app's side (authorization, categories, the delegate, scheduling local notifications) is not declared.
+/// The app's side (authorization, categories, the delegate) is not declared.
 open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     private static let shared = UNUserNotificationCenter()
 
@@ -49,6 +52,70 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         if let error = Self.setBadge(newBadgeCount) { throw error }
     }
 
+    /// Adds a local notification: shown at once without a trigger, else when its trigger fires (a request with the
+    /// identifier of a pending one replaces it). The handler gets nil once the system has it, or a `UNError`:
+    /// `notificationInvalidNoContent` for a content with no title, subtitle or body, `notificationInvalidNoDate`
+    /// for a calendar trigger matching no date to come. It runs on a background queue, as on iOS.
+    open func add(
+        _ request: UNNotificationRequest,
+        withCompletionHandler completionHandler: (@Sendable ((any Error)?) -> Void)? = nil
+    ) {
+        Self.add(request) { error in
+            guard let completionHandler else { return }
+            DispatchQueue.global().async { completionHandler(error) }
+        }
+    }
+
+    open func add(_ request: UNNotificationRequest) async throws {
+        let error = await withCheckedContinuation { continuation in
+            Self.add(request) { continuation.resume(returning: $0) }
+        }
+        if let error { throw error }
+    }
+
+    /// The local notifications waiting for their trigger, soonest first. The handler runs on a background queue.
+    open func getPendingNotificationRequests(
+        completionHandler: @escaping @Sendable ([UNNotificationRequest]) -> Void
+    ) {
+        let requests = Self.pending()
+        DispatchQueue.global().async { completionHandler(requests) }
+    }
+
+    open func pendingNotificationRequests() async -> [UNNotificationRequest] {
+        Self.pending()
+    }
+
+    /// Cancels these pending local notifications (identifiers not pending are ignored).
+    open func removePendingNotificationRequests(withIdentifiers identifiers: [String]) {
+        Self.change { center throws(DeviceError) in try center.removePending(identifiers: identifiers) }
+    }
+
+    open func removeAllPendingNotificationRequests() {
+        Self.change { center throws(DeviceError) in try center.removeAllPending() }
+    }
+
+    private static func add(_ request: UNNotificationRequest, completion: @escaping @Sendable ((any Error)?) -> Void) {
+        var trigger: NotificationAddition.Trigger?
+        if let requested = request.trigger {
+            guard let made = TriggerEncoding.addition(requested) else {
+                return completion(UNError(.notificationInvalidNoDate))
+            }
+            trigger = made
+        }
+        let content = request.content
+        if !content.attachments.isEmpty {
+            FileHandle.standardError.write(
+                Data("UNUserNotificationCenter: a local notification's attachments are not shown (docs/sdk.md)\n".utf8))
+        }
+        // Without the communication's sender and avatars: the lock screen shows a local notification's own text.
+        let delivered = ContentEncoding.delivered(content, scratch: nil)
+        let addition = NotificationAddition(
+            identifier: request.identifier, content: delivered.content, trigger: trigger)
+        ExtensionHost.shared.addNotification(addition) { error in
+            completion(error.map { UNError(UNError.Code(rawValue: $0.rawValue) ?? .notificationsNotAllowed) })
+        }
+    }
+
     private static func setBadge(_ count: Int) -> (any Error)? {
         guard count >= 0 else { return UNError(.badgeInputInvalid) }
         guard let device = ExtensionHost.shared.device else { return nil }
@@ -67,16 +134,30 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
             return []
         }
         return state.delivered.reversed().map { entry in
-            // The alert's text is what was shown, kept with it: no strings to render it from again.
-            var storage = RequestDecoding.content(entry.notification, strings: StringsTable())
-            storage.title = entry.title
-            storage.subtitle = entry.subtitle
-            storage.body = entry.body
-            let request = UNNotificationRequest(
-                identifier: entry.identifier, frozenContent: UNNotificationContent(storage: storage),
-                trigger: UNPushNotificationTrigger())
-            return UNNotification(date: Date(timeIntervalSince1970: Double(entry.date) / 1000), request: request)
+            UNNotification(date: Date(timeIntervalSince1970: Double(entry.date) / 1000), request: request(entry))
         }
+    }
+
+    /// The device's pending local notifications, as the SDK's requests.
+    private static func pending() -> [UNNotificationRequest] {
+        guard let device = ExtensionHost.shared.device else { return [] }
+        do { return try device.notificationCenter.state().pending.map { request($0.notification) } } catch {
+            FileHandle.standardError.write(Data("UNUserNotificationCenter: \(error.description)\n".utf8))
+            return []
+        }
+    }
+
+    /// A notification Notification Center keeps, as its request: the content with the text the lock screen shows
+    /// (kept with it: no strings to render it from again), and its trigger (a push's, none, or the app's).
+    private static func request(_ entry: NotificationCenterLog.Delivered) -> UNNotificationRequest {
+        var storage = RequestDecoding.content(entry.notification, strings: StringsTable())
+        storage.title = entry.title
+        storage.subtitle = entry.subtitle
+        storage.body = entry.body
+        let trigger: UNNotificationTrigger? =
+            entry.local.map { TriggerEncoding.trigger($0["trigger"]) } ?? UNPushNotificationTrigger()
+        return UNNotificationRequest(
+            identifier: entry.identifier, frozenContent: UNNotificationContent(storage: storage), trigger: trigger)
     }
 
     private static func change(_ body: (NotificationCenterLog) throws(DeviceError) -> Void) {

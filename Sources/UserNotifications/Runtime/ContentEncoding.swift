@@ -7,7 +7,9 @@ import NSESystem
 /// The content an extension hands to its content handler, as the host reads it: APNs-shaped (`aps` and the
 /// user-info keys), with its attachments and, for a communication notification, its sender and conversation.
 enum ContentEncoding {
-    static func delivered(_ content: UNNotificationContent, scratch: String) -> DeliveredContent {
+    /// The content handed over; a communication notification's avatars written to files in `scratch` (nil: its
+    /// sender and conversation left out).
+    static func delivered(_ content: UNNotificationContent, scratch: String?) -> DeliveredContent {
         var aps = JSONObject()
         var alert = JSONObject()
         if !content.title.isEmpty { alert["title"] = .string(content.title) }
@@ -45,7 +47,9 @@ enum ContentEncoding {
         }
         return DeliveredContent(
             content: document, info: info, attachments: attachments,
-            communication: content.storage.communication.map { communication($0, scratch: scratch) })
+            communication: scratch.flatMap { scratch in
+                content.storage.communication.map { communication($0, scratch: scratch) }
+            })
     }
 
     private static func json(_ sound: UNNotificationSound) -> JSON {

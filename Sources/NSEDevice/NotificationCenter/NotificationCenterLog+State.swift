@@ -1,0 +1,165 @@
+public import NSEJSON
+
+extension NotificationCenterLog {
+    /// A notification shown: its request's identifier, when it was shown, the content as delivered (in an APNs
+    /// payload's shape) and what the lock screen showed of it.
+    public struct Delivered: Sendable, Equatable {
+        public var identifier: String
+        /// Unix milliseconds.
+        public var date: Int64
+        public var notification: JSONObject
+        public var title: String
+        public var subtitle: String
+        public var body: String
+        /// Nil for a push; for a local notification the app added, `{}` (no trigger: shown when added) or
+        /// `{"trigger": …}`, the trigger as the app made it.
+        public var local: JSONObject?
+
+        public init(
+            identifier: String, date: Int64, notification: JSONObject, title: String, subtitle: String, body: String,
+            local: JSONObject? = nil
+        ) {
+            self.identifier = identifier
+            self.date = date
+            self.notification = notification
+            self.title = title
+            self.subtitle = subtitle
+            self.body = body
+            self.local = local
+        }
+
+        var json: JSON {
+            var object: JSONObject = [
+                "identifier": .string(identifier), "date": .int(date), "notification": .object(notification),
+                "title": .string(title), "subtitle": .string(subtitle), "body": .string(body),
+            ]
+            if let local { object["local"] = .object(local) }
+            return .object(object)
+        }
+
+        init?(json: JSON) {
+            guard let identifier = json["identifier"]?.stringValue, let date = json["date"]?.intValue,
+                let notification = json["notification"]?.objectValue
+            else { return nil }
+            self.init(
+                identifier: identifier, date: date, notification: notification,
+                title: json["title"]?.stringValue ?? "", subtitle: json["subtitle"]?.stringValue ?? "",
+                body: json["body"]?.stringValue ?? "", local: json["local"]?.objectValue)
+        }
+    }
+
+    /// A local notification waiting for its trigger (`UNUserNotificationCenter.add` with a time or calendar trigger).
+    public struct Scheduled: Sendable, Equatable {
+        /// What it shows when it fires (its trigger in `local`); its `date` is its first firing.
+        public var notification: Delivered
+        /// A repeating time-interval trigger: it fires again this many milliseconds after each firing.
+        public var every: Int64?
+        /// False for a repeating calendar trigger: kept and listed, never fired (its firings need the device's
+        /// calendar and time zone, which the log does not have; docs/sdk.md).
+        public var fires: Bool
+        /// A repeating trigger's last firing shown, Unix milliseconds.
+        public var fired: Int64?
+
+        public init(notification: Delivered, every: Int64? = nil, fires: Bool = true) {
+            self.notification = notification
+            self.every = every
+            self.fires = fires
+        }
+
+        public var identifier: String { notification.identifier }
+
+        /// When it fires next.
+        public var nextFire: Int64 {
+            guard let every, let fired else { return notification.date }
+            return fired + every
+        }
+
+        var json: JSON {
+            var object: JSONObject = ["notification": notification.json]
+            if let every { object["every"] = .int(every) }
+            if !fires { object["fires"] = false }
+            if let fired { object["fired"] = .int(fired) }
+            return .object(object)
+        }
+
+        init?(json: JSON) {
+            guard let notification = json["notification"].flatMap(Delivered.init(json:)) else { return nil }
+            let every = json["every"]?.intValue
+            guard every.map({ $0 > 0 }) ?? true else { return nil }
+            self.init(notification: notification, every: every, fires: json["fires"]?.boolValue ?? true)
+            fired = json["fired"]?.intValue
+        }
+    }
+
+    /// What Notification Center shows for the app, and the local notifications it waits to show.
+    public struct State: Sendable, Equatable {
+        /// Oldest first; one per identifier (a notification with the identifier of a shown one replaces it).
+        public var delivered: [Delivered] = []
+        /// Soonest first; one per identifier.
+        public var pending: [Scheduled] = []
+        /// The app icon's badge: the last `aps.badge` shown or `setBadgeCount`; nil when never set.
+        public var badge: Int?
+
+        public init() {}
+
+        /// One line of the log. A line written since local notifications exist says when (`at`): whatever fired
+        /// before it is shown first, so that a later removal removes it.
+        mutating func apply(_ line: JSON) {
+            if let at = line["at"]?.intValue { settle(upTo: at) }
+            if let entry = line["deliver"].flatMap(Delivered.init(json:)) {
+                show(entry)
+            } else if let entry = line["schedule"].flatMap(Scheduled.init(json:)) {
+                pending.removeAll { $0.identifier == entry.identifier }
+                pending.append(entry)
+                pending.sort { $0.nextFire < $1.nextFire }
+                // Apple: the system keeps the soonest-firing 64, a repeating one counted once.
+                if pending.count > NotificationCenterLog.pendingCapacity {
+                    pending.removeLast(pending.count - NotificationCenterLog.pendingCapacity)
+                }
+            } else if let identifiers = line["remove"]?.arrayValue {
+                let gone = Set(identifiers.compactMap(\.stringValue))
+                delivered.removeAll { gone.contains($0.identifier) }
+            } else if line["remove_all"]?.boolValue == true {
+                delivered.removeAll()
+            } else if let identifiers = line["remove_pending"]?.arrayValue {
+                let gone = Set(identifiers.compactMap(\.stringValue))
+                pending.removeAll { gone.contains($0.identifier) }
+            } else if line["remove_all_pending"]?.boolValue == true {
+                pending.removeAll()
+            } else if let badge = line["badge"]?.intValue {
+                self.badge = Int(badge)
+            }
+        }
+
+        /// Shows every pending notification due by `time` (Unix milliseconds), in the order they fired: one that
+        /// does not repeat leaves the pending list, a repeating one shows its latest firing.
+        mutating func settle(upTo time: Int64) {
+            var fired: [Delivered] = []
+            for index in pending.indices.reversed() where pending[index].fires && pending[index].nextFire <= time {
+                let entry = pending[index]
+                guard let every = entry.every else {
+                    fired.append(entry.notification)
+                    pending.remove(at: index)
+                    continue
+                }
+                let latest = entry.notification.date + (time - entry.notification.date) / every * every
+                var shown = entry.notification
+                shown.date = latest
+                fired.append(shown)
+                pending[index].fired = latest
+            }
+            guard !fired.isEmpty else { return }
+            for entry in fired.sorted(by: { $0.date < $1.date }) { show(entry) }
+            pending.sort { $0.nextFire < $1.nextFire }
+        }
+
+        private mutating func show(_ entry: Delivered) {
+            delivered.removeAll { $0.identifier == entry.identifier }
+            delivered.append(entry)
+            if delivered.count > NotificationCenterLog.capacity {
+                delivered.removeFirst(delivered.count - NotificationCenterLog.capacity)
+            }
+            if let badge = entry.notification["aps"]?["badge"]?.intValue { self.badge = Int(badge) }
+        }
+    }
+}

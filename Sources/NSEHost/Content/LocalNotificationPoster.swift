@@ -1,0 +1,57 @@
+import NSEDevice
+import NSEJSON
+import NSEPayload
+import NSEProtocol
+import NSESystem
+
+/// What the system does with an extension's `UNUserNotificationCenter.add(_:)`: refuses it as iOS does, or shows it
+/// in the device's Notification Center (no trigger) or keeps it there until its trigger fires.
+struct LocalNotificationPoster: Sendable {
+    let device: Device
+    /// The app's strings, for a content that names `loc-key`s.
+    let strings: StringsTable
+
+    /// Adds `addition` at `now` (Unix milliseconds); what the push's result lists of it, or UNError's code.
+    func add(_ addition: NotificationAddition, now: Int64 = SystemClock.unixMilliseconds()) -> Result<
+        LocalNotification, NotificationAdditionError
+    > {
+        let content = Payload(root: addition.content)
+        let display = Display(alert: content.aps.alert, strings: strings)
+        // iOS refuses a request with nothing to read (UNErrorCodeNotificationInvalidNoContent).
+        guard display.hasText else { return .failure(.notificationInvalidNoContent) }
+        let notification = LocalNotification(
+            identifier: addition.identifier, title: display.title, subtitle: display.subtitle, body: display.body,
+            threadIdentifier: content.aps.threadID ?? "", trigger: addition.trigger)
+        var shown = NotificationCenterLog.Delivered(
+            identifier: addition.identifier, date: now, notification: addition.content, title: display.title,
+            subtitle: display.subtitle, body: display.body, local: [:])
+        do throws(DeviceError) {
+            guard let trigger = addition.trigger else {
+                try device.notificationCenter.deliver(shown)
+                return .success(notification)
+            }
+            // The framework makes no trigger without a date to fire at, and none that repeats more often than a
+            // minute; an extension that is not built on it gets the error instead.
+            var every: Int64?
+            switch trigger.kind {
+            case .timeInterval:
+                guard let seconds = trigger.seconds, seconds > 0, !trigger.repeats || seconds >= 60 else {
+                    return .failure(.notificationInvalidNoDate)
+                }
+                if trigger.repeats { every = Int64((seconds * 1000).rounded()) }
+            case .calendar:
+                guard trigger.dateComponents != nil else { return .failure(.notificationInvalidNoDate) }
+            }
+            guard trigger.fireAt > 0 else { return .failure(.notificationInvalidNoDate) }
+            shown.date = trigger.fireAt
+            shown.local = ["trigger": trigger.json]
+            try device.notificationCenter.schedule(
+                NotificationCenterLog.Scheduled(
+                    notification: shown, every: every, fires: !(trigger.kind == .calendar && trigger.repeats)))
+            return .success(notification)
+        } catch {
+            // The device's Notification Center cannot be written: refused, as a system that cannot keep it.
+            return .failure(.notificationsNotAllowed)
+        }
+    }
+}
