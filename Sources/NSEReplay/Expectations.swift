@@ -49,12 +49,14 @@ public enum Expectations {
                 } else if times != times.sorted() {
                     differences.append("\(key): expected the steps in the order \(show(want)), got \(show(timeline))")
                 }
-            case "notification", "info", "voip", "extension", "call", "caller", "communication", "attachments":
+            case "notification", "info", "voip", "extension", "call", "caller", "communication", "attachments",
+                "local_notifications":
                 let base: JSON? = key == "info" ? actual["extension"]?["info"] : actual[key]
                 for (path, value) in want.objectValue ?? [:] {
                     let got = lookup(base, path)
-                    // An expected null also matches an absent key.
-                    if got != value && !(value.isNull && got == nil) {
+                    // An expected null also matches an absent key; a number matches the same number written as a
+                    // real (3600 and 3600.0).
+                    if !matches(got, value) {
                         differences.append("\(key).\(path): expected \(show(value)), got \(show(got))")
                     }
                 }
@@ -84,7 +86,8 @@ public enum Expectations {
             case "call_timeline", "caller_timeline":
                 let steps = value.arrayValue
                 wanted = steps != nil && steps!.allSatisfy { $0.stringValue != nil } ? nil : "an array of step names"
-            case "notification", "info", "voip", "extension", "call", "caller", "communication", "attachments":
+            case "notification", "info", "voip", "extension", "call", "caller", "communication", "attachments",
+                "local_notifications":
                 wanted = value.objectValue != nil ? nil : "an object of dotted paths and their values"
             default:
                 return (key, "is not something a case can expect")
@@ -92,6 +95,13 @@ public enum Expectations {
             if let wanted { return (key, "must be \(wanted), not a \(value.typeName)") }
         }
         return nil
+    }
+
+    /// Whether `got` is what a case expects at a path.
+    static func matches(_ got: JSON?, _ expected: JSON) -> Bool {
+        if got == expected || (expected.isNull && got == nil) { return true }
+        guard let wanted = expected.doubleValue, let value = got?.doubleValue else { return false }
+        return wanted == value
     }
 
     /// A dotted path into a value (`aps.alert.title`); a number indexes an array (`0.type`).

@@ -40,6 +40,19 @@ import Testing
         }
     }
 
+    /// A case writes numbers as it likes: 3600 matches a result's 3600.0 (a trigger's `seconds`), not 3601.
+    @Test func anExpectedNumberMatchesTheSameNumberWrittenAsAReal() {
+        let result: JSON = ["local_notifications": [["trigger": ["seconds": 3600.0]]], "extension": ["wall_ms": 12.5]]
+        #expect(
+            Expectations.compare(expected: ["local_notifications": ["0.trigger.seconds": 3600]], actual: result) == [])
+        #expect(Expectations.compare(expected: ["extension": ["wall_ms": 12.5]], actual: result) == [])
+        #expect(
+            Expectations.compare(expected: ["local_notifications": ["0.trigger.seconds": 3601]], actual: result) == [
+                "local_notifications.0.trigger.seconds: expected 3601, got 3600"
+            ])
+        #expect(Expectations.compare(expected: ["local_notifications": ["0.trigger": "x"]], actual: result).count == 1)
+    }
+
     @Test(arguments: cases.map(\.name))
     func fixture(name: String) throws {
         let replayCase = try #require(Self.cases.first { $0.name == name })
