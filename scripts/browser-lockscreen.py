@@ -13,7 +13,9 @@ speaking docs/protocol.md) that attaches a real PNG and makes communication noti
 into the device's attachment store as for any extension. The page must show the sender's avatar, a group's name and
 picture, initials for a sender without one, a glyph for audio and the image as a thumbnail, each picture loaded from
 the server's attachment route (naturalWidth > 0), also for a push that arrives while the page is open, and no path
-of the server's disk in the page. Its screenshot: .build/lockscreen-communication.png.
+of the server's disk in the page. Its extension also adds local notifications (`add-notification`): each appears
+live as a card of its own, and one added again with the same identifier marks the first replaced. Its screenshot:
+.build/lockscreen-communication.png.
 
 usage: NSE_BIN_DIR=.build/debug python3 scripts/browser-lockscreen.py
 exit 0 all passed, 1 a check failed, 77 no browser could be found or installed (one line says so).
@@ -56,6 +58,17 @@ def written(name, data):
 
 request = json.loads(sys.stdin.readline())
 payload = request["payload"]
+if "locals" in payload:
+    # Each message as a local notification of its own (UNUserNotificationCenter.add), nothing for the push.
+    for item in payload["locals"]:
+        print(json.dumps({"type": "add-notification", "identifier": item["id"], "trigger": None,
+                          "content": {"aps": {"alert": {"title": item["from"], "body": item["text"]}}}}), flush=True)
+        answer = json.loads(sys.stdin.readline())
+        if answer.get("type") != "add-notification-result" or not answer.get("ok"):
+            sys.exit("add-notification refused: " + json.dumps(answer))
+    print(json.dumps({"type": "content", "content": {}}), flush=True)
+    sys.stdin.read()
+    sys.exit(0)
 rich = payload.get("rich", "direct")
 person = {"intent": "INSendMessageIntent", "sender_name": "Alice", "sender_handle": "sip:alice@example.org",
           "sender_handle_type": "unknown", "avatar_path": None, "group_name": None, "group_avatar_path": None,
@@ -227,6 +240,35 @@ def check_communication_cards(browser, url, dana, remote, check):
     except Exception as error:
         check(False, f"the live communication notification appeared ({error!r})")
     check(os.path.join(dana, "attachments") not in browser.page_source, "still no path of the disk after it")
+
+    # Local notifications the extension adds appear live as cards of their own; one added again with the same
+    # identifier replaces the first, which the page marks (it reads the device's Notification Center).
+    def locals_push(text):
+        post(push_url, {"aps": {"alert": {"title": "New messages"}, "mutable-content": 1},
+                        "locals": [{"id": "m1", "from": "Gina", "text": text}]}, "org.example.chat")
+
+    def local_card(text):
+        found = [c for c in browser.find_elements(By.CSS_SELECTOR, "li.card.outcome-local") if text in c.text]
+        return found[0] if found else None
+
+    locals_push("Local one")
+    try:
+        WebDriverWait(browser, 3, poll_frequency=0.05).until(lambda b: local_card("Local one") is not None)
+        card = local_card("Local one")
+        check("posted by the extension" in card.text and card.find_element(By.CSS_SELECTOR, ".title").text == "Gina",
+              "a local notification's live card")
+    except Exception as error:
+        check(False, f"the local notification appeared live ({error!r})")
+    locals_push("Local edited")
+    try:
+        WebDriverWait(browser, 3, poll_frequency=0.05).until(
+            lambda b: local_card("Local edited") is not None
+            and "replaced" in (local_card("Local one").get_attribute("class") or ""))
+        check("replaced by a newer one" in local_card("Local one").text
+              and "replaced" not in local_card("Local edited").get_attribute("class"),
+              "the replaced local notification marked, the new one not")
+    except Exception as error:
+        check(False, f"the replaced local notification was marked live ({error!r})")
     base, extension_name = os.path.splitext(SCREENSHOT)
     shot = base + "-communication" + (extension_name or ".png")
     browser.save_screenshot(shot)

@@ -47,6 +47,43 @@ import Testing
         }
     }
 
+    /// `GET /v1/devices/{token}/notification-center`: what the device's Notification Center shows after a push, and
+    /// after the app's extension removed it; the page then marks the push's card. An unknown token is refused.
+    @Test func notificationCenterIsReadAndThePageFollowsIt() async throws {
+        let fixture = try ServerFixture()
+        try await fixture.app.test(.router) { client async throws in
+            let pushed = try await client.execute(
+                uri: "/3/device/\(fixture.remote)", method: .post,
+                headers: fields([("apns-topic", "org.example.app"), ("apns-push-type", "alert")]),
+                body: ByteBuffer(string: #"{"aps":{"alert":{"title":"Hi","body":"there"},"badge":2}}"#)
+            ) { $0.status.code }
+            #expect(pushed == 200)
+        }
+        try await fixture.settle()
+        func center(_ token: String) async throws -> (Int, JSON?) {
+            try await fixture.app.test(.router) { client async throws in
+                try await client.execute(uri: "/v1/devices/\(token)/notification-center", method: .get) { response in
+                    (Int(response.status.code), try? JSON.parse(Array(String(buffer: response.body).utf8)))
+                }
+            }
+        }
+        let (status, shown) = try await center(fixture.remote)
+        #expect(status == 200)
+        let delivered = shown?["delivered"]?.arrayValue ?? []
+        #expect(delivered.count == 1 && delivered.first?["body"] == "there", "\(String(describing: shown))")
+        #expect(delivered.first?["local"] == false && shown?["pending"] == [] && shown?["badge"] == 2)
+        let identifier = try #require(delivered.first?["identifier"]?.stringValue)
+
+        try fixture.device.notificationCenter.remove(identifiers: [identifier])
+        #expect(try await center(fixture.remote).1?["delivered"] == [])
+        let html = try await fixture.app.test(.router) { client async throws in
+            try await client.execute(uri: "/", method: .get) { String(buffer: $0.body) }
+        }
+        #expect(html.contains(#"data-nc="\#(identifier)""#) && html.contains("removed from Notification Center"))
+        #expect(html.contains(#"<span class="app-badge">2</span>"#))
+        #expect(try await center(String(repeating: "ab", count: 32)).0 == 400)
+    }
+
     /// A push that brought a call: the call screen with the caller and the kind of call, and its steps and end in the
     /// detail panel; a thread's notifications in one stack, the newest on top.
     @Test func aCallAndAThreadAreDrawnAsIOSShowsThem() {
@@ -78,5 +115,63 @@ import Testing
         #expect(stack.hasPrefix(#"<li class="stack" data-thread="carol"><ol class="stack-top"><li class="card"#))
         #expect(stack.contains("<summary>1 more</summary>"))
         #expect(stack.firstRange(of: "m4")!.lowerBound < stack.firstRange(of: "m2")!.lowerBound)
+    }
+
+    /// Local notifications an extension showed are cards of their own, under the push's; a card Notification Center
+    /// no longer has is marked: removed (by the app's extension), or replaced by a newer one with its identifier.
+    @Test func localNotificationsAndWhatNotificationCenterNoLongerShows() throws {
+        let results: [JSON] = [
+            [
+                "outcome": "suppressed", "apns_id": "p3", "request_id": "r3", "recorded_at": 3_000, "display": .null,
+                "local_notifications": [
+                    [
+                        "identifier": "m1", "shown": true, "thread_id": "alice",
+                        "display": ["title": "Alice", "subtitle": "", "body": "Lunch?"],
+                    ],
+                    [
+                        "identifier": "reminder", "shown": false,
+                        "display": ["title": "", "subtitle": "", "body": "1 new"],
+                    ],
+                    ["identifier": "m2", "shown": true, "display": ["title": "Bob", "subtitle": "", "body": "Hi"]],
+                ],
+            ],
+            [
+                "outcome": "rewritten", "apns_id": "p2", "request_id": "r2", "collapse_id": "c", "recorded_at": 2_000,
+                "display": ["title": "Alice", "subtitle": "", "body": "Edited"],
+            ],
+            [
+                "outcome": "rewritten", "apns_id": "p1", "request_id": "r1", "collapse_id": "c", "recorded_at": 1_000,
+                "display": ["title": "Alice", "subtitle": "", "body": "First"],
+            ],
+        ]
+        let cards = LockScreenPage.cards(results)
+        #expect(cards.map { $0["apns_id"]?.stringValue ?? "" } == ["p3", "p3#m2", "p3#m1", "p2", "p1"])
+        #expect(cards[2]["notification"]?["aps"]?["thread-id"] == "alice")
+        #expect(cards.map(LockScreenPage.centerIdentifier) == [nil, "m2", "m1", "c", "c"])
+
+        // Notification Center: m1 removed by a later extension, c shown (the newest with that identifier).
+        var center = NotificationCenterLog.State()
+        center.badge = 4
+        for identifier in ["m2", "c"] {
+            center.delivered.append(
+                NotificationCenterLog.Delivered(
+                    identifier: identifier, date: 1, notification: [:], title: "", subtitle: "", body: ""))
+        }
+        let marks = LockScreenPage.standing(cards, center: center)
+        #expect(marks == ["p3#m1": "removed", "p1": "replaced"])
+
+        let html = LockScreenPage.render(
+            LockScreenPage.Phone(device: try makeDevice(), results: results, center: center))
+        #expect(html.contains(#"<span class="app-badge">4</span>"#))
+        #expect(html.contains(#"class="card outcome-local removed" data-thread="alice" data-id="p3#m1" data-nc="m1""#))
+        #expect(html.contains("removed from Notification Center"))
+        #expect(html.contains(#"class="card outcome-rewritten replaced""#) && html.contains("replaced by a newer one"))
+        #expect(html.contains(#"class="card outcome-local" data-thread="" data-id="p3#m2""#))
+        #expect(html.contains("posted by the extension"))
+        #expect(!html.contains(#"<div class="body">1 new</div>"#))  // scheduled, not shown yet
+    }
+
+    private func makeDevice() throws -> Device {
+        try Device.create(at: NSTemporaryDirectory() + "nse-page-\(UUID().uuidString)")
     }
 }

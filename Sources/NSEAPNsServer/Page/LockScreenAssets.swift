@@ -43,7 +43,10 @@ enum LockScreenAssets {
           background: #8882; }
         .badge { position: absolute; top: -6px; right: -6px; background: #ff3b30; color: #fff; border-radius: 10px;
           padding: 0 7px; font-size: 12px; }
-        .mark { margin-top: 4px; font-size: 12px; color: #c77700; }
+        .mark { margin-top: 4px; font-size: 12px; color: #c77700; } .mark.gone { color: var(--faint); }
+        .card.removed, .card.replaced { opacity: .55; }
+        .app-badge { background: #ff3b30; color: #fff; border-radius: 10px; padding: 0 7px; font-weight: 600; }
+        .app-badge[hidden] { display: none; }
         .silent { font-size: 12px; color: var(--faint); font-style: italic; }
         .activities { list-style: none; margin: 0 0 10px; padding: 0; display: flex; flex-direction: column; gap: 8px; }
         .activity { background: var(--card); color: var(--ink); border-radius: 18px; padding: 10px 12px; }
@@ -231,12 +234,60 @@ enum LockScreenAssets {
             text = hours > 0 ? hours + ":" + (minutes < 10 ? "0" : "") + minutes + ":" + text : minutes + ":" + text;
             return glyph + " " + text;
           }
+          // The identifier Notification Center knows a card's notification by (a local notification's own, a push's
+          // collapse id or request id); none for a card that showed nothing.
+          function centerIdentifier(result) {
+            if (!result.display) { return null; }
+            if (result.outcome === "local") { return str(result.identifier); }
+            return str(result.collapse_id) || str(result.request_id) || null;
+          }
+          // A local notification the push's extension showed, as a card of its own.
+          function localCard(local, result) {
+            var aps = {};
+            if (local.thread_id) { aps["thread-id"] = local.thread_id; }
+            return { outcome: "local", identifier: str(local.identifier), display: local.display,
+              notification: { aps: aps }, recorded_at: result.recorded_at,
+              apns_id: str(result.apns_id) + "#" + str(local.identifier),
+              reason: "local: added by the extension with UNUserNotificationCenter.add" };
+          }
+          // Marks the phone's cards Notification Center no longer shows (removed, or replaced by a newer one with
+          // the same identifier) and shows the app's badge, from GET /v1/devices/{token}/notification-center.
+          function standing(phone, center) {
+            var shown = {};
+            (center.delivered || []).forEach(function (n) { shown[n.identifier] = true; });
+            var cards = Array.prototype.slice.call(phone.querySelectorAll("li.card[data-nc]"));
+            cards.sort(function (a, b) {
+              var order = Number(b.dataset.at || 0) - Number(a.dataset.at || 0);
+              return order || (a.dataset.id.indexOf("#") >= 0) - (b.dataset.id.indexOf("#") >= 0);
+            });
+            var seen = {};
+            cards.forEach(function (c) {
+              var id = c.dataset.nc, state = null;
+              if (seen[id]) { state = "replaced"; } else { seen[id] = true; if (!shown[id]) { state = "removed"; } }
+              c.classList.remove("removed", "replaced");
+              var old = c.querySelector(".mark.gone");
+              if (old) { old.parentNode.removeChild(old); }
+              var text = c.querySelector(".text");
+              if (state && text) {
+                c.classList.add(state);
+                text.appendChild(el("div", "mark gone",
+                  state === "removed" ? "removed from Notification Center" : "replaced by a newer one"));
+              }
+            });
+            var badge = phone.querySelector(".app-badge");
+            if (badge) {
+              badge.textContent = center.badge > 0 ? String(center.badge) : "";
+              badge.hidden = !(center.badge > 0);
+            }
+          }
           function card(result, appName, token) {
             var outcome = result.outcome || "unknown";
             var aps = (result.notification && result.notification.aps) || {};
             var li = el("li", "card outcome-" + outcome);
             li.dataset.thread = aps["thread-id"] || "";
             li.dataset.id = result.apns_id || "";
+            var nc = centerIdentifier(result);
+            if (nc !== null) { li.dataset.nc = nc; li.dataset.at = String(result.recorded_at || 0); }
             var report = result.call_report;
             if (report) {
               var call = el("div", "call");
@@ -272,7 +323,9 @@ enum LockScreenAssets {
               if (media) { text.appendChild(el("div", "media-line", media)); }
               if (typeof aps.badge === "number") { text.appendChild(el("span", "badge", aps.badge)); }
               var word = String(result.reason || "").split(":")[0];
-              if (outcome === "fallback") {
+              if (outcome === "local") {
+                text.appendChild(el("div", "mark", "posted by the extension"));
+              } else if (outcome === "fallback") {
                 text.appendChild(el("div", "mark", "fallback: the extension could not rewrite it"));
               } else if (outcome === "original") {
                 text.appendChild(el("div", "mark", "shown as sent: " + word));
@@ -360,9 +413,19 @@ enum LockScreenAssets {
               if (!phone) { return; }
               var list = phone.querySelector(".notifications");
               if (list.querySelector('[data-id="' + (result.apns_id || "").replace(/"/g, "") + '"]')) { return; }
-              var fresh = card(result, phone.dataset.topic, phone.dataset.remote);
-              list.insertBefore(stackWith(list, fresh), list.firstChild);
+              var locals = (Array.isArray(result.local_notifications) ? result.local_notifications : [])
+                .filter(function (local) { return local && local.shown === true; });
+              locals.concat([null]).forEach(function (local) {
+                var shown = local ? localCard(local, result) : result;
+                var fresh = card(shown, phone.dataset.topic, phone.dataset.remote);
+                list.insertBefore(stackWith(list, fresh), list.firstChild);
+              });
               phone.querySelector(".clock").textContent = clock(result.recorded_at);
+              var token = encodeURIComponent(phone.dataset.remote);
+              fetch("/v1/devices/" + token + "/notification-center")
+                .then(function (r) { return r.ok ? r.json() : null; })
+                .then(function (center) { if (center) { standing(phone, center); } })
+                .catch(function () {});
             });
           }
           document.querySelectorAll("form.send").forEach(function (form) {

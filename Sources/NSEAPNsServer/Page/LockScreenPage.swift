@@ -14,6 +14,8 @@ enum LockScreenPage {
         var results: [JSON]
         /// Its Live Activities (``LiveActivityCards``), as `live-activities.json` holds them.
         var activities: [LiveActivity] = []
+        /// Its Notification Center: which notifications are still there, and the app's badge.
+        var center: NotificationCenterLog.State?
     }
 
     static func render(_ phones: [Phone]) -> String {
@@ -35,6 +37,7 @@ enum LockScreenPage {
 
     static func render(_ phone: Phone) -> String {
         let config = phone.device.config
+        let badge = phone.center?.badge.flatMap { $0 > 0 ? String($0) : nil } ?? ""
         let name = Path.basename(phone.device.directory)
         var html = """
             <section class="phone" data-remote="\(escape(config.remoteToken.lowercased()))" \
@@ -42,13 +45,16 @@ enum LockScreenPage {
             <div class="status"><span class="device-name">\(escape(name))</span>\
             <span class="bundle">\(escape(config.bundleID))</span>\
             <span class="entitlements">\(config.filtering ? "filtering" : "no filtering")\
-            \(config.online ? "" : " · offline")</span></div>
+            \(config.online ? "" : " · offline")</span>\
+            <span class="app-badge"\(badge.isEmpty ? " hidden" : "")>\(escape(badge))</span></div>
             <div class="clock">\(escape(clock(phone.results.first?["recorded_at"]?.intValue)))</div>
             \(LiveActivityCards.render(phone.activities, now: SystemClock.unixMilliseconds()))\
             <ol class="notifications">
             """
         let token = config.remoteToken.lowercased()
-        for group in threads(phone.results) { html += stack(group, appName: config.bundleID, token: token) }
+        let cards = cards(phone.results)
+        let marks = phone.center.map { standing(cards, center: $0) } ?? [:]
+        for group in threads(cards) { html += stack(group, appName: config.bundleID, token: token, marks: marks) }
         html += """
             </ol>
             <form class="send" method="post" action="/3/device/\(escape(config.remoteToken.lowercased()))">
@@ -80,29 +86,88 @@ enum LockScreenPage {
 
     /// A thread's stack: its newest notification, and the others folded under "N more" (HTML `<details>`, so it
     /// opens without JavaScript); a notification alone is its card.
-    static func stack(_ group: [JSON], appName: String, token: String? = nil) -> String {
-        guard group.count > 1, let newest = group.first else {
-            return group.first.map { card($0, appName: appName, token: token) } ?? ""
+    static func stack(_ group: [JSON], appName: String, token: String? = nil, marks: [String: String] = [:])
+        -> String
+    {
+        func card(_ result: JSON) -> String {
+            LockScreenPage.card(
+                result, appName: appName, token: token, standing: marks[result["apns_id"]?.stringValue ?? ""])
         }
+        guard group.count > 1, let newest = group.first else { return group.first.map(card) ?? "" }
         let thread = newest["notification"]?["aps"]?["thread-id"]?.stringValue ?? ""
         var html = "<li class=\"stack\" data-thread=\"\(escape(thread))\"><ol class=\"stack-top\">"
-        html += card(newest, appName: appName, token: token)
+        html += card(newest)
         html += "</ol><details class=\"stack-more\"><summary>\(group.count - 1) more</summary><ol class=\"stacked\">"
-        for result in group.dropFirst() { html += card(result, appName: appName, token: token) }
+        for result in group.dropFirst() { html += card(result) }
         html += "</ol></details></li>"
         return html
     }
 
+    /// The cards of the results (newest first): each push's, then the local notifications its extension showed at
+    /// once (`local_notifications`), the last added first.
+    static func cards(_ results: [JSON]) -> [JSON] {
+        var cards: [JSON] = []
+        for result in results {
+            cards.append(result)
+            let shown = (result["local_notifications"]?.arrayValue ?? []).filter { $0["shown"]?.boolValue == true }
+            for local in shown.reversed() { cards.append(localCard(local, of: result)) }
+        }
+        return cards
+    }
+
+    /// A local notification an extension showed, as a card of its own: its text, its thread, the push's time.
+    static func localCard(_ local: JSON, of result: JSON) -> JSON {
+        let identifier = local["identifier"]?.stringValue ?? ""
+        var aps = JSONObject()
+        if let thread = local["thread_id"]?.stringValue, !thread.isEmpty { aps["thread-id"] = .string(thread) }
+        return [
+            "outcome": "local", "identifier": .string(identifier), "display": local["display"] ?? .null,
+            "notification": ["aps": .object(aps)], "recorded_at": result["recorded_at"] ?? .null,
+            "apns_id": .string((result["apns_id"]?.stringValue ?? "") + "#" + identifier),
+            "reason": "local: added by the extension with UNUserNotificationCenter.add",
+        ]
+    }
+
+    /// The identifier Notification Center knows a card's notification by: a local notification's own, a push's
+    /// `apns-collapse-id` or request id; nil for a card that showed nothing.
+    static func centerIdentifier(_ card: JSON) -> String? {
+        guard card["display"]?.objectValue != nil else { return nil }
+        if card["outcome"]?.stringValue == "local" { return card["identifier"]?.stringValue }
+        return card["collapse_id"]?.stringValue ?? card["request_id"]?.stringValue
+    }
+
+    /// The cards (newest first) no longer in Notification Center, by `apns_id`: `replaced` by a newer one with its
+    /// identifier (an `apns-collapse-id` used again), or `removed` (by the app's extension, or past what it keeps).
+    static func standing(_ cards: [JSON], center: NotificationCenterLog.State) -> [String: String] {
+        let shown = Set(center.delivered.map(\.identifier))
+        var seen = Set<String>()
+        var marks: [String: String] = [:]
+        for card in cards {
+            guard let identifier = centerIdentifier(card), let id = card["apns_id"]?.stringValue else { continue }
+            if !seen.insert(identifier).inserted {
+                marks[id] = "replaced"
+            } else if !shown.contains(identifier) {
+                marks[id] = "removed"
+            }
+        }
+        return marks
+    }
+
     /// One recorded result as the lock screen shows it. `token` (the device's remote token) gives the URLs of its
-    /// stored files (``AttachmentFiles``): without it the card has no thumbnail and no avatar picture.
-    static func card(_ result: JSON, appName: String, token: String? = nil) -> String {
+    /// stored files (``AttachmentFiles``): without it the card has no thumbnail and no avatar picture. `standing`
+    /// (``standing(_:center:)``) marks one Notification Center no longer shows.
+    static func card(_ result: JSON, appName: String, token: String? = nil, standing: String? = nil) -> String {
         let outcome = result["outcome"]?.stringValue ?? "unknown"
         let display = result["display"]
         let aps = result["notification"]?["aps"]
         let thread = aps?["thread-id"]?.stringValue ?? ""
         let time = clock(result["recorded_at"]?.intValue)
-        var html = "<li class=\"card outcome-\(escape(outcome))\" data-thread=\"\(escape(thread))\" "
-        html += "data-id=\"\(escape(result["apns_id"]?.stringValue ?? ""))\">"
+        var html = "<li class=\"card outcome-\(escape(outcome))\(standing.map { " \(escape($0))" } ?? "")\" "
+        html += "data-thread=\"\(escape(thread))\" data-id=\"\(escape(result["apns_id"]?.stringValue ?? ""))\""
+        if let identifier = centerIdentifier(result) {
+            html += " data-nc=\"\(escape(identifier))\" data-at=\"\(result["recorded_at"]?.intValue ?? 0)\""
+        }
+        html += ">"
         if let report = result["call_report"], report.objectValue != nil {
             let name = report["localized_caller_name"]?.stringValue ?? ""
             let caller = name.isEmpty ? report["remote_handle"]?["value"]?.stringValue ?? "Unknown caller" : name
@@ -135,7 +200,13 @@ enum LockScreenPage {
             for (field, text) in lines where !text.isEmpty { html += "<div class=\"\(field)\">\(escape(text))</div>" }
             if let line = mediaLine(result["attachments"]) { html += "<div class=\"media-line\">\(escape(line))</div>" }
             if let badge = aps?["badge"]?.intValue { html += "<span class=\"badge\">\(badge)</span>" }
+            switch standing {
+            case "removed": html += "<div class=\"mark gone\">removed from Notification Center</div>"
+            case "replaced": html += "<div class=\"mark gone\">replaced by a newer one</div>"
+            default: break
+            }
             switch outcome {
+            case "local": html += "<div class=\"mark\">posted by the extension</div>"
             case "fallback": html += "<div class=\"mark\">fallback: the extension could not rewrite it</div>"
             case "original":
                 html += "<div class=\"mark\">shown as sent: \(escape(reasonWord(result)))</div>"

@@ -39,7 +39,10 @@ struct PageController {
         for device in service.devices.first(Self.phones) {
             let results = (try? await service.results(for: device, limit: Self.notifications, since: 0)) ?? []
             let activities = (try? device.liveActivities.read().activities) ?? []
-            phones.append(LockScreenPage.Phone(device: device, results: results, activities: activities))
+            phones.append(
+                LockScreenPage.Phone(
+                    device: device, results: results, activities: activities,
+                    center: try? device.notificationCenter.state()))
         }
         var fields = HTTPFields()
         fields[.contentType] = "text/html; charset=utf-8"

@@ -25,6 +25,7 @@ struct ResultsController {
             .get("events", use: events)
             .get("devices", use: devices)
             .get("devices/:token/notifications", use: results)
+            .get("devices/:token/notification-center", use: notificationCenter)
             .post("notify", use: notify)
     }
 
@@ -121,6 +122,26 @@ struct ResultsController {
             "callback_url": device.config.callbackURL.map(JSON.string) ?? .null,
             "online": .bool(device.config.online),
         ]
+    }
+
+    /// The device's Notification Center now: what it shows, what it waits to show, the badge (docs/serve.md). A
+    /// device of another node is answered by that node (its containers are there).
+    @Sendable func notificationCenter(_ request: Request, context: PushRequestContext) async -> Response {
+        let token = context.parameters.get("token") ?? ""
+        if let relayed = await service.relay(
+            token: token, method: "GET", path: request.uri.description, headers: request.apnsHeaders, body: [])
+        {
+            return relayed
+        }
+        guard let device = service.device(for: token) else {
+            return PushResponder.error(.badRequest("BadDeviceToken"), apnsID: nil)
+        }
+        do { return PushResponder.json(try device.notificationCenter.state().json) } catch {
+            service.logger.error(
+                "notification center not readable",
+                metadata: ["device.folder": .string(device.directory), "device.error": .string(error.description)])
+            return PushResponder.error(.internalServerError, apnsID: nil)
+        }
     }
 
     @Sendable func results(_ request: Request, context: PushRequestContext) async -> Response {

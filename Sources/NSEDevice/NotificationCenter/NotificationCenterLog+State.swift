@@ -153,6 +153,36 @@ extension NotificationCenterLog {
             pending.sort { $0.nextFire < $1.nextFire }
         }
 
+        /// What `GET /v1/devices/{token}/notification-center` answers (docs/serve.md): the notifications shown,
+        /// newest first, and the pending ones, soonest first, each with what the lock screen shows of it (never
+        /// its payload), and the badge.
+        public var json: JSON {
+            func text(_ entry: Delivered) -> JSONObject {
+                [
+                    "identifier": .string(entry.identifier), "title": .string(entry.title),
+                    "subtitle": .string(entry.subtitle), "body": .string(entry.body),
+                    "thread_id": .string(entry.notification["aps"]?["thread-id"]?.stringValue ?? ""),
+                ]
+            }
+            return [
+                "delivered": .array(
+                    delivered.reversed().map { entry in
+                        var object = text(entry)
+                        object["date"] = .int(entry.date)
+                        object["local"] = .bool(entry.local != nil)
+                        return .object(object)
+                    }),
+                "pending": .array(
+                    pending.map { entry in
+                        var object = text(entry.notification)
+                        object["fire_at"] = .int(entry.nextFire)
+                        object["repeats"] = .bool(entry.every != nil || !entry.fires)
+                        return .object(object)
+                    }),
+                "badge": badge.map { .int(Int64($0)) } ?? .null,
+            ]
+        }
+
         private mutating func show(_ entry: Delivered) {
             delivered.removeAll { $0.identifier == entry.identifier }
             delivered.append(entry)
