@@ -61,6 +61,8 @@ public struct DeviceConfig: Sendable, Equatable, JSONConvertible {
     public var requireSignedSender = false
     /// Unlocked, locked, or not unlocked since it started: which keychain items an extension can read.
     public var lockState = DeviceLockState.unlocked
+    /// Whether the lock screen shows a notification's content (Show Previews; iOS's default: when unlocked).
+    public var showPreviews = NotificationPreviews.whenUnlocked
     /// The range `shared_core.watchdog_s` takes.
     public static let sharedCoreWatchdogRange: ClosedRange<Double> = 1...3600
 
@@ -109,6 +111,7 @@ public struct DeviceConfig: Sendable, Equatable, JSONConvertible {
             "shared_core": ["watchdog_s": .double(sharedCoreWatchdog)],
             "senders": ["require_signed": .bool(requireSignedSender)],
             "lock_state": lockState.json,
+            "show_previews": showPreviews.json,
         ]
     }
 
@@ -154,6 +157,7 @@ public struct DeviceConfig: Sendable, Equatable, JSONConvertible {
         sharedCoreWatchdog = try document.field("shared_core", "watchdog_s") ?? 30
         requireSignedSender = try document.field("senders", "require_signed") ?? false
         lockState = try document.field("lock_state") ?? .unlocked
+        showPreviews = try document.field("show_previews") ?? .whenUnlocked
         guard Self.sharedCoreWatchdogRange.contains(sharedCoreWatchdog) else {
             throw JSONFieldError(
                 path: ["shared_core", "watchdog_s"], expected: "a number of seconds from 1 to 3600",

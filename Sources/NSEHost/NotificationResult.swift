@@ -117,6 +117,9 @@ public struct NotificationResult: Sendable, JSONEncodable {
     public var attachments: [JSON] = []
     /// A communication notification's sender and conversation (`updating(from:)`), when the app may show one.
     public var communication: JSON?
+    /// The lock screen shows only the app and "Notification" for it: Show Previews is `never`, or `when-unlocked` with
+    /// the phone locked (`preview_hidden`, absent when shown).
+    public var previewHidden = false
     /// The local notifications the extension added (`local_notifications`, absent when none): shown at once or
     /// scheduled, beside whatever the push itself shows.
     public var localNotifications: [LocalNotification] = []
@@ -158,6 +161,7 @@ public struct NotificationResult: Sendable, JSONEncodable {
         object["call_report"] = callReport.json
         if !attachments.isEmpty { object["attachments"] = .array(attachments) }
         if let communication { object["communication"] = communication }
+        if previewHidden { object["preview_hidden"] = true }
         if !localNotifications.isEmpty { object["local_notifications"] = .array(localNotifications.map(\.json)) }
         if let liveActivity { object["live_activity"] = liveActivity }
         if let voip { object["voip"] = voip.json }
@@ -239,6 +243,7 @@ public struct NotificationResult: Sendable, JSONEncodable {
                 lines.append("attached: \(safe(attachment["identifier"]?.stringValue ?? "")) (\(safe(type))\(size))")
             }
             if let badge = notification?["aps"]?["badge"]?.intValue { lines.append("badge:    \(badge)") }
+            if previewHidden { lines.append("preview:  hidden (the lock screen shows \"Notification\")") }
         } else {
             lines.append("display:  (nothing shown)")
         }

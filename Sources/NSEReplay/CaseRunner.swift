@@ -284,6 +284,7 @@ struct CaseRunner {
         if let watchdog = replayCase.device.coreWatchdog { device.config.sharedCoreWatchdog = watchdog }
         device.config.requireSignedSender = replayCase.device.requireSignedSender
         if let state = replayCase.device.lockState { device.config.lockState = state }
+        if let previews = replayCase.device.showPreviews { device.config.showPreviews = previews }
         try device.save()
         let group = try device.appGroup()
         for _ in 0..<replayCase.device.strikes { try group.voip.recordStrike(reason: "preset by the case") }

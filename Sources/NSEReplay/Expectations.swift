@@ -13,6 +13,11 @@ public enum Expectations {
                 if actual[key] != want {
                     differences.append("\(key): expected \(show(want)), got \(show(actual[key]))")
                 }
+            case "preview_hidden":
+                // Absent in a result means false.
+                if (actual[key] ?? false) != want {
+                    differences.append("\(key): expected \(show(want)), got \(show(actual[key]))")
+                }
             case "reason":
                 let got = actual["reason"]?.stringValue ?? ""
                 if let prefix = want.stringValue, !got.hasPrefix(prefix) {
@@ -83,6 +88,8 @@ public enum Expectations {
                 wanted = value.stringValue != nil ? nil : "a string"
             case "display", "call_report":
                 wanted = value.isNull || value.objectValue != nil ? nil : "an object or null"
+            case "preview_hidden":
+                wanted = value.boolValue != nil ? nil : "a boolean"
             case "call_timeline", "caller_timeline":
                 let steps = value.arrayValue
                 wanted = steps != nil && steps!.allSatisfy { $0.stringValue != nil } ? nil : "an array of step names"

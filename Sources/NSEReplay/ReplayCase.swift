@@ -43,6 +43,8 @@ public struct ReplayCase: Sendable {
         public var grants: Grants?
         /// Unlocked, locked or before its first unlock (`device.lock_state`): which keychain items the extension reads.
         public var lockState: DeviceLockState?
+        /// Show Previews (`device.show_previews`): whether a locked phone's lock screen shows the content.
+        public var showPreviews: NotificationPreviews?
         /// Generic passwords the app kept in the keychain before the push (`device.keychain`).
         public var keychain: [KeychainSeed] = []
         /// The device's private key by reference (`device.key_file`: a device's `keys/private.key`, relative to the
@@ -324,6 +326,7 @@ public struct ReplayCase: Sendable {
                 "max_strikes", "max_offer_age", "strikes", "key_mode", "call", "ios_version", "model", "core_watchdog",
                 "trust",
                 "require_signed_sender", "voip_framework", "entitlements", "key_file", "lock_state", "keychain",
+                "show_previews",
             ]
             for key in spec.keys where !allowed.contains(key) { throw fail("device.\(key)", "is not a device field") }
             device.bundleID = try string(spec["bundle_id"], "device.bundle_id") ?? device.bundleID
@@ -360,6 +363,12 @@ public struct ReplayCase: Sendable {
                     throw fail("device.lock_state", "must be unlocked, locked or before-first-unlock")
                 }
                 device.lockState = lockState
+            }
+            if let previews = try string(spec["show_previews"], "device.show_previews") {
+                guard let showPreviews = NotificationPreviews(rawValue: previews) else {
+                    throw fail("device.show_previews", "must be always, when-unlocked or never")
+                }
+                device.showPreviews = showPreviews
             }
             if let items = spec["keychain"] {
                 guard let list = items.arrayValue else { throw fail("device.keychain", "must be a list of items") }

@@ -208,6 +208,12 @@ struct DeviceCommand: ParsableCommand {
                 valueName: "state"))
         var lockState: String?
 
+        @Option(
+            help: ArgumentHelp(
+                "Show Previews (Settings › Notifications): always, when-unlocked (iOS's default: a locked phone's lock screen shows only the app and \"Notification\") or never.",
+                valueName: "when"))
+        var showPreviews: String?
+
         @OptionGroup var sip: SIPAccountOptions
 
         @Flag(help: "Remove the device's SIP account.")
@@ -251,6 +257,9 @@ struct DeviceCommand: ParsableCommand {
         func validate() throws {
             if let lockState, DeviceLockState(rawValue: lockState) == nil {
                 throw ValidationError("--lock-state \(lockState): expected unlocked, locked or before-first-unlock")
+            }
+            if let showPreviews, NotificationPreviews(rawValue: showPreviews) == nil {
+                throw ValidationError("--show-previews \(showPreviews): expected always, when-unlocked or never")
             }
             if let apnsStore, APNsStorePolicy(rawValue: apnsStore) == nil {
                 throw ValidationError("--apns-store \(apnsStore): expected strict or apple")
@@ -307,6 +316,9 @@ struct DeviceCommand: ParsableCommand {
                 if let store = apnsStore.flatMap(APNsStorePolicy.init(rawValue:)) { device.config.apnsStore = store }
                 if let seed { device.config.apnsStoreSeed = UInt64(seed) }
                 if let state = lockState.flatMap(DeviceLockState.init(rawValue:)) { device.config.lockState = state }
+                if let previews = showPreviews.flatMap(NotificationPreviews.init(rawValue:)) {
+                    device.config.showPreviews = previews
+                }
                 voip.apply(to: &device.config.voip)
                 if let conflict = device.config.releaseConflict { throw Failure(.usage, conflict) }
                 if noSipAccount {

@@ -42,6 +42,37 @@ import Testing
         #expect(text.stdout.contains("outcome:  rewritten") && text.stdout.contains("body:     Lunch at 1?"))
     }
 
+    /// Show Previews: iOS's default shows a notification's content only while the phone is unlocked; locked, the
+    /// lock screen shows the app and "Notification" (`preview_hidden`); `always` shows it locked too, `never` never.
+    @Test func showPreviewsHidesTheContentOnALockedPhone() throws {
+        let payload = #"{"aps":{"alert":{"title":"Alice","body":"Lunch at 1?"}}}"#
+        func run() throws -> JSON {
+            let run = try TestSupport.nse(["run", "--device", device], stdin: payload)
+            #expect(run.status == 0, "\(run.stderr)")
+            return try JSON.parse(run.stdout)
+        }
+        func set(_ options: [String]) throws {
+            let set = try TestSupport.nse(["device", "set", device] + options)
+            #expect(set.status == 0, "\(set.stderr)")
+        }
+        #expect(try run()["preview_hidden"] == nil)
+        try set(["--lock-state", "locked"])
+        let locked = try run()
+        #expect(locked["preview_hidden"] == true && locked["display"]?["body"] == "Lunch at 1?", "\(locked)")
+        let text = try TestSupport.nse(["run", "--device", device, "--format", "text"], stdin: payload)
+        #expect(text.stdout.contains(#"preview:  hidden (the lock screen shows "Notification")"#), "\(text.stdout)")
+        try set(["--show-previews", "always"])
+        #expect(try run()["preview_hidden"] == nil)
+        try set(["--show-previews", "never", "--lock-state", "unlocked"])
+        #expect(try run()["preview_hidden"] == true)
+        let shown = try TestSupport.nse(["device", "show", device])
+        #expect(try JSON.parse(shown.stdout)["show_previews"] == "never")
+        let bad = try TestSupport.nse(["device", "set", device, "--show-previews", "sometimes"])
+        #expect(
+            bad.status == 64
+                && bad.stderr.contains("--show-previews sometimes: expected always, when-unlocked or never"))
+    }
+
     /// Several payloads are pushes to the same device in order: one compact JSON result per line; a rejected one
     /// is printed like the others and makes the status 65; a missing file stops the sequence with 66.
     @Test func aSequenceOfPayloads() throws {

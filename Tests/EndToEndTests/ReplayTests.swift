@@ -209,7 +209,7 @@ import Testing
     }
 
     @Test func theWholeFixturesFolderPasses() throws {
-        // 151 cases, some waiting out a budget, and the SDK cases' extensions built when the cache is cold: over a
+        // 152 cases, some waiting out a budget, and the SDK cases' extensions built when the cache is cold: over a
         // minute on a busy 2-core machine.
         let output = try TestSupport.run(TestSupport.nse, ["replay", TestSupport.fixtures], timeout: 300)
         #expect(

@@ -171,6 +171,25 @@ import Testing
         #expect(!html.contains(#"<div class="body">1 new</div>"#))  // scheduled, not shown yet
     }
 
+    /// Show Previews hid the content (`preview_hidden`): the card shows the app and "Notification", not the text,
+    /// the sender or the picture; a local notification of the same push the same.
+    @Test func aHiddenPreviewShowsTheAppAndNotification() {
+        let result: JSON = [
+            "outcome": "rewritten", "apns_id": "p1", "request_id": "r1", "recorded_at": 1_000, "preview_hidden": true,
+            "display": ["title": "Alice", "subtitle": "", "body": "Lunch?"],
+            "communication": ["sender_name": "Alice", "recipient_count": 1],
+            "local_notifications": [
+                ["identifier": "m1", "shown": true, "display": ["title": "Bob", "subtitle": "", "body": "Hi"]]
+            ],
+        ]
+        let cards = LockScreenPage.cards([result])
+        let html = cards.map { LockScreenPage.card($0, appName: "org.example.app") }
+        for card in html {
+            #expect(card.contains(#"<div class="body">Notification</div>"#) && card.contains("preview hidden"))
+            #expect(!card.contains(#"<div class="title">"#) && !card.contains(#"class="avatar""#))
+        }
+    }
+
     private func makeDevice() throws -> Device {
         try Device.create(at: NSTemporaryDirectory() + "nse-page-\(UUID().uuidString)")
     }

@@ -136,4 +136,26 @@ struct NotificationCenterTests {
             try await center.add(UNNotificationRequest(identifier: "now", content: content, trigger: nil))
         }
     }
+
+    @Test("the app's notification settings: authorized, Show Previews and what the entitlements allow, the device's")
+    func settings() async throws {
+        let center = UNUserNotificationCenter.current()
+        var settings = await center.notificationSettings()
+        #expect(settings.authorizationStatus == .authorized && settings.alertSetting == .enabled)
+        #expect(settings.showPreviewsSetting == .whenAuthenticated && settings.showPreviewsSetting.rawValue == 1)
+        #expect(settings.criticalAlertSetting == .notSupported && settings.directMessagesSetting == .notSupported)
+        var changed = device
+        changed.config.showPreviews = .never
+        changed.config.communication = true
+        try changed.save()
+        ExtensionHost.shared.serving(
+            ServiceRequest(
+                requestID: "r2", pushType: .alert, payload: JSONObject(), container: device.directory,
+                budgetMilliseconds: 30_000, deadlineUnixMilliseconds: 0))
+        settings = await withCheckedContinuation { continuation in
+            center.getNotificationSettings { continuation.resume(returning: $0) }
+        }
+        #expect(settings.showPreviewsSetting == .never && settings.directMessagesSetting == .enabled)
+        #expect(settings.alertStyle == .banner && settings.scheduledDeliverySetting == .disabled)
+    }
 }

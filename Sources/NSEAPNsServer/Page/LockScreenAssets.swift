@@ -247,7 +247,7 @@ enum LockScreenAssets {
             if (local.thread_id) { aps["thread-id"] = local.thread_id; }
             return { outcome: "local", identifier: str(local.identifier), display: local.display,
               notification: { aps: aps }, recorded_at: result.recorded_at,
-              apns_id: str(result.apns_id) + "#" + str(local.identifier),
+              apns_id: str(result.apns_id) + "#" + str(local.identifier), preview_hidden: result.preview_hidden,
               reason: "local: added by the extension with UNUserNotificationCenter.add" };
           }
           // Marks the phone's cards Notification Center no longer shows (removed, or replaced by a newer one with
@@ -302,7 +302,8 @@ enum LockScreenAssets {
             }
             var display = result.display;
             if (display) {
-              var who = conversation(result.communication);
+              var hidden = result.preview_hidden === true;
+              var who = hidden ? null : conversation(result.communication);
               var banner = el("div", who ? "banner communication" : "banner");
               if (who) { banner.appendChild(avatar(who, appName, token)); }
               var text = el("div", "text");
@@ -311,15 +312,18 @@ enum LockScreenAssets {
               app.appendChild(el("time", null, clock(result.recorded_at)));
               text.appendChild(app);
               var lines = [];
-              if (who) {
+              if (hidden) {
+                lines.push(["body", "Notification"]);
+              } else if (who) {
                 lines.push(["title", who.sender || str(display.title)]);
                 if (who.group) { lines.push(["subtitle group", who.group]); }
               } else {
                 lines.push(["title", str(display.title)]);
               }
-              lines.push(["subtitle", str(display.subtitle)], ["body", str(display.body)]);
+              if (!hidden) { lines.push(["subtitle", str(display.subtitle)], ["body", str(display.body)]); }
               lines.forEach(function (line) { if (line[1]) { text.appendChild(el("div", line[0], line[1])); } });
-              var media = mediaLine(result.attachments);
+              if (hidden) { text.appendChild(el("div", "mark gone", "preview hidden (Show Previews)")); }
+              var media = hidden ? null : mediaLine(result.attachments);
               if (media) { text.appendChild(el("div", "media-line", media)); }
               if (typeof aps.badge === "number") { text.appendChild(el("span", "badge", aps.badge)); }
               var word = String(result.reason || "").split(":")[0];
@@ -331,7 +335,7 @@ enum LockScreenAssets {
                 text.appendChild(el("div", "mark", "shown as sent: " + word));
               }
               banner.appendChild(text);
-              var thumb = thumbnail(result.attachments, token);
+              var thumb = hidden ? null : thumbnail(result.attachments, token);
               if (thumb) { banner.appendChild(thumb); }
               li.appendChild(banner);
             } else {

@@ -124,6 +124,7 @@ enum LockScreenPage {
             "outcome": "local", "identifier": .string(identifier), "display": local["display"] ?? .null,
             "notification": ["aps": .object(aps)], "recorded_at": result["recorded_at"] ?? .null,
             "apns_id": .string((result["apns_id"]?.stringValue ?? "") + "#" + identifier),
+            "preview_hidden": result["preview_hidden"] ?? false,
             "reason": "local: added by the extension with UNUserNotificationCenter.add",
         ]
     }
@@ -180,13 +181,17 @@ enum LockScreenPage {
             html += "</div>"
         }
         if let display, display.objectValue != nil {
-            let conversation = Conversation(result["communication"])
+            // Show Previews hid the content: the app and "Notification", nothing of the sender or the pictures.
+            let hidden = result["preview_hidden"]?.boolValue == true
+            let conversation = hidden ? nil : Conversation(result["communication"])
             html += conversation == nil ? "<div class=\"banner\">" : "<div class=\"banner communication\">"
             if let conversation { html += avatar(conversation, appName: appName, token: token) }
             html +=
                 "<div class=\"text\"><div class=\"app\"><span>\(escape(appName))</span><time>\(escape(time))</time></div>"
             var lines: [(String, String)] = []
-            if let conversation {
+            if hidden {
+                lines.append(("body", NotificationPreviews.placeholder))
+            } else if let conversation {
                 // iOS draws a communication notification with the sender's name in place of the content's title,
                 // and a group's name under it (docs/serve.md, "The lock-screen page").
                 let title = conversation.sender.isEmpty ? display["title"]?.stringValue ?? "" : conversation.sender
@@ -195,11 +200,16 @@ enum LockScreenPage {
             } else {
                 lines.append(("title", display["title"]?.stringValue ?? ""))
             }
-            lines.append(("subtitle", display["subtitle"]?.stringValue ?? ""))
-            lines.append(("body", display["body"]?.stringValue ?? ""))
+            if !hidden {
+                lines.append(("subtitle", display["subtitle"]?.stringValue ?? ""))
+                lines.append(("body", display["body"]?.stringValue ?? ""))
+            }
             for (field, text) in lines where !text.isEmpty { html += "<div class=\"\(field)\">\(escape(text))</div>" }
-            if let line = mediaLine(result["attachments"]) { html += "<div class=\"media-line\">\(escape(line))</div>" }
+            if !hidden, let line = mediaLine(result["attachments"]) {
+                html += "<div class=\"media-line\">\(escape(line))</div>"
+            }
             if let badge = aps?["badge"]?.intValue { html += "<span class=\"badge\">\(badge)</span>" }
+            if hidden { html += "<div class=\"mark gone\">preview hidden (Show Previews)</div>" }
             switch standing {
             case "removed": html += "<div class=\"mark gone\">removed from Notification Center</div>"
             case "replaced": html += "<div class=\"mark gone\">replaced by a newer one</div>"
@@ -213,7 +223,7 @@ enum LockScreenPage {
             default: break
             }
             html += "</div>"
-            html += thumbnail(result["attachments"], token: token)
+            if !hidden { html += thumbnail(result["attachments"], token: token) }
             html += "</div>"
         } else {
             let line: String

@@ -113,6 +113,7 @@ struct RecordedCase {
         // The keychain's items are secrets and stay out; the lock that decides which of them the extension read
         // does not.
         if config.lockState != .unlocked { device["lock_state"] = config.lockState.json }
+        if config.showPreviews != .whenUnlocked { device["show_previews"] = config.showPreviews.json }
         return device
     }
 

@@ -10,7 +10,7 @@ import NSEProtocol
 /// (`DIR/notification-center.jsonl`): the host adds each notification it shows, so a later push's extension finds
 /// the earlier ones, as on an iPhone.
 ///
-/// The app's side (authorization, categories, the delegate) is not declared.
+/// The app's side (asking for authorization, categories, the delegate) is not declared.
 open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     private static let shared = UNUserNotificationCenter()
 
@@ -18,6 +18,17 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     open class func current() -> UNUserNotificationCenter { shared }
 
     override init() { super.init() }
+
+    /// The app's notification settings (``UNNotificationSettings``), the device's as the push found it. The handler
+    /// runs on a background queue, as on iOS.
+    open func getNotificationSettings(completionHandler: @escaping @Sendable (UNNotificationSettings) -> Void) {
+        let settings = UNNotificationSettings(ExtensionHost.shared.device?.config)
+        DispatchQueue.global().async { completionHandler(settings) }
+    }
+
+    open func notificationSettings() async -> UNNotificationSettings {
+        UNNotificationSettings(ExtensionHost.shared.device?.config)
+    }
 
     /// The app's notifications still in Notification Center, newest first (as it lists them), each with the content
     /// it was shown with. The handler runs on a background queue, as on iOS.
