@@ -26,6 +26,8 @@ public final class ExtensionHost: Sendable {
         var pendingReport: (@Sendable (VoIPReportFailure?) -> Void)?
         /// The completions of `add-notification`s sent, in order: the host answers them in turn.
         var pendingAdditions: [@Sendable (NotificationAdditionError?) -> Void] = []
+        /// The host closed the pipe: nothing sent from now on is answered.
+        var closed = false
         /// The container of the request being served, and its device as read then.
         var container: String?
         var device: Device?
@@ -117,12 +119,19 @@ public final class ExtensionHost: Sendable {
     public func addNotification(
         _ addition: NotificationAddition, completion: @escaping @Sendable (NotificationAdditionError?) -> Void
     ) {
-        // Queued and sent under one lock: the answers come back in the order the lines went.
-        let sent = state.withLock { state -> Bool in
-            guard state.started else { return false }
-            guard send(.addNotification(addition)) else { return false }
-            state.pendingAdditions.append(completion)
-            return true
+        // Queued and sent under the sending lock, so the answers come back in the order of the queue; the state lock
+        // only for the queue, never across the write (the reader takes it to hand an answer on).
+        let sent = sending.withLock { _ -> Bool in
+            let open = state.withLock { state -> Bool in
+                guard state.started, !state.closed else { return false }
+                state.pendingAdditions.append(completion)
+                return true
+            }
+            guard open else { return false }
+            if channel.send(ExtensionMessage.addNotification(addition)) { return true }
+            // Not sent: no answer will come for it (the reader cannot have taken it; it answers sent lines only).
+            state.withLock { _ = $0.pendingAdditions.popLast() }
+            return false
         }
         if !sent { completion(.notificationsNotAllowed) }
     }
@@ -137,7 +146,10 @@ public final class ExtensionHost: Sendable {
             guard let message else {
                 finishPendingReport(VoIPReportFailure(.unknown))
                 let additions = state.withLock { state in
-                    defer { state.pendingAdditions = [] }
+                    defer {
+                        state.pendingAdditions = []
+                        state.closed = true
+                    }
                     return state.pendingAdditions
                 }
                 for completion in additions { completion(.notificationsNotAllowed) }
@@ -154,7 +166,7 @@ public final class ExtensionHost: Sendable {
                 deliver(.contentAccepted)
             case .reportVoIPResult(let failure):
                 finishPendingReport(failure)
-            case .addNotificationResult(_, let error):
+            case .addNotificationResult(let error):
                 let completion = state.withLock { state in
                     state.pendingAdditions.isEmpty ? nil : state.pendingAdditions.removeFirst()
                 }

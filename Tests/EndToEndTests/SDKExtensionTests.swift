@@ -493,6 +493,16 @@ import Testing
         shown = try TestSupport.nse(["device", "show", device])
         center = try JSON.parse(shown.stdout)["notification_center"]
         #expect(center?["delivered"] == [] && center?["pending"] == [], "\(shown.stdout)")
+
+        // On a locked phone (Show Previews at iOS's default), the lock screen hides what it posts.
+        let lock = try TestSupport.nse(["device", "set", device, "--lock-state", "locked"])
+        try #require(lock.status == 0, "\(lock.stderr)")
+        let locked = try runOne(
+            executable,
+            #"{"aps":{"alert":{"title":"New messages"},"mutable-content":1},"messages":[{"id":"m3","from":"Carol","text":"Hi"}]}"#
+        )
+        let posted = locked["local_notifications"]?.arrayValue ?? []
+        #expect(posted.first?["preview_hidden"] == true && posted.last?["preview_hidden"] == nil, "\(locked)")
     }
 
     @Test func theBundleHasItsInfoPlistAndStrings() throws {

@@ -145,7 +145,7 @@ import Testing
             ],
         ]
         let cards = LockScreenPage.cards(results)
-        #expect(cards.map { $0["apns_id"]?.stringValue ?? "" } == ["p3", "p3#m2", "p3#m1", "p2", "p1"])
+        #expect(cards.map { $0["apns_id"]?.stringValue ?? "" } == ["p3", "p3#1", "p3#0", "p2", "p1"])
         #expect(cards[2]["notification"]?["aps"]?["thread-id"] == "alice")
         #expect(cards.map(LockScreenPage.centerIdentifier) == [nil, "m2", "m1", "c", "c"])
 
@@ -158,28 +158,31 @@ import Testing
                     identifier: identifier, date: 1, notification: [:], title: "", subtitle: "", body: ""))
         }
         let marks = LockScreenPage.standing(cards, center: center)
-        #expect(marks == ["p3#m1": "removed", "p1": "replaced"])
+        #expect(marks == ["p3#0": "removed", "p1": "replaced"])
 
         let html = LockScreenPage.render(
             LockScreenPage.Phone(device: try makeDevice(), results: results, center: center))
         #expect(html.contains(#"<span class="app-badge">4</span>"#))
-        #expect(html.contains(#"class="card outcome-local removed" data-thread="alice" data-id="p3#m1" data-nc="m1""#))
+        #expect(html.contains(#"class="card outcome-local removed" data-thread="alice" data-id="p3#0" data-nc="m1""#))
         #expect(html.contains("removed from Notification Center"))
         #expect(html.contains(#"class="card outcome-rewritten replaced""#) && html.contains("replaced by a newer one"))
-        #expect(html.contains(#"class="card outcome-local" data-thread="" data-id="p3#m2""#))
+        #expect(html.contains(#"class="card outcome-local" data-thread="" data-id="p3#1""#))
         #expect(html.contains("posted by the extension"))
         #expect(!html.contains(#"<div class="body">1 new</div>"#))  // scheduled, not shown yet
     }
 
     /// Show Previews hid the content (`preview_hidden`): the card shows the app and "Notification", not the text,
-    /// the sender or the picture; a local notification of the same push the same.
+    /// the sender or the picture; a local notification the extension showed the same, by its own flag.
     @Test func aHiddenPreviewShowsTheAppAndNotification() {
         let result: JSON = [
             "outcome": "rewritten", "apns_id": "p1", "request_id": "r1", "recorded_at": 1_000, "preview_hidden": true,
             "display": ["title": "Alice", "subtitle": "", "body": "Lunch?"],
             "communication": ["sender_name": "Alice", "recipient_count": 1],
             "local_notifications": [
-                ["identifier": "m1", "shown": true, "display": ["title": "Bob", "subtitle": "", "body": "Hi"]]
+                [
+                    "identifier": "m1", "shown": true, "preview_hidden": true,
+                    "display": ["title": "Bob", "subtitle": "", "body": "Hi"],
+                ]
             ],
         ]
         let cards = LockScreenPage.cards([result])

@@ -341,8 +341,9 @@ import Testing
     }
 
     /// `add-notification`: the host shows it in the device's Notification Center (or keeps it until its trigger
-    /// fires) and answers; what it refuses is answered with UNError's code and not listed. Before the content and
-    /// after it, for as long as the process runs; a handover carries what was added.
+    /// fires) and answers, in order; what it refuses is answered with UNError's code and not listed. A fresh process
+    /// adds nothing after its content (its stdin is closed: it would never hear the answer); a handover carries what
+    /// was added.
     @Test func localNotificationsAreAddedAnsweredAndListed() throws {
         let device = try Device.create(at: try TestSupport.temporaryDirectory("nse-local") + "/bob")
         var session = process()
@@ -351,43 +352,39 @@ import Testing
         func add(_ json: String) -> [ProcessAction] {
             session.observe(ProcessObservation.line(Array(json.utf8), at: 1))
         }
+        func answer(_ error: NotificationAdditionError?) -> [ProcessAction] {
+            [.write(HostMessage.addNotificationResult(error).line)]
+        }
         #expect(
             add(
                 #"{"type":"add-notification","identifier":"m1","content":{"aps":{"alert":{"title":"Alice","body":"Lunch?"},"thread-id":"alice"}}}"#
-            )
-                == [.write(HostMessage.addNotificationResult(identifier: "m1", error: nil).line)])
+            ) == answer(nil))
         #expect(
             add(#"{"type":"add-notification","identifier":"e","content":{"aps":{"badge":3}}}"#)
-                == [
-                    .write(
-                        HostMessage.addNotificationResult(identifier: "e", error: .notificationInvalidNoContent).line)
-                ])
+                == answer(.notificationInvalidNoContent))
         #expect(
             add(
                 #"{"type":"add-notification","identifier":"r","content":{"aps":{"alert":"x"}},"trigger":{"type":"time-interval","seconds":30,"repeats":true,"fire_at":1}}"#
-            )
-                == [.write(HostMessage.addNotificationResult(identifier: "r", error: .notificationInvalidNoDate).line)])
+            ) == answer(.notificationInvalidNoDate))
         let later = SystemClock.unixMilliseconds() + 3_600_000
         #expect(
             add(
                 #"{"type":"add-notification","identifier":"reminder","content":{"aps":{"alert":"Unread"}},"trigger":{"type":"time-interval","seconds":3600,"repeats":false,"fire_at":\#(later)}}"#
-            )
-                == [.write(HostMessage.addNotificationResult(identifier: "reminder", error: nil).line)])
+            ) == answer(nil))
         #expect(session.session.record.localNotifications.map(\.identifier) == ["m1", "reminder"])
         #expect(session.session.record.localNotifications.first?.threadIdentifier == "alice")
         let center = try device.notificationCenter.state()
         #expect(center.delivered.map(\.identifier) == ["m1"] && center.delivered.first?.local == [:])
         #expect(center.pending.map(\.identifier) == ["reminder"] && center.pending.first?.notification.date == later)
 
-        // After the content, still; and the handover lists them.
+        // After the content: a fresh process's stdin is closed, nothing is added; the handover lists the others.
         let content = session.observe(ProcessObservation.line(Array(#"{"type":"content","content":{}}"#.utf8), at: 2))
         #expect(content == [.write(HostMessage.contentAccepted.line), .closeStdin])
-        #expect(
-            add(#"{"type":"add-notification","identifier":"m2","content":{"aps":{"alert":"Late"}}}"#)
-                == [.write(HostMessage.addNotificationResult(identifier: "m2", error: nil).line)])
+        #expect(add(#"{"type":"add-notification","identifier":"m2","content":{"aps":{"alert":"Late"}}}"#) == [])
+        #expect(try device.notificationCenter.state().delivered.map(\.identifier) == ["m1"])
         let handover = ExtensionHandover(DeliveredContent(content: [:]), record: session.session.record)
         let read = try ExtensionHandover(json: JSON.parse(handover.json.serialized()))
-        #expect(read.localNotifications.map(\.identifier) == ["m1", "reminder", "m2"])
+        #expect(read.localNotifications.map(\.identifier) == ["m1", "reminder"])
         #expect(read.localNotifications == handover.localNotifications)
 
         // A host with nowhere to put them refuses them.
@@ -397,8 +394,40 @@ import Testing
             nowhere.observe(
                 ProcessObservation.line(
                     Array(#"{"type":"add-notification","identifier":"m1","content":{"aps":{"alert":"x"}}}"#.utf8), at: 1
-                ))
-                == [.write(HostMessage.addNotificationResult(identifier: "m1", error: .notificationsNotAllowed).line)])
+                )) == answer(.notificationsNotAllowed))
+    }
+
+    /// A warm process still hears answers after its content (its stdin stays open); past 256 additions for one push
+    /// (answers it may not read yet must fit in its stdin pipe) the process is killed for breaking the protocol.
+    @Test func aWarmProcessAddsAfterItsContentAndAFloodIsKilled() throws {
+        let device = try Device.create(at: try TestSupport.temporaryDirectory("nse-local") + "/bob")
+        let poster = LocalNotificationPoster(device: device, strings: StringsTable())
+        let line = Array(#"{"type":"add-notification","identifier":"m","content":{"aps":{"alert":"x"}}}"#.utf8)
+        var warm = ExtensionProcess(
+            session: ExtensionMachine(
+                request: request, limits: limits, filteringEntitlement: false,
+                terms: .init(keep: true, hello: ExtensionHello(servesMany: true))),
+            keepContent: nil, notifications: poster)
+        _ = warm.observe(ProcessObservation.launched(at: 0))
+        #expect(
+            warm.observe(ProcessObservation.line(Array(#"{"type":"content","content":{}}"#.utf8), at: 1)) == [
+                .write(HostMessage.contentAccepted.line)
+            ])
+        #expect(
+            warm.observe(ProcessObservation.line(line, at: 2)) == [.write(HostMessage.addNotificationResult(nil).line)])
+        #expect(warm.session.record.localNotifications.count == 1)
+
+        var flood = process()
+        flood.notifications = poster
+        _ = flood.observe(ProcessObservation.launched(at: 0))
+        for _ in 0..<ExtensionMachine.maxAdditions { _ = flood.observe(ProcessObservation.line(line, at: 1)) }
+        #expect(flood.session.record.localNotifications.count == ExtensionMachine.maxAdditions)
+        #expect(flood.observe(ProcessObservation.line(line, at: 1)) == [.kill, .finish])
+        #expect(
+            flood.session.record.termination
+                == .protocolViolation("the extension added more than 256 local notifications for one push"))
+        // Every answer it could have left unread fits in a pipe.
+        #expect(HostMessage.addNotificationResult(.notificationInvalidNoContent).line.count * 256 < 65_536)
     }
 
     /// What the host keeps with the content is all the verdict needs: the call offer it accepted, the expiry.

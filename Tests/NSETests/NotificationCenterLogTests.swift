@@ -135,16 +135,41 @@ import Testing
         #expect(state.pending.last?.nextFire == Int64(10_801_000))
     }
 
-    /// Apple: the system keeps the soonest-firing 64 an app scheduled; the log rewritten keeps every pending one.
+    /// Apple: the system keeps the soonest-firing 64 an app scheduled; the log rewritten keeps every pending one,
+    /// a repeating one's interval and last firing too, and the notifications that fit beside them.
     @Test func atMost64ArePendingAndCompactionKeepsThem() throws {
         let center = device.notificationCenter
-        let now = SystemClock.unixMilliseconds() + 3_600_000
-        for index in 0..<70 { try center.schedule(scheduled("p\(index)", at: now + Int64(70 - index) * 1000)) }
-        var state = try center.state()
+        let now = SystemClock.unixMilliseconds()
+        try center.schedule(scheduled("hourly", at: now - 90 * 60_000, every: 3_600_000))
+        for index in 0..<70 {
+            try center.schedule(scheduled("p\(index)", at: now + 3_600_000 + Int64(70 - index) * 1000))
+        }
+        let state = try center.state()
         #expect(state.pending.count == NotificationCenterLog.pendingCapacity)
-        #expect(state.pending.first?.identifier == "p69" && state.pending.last?.identifier == "p6")
+        #expect(state.pending.first?.identifier == "hourly" && state.pending.last?.identifier == "p7")
+        #expect(state.pending.first?.fired == now - 30 * 60_000)
         for index in 0..<40 { try center.deliver(shown("n\(index)", padding: 30_000)) }
-        state = try center.state()
-        #expect(state.pending.count == NotificationCenterLog.pendingCapacity && state.pending.last?.identifier == "p6")
+        // Rewritten: well under the threshold again, with what was pending as it was.
+        let size = try #require(FileManager.default.attributesOfItem(atPath: center.path)[.size] as? Int)
+        #expect(size < NotificationCenterLog.compactionBytes * 3 / 4, "\(size)")
+        let after = try center.state()
+        #expect(after.pending == state.pending)
+        #expect(after.delivered.last?.identifier == "n39" && after.delivered.count >= 10)
+    }
+
+    /// A local notification added without a trigger replaces a pending request with its identifier, as a request
+    /// added again does on iOS; a push with that identifier (a collapse id) leaves the pending one alone.
+    @Test func anImmediateLocalNotificationReplacesAPendingOne() throws {
+        let center = device.notificationCenter
+        let later = SystemClock.unixMilliseconds() + 3_600_000
+        try center.schedule(scheduled("reminder", at: later))
+        try center.schedule(scheduled("other", at: later))
+        try center.deliver(shown("other"))  // a push
+        var now = shown("reminder")
+        now.local = [:]
+        try center.deliver(now)
+        let state = try center.state()
+        #expect(state.pending.map(\.identifier) == ["other"])
+        #expect(state.delivered.map(\.identifier) == ["other", "reminder"])
     }
 }

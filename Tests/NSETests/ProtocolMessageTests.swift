@@ -22,9 +22,8 @@ import Testing
         .reportVoIPResult(VoIPReportFailure(.invalidClientProcess, framework: .liveCommunicationKit)),
         .reportVoIPResult(
             VoIPReportFailure(.missingNotificationFilteringEntitlement, framework: .liveCommunicationKit)),
-        .addNotificationResult(identifier: "m1", error: nil),
-        .addNotificationResult(identifier: "", error: .notificationInvalidNoContent),
-        .addNotificationResult(identifier: "m2", error: .notificationInvalidNoDate),
+        .addNotificationResult(nil), .addNotificationResult(.notificationInvalidNoContent),
+        .addNotificationResult(.notificationInvalidNoDate), .addNotificationResult(.notificationsNotAllowed),
     ]
 
     static let extensionMessages: [ExtensionMessage] = [
@@ -52,6 +51,14 @@ import Testing
         let line = message.line
         #expect(line.last == 0x0A && line.dropLast().allSatisfy { $0 != 0x0A })
         #expect(try HostMessage.decode(line: line.dropLast()) == message)
+    }
+
+    /// A refusal with a code this build does not know (a newer host's) is still a refusal, not a broken link.
+    @Test func anUnknownAdditionErrorIsStillARefusal() throws {
+        let line = #"{"type":"add-notification-result","ok":false,"error":{"domain":"UNErrorDomain","code":1402}}"#
+        #expect(try HostMessage.decode(line: Array(line.utf8)) == .addNotificationResult(.notificationsNotAllowed))
+        let ok = #"{"type":"add-notification-result","ok":true,"error":null}"#
+        #expect(try HostMessage.decode(line: Array(ok.utf8)) == .addNotificationResult(nil))
     }
 
     @Test(arguments: extensionMessages)

@@ -5,7 +5,8 @@ import NSEJSON
 import NSEPayload
 import NSEProtocol
 import Testing
-import UserNotifications
+
+@testable import UserNotifications
 
 /// `UNUserNotificationCenter` as an extension calls it: the device's delivered notifications, their removal, the badge.
 @Suite(.serialized)
@@ -100,6 +101,14 @@ struct NotificationCenterTests {
         #expect(hourly.repeats && hourly.timeInterval == 3600)
         let next = try #require(hourly.nextTriggerDate())
         #expect(abs(next.timeIntervalSince(now) - 3600) < 2)
+        // A repeating one whose first firing has passed: the next is an interval after the last.
+        let started = UNTimeIntervalNotificationTrigger(
+            timeInterval: 3600, repeats: true, firstFire: now.addingTimeInterval(-5400))
+        let again = try #require(started.nextTriggerDate())
+        #expect(abs(again.timeIntervalSince(now) - 1800) < 2)
+        let once = UNTimeIntervalNotificationTrigger(
+            timeInterval: 60, repeats: false, firstFire: now.addingTimeInterval(-5))
+        #expect(once.nextTriggerDate() == now.addingTimeInterval(-5))
         let morning = try #require(requests.last?.trigger as? UNCalendarNotificationTrigger)
         #expect(!morning.repeats && morning.dateComponents.hour == 9 && morning.dateComponents.minute == 30)
         #expect(requests.last?.content.body == "Reminder" && requests.last?.content.userInfo["k"] as? String == "v")

@@ -43,7 +43,7 @@ enum LockScreenAssets {
           background: #8882; }
         .badge { position: absolute; top: -6px; right: -6px; background: #ff3b30; color: #fff; border-radius: 10px;
           padding: 0 7px; font-size: 12px; }
-        .mark { margin-top: 4px; font-size: 12px; color: #c77700; } .mark.gone { color: var(--faint); }
+        .mark { margin-top: 4px; font-size: 12px; color: #c77700; } .mark.standing, .mark.hidden-preview { color: var(--faint); }
         .card.removed, .card.replaced { opacity: .55; }
         .app-badge { background: #ff3b30; color: #fff; border-radius: 10px; padding: 0 7px; font-weight: 600; }
         .app-badge[hidden] { display: none; }
@@ -242,35 +242,39 @@ enum LockScreenAssets {
             return str(result.collapse_id) || str(result.request_id) || null;
           }
           // A local notification the push's extension showed, as a card of its own.
-          function localCard(local, result) {
+          function localCard(local, index, result) {
             var aps = {};
             if (local.thread_id) { aps["thread-id"] = local.thread_id; }
             return { outcome: "local", identifier: str(local.identifier), display: local.display,
               notification: { aps: aps }, recorded_at: result.recorded_at,
-              apns_id: str(result.apns_id) + "#" + str(local.identifier), preview_hidden: result.preview_hidden,
+              apns_id: str(result.apns_id) + "#" + index, preview_hidden: local.preview_hidden === true,
               reason: "local: added by the extension with UNUserNotificationCenter.add" };
           }
           // Marks the phone's cards Notification Center no longer shows (removed, or replaced by a newer one with
           // the same identifier) and shows the app's badge, from GET /v1/devices/{token}/notification-center.
+          // Within one push: its own card is the newest, then its local notifications, the last added first.
+          function rank(card) {
+            var at = card.dataset.id.indexOf("#");
+            return at < 0 ? 1e9 : Number(card.dataset.id.slice(at + 1));
+          }
           function standing(phone, center) {
             var shown = {};
             (center.delivered || []).forEach(function (n) { shown[n.identifier] = true; });
             var cards = Array.prototype.slice.call(phone.querySelectorAll("li.card[data-nc]"));
             cards.sort(function (a, b) {
               var order = Number(b.dataset.at || 0) - Number(a.dataset.at || 0);
-              return order || (a.dataset.id.indexOf("#") >= 0) - (b.dataset.id.indexOf("#") >= 0);
+              return order || rank(b) - rank(a);
             });
             var seen = {};
             cards.forEach(function (c) {
               var id = c.dataset.nc, state = null;
               if (seen[id]) { state = "replaced"; } else { seen[id] = true; if (!shown[id]) { state = "removed"; } }
               c.classList.remove("removed", "replaced");
-              var old = c.querySelector(".mark.gone");
-              if (old) { old.parentNode.removeChild(old); }
+              c.querySelectorAll(".mark.standing").forEach(function (old) { old.parentNode.removeChild(old); });
               var text = c.querySelector(".text");
               if (state && text) {
                 c.classList.add(state);
-                text.appendChild(el("div", "mark gone",
+                text.appendChild(el("div", "mark standing",
                   state === "removed" ? "removed from Notification Center" : "replaced by a newer one"));
               }
             });
@@ -322,7 +326,7 @@ enum LockScreenAssets {
               }
               if (!hidden) { lines.push(["subtitle", str(display.subtitle)], ["body", str(display.body)]); }
               lines.forEach(function (line) { if (line[1]) { text.appendChild(el("div", line[0], line[1])); } });
-              if (hidden) { text.appendChild(el("div", "mark gone", "preview hidden (Show Previews)")); }
+              if (hidden) { text.appendChild(el("div", "mark hidden-preview", "preview hidden (Show Previews)")); }
               var media = hidden ? null : mediaLine(result.attachments);
               if (media) { text.appendChild(el("div", "media-line", media)); }
               if (typeof aps.badge === "number") { text.appendChild(el("span", "badge", aps.badge)); }
@@ -419,8 +423,8 @@ enum LockScreenAssets {
               if (list.querySelector('[data-id="' + (result.apns_id || "").replace(/"/g, "") + '"]')) { return; }
               var locals = (Array.isArray(result.local_notifications) ? result.local_notifications : [])
                 .filter(function (local) { return local && local.shown === true; });
-              locals.concat([null]).forEach(function (local) {
-                var shown = local ? localCard(local, result) : result;
+              locals.concat([null]).forEach(function (local, index) {
+                var shown = local ? localCard(local, index, result) : result;
                 var fresh = card(shown, phone.dataset.topic, phone.dataset.remote);
                 list.insertBefore(stackWith(list, fresh), list.firstChild);
               });

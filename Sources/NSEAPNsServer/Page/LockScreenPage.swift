@@ -110,21 +110,22 @@ enum LockScreenPage {
         for result in results {
             cards.append(result)
             let shown = (result["local_notifications"]?.arrayValue ?? []).filter { $0["shown"]?.boolValue == true }
-            for local in shown.reversed() { cards.append(localCard(local, of: result)) }
+            for (index, local) in shown.enumerated().reversed() { cards.append(localCard(local, index, of: result)) }
         }
         return cards
     }
 
-    /// A local notification an extension showed, as a card of its own: its text, its thread, the push's time.
-    static func localCard(_ local: JSON, of result: JSON) -> JSON {
+    /// A local notification an extension showed, as a card of its own: its text, its thread, the push's time; its
+    /// `apns_id` the push's, `#`, and its place among the push's (an extension may add one identifier twice).
+    static func localCard(_ local: JSON, _ index: Int, of result: JSON) -> JSON {
         let identifier = local["identifier"]?.stringValue ?? ""
         var aps = JSONObject()
         if let thread = local["thread_id"]?.stringValue, !thread.isEmpty { aps["thread-id"] = .string(thread) }
         return [
             "outcome": "local", "identifier": .string(identifier), "display": local["display"] ?? .null,
             "notification": ["aps": .object(aps)], "recorded_at": result["recorded_at"] ?? .null,
-            "apns_id": .string((result["apns_id"]?.stringValue ?? "") + "#" + identifier),
-            "preview_hidden": result["preview_hidden"] ?? false,
+            "apns_id": .string((result["apns_id"]?.stringValue ?? "") + "#\(index)"),
+            "preview_hidden": local["preview_hidden"] ?? false,
             "reason": "local: added by the extension with UNUserNotificationCenter.add",
         ]
     }
@@ -209,10 +210,10 @@ enum LockScreenPage {
                 html += "<div class=\"media-line\">\(escape(line))</div>"
             }
             if let badge = aps?["badge"]?.intValue { html += "<span class=\"badge\">\(badge)</span>" }
-            if hidden { html += "<div class=\"mark gone\">preview hidden (Show Previews)</div>" }
+            if hidden { html += "<div class=\"mark hidden-preview\">preview hidden (Show Previews)</div>" }
             switch standing {
-            case "removed": html += "<div class=\"mark gone\">removed from Notification Center</div>"
-            case "replaced": html += "<div class=\"mark gone\">replaced by a newer one</div>"
+            case "removed": html += "<div class=\"mark standing\">removed from Notification Center</div>"
+            case "replaced": html += "<div class=\"mark standing\">replaced by a newer one</div>"
             default: break
             }
             switch outcome {

@@ -107,6 +107,8 @@ extension NotificationCenterLog {
         mutating func apply(_ line: JSON) {
             if let at = line["at"]?.intValue { settle(upTo: at) }
             if let entry = line["deliver"].flatMap(Delivered.init(json:)) {
+                // A local notification added without a trigger replaces a pending request with its identifier.
+                if entry.local != nil { pending.removeAll { $0.identifier == entry.identifier } }
                 show(entry)
             } else if let entry = line["schedule"].flatMap(Scheduled.init(json:)) {
                 pending.removeAll { $0.identifier == entry.identifier }
@@ -175,7 +177,8 @@ extension NotificationCenterLog {
                 "pending": .array(
                     pending.map { entry in
                         var object = text(entry.notification)
-                        object["fire_at"] = .int(entry.nextFire)
+                        // A repeating calendar trigger never fires here: its next date is the framework's to say.
+                        object["fire_at"] = entry.fires ? .int(entry.nextFire) : .null
                         object["repeats"] = .bool(entry.every != nil || !entry.fires)
                         return .object(object)
                     }),

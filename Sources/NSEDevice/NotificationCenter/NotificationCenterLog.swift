@@ -15,6 +15,9 @@ public struct NotificationCenterLog: Sendable {
     public static let fileName = "notification-center.jsonl"
     /// Past this size the log is rewritten as its state.
     public static let compactionBytes = 1 << 20
+    /// The most it reads: the pending requests alone may take more than ``compactionBytes`` (64 with large
+    /// `userInfo`s), and a log past this is corrupt.
+    static let readLimit = 16 * compactionBytes
     /// iOS does not document how many notifications Notification Center keeps for an app; nse keeps the newest 256.
     public static let capacity = 256
     /// Apple: "the system keeps the soonest-firing 64 notifications" scheduled by an app.
@@ -79,10 +82,10 @@ public struct NotificationCenterLog: Sendable {
         var state = State()
         guard FileSystem.exists(path) else { return state }
         let bytes: [UInt8]?
-        do { bytes = try FileSystem.readFile(path, limit: 4 * Self.compactionBytes) } catch {
+        do { bytes = try FileSystem.readFile(path, limit: Self.readLimit) } catch {
             throw DeviceError(.unreadable, error.description)
         }
-        guard let bytes else { throw DeviceError(.corrupt, "\(path) is larger than \(4 * Self.compactionBytes) bytes") }
+        guard let bytes else { throw DeviceError(.corrupt, "\(path) is larger than \(Self.readLimit) bytes") }
         // A line cut short by a crash is skipped; every whole line is one change.
         for line in bytes.split(separator: UInt8(ascii: "\n")) {
             if let change = try? JSON.parse(Array(line)) { state.apply(change) }
@@ -105,12 +108,13 @@ public struct NotificationCenterLog: Sendable {
         }
     }
 
-    /// Rewrites the log as its state: the newest notifications that fit in half the threshold, the badge, then the
-    /// pending ones (at most ``pendingCapacity``).
+    /// Rewrites the log as its state: every pending request (at most ``pendingCapacity``), the newest notifications
+    /// that fit in what is left of half the threshold, then the badge.
     private func compact() throws(DeviceError) {
         let state = try read(now: SystemClock.unixMilliseconds())
+        let pending = state.pending.map { JSON.object(["schedule": $0.json]).serialized() + "\n" }
+        var size = pending.reduce(0) { $0 + $1.utf8.count }
         var lines: [String] = []
-        var size = 0
         for entry in state.delivered.reversed() {
             let line = JSON.object(["deliver": entry.json]).serialized() + "\n"
             size += line.utf8.count
@@ -120,7 +124,7 @@ public struct NotificationCenterLog: Sendable {
         var text = lines.reversed().joined()
         // After the notifications: a shown one's `aps.badge` would otherwise override the badge set after it.
         if let badge = state.badge { text += JSON.object(["badge": .int(Int64(badge))]).serialized() + "\n" }
-        for entry in state.pending { text += JSON.object(["schedule": entry.json]).serialized() + "\n" }
+        text += pending.joined()
         do { try FileSystem.writeAtomically(path, Array(text.utf8), mode: 0o600) } catch {
             throw DeviceError(.io, error.description)
         }

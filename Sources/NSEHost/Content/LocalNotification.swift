@@ -12,6 +12,8 @@ public struct LocalNotification: Sendable, Equatable, JSONConvertible {
     public var threadIdentifier: String
     /// Nil: shown when it was added.
     public var trigger: NotificationAddition.Trigger?
+    /// Shown at once with its content hidden by Show Previews: the lock screen shows the app and "Notification".
+    public var previewHidden = false
 
     public init(
         identifier: String, title: String, subtitle: String, body: String, threadIdentifier: String,
@@ -27,16 +29,19 @@ public struct LocalNotification: Sendable, Equatable, JSONConvertible {
 
     public static var jsonKind: String { "an object" }
 
-    /// `{"identifier", "shown", "display": {"title", "subtitle", "body"}, "thread_id", "trigger"}`; the trigger
-    /// without the calendar's components (what the app asked for is the app's).
+    /// `{"identifier", "shown", "display": {"title", "subtitle", "body"}, "thread_id", "trigger"}`, and
+    /// `"preview_hidden": true` when Show Previews hid it; the trigger without the calendar's components (what the
+    /// app asked for is the app's).
     public var json: JSON {
         var trigger = self.trigger?.json.objectValue
         trigger?["date_components"] = nil
-        return [
+        var object: JSONObject = [
             "identifier": .string(identifier), "shown": .bool(self.trigger == nil),
             "display": ["title": .string(title), "subtitle": .string(subtitle), "body": .string(body)],
             "thread_id": .string(threadIdentifier), "trigger": trigger.map(JSON.object) ?? .null,
         ]
+        if previewHidden { object["preview_hidden"] = true }
+        return .object(object)
     }
 
     public init(json: JSON) throws(JSONFieldError) {
@@ -47,5 +52,6 @@ public struct LocalNotification: Sendable, Equatable, JSONConvertible {
         body = try object.field("display", "body") ?? ""
         threadIdentifier = try object.field("thread_id") ?? ""
         trigger = try object.field("trigger")
+        previewHidden = try object.field("preview_hidden") ?? false
     }
 }

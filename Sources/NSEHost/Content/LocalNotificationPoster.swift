@@ -19,9 +19,12 @@ struct LocalNotificationPoster: Sendable {
         let display = Display(alert: content.aps.alert, strings: strings)
         // iOS refuses a request with nothing to read (UNErrorCodeNotificationInvalidNoContent).
         guard display.hasText else { return .failure(.notificationInvalidNoContent) }
-        let notification = LocalNotification(
+        var notification = LocalNotification(
             identifier: addition.identifier, title: display.title, subtitle: display.subtitle, body: display.body,
             threadIdentifier: content.aps.threadID ?? "", trigger: addition.trigger)
+        if addition.trigger == nil {
+            notification.previewHidden = device.config.showPreviews.hidesContent(device.config.lockState)
+        }
         var shown = NotificationCenterLog.Delivered(
             identifier: addition.identifier, date: now, notification: addition.content, title: display.title,
             subtitle: display.subtitle, body: display.body, local: [:])

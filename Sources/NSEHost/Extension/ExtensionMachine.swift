@@ -38,7 +38,7 @@ public struct ExtensionMachine: Sendable {
         /// `UNUserNotificationCenter.add(_:)`: a local notification to show or schedule.
         case notificationAddAsked(NotificationAddition)
         /// The system added it (what the result lists of it) or refused it.
-        case notificationAddAnswered(identifier: String, Result<LocalNotification, NotificationAdditionError>)
+        case notificationAddAnswered(Result<LocalNotification, NotificationAdditionError>)
         /// `hello` (version 2): what the process says of itself.
         case helloReceived(ExtensionHello)
         /// `ready` (version 2): the instance is gone, the process waits for the next request.
@@ -170,6 +170,8 @@ public struct ExtensionMachine: Sendable {
     /// can, and the content was kept.
     private var keepsProcess: Bool { terms.keep && record.hello?.servesMany == true && !handoverRefused }
     private var handoverRefused = false
+    /// `add-notification`s this session took.
+    private var additions = 0
 
     public init(
         request: ServiceRequest, limits: ExtensionLimits, filteringEntitlement: Bool, release: IOSVersion = .current,
@@ -275,17 +277,19 @@ public struct ExtensionMachine: Sendable {
             record.voipFramework = framework
             record.voipError = error.map { VoIPReportFailure($0, framework: framework) }
             return [.send(.reportVoIPResult(record.voipError))]
-        case (.running, .notificationAddAsked(let addition)), (.expiring, .notificationAddAsked(let addition)),
-            (.delivered, .notificationAddAsked(let addition)):
-            // The process may add notifications for as long as it runs, before its content or after it.
-            return [.addNotification(addition)]
-        case (_, .notificationAddAnswered(let identifier, let outcome)):
+        case (.running, .notificationAddAsked(let addition)), (.expiring, .notificationAddAsked(let addition)):
+            return addNotification(addition)
+        case (.delivered, .notificationAddAsked(let addition)) where keepsProcess:
+            // A warm process's stdin stays open after its content: it still hears the answer. A fresh one's is
+            // closed (it is to exit), so what it adds then is not added: it would never learn whether it was.
+            return addNotification(addition)
+        case (_, .notificationAddAnswered(let outcome)):
             switch outcome {
             case .success(let notification):
                 record.localNotifications.append(notification)
-                return [.send(.addNotificationResult(identifier: identifier, error: nil))]
+                return [.send(.addNotificationResult(nil))]
             case .failure(let error):
-                return [.send(.addNotificationResult(identifier: identifier, error: error))]
+                return [.send(.addNotificationResult(error))]
             }
         case (.running, .protocolViolation(let message)), (.expiring, .protocolViolation(let message)):
             return kill(.protocolViolation(message))
@@ -303,6 +307,21 @@ public struct ExtensionMachine: Sendable {
             // Whatever comes after the content (more lines, a late report) or out of turn does not count.
             return []
         }
+    }
+
+    /// The most local notifications one request may add. iOS sets no such limit; nse does so that its answers, which
+    /// an extension may leave unread until it is done, always fit in the extension's stdin pipe (64 KiB): a host that
+    /// blocked writing to it could no longer keep the budget.
+    public static let maxAdditions = 256
+
+    private mutating func addNotification(_ addition: NotificationAddition) -> [Action] {
+        additions += 1
+        guard additions <= Self.maxAdditions else {
+            return kill(
+                .protocolViolation(
+                    "the extension added more than \(Self.maxAdditions) local notifications for one push"))
+        }
+        return [.addNotification(addition)]
     }
 
     private mutating func kill(_ reason: KillReason) -> [Action] {

@@ -72,8 +72,7 @@ struct ExtensionProcess: ProcessMachine {
                 }
             case .addNotification(let addition):
                 let outcome = notifications?.add(addition) ?? .failure(.notificationsNotAllowed)
-                performed += perform(
-                    session.handle(.notificationAddAnswered(identifier: addition.identifier, outcome)))
+                performed += perform(session.handle(.notificationAddAnswered(outcome)))
             case .closeStdin: performed.append(.closeStdin)
             case .kill: performed.append(.kill)
             case .finish: performed.append(.finish)

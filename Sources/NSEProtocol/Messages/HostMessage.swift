@@ -10,9 +10,10 @@ public enum HostMessage: Sendable, Equatable {
     /// The completion of `reportNewIncomingVoIPPushPayload`: nil on success, else the error (its framework the one
     /// the extension asked).
     case reportVoIPResult(VoIPReportFailure?)
-    /// The answer to `add-notification` (its `identifier`): nil when the notification was added, else `UNError`'s
-    /// code.
-    case addNotificationResult(identifier: String, error: NotificationAdditionError?)
+    /// The answer to an `add-notification`, in the order they came: nil when the notification was added, else
+    /// `UNError`'s code. (No identifier: an answer stays a short line whatever the request, so a host's answers to
+    /// an extension that does not read them yet fit in its stdin pipe.)
+    case addNotificationResult(NotificationAdditionError?)
     /// The host has the extension's content and keeps it whatever happens to either process from now on (a host that
     /// records results has it on disk): what the extension took from its App Group store for it may be let go.
     case contentAccepted
@@ -35,11 +36,8 @@ public enum HostMessage: Sendable, Equatable {
             return ["type": "time-will-expire"]
         case .reportVoIPResult(let error):
             return ["type": "report-voip-result", "ok": .bool(error == nil), "error": error?.json ?? .null]
-        case .addNotificationResult(let identifier, let error):
-            return [
-                "type": "add-notification-result", "identifier": .string(identifier), "ok": .bool(error == nil),
-                "error": error?.json ?? .null,
-            ]
+        case .addNotificationResult(let error):
+            return ["type": "add-notification-result", "ok": .bool(error == nil), "error": error?.json ?? .null]
         case .contentAccepted:
             return ["type": "content-accepted"]
         }
@@ -73,10 +71,10 @@ public enum HostMessage: Sendable, Equatable {
             return .reportVoIPResult(
                 try message.field("ok") ?? false ? nil : try message.field("error") ?? VoIPReportFailure(.unknown))
         case "add-notification-result":
+            // A code this build does not know (a newer host's) is still a refusal.
             let ok: Bool = try message.field("ok") ?? false
-            return .addNotificationResult(
-                identifier: try message.field("identifier"),
-                error: ok ? nil : try message.field("error") ?? .notificationsNotAllowed)
+            let error = message["error"].flatMap { try? NotificationAdditionError(json: $0) }
+            return .addNotificationResult(ok ? nil : error ?? .notificationsNotAllowed)
         case "content-accepted":
             return .contentAccepted
         case let other:

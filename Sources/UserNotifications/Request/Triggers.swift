@@ -50,13 +50,17 @@ open class UNCalendarNotificationTrigger: UNNotificationTrigger, @unchecked Send
         super.init(repeats: repeats)
     }
 
-    /// The next date past now that matches, in the components' calendar (the current one when they name none);
-    /// nil when none does.
+    /// The next date past now that matches, in the components' calendar and time zone (the current ones when they
+    /// name none); nil when none does. A date that does not exist (February 30) moves to the next one that does, its
+    /// time kept.
     open func nextTriggerDate() -> Date? {
-        let calendar = dateComponents.calendar ?? Calendar.current
+        var calendar = dateComponents.calendar ?? Calendar.current
+        if let zone = dateComponents.timeZone { calendar.timeZone = zone }
         var components = dateComponents
         components.calendar = nil
-        return calendar.nextDate(after: Date(), matching: components, matchingPolicy: .nextTime)
+        components.timeZone = nil
+        return calendar.nextDate(
+            after: Date(), matching: components, matchingPolicy: .nextTimePreservingSmallerComponents)
     }
 }
 
