@@ -63,6 +63,8 @@ public struct DeviceConfig: Sendable, Equatable, JSONConvertible {
     public var lockState = DeviceLockState.unlocked
     /// Whether the lock screen shows a notification's content (Show Previews; iOS's default: when unlocked).
     public var showPreviews = NotificationPreviews.whenUnlocked
+    /// Whether the lock screen hides a notification's content now (Show Previews, with the lock state).
+    public var previewsHidden: Bool { showPreviews.hidesContent(lockState) }
     /// The range `shared_core.watchdog_s` takes.
     public static let sharedCoreWatchdogRange: ClosedRange<Double> = 1...3600
 

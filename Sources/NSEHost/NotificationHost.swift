@@ -119,7 +119,7 @@ public struct NotificationHost: Sendable {
         result.warnings = payload.warnings + stringProblems + result.warnings
         if let display = result.display, let notification = result.notification {
             result.warnings += InterruptionEntitlements.warnings(for: notification, device: device.config)
-            result.previewHidden = device.config.showPreviews.hidesContent(device.config.lockState)
+            result.previewHidden = device.config.previewsHidden
             // In Notification Center until removed, as `UNUserNotificationCenter` lists it.
             let delivered = NotificationCenterLog.Delivered(
                 identifier: collapseID ?? requestID, date: SystemClock.unixMilliseconds(), notification: notification,

@@ -23,7 +23,7 @@ struct LocalNotificationPoster: Sendable {
             identifier: addition.identifier, title: display.title, subtitle: display.subtitle, body: display.body,
             threadIdentifier: content.aps.threadID ?? "", trigger: addition.trigger)
         if addition.trigger == nil {
-            notification.previewHidden = device.config.showPreviews.hidesContent(device.config.lockState)
+            notification.previewHidden = device.config.previewsHidden
         }
         var shown = NotificationCenterLog.Delivered(
             identifier: addition.identifier, date: now, notification: addition.content, title: display.title,
@@ -38,7 +38,9 @@ struct LocalNotificationPoster: Sendable {
             var every: Int64?
             switch trigger.kind {
             case .timeInterval:
-                guard let seconds = trigger.seconds, seconds > 0, !trigger.repeats || seconds >= 60 else {
+                guard let seconds = trigger.seconds,
+                    NotificationAddition.Trigger.intervalProblem(seconds: seconds, repeats: trigger.repeats) == nil
+                else {
                     return .failure(.notificationInvalidNoDate)
                 }
                 if trigger.repeats { every = Int64((seconds * 1000).rounded()) }

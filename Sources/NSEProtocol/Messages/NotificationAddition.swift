@@ -44,6 +44,14 @@ public struct NotificationAddition: Sendable, Equatable, JSONConvertible {
             self.dateComponents = dateComponents
         }
 
+        /// Why an interval of `seconds` cannot make a time-interval trigger, in the words of iOS's exception; nil
+        /// when it can. UserNotifications stops the process with it, the host refuses the request for it.
+        public static func intervalProblem(seconds: Double, repeats: Bool) -> String? {
+            guard seconds > 0 else { return "time interval must be greater than 0" }
+            guard !repeats || seconds >= 60 else { return "time interval must be at least 60 if repeating" }
+            return nil
+        }
+
         public static var jsonKind: String { "an object" }
 
         public var json: JSON {

@@ -17,8 +17,9 @@ open class UNTimeIntervalNotificationTrigger: UNNotificationTrigger, @unchecked 
     }
 
     init(timeInterval: TimeInterval, repeats: Bool, firstFire: Date?) {
-        guard timeInterval > 0 else { fatalError("time interval must be greater than 0") }
-        guard !repeats || timeInterval >= 60 else { fatalError("time interval must be at least 60 if repeating") }
+        if let problem = NotificationAddition.Trigger.intervalProblem(seconds: timeInterval, repeats: repeats) {
+            fatalError(problem)
+        }
         _timeInterval = timeInterval
         self.firstFire = firstFire
         super.init(repeats: repeats)
@@ -106,7 +107,9 @@ enum TriggerEncoding {
         let firstFire = Date(timeIntervalSince1970: Double(trigger.fireAt) / 1000)
         switch trigger.kind {
         case .timeInterval:
-            guard let seconds = trigger.seconds, seconds > 0, !trigger.repeats || seconds >= 60 else { return nil }
+            guard let seconds = trigger.seconds,
+                NotificationAddition.Trigger.intervalProblem(seconds: seconds, repeats: trigger.repeats) == nil
+            else { return nil }
             return UNTimeIntervalNotificationTrigger(
                 timeInterval: seconds, repeats: trigger.repeats, firstFire: firstFire)
         case .calendar:
