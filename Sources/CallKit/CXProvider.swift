@@ -10,6 +10,8 @@ import NSEPayload
 open class CXProvider: NSObject {
     /// Asks the system to launch the containing app with `dictionaryPayload`, as a VoIP push would; `completion` is
     /// called on a private queue with nil, or with a ``CXErrorCodeNotificationServiceExtensionError``.
+    // @preconcurrency, as Swift imports Apple's Objective-C: the handler's @Sendable binds in Swift 6 mode only.
+    @preconcurrency
     open class func reportNewIncomingVoIPPushPayload(
         _ dictionaryPayload: [AnyHashable: Any], completion: (@Sendable ((any Error)?) -> Void)? = nil
     ) {

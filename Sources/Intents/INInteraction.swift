@@ -35,6 +35,8 @@ open class INInteraction: NSObject, NSCopying {
     }
 
     /// Donates the interaction; `completion` is called with nil once it is recorded.
+    // @preconcurrency, as Swift imports Apple's Objective-C: the handler's @Sendable binds in Swift 6 mode only.
+    @preconcurrency
     open func donate(completion: (@Sendable ((any Error)?) -> Void)? = nil) {
         Donations.shared.add(identifier)
         completion?(nil)
@@ -45,6 +47,7 @@ open class INInteraction: NSObject, NSCopying {
         Donations.shared.add(identifier)
     }
 
+    @preconcurrency
     open class func deleteAll(completion: (@Sendable ((any Error)?) -> Void)? = nil) {
         Donations.shared.removeAll()
         completion?(nil)

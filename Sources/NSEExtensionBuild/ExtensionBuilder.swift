@@ -166,10 +166,18 @@ public struct ExtensionBuilder: Sendable {
             // itself; this command must say so.
             arguments.append("-lstdc++")
             arguments += ["-o", Path.join(staging, "NotificationServiceExtension")]
+            // Its messages as it prints them, less the toolchain's own (`CompilerMessages`).
             let result = try await run(
                 compiler.contains("/") ? .path(.init(compiler)) : .name(compiler), arguments: .init(arguments),
-                output: .fileDescriptor(.standardError, closeAfterSpawningProcess: false),
-                error: .fileDescriptor(.standardError, closeAfterSpawningProcess: false))
+                input: .none, output: .fileDescriptor(.standardError, closeAfterSpawningProcess: false),
+                error: .sequence
+            ) { execution in
+                var messages = CompilerMessages()
+                for try await buffer in execution.standardError {
+                    buffer.withUnsafeBytes { messages.feed($0) }
+                }
+                messages.finish()
+            }
             guard case .exited(0) = result.terminationStatus else {
                 try? FileSystem.removeTree(staging)
                 throw ExtensionBuildError(.sources, "swiftc could not build the extension (its messages are above)")

@@ -505,6 +505,37 @@ import Testing
         #expect(posted.first?["preview_hidden"] == true && posted.last?["preview_hidden"] == nil, "\(locked)")
     }
 
+    /// Swift 5 mode, Xcode's default: handlers given to the completion-handler APIs (settings, delivered, badge, add,
+    /// pending, donate, CallKit's report) use `self` and a non-Sendable intent, and Xcode says nothing, those APIs
+    /// being imported from Objective-C. The build says nothing either: no warning of the user's, and none of the
+    /// toolchain's own (glibc's `mktemp` link warning from Foundation's static library, which every build printed).
+    @Test func completionHandlersBuildWithoutWarningsInSwift5Mode() throws {
+        let run = try Self.build([Self.fixture("completion-handlers")])
+        try #require(run.status == 0, "\(run.stderr)")
+        #expect(!run.stderr.contains("warning:"), "\(run.stderr)")
+        #expect(!run.stderr.contains("mktemp"), "\(run.stderr)")
+        let executable = try #require(run.stdout.split(separator: "\n").last.map(String.init))
+        let result = try runOne(executable, Self.alert)
+        #expect(result["outcome"] == "rewritten", "\(result)")
+        #expect(
+            result["display"]?["body"]?.stringValue
+                == "authorized, 0 delivered, badge set, reminder added, 1 pending, donated c1", "\(result)")
+        // A user's own warning still reaches them.
+        let folder = root + "/warns"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let source = try String(
+            contentsOfFile: Self.fixture("template") + "/NotificationService.swift", encoding: .utf8)
+        try TestSupport.write(
+            source + "\nfunc unused() { let never = 1 }\n", to: folder + "/NotificationService.swift")
+        try TestSupport.write(
+            try String(contentsOfFile: Self.fixture("template") + "/Info.plist", encoding: .utf8),
+            to: folder + "/Info.plist")
+        let warned = try Self.build([folder])
+        #expect(warned.status == 0, "\(warned.stderr)")
+        #expect(warned.stderr.contains("warning: initialization of immutable value 'never'"), "\(warned.stderr)")
+        #expect(!warned.stderr.contains("mktemp"), "\(warned.stderr)")
+    }
+
     @Test func theBundleHasItsInfoPlistAndStrings() throws {
         let result = try runOne(try Self.built("bundle-strings"), Self.alert)
         #expect(

@@ -21,6 +21,8 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
 
     /// The app's notification settings (``UNNotificationSettings``), the device's as the push found it. The handler
     /// runs on a background queue, as on iOS.
+    // @preconcurrency, as Swift imports Apple's Objective-C: the handler's @Sendable binds in Swift 6 mode only.
+    @preconcurrency
     open func getNotificationSettings(completionHandler: @escaping @Sendable (UNNotificationSettings) -> Void) {
         let settings = UNNotificationSettings(ExtensionHost.shared.device?.config)
         DispatchQueue.global().async { completionHandler(settings) }
@@ -32,6 +34,7 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
 
     /// The app's notifications still in Notification Center, newest first (as it lists them), each with the content
     /// it was shown with. The handler runs on a background queue, as on iOS.
+    @preconcurrency
     open func getDeliveredNotifications(completionHandler: @escaping @Sendable ([UNNotification]) -> Void) {
         let notifications = Self.delivered()
         DispatchQueue.global().async { completionHandler(notifications) }
@@ -51,6 +54,7 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     }
 
     /// Sets the app icon's badge (iOS 16); 0 removes it. A negative count is `UNError.badgeInputInvalid`.
+    @preconcurrency
     open func setBadgeCount(
         _ newBadgeCount: Int, withCompletionHandler completionHandler: (@Sendable ((any Error)?) -> Void)? = nil
     ) {
@@ -67,6 +71,7 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     /// identifier of a pending one replaces it). The handler gets nil once the system has it, or a `UNError`:
     /// `notificationInvalidNoContent` for a content with no title, subtitle or body, `notificationInvalidNoDate`
     /// for a calendar trigger matching no date to come. It runs on a background queue, as on iOS.
+    @preconcurrency
     open func add(
         _ request: UNNotificationRequest,
         withCompletionHandler completionHandler: (@Sendable ((any Error)?) -> Void)? = nil
@@ -85,6 +90,7 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     }
 
     /// The local notifications waiting for their trigger, soonest first. The handler runs on a background queue.
+    @preconcurrency
     open func getPendingNotificationRequests(
         completionHandler: @escaping @Sendable ([UNNotificationRequest]) -> Void
     ) {
