@@ -71,7 +71,7 @@ public final class ResultStore: Sendable {
     public let maxOpen: Int
     /// How many databases a server keeps open unless told (`nse serve --open-databases`): enough for the devices a
     /// busy server pushes to in turn (with fewer, every push to a device seen before would open its database again:
-    /// a schema read, its write-ahead log's index rebuilt), each ~150 KB and three descriptors.
+    /// a schema read, its write-ahead log's index rebuilt), each ~180 KB and three descriptors.
     public static let defaultMaxOpen = 512
 
     /// The most databases that fit `descriptors` open descriptors, leaving a quarter of them (at least 256) to
