@@ -25,6 +25,8 @@ public typealias CFBoolean = NSNumber
 public typealias CFTypeRef = AnyObject
 /// A result code of Apple's C APIs (MacTypes.h): 0 is success, each framework has its own negative codes.
 public typealias OSStatus = Int32
+/// Success as MacTypes.h names it, beside each framework's own (`errSecSuccess`): `status == noErr`.
+public var noErr: OSStatus { 0 }
 
 /// `true` as Apple's C APIs want it in a dictionary (`kSecReturnData: kCFBooleanTrue`).
 public let kCFBooleanTrue: CFBoolean! = NSNumber(value: true)

@@ -23,6 +23,12 @@ public struct ExtensionBuilder: Sendable {
     public var configuration = Configuration.debug
     /// Xcode's default for an extension target is Swift 5 mode; `6` for code written for it.
     public var swiftVersion = "5"
+    /// Xcode's `PRODUCT_BUNDLE_IDENTIFIER`: the Info.plist's `CFBundleIdentifier` (``defaultBundleIdentifier``
+    /// unless given).
+    public var bundleIdentifier: String?
+    /// Xcode's identifier for a Notification Service Extension target of `nse device init`'s app (`org.example.app`):
+    /// the app's and the target's name.
+    public static let defaultBundleIdentifier = "org.example.app.NotificationService"
     /// Where the cache is: `$NSE_CACHE_DIR`, else `$XDG_CACHE_HOME/nse`, else `~/.cache/nse`.
     public var cacheDirectory = ExtensionBuilder.defaultCacheDirectory()
 
@@ -87,7 +93,7 @@ public struct ExtensionBuilder: Sendable {
     private func cacheKey(sources: ExtensionSources, principal: String, sdk: SDKLocation) throws(ExtensionBuildError)
         -> String
     {
-        var material: [UInt8] = Array("nse-extension-build 7\n".utf8)
+        var material: [UInt8] = Array("nse-extension-build 8\n".utf8)
         func add(_ text: String) { material += Array(text.utf8) + [0] }
         func addFile(_ path: String) throws(ExtensionBuildError) {
             let bytes: [UInt8]?
@@ -100,6 +106,7 @@ public struct ExtensionBuilder: Sendable {
         add(configuration.rawValue)
         add(swiftVersion)
         add(principal)
+        add(bundleIdentifier ?? Self.defaultBundleIdentifier)
         add(sources.usesFoundationNetworking() ? "FoundationNetworking" : "Foundation")
         for file in sources.swiftFiles { try addFile(file) }
         for file in [infoPlist ?? sources.infoPlist, entitlements ?? sources.entitlements].compactMap({ $0 }) {
@@ -147,9 +154,21 @@ public struct ExtensionBuilder: Sendable {
                 sdk.modulesDirectory,
             ]
             // URLSession is FoundationNetworking's on Linux: every file sees it, as with Foundation on iOS, when the
-            // target uses it.
+            // target uses it. And it is linked in: Foundation finds its loader of http URLs by name at run time
+            // (`Data(contentsOf:)`), which a static link leaves out of a target that names none of its types.
+            var generated = hasMain ? [] : [main]
             if sources.usesFoundationNetworking() {
                 arguments += ["-Xfrontend", "-import-module", "-Xfrontend", "FoundationNetworking"]
+                let linking = Path.join(staging, "NSEFoundationNetworking.swift")
+                try FileSystem.writeAtomically(
+                    linking,
+                    """
+                    import FoundationNetworking
+
+                    @_optimize(none) public func _nseLinksFoundationNetworking() -> Any.Type { URLSession.self }
+
+                    """)
+                generated.append(linking)
             }
             arguments += configuration == .release ? ["-O"] : ["-Onone", "-g"]
             // The Swift runtime and Foundation linked in, the executable not position-independent: what iOS's shared
@@ -158,7 +177,7 @@ public struct ExtensionBuilder: Sendable {
             // position-independent) and it starts in half the time (7.6 ms against 14.1; docs/sdk.md).
             arguments += ["-static-stdlib", "-Xclang-linker", "-no-pie"]
             for map in sdk.moduleMaps { arguments += ["-Xcc", "-fmodule-map-file=\(map)"] }
-            arguments += sources.swiftFiles + (hasMain ? [] : [main])
+            arguments += sources.swiftFiles + generated
             // The whole SDK, linked in after the objects that use it: one copy of every module, on the toolchain's
             // Swift runtime.
             arguments.append(sdk.library)
@@ -182,14 +201,22 @@ public struct ExtensionBuilder: Sendable {
                 try? FileSystem.removeTree(staging)
                 throw ExtensionBuildError(.sources, "swiftc could not build the extension (its messages are above)")
             }
-            try? FileSystem.remove(main)
+            for file in generated { try? FileSystem.remove(file) }
             // Beside the executable, where Foundation's Bundle.main looks (infoDictionary, bundleIdentifier).
             if let plist = infoPlist ?? sources.infoPlist {
                 let bytes = try FileSystem.readFile(plist, limit: 16 << 20) ?? []
-                // A binary property list is copied as it is; an XML one has its build settings filled in.
+                // A binary property list is copied as it is; an XML one has its build settings filled in, and its
+                // `CFBundleIdentifier` if it has none (Xcode adds it from PRODUCT_BUNDLE_IDENTIFIER).
+                let identifier = bundleIdentifier ?? Self.defaultBundleIdentifier
                 let copied =
                     bytes.starts(with: Array("bplist".utf8))
-                    ? bytes : Array(Self.expandingBuildSettings(String(decoding: bytes, as: UTF8.self)).utf8)
+                    ? bytes
+                    : Array(
+                        Self.addingBundleIdentifier(
+                            identifier,
+                            to: Self.expandingBuildSettings(
+                                String(decoding: bytes, as: UTF8.self), bundleIdentifier: identifier)
+                        ).utf8)
                 try FileSystem.writeAtomically(Path.join(staging, "Info.plist"), copied)
             }
             for localization in sources.localizations {
@@ -210,19 +237,34 @@ public struct ExtensionBuilder: Sendable {
     }
 
     /// The build settings Xcode puts into an extension's Info.plist that have one answer here (`$(NAME)` or
-    /// `${NAME}`); the others (a bundle identifier, versions) stay as written: nse does not know them.
+    /// `${NAME}`), and `PRODUCT_BUNDLE_IDENTIFIER` (``bundleIdentifier``); the others (versions, the team) stay as
+    /// written: nse does not know them.
     static let buildSettings = [
         "PRODUCT_MODULE_NAME": "NotificationServiceExtension", "PRODUCT_NAME": "NotificationServiceExtension",
         "EXECUTABLE_NAME": "NotificationServiceExtension", "TARGET_NAME": "NotificationServiceExtension",
         "DEVELOPMENT_LANGUAGE": "en", "PRODUCT_BUNDLE_PACKAGE_TYPE": "XPC!",
     ]
 
-    static func expandingBuildSettings(_ text: String) -> String {
+    static func expandingBuildSettings(_ text: String, bundleIdentifier: String) -> String {
         var expanded = text
-        for (name, value) in buildSettings {
+        for (name, value) in buildSettings.merging(
+            ["PRODUCT_BUNDLE_IDENTIFIER": bundleIdentifier], uniquingKeysWith: { $1 })
+        {
             expanded = expanded.replacing("$(\(name))", with: value).replacing("${\(name)}", with: value)
         }
         return expanded
+    }
+
+    /// An XML property list with `CFBundleIdentifier` first in its top dictionary when it had none.
+    static func addingBundleIdentifier(_ identifier: String, to text: String) -> String {
+        guard !text.contains("<key>CFBundleIdentifier</key>"), let dict = text.firstRange(of: "<dict>") else {
+            return text
+        }
+        let escaped = identifier.replacing("&", with: "&amp;").replacing("<", with: "&lt;")
+        var added = text
+        added.insert(
+            contentsOf: "\n\t<key>CFBundleIdentifier</key>\n\t<string>\(escaped)</string>", at: dict.upperBound)
+        return added
     }
 
     private func copyTree(_ source: String, to destination: String) throws(SystemError) {

@@ -50,8 +50,12 @@ struct SecKeychain {
             applicationIdentifier: config.teamID + "." + extensionBundleIdentifier(appBundleID: config.bundleID))
     }
 
+    /// The extension's bundle identifier: its Info.plist's when it is under the app's (as Xcode and iOS require of an
+    /// embedded extension), else the app's and `.NotificationService` (a build for another app, or none).
     private static func extensionBundleIdentifier(appBundleID: String) -> String {
-        if let identifier = Bundle.main.bundleIdentifier, !identifier.isEmpty, !identifier.contains("$(") {
+        if let identifier = Bundle.main.bundleIdentifier, identifier.hasPrefix(appBundleID + "."),
+            !identifier.contains("$(")
+        {
             return identifier
         }
         return appBundleID + ".NotificationService"

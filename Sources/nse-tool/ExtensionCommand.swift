@@ -49,11 +49,27 @@ struct ExtensionCommand: AsyncParsableCommand {
         @Option(help: "The Swift language mode: 5 (Xcode's default for an extension target) or 6.")
         var swiftVersion: String = "5"
 
+        @Option(
+            help: ArgumentHelp(
+                "Xcode's PRODUCT_BUNDLE_IDENTIFIER: Bundle.main.bundleIdentifier (default: \(ExtensionBuilder.defaultBundleIdentifier)).",
+                valueName: "id"))
+        var bundleIdentifier: String?
+
         func validate() throws {
             guard ExtensionBuilder.Configuration(rawValue: configuration) != nil else {
                 throw ValidationError("--configuration must be debug or release")
             }
             guard ["5", "6"].contains(swiftVersion) else { throw ValidationError("--swift-version must be 5 or 6") }
+            // Apple's rule for a bundle identifier: letters, digits, hyphens and periods.
+            if let bundleIdentifier,
+                bundleIdentifier.isEmpty
+                    || !bundleIdentifier.unicodeScalars.allSatisfy({
+                        ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) || $0 == "-"
+                            || $0 == "."
+                    })
+            {
+                throw ValidationError("--bundle-identifier may have only letters, digits, hyphens and periods")
+            }
             if let principalClass,
                 principalClass.isEmpty || !principalClass.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" })
             {
@@ -68,6 +84,7 @@ struct ExtensionCommand: AsyncParsableCommand {
             builder.entitlements = entitlements
             builder.configuration = ExtensionBuilder.Configuration(rawValue: configuration) ?? .debug
             builder.swiftVersion = swiftVersion
+            builder.bundleIdentifier = bundleIdentifier
             let product: ExtensionBuilder.Product
             do { product = try await builder.build() } catch {
                 let status: ExitStatus =

@@ -141,6 +141,30 @@ import Testing
             #"{"aps":{"alert":{"title":"Alice","body":"Photo"},"mutable-content":1},"media-url":"http://127.0.0.1:\#(listening)/ten.txt"}"#
         )
         #expect(result["display"]?["body"]?.stringValue == "contentsOf 10, session 10", "\(result)")
+
+        // A target that downloads with `Data(contentsOf:)` alone, naming no type of FoundationNetworking: Foundation
+        // finds it by name at run time, so the build must link it all the same (it failed with Cocoa error 262).
+        let alone = root + "/contents-of"
+        try FileManager.default.createDirectory(atPath: alone, withIntermediateDirectories: true)
+        try TestSupport.write(
+            """
+            import UserNotifications
+            class NotificationService: UNNotificationServiceExtension {
+                override func didReceive(_ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void) {
+                    let content = request.content.mutableCopy() as! UNMutableNotificationContent
+                    let url = URL(string: request.content.userInfo["media-url"] as! String)!
+                    do { content.body = "contentsOf \\(try Data(contentsOf: url).count)" } catch { content.body = "\\(error)" }
+                    contentHandler(content)
+                }
+            }
+            """, to: alone + "/NotificationService.swift")
+        let aloneBuilt = try Self.build([alone, "--principal-class", "NotificationService"])
+        try #require(aloneBuilt.status == 0, "\(aloneBuilt.stderr)")
+        let aloneResult = try runOne(
+            try #require(aloneBuilt.stdout.split(separator: "\n").last.map(String.init)),
+            #"{"aps":{"alert":{"title":"Alice","body":"Photo"},"mutable-content":1},"media-url":"http://127.0.0.1:\#(listening)/ten.txt"}"#
+        )
+        #expect(aloneResult["display"]?["body"]?.stringValue == "contentsOf 10", "\(aloneResult)")
     }
 
     @Test func aChangedSourceIsBuiltAgain() throws {
@@ -520,6 +544,7 @@ import Testing
         #expect(
             result["display"]?["body"]?.stringValue
                 == "authorized, 0 delivered, badge set, reminder added, 1 pending, donated c1", "\(result)")
+        #expect(result["display"]?["subtitle"] == "org.example.app.NotificationService", "\(result)")
         // A user's own warning still reaches them.
         let folder = root + "/warns"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -536,10 +561,16 @@ import Testing
         #expect(!warned.stderr.contains("mktemp"), "\(warned.stderr)")
     }
 
+    /// Info.plist values through `Bundle.main`, Xcode's build settings filled in (`PRODUCT_BUNDLE_IDENTIFIER` from
+    /// `--bundle-identifier`), and the strings.
     @Test func theBundleHasItsInfoPlistAndStrings() throws {
-        let result = try runOne(try Self.built("bundle-strings"), Self.alert)
+        let run = try Self.build([Self.fixture("bundle-strings"), "--bundle-identifier", "org.example.app.Service"])
+        try #require(run.status == 0, "\(run.stderr)")
+        let executable = try #require(run.stdout.split(separator: "\n").last.map(String.init))
+        let result = try runOne(executable, Self.alert)
         #expect(
-            result["display"]?["title"]?.stringValue == "Example Service (NotificationServiceExtension)", "\(result)")
+            result["display"]?["title"]?.stringValue
+                == "Example Service (NotificationServiceExtension, org.example.app.Service)", "\(result)")
         #expect(result["display"]?["subtitle"]?.stringValue == "New message")
         #expect(result["display"]?["body"]?.stringValue == "You have received a message")
     }
