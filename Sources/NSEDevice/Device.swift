@@ -276,17 +276,24 @@ public struct Device: Sendable {
         }
         result["shared_core"] = .object(core)
         // Notification Center: the identifiers of what it shows for the app (newest first), the local notifications
-        // it waits to show (soonest first), and the badge.
+        // it waits to show (soonest first), the badge, and the app's notification categories.
+        var center: JSONObject
         do {
-            let center = try notificationCenter.state()
-            result["notification_center"] = [
-                "delivered": .array(center.delivered.reversed().map { .string($0.identifier) }),
-                "pending": .array(center.pending.map { .string($0.identifier) }),
-                "badge": center.badge.map { .int(Int64($0)) } ?? .null,
+            let state = try notificationCenter.state()
+            center = [
+                "delivered": .array(state.delivered.reversed().map { .string($0.identifier) }),
+                "pending": .array(state.pending.map { .string($0.identifier) }),
+                "badge": state.badge.map { .int(Int64($0)) } ?? .null,
             ]
         } catch {
-            result["notification_center"] = ["error": .string(error.description)]
+            center = ["error": .string(error.description)]
         }
+        do {
+            center["categories"] = .array(try notificationCategories.categories().map { $0["identifier"] ?? .null })
+        } catch {
+            center["categories"] = ["error": .string(error.description)]
+        }
+        result["notification_center"] = .object(center)
         // The chat rooms the app joined (a group-chat invitation's extension keeps them).
         do { result["rooms"] = .array(try appGroup().rooms.all().map(\.json)) } catch {
             result["rooms"] = ["error": .string(error.description)]

@@ -561,6 +561,40 @@ import Testing
         #expect(!warned.stderr.contains("mktemp"), "\(warned.stderr)")
     }
 
+    /// `setNotificationCategories(_:)` as marketing SDKs use it from an extension: the push names its buttons, the
+    /// extension adds a category of them to the app's and gives the content that category. The device keeps the set
+    /// (a later push's extension reads it back, `nse device show` lists it); `requestAuthorization` grants.
+    @Test func anExtensionAddsTheCategoryOfItsButtons() throws {
+        let executable = try Self.built("categories")
+        let first = try runOne(
+            executable,
+            #"{"aps":{"alert":{"title":"Sale","body":"x"},"mutable-content":1},"buttons":[{"id":"open","title":"Open","opens":"app"},{"id":"reply","title":"Reply","reply":"Message"}]}"#
+        )
+        #expect(first["display"]?["body"] == "buttons-open-reply", "\(first)")
+        #expect(first["display"]?["subtitle"] == "Open, Reply (reply)", "\(first)")
+        #expect(first["notification"]?["aps"]?["category"] == "buttons-open-reply", "\(first)")
+        let second = try runOne(
+            executable,
+            #"{"aps":{"alert":{"title":"Sale","body":"x"},"mutable-content":1},"buttons":[{"id":"yes","title":"Yes"}]}"#
+        )
+        #expect(second["display"]?["body"] == "buttons-open-reply, buttons-yes", "\(second)")
+        let plain = try runOne(executable, Self.alert)
+        #expect(plain["display"]?["body"] == "authorized", "\(plain)")
+        let shown = try TestSupport.nse(["device", "show", device])
+        #expect(
+            try JSON.parse(shown.stdout)["notification_center"]?["categories"] == [
+                "buttons-open-reply", "buttons-yes",
+            ],
+            "\(shown.stdout)")
+        // A file the app's side cannot read is said so, not taken for no categories.
+        try TestSupport.write("[]", to: device + "/notification-categories.json")
+        let broken = try TestSupport.nse(["device", "show", device])
+        #expect(
+            try JSON.parse(broken.stdout)["notification_center"]?["categories"]?["error"]?.stringValue?.contains(
+                "no list of categories")
+                == true, "\(broken.stdout)")
+    }
+
     /// Info.plist values through `Bundle.main`, Xcode's build settings filled in (`PRODUCT_BUNDLE_IDENTIFIER` from
     /// `--bundle-identifier`), and the strings.
     @Test func theBundleHasItsInfoPlistAndStrings() throws {

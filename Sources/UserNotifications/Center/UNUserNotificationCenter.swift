@@ -111,6 +111,51 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         Self.change { center throws(DeviceError) in try center.removeAllPending() }
     }
 
+    /// Replaces the app's categories with these (the system keeps one set per app; an empty set removes them).
+    open func setNotificationCategories(_ categories: Set<UNNotificationCategory>) {
+        guard let device = ExtensionHost.shared.device else { return }
+        let ordered = categories.sorted { $0.identifier < $1.identifier }
+        do { try device.notificationCategories.replace(with: ordered.map(CategoryEncoding.json)) } catch {
+            FileHandle.standardError.write(Data("UNUserNotificationCenter: \(error.description)\n".utf8))
+        }
+    }
+
+    /// The app's categories as the system has them. The handler runs on a background queue.
+    @preconcurrency
+    open func getNotificationCategories(completionHandler: @escaping @Sendable (Set<UNNotificationCategory>) -> Void) {
+        let categories = Self.categories()
+        DispatchQueue.global().async { completionHandler(categories) }
+    }
+
+    open func notificationCategories() async -> Set<UNNotificationCategory> {
+        Self.categories()
+    }
+
+    /// The app's answer as the device has it: authorized (the device shows its pushes), so `granted` is true and no
+    /// prompt is shown, as iOS answers an app that asked before; what an entitlement allows is in the settings.
+    @preconcurrency
+    open func requestAuthorization(
+        options: UNAuthorizationOptions = [], completionHandler: @escaping @Sendable (Bool, (any Error)?) -> Void
+    ) {
+        let granted = UNNotificationSettings(ExtensionHost.shared.device?.config).authorizationStatus == .authorized
+        DispatchQueue.global().async { completionHandler(granted, nil) }
+    }
+
+    open func requestAuthorization(options: UNAuthorizationOptions = []) async throws -> Bool {
+        UNNotificationSettings(ExtensionHost.shared.device?.config).authorizationStatus == .authorized
+    }
+
+    /// Whether the device shows Notification Content extensions: iPhones do.
+    open var supportsContentExtensions: Bool { true }
+
+    private static func categories() -> Set<UNNotificationCategory> {
+        guard let device = ExtensionHost.shared.device else { return [] }
+        do { return Set(try device.notificationCategories.categories().compactMap(CategoryEncoding.category)) } catch {
+            FileHandle.standardError.write(Data("UNUserNotificationCenter: \(error.description)\n".utf8))
+            return []
+        }
+    }
+
     private static func add(_ request: UNNotificationRequest, completion: @escaping @Sendable ((any Error)?) -> Void) {
         var trigger: NotificationAddition.Trigger?
         if let requested = request.trigger {
