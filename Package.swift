@@ -295,7 +295,7 @@ let package = Package(
         .target(
             name: "NSESecurity",
             dependencies: ["NSECoreFoundation", "NSECrypto", "NSEDevice", "NSEExtensionKit", "NSESystem"]),
-        .target(name: "UIKit"),
+        .target(name: "UIKit", dependencies: ["NSECrypto", "NSEDevice", "NSEExtensionKit"]),
         // Apple's os: Logger, os_log, OSLog. Not named `os` (SDK/README.md says why).
         .target(name: "NSEOSLog", dependencies: ["NSECrypto", "NSESystem"]),
 

@@ -595,6 +595,78 @@ import Testing
                 == true, "\(broken.stdout)")
     }
 
+    /// Grouped notifications' summary (iOS 12): `summary-arg` and `summary-arg-count` in the alert, read into the
+    /// request's content and written back from the content handed over.
+    @Test func theSummaryArgumentGoesBothWays() throws {
+        let folder = root + "/summary"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try TestSupport.write(
+            """
+            import UserNotifications
+            class NotificationService: UNNotificationServiceExtension {
+                override func didReceive(_ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void) {
+                    let content = request.content.mutableCopy() as! UNMutableNotificationContent
+                    content.body = "\\(request.content.summaryArgument) \\(request.content.summaryArgumentCount)"
+                    content.summaryArgument = "Bob"
+                    content.summaryArgumentCount = 3
+                    contentHandler(content)
+                }
+            }
+            """, to: folder + "/NotificationService.swift")
+        let built = try Self.build([folder, "--principal-class", "NotificationService"])
+        try #require(built.status == 0, "\(built.stderr)")
+        let result = try runOne(
+            try #require(built.stdout.split(separator: "\n").last.map(String.init)),
+            #"{"aps":{"alert":{"title":"Group","body":"x","summary-arg":"Alice","summary-arg-count":2},"mutable-content":1}}"#
+        )
+        #expect(result["display"]?["body"] == "Alice 2", "\(result)")
+        #expect(result["notification"]?["aps"]?["alert"]?["summary-arg"] == "Bob", "\(result)")
+        #expect(result["notification"]?["aps"]?["alert"]?["summary-arg-count"] == 3, "\(result)")
+        #expect(result["notification"]?["aps"]?["summary-arg"] == nil, "\(result)")
+    }
+
+    /// `UIDevice.current` as extensions read it for a user agent or an analytics id: an iPhone on the device's iOS
+    /// release, a vendor identifier that stays the device's, generic name, unknown battery.
+    @Test func uiDeviceIsTheDevicesIPhone() throws {
+        let folder = root + "/uidevice"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try TestSupport.write(
+            """
+            import UIKit
+            import UserNotifications
+            class NotificationService: UNNotificationServiceExtension {
+                override func didReceive(_ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void) {
+                    let content = request.content.mutableCopy() as! UNMutableNotificationContent
+                    let device = UIDevice.current
+                    content.title = "\\(device.systemName) \\(device.systemVersion) \\(device.model) \\(device.name)"
+                    content.subtitle = device.identifierForVendor?.uuidString ?? "none"
+                    content.body = "\\(device.userInterfaceIdiom == .phone) \\(device.batteryLevel) \\(device.orientation.isValidInterfaceOrientation)"
+                    contentHandler(content)
+                }
+            }
+            """, to: folder + "/NotificationService.swift")
+        let built = try Self.build([folder, "--principal-class", "NotificationService"])
+        try #require(built.status == 0, "\(built.stderr)")
+        let executable = try #require(built.stdout.split(separator: "\n").last.map(String.init))
+        let set = try TestSupport.nse(["device", "set", device, "--ios-version", "17.4"])
+        try #require(set.status == 0, "\(set.stderr)")
+        let first = try runOne(executable, Self.alert)
+        #expect(first["display"]?["title"] == "iOS 17.4 iPhone iPhone", "\(first)")
+        #expect(first["display"]?["body"] == "true -1.0 false", "\(first)")
+        let vendor = try #require(first["display"]?["subtitle"]?.stringValue)
+        #expect(UUID(uuidString: vendor) != nil && vendor.dropFirst(14).first == "4", "\(first)")
+        let again = try runOne(executable, Self.alert)
+        #expect(again["display"]?["subtitle"]?.stringValue == vendor, "\(again)")
+        // Another device (another token) has another.
+        let other = root + "/other-device"
+        _ = try TestSupport.nse(["device", "init", other])
+        let run = try TestSupport.nse([
+            "run", "--device", other, "--extension", executable, try payload("other", Self.alert),
+        ])
+        let elsewhere = try JSON.parse(run.stdout)["display"]?["subtitle"]?.stringValue
+        #expect(elsewhere != nil && elsewhere != vendor, "\(run.stdout)")
+    }
+
     /// Info.plist values through `Bundle.main`, Xcode's build settings filled in (`PRODUCT_BUNDLE_IDENTIFIER` from
     /// `--bundle-identifier`), and the strings.
     @Test func theBundleHasItsInfoPlistAndStrings() throws {

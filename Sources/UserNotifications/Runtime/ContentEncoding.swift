@@ -16,6 +16,11 @@ enum ContentEncoding {
         if !content.subtitle.isEmpty { alert["subtitle"] = .string(content.subtitle) }
         if !content.body.isEmpty { alert["body"] = .string(content.body) }
         if !content.launchImageName.isEmpty { alert["launch-image"] = .string(content.launchImageName) }
+        // Grouped notifications' summary (iOS 12), alert keys as APNs has them.
+        if !content.summaryArgument.isEmpty { alert["summary-arg"] = .string(content.summaryArgument) }
+        if content.summaryArgumentCount != 1 {
+            alert["summary-arg-count"] = .int(Int64(content.summaryArgumentCount))
+        }
         if !alert.isEmpty { aps["alert"] = .object(alert) }
         if let badge = content.badge { aps["badge"] = .int(badge.int64Value) }
         if let sound = content.sound { aps["sound"] = json(sound) }
@@ -27,7 +32,6 @@ enum ContentEncoding {
         }
         if content.relevanceScore != 0 { aps["relevance-score"] = .double(content.relevanceScore) }
         if let criteria = content.filterCriteria { aps["filter-criteria"] = .string(criteria) }
-        if !content.summaryArgument.isEmpty { aps["summary-arg"] = .string(content.summaryArgument) }
         var document = JSONObject()
         var dropped: [String] = []
         for (key, value) in content.userInfo {

@@ -40,6 +40,10 @@ enum RequestDecoding {
         storage.relevanceScore = aps.relevanceScore ?? 0
         if case .fields(let fields) = aps.alert { storage.launchImageName = fields.launchImage ?? "" }
         storage.filterCriteria = payload["aps"]?["filter-criteria"]?.stringValue
+        // Grouped notifications (iOS 12): in the alert dictionary.
+        let alert = payload["aps"]?["alert"]
+        storage.summaryArgument = alert?["summary-arg"]?.stringValue ?? ""
+        if let count = alert?["summary-arg-count"]?.intValue, count > 0 { storage.summaryArgumentCount = Int(count) }
         return storage
     }
 }
