@@ -366,6 +366,8 @@ let package = Package(
             ]
         ),
         .testTarget(name: "NSEHTTPTests", dependencies: ["NSEHTTP", "NSETestSupport"]),
+        // `nse extension build`'s own parts, in process (the builds themselves run in EndToEndTests).
+        .testTarget(name: "NSEExtensionBuildTests", dependencies: ["NSEExtensionBuild"]),
         // The SDK's own types, in process (the extensions built with it run in EndToEndTests).
         .testTarget(
             name: "SDKTests",

@@ -4,17 +4,26 @@ import NSESystem
 /// link-time warning that Foundation's static library calls `mktemp`. Every extension that links Foundation got it
 /// (Xcode shows nothing of the kind); it is about code the user neither wrote nor can change, and it hid their own
 /// warnings in the noise. Everything else, the user's warnings and errors, passes unchanged and in order.
+///
+/// gold prints the warning on one line that names the archive; GNU ld on two, "ARCHIVE(OBJECT): in function …" and
+/// then "(.text+0x…): warning: the use of `mktemp' …": such a first line is held until the next one decides.
 struct CompilerMessages {
     private var pending: [UInt8] = []
-    private let descriptor: Int32
+    /// A GNU ld "in function" line of Foundation's archives, waiting for the line after it.
+    private var held: [UInt8]?
+    private let write: ([UInt8]) -> Void
 
-    init(descriptor: Int32 = 2) { self.descriptor = descriptor }
+    init(write: @escaping ([UInt8]) -> Void = { _ = FileSystem.writeFully(fd: 2, $0) }) { self.write = write }
 
-    /// Whether a line is the toolchain's own warning (only from Foundation's static archives, only that function).
-    static func isToolchainNoise(_ line: some Collection<UInt8>) -> Bool {
-        let text = String(decoding: line, as: UTF8.self)
-        return text.contains("/libFoundation") && text.contains(".a(")
-            && text.contains("warning: the use of `mktemp' is dangerous")
+    private static func text(_ line: some Collection<UInt8>) -> String { String(decoding: line, as: UTF8.self) }
+
+    /// A line that names one of Foundation's static archives (`libFoundation….a(`).
+    private static func namesFoundationArchive(_ text: String) -> Bool {
+        text.contains("/libFoundation") && text.contains(".a(")
+    }
+
+    private static func isMktempWarning(_ text: String) -> Bool {
+        text.contains("warning: the use of `mktemp' is dangerous")
     }
 
     /// Takes the next bytes; writes every whole line but the noise.
@@ -24,18 +33,41 @@ struct CompilerMessages {
         var kept: [UInt8] = []
         for line in pending[...lastNewline].split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
             .dropLast()
-        where !Self.isToolchainNoise(line) {
-            kept += line
-            kept.append(UInt8(ascii: "\n"))
+        {
+            take(Array(line), into: &kept)
         }
         pending.removeSubrange(...lastNewline)
-        if !kept.isEmpty { _ = FileSystem.writeFully(fd: descriptor, kept) }
+        if !kept.isEmpty { write(kept) }
     }
 
-    /// Writes what is left of a last line without its newline.
+    /// Writes what is left: a held line, and a last line without its newline.
     mutating func finish() {
-        guard !pending.isEmpty else { return }
-        if !Self.isToolchainNoise(pending) { _ = FileSystem.writeFully(fd: descriptor, pending) }
-        pending = []
+        var kept: [UInt8] = []
+        if !pending.isEmpty {
+            take(pending, into: &kept)
+            pending = []
+            // It had no newline: give it none.
+            if kept.last == UInt8(ascii: "\n") { kept.removeLast() }
+        }
+        if let line = held {
+            kept = line + [UInt8(ascii: "\n")] + kept
+            held = nil
+        }
+        if !kept.isEmpty { write(kept) }
+    }
+
+    private mutating func take(_ line: [UInt8], into kept: inout [UInt8]) {
+        let text = Self.text(line)
+        if let previous = held {
+            held = nil
+            if Self.isMktempWarning(text) { return }  // GNU ld's pair: both dropped
+            kept += previous + [UInt8(ascii: "\n")]
+        }
+        if Self.isMktempWarning(text), Self.namesFoundationArchive(text) { return }  // gold's one line
+        if Self.namesFoundationArchive(text), text.contains(": in function") {
+            held = line
+            return
+        }
+        kept += line + [UInt8(ascii: "\n")]
     }
 }

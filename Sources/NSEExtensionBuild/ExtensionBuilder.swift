@@ -29,6 +29,17 @@ public struct ExtensionBuilder: Sendable {
     /// Xcode's identifier for a Notification Service Extension target of `nse device init`'s app (`org.example.app`):
     /// the app's and the target's name.
     public static let defaultBundleIdentifier = "org.example.app.NotificationService"
+
+    /// What is wrong with a bundle identifier, by Apple's rule (letters, digits, hyphens and periods); nil if nothing.
+    public static func bundleIdentifierProblem(_ identifier: String) -> String? {
+        let allowed = identifier.unicodeScalars.allSatisfy { scalar in
+            scalar.isASCII
+                && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)
+                    || "-.".unicodeScalars.contains(scalar))
+        }
+        return identifier.isEmpty || !allowed
+            ? "a bundle identifier may have only letters, digits, hyphens and periods" : nil
+    }
     /// Where the cache is: `$NSE_CACHE_DIR`, else `$XDG_CACHE_HOME/nse`, else `~/.cache/nse`.
     public var cacheDirectory = ExtensionBuilder.defaultCacheDirectory()
 
@@ -64,6 +75,9 @@ public struct ExtensionBuilder: Sendable {
                 "\(infoPlist ?? sources.infoPlist ?? "Info.plist"): NSExtensionPointIdentifier is \(point), not \(InfoPlist.serviceExtensionPoint): not a Notification Service Extension"
             )
         }
+        if let bundleIdentifier, let problem = Self.bundleIdentifierProblem(bundleIdentifier) {
+            throw ExtensionBuildError(.sources, "--bundle-identifier \(bundleIdentifier): \(problem)")
+        }
         guard let principal = principalClass ?? info?.principalClassName else {
             throw ExtensionBuildError(
                 .sources, "no principal class: give --principal-class, or an Info.plist with NSExtensionPrincipalClass")
@@ -84,7 +98,9 @@ public struct ExtensionBuilder: Sendable {
         if FileSystem.isExecutable(executable) {
             return Product(executable: executable, cached: true, principalClass: principal, entitlements: granted)
         }
-        try await compile(sources: sources, principal: principal, sdk: sdk, into: folder, executable: executable)
+        try await compile(
+            sources: sources, principal: principal, hasBundleIdentifier: info?.bundleIdentifier != nil, sdk: sdk,
+            into: folder, executable: executable)
         return Product(executable: executable, cached: false, principalClass: principal, entitlements: granted)
     }
 
@@ -125,7 +141,8 @@ public struct ExtensionBuilder: Sendable {
     }
 
     private func compile(
-        sources: ExtensionSources, principal: String, sdk: SDKLocation, into folder: String, executable: String
+        sources: ExtensionSources, principal: String, hasBundleIdentifier: Bool, sdk: SDKLocation, into folder: String,
+        executable: String
     ) async throws(ExtensionBuildError) {
         let compiler = Environment.get("SWIFTC") ?? "swiftc"
         let overlays = try await SDKOverlays(sdk: sdk, cacheDirectory: cacheDirectory, compiler: compiler).folder()
@@ -185,7 +202,9 @@ public struct ExtensionBuilder: Sendable {
             // itself; this command must say so.
             arguments.append("-lstdc++")
             arguments += ["-o", Path.join(staging, "NotificationServiceExtension")]
-            // Its messages as it prints them, less the toolchain's own (`CompilerMessages`).
+            // Its messages as it prints them, less the toolchain's own (`CompilerMessages`); in colour on a
+            // terminal, as swiftc does when it writes to one itself.
+            if isatty(2) != 0 { arguments.append("-color-diagnostics") }
             let result = try await run(
                 compiler.contains("/") ? .path(.init(compiler)) : .name(compiler), arguments: .init(arguments),
                 input: .none, output: .fileDescriptor(.standardError, closeAfterSpawningProcess: false),
@@ -203,22 +222,25 @@ public struct ExtensionBuilder: Sendable {
             }
             for file in generated { try? FileSystem.remove(file) }
             // Beside the executable, where Foundation's Bundle.main looks (infoDictionary, bundleIdentifier).
+            // A binary property list is copied as it is; an XML one has its build settings filled in, and its
+            // `CFBundleIdentifier` if it has none (Xcode adds it from PRODUCT_BUNDLE_IDENTIFIER); a target without
+            // one gets the least Xcode would write.
+            let identifier = bundleIdentifier ?? Self.defaultBundleIdentifier
+            var plistBytes: [UInt8]?
             if let plist = infoPlist ?? sources.infoPlist {
-                let bytes = try FileSystem.readFile(plist, limit: 16 << 20) ?? []
-                // A binary property list is copied as it is; an XML one has its build settings filled in, and its
-                // `CFBundleIdentifier` if it has none (Xcode adds it from PRODUCT_BUNDLE_IDENTIFIER).
-                let identifier = bundleIdentifier ?? Self.defaultBundleIdentifier
-                let copied =
-                    bytes.starts(with: Array("bplist".utf8))
-                    ? bytes
-                    : Array(
-                        Self.addingBundleIdentifier(
-                            identifier,
-                            to: Self.expandingBuildSettings(
-                                String(decoding: bytes, as: UTF8.self), bundleIdentifier: identifier)
-                        ).utf8)
-                try FileSystem.writeAtomically(Path.join(staging, "Info.plist"), copied)
+                plistBytes = try FileSystem.readFile(plist, limit: 16 << 20) ?? []
             }
+            let copied: [UInt8]
+            if let bytes = plistBytes, bytes.starts(with: Array("bplist".utf8)) {
+                copied = bytes
+            } else {
+                var text = Self.expandingBuildSettings(
+                    plistBytes.map { String(decoding: $0, as: UTF8.self) } ?? Self.minimalInfoPlist,
+                    bundleIdentifier: identifier)
+                if !hasBundleIdentifier { text = Self.addingBundleIdentifier(identifier, to: text) }
+                copied = Array(text.utf8)
+            }
+            try FileSystem.writeAtomically(Path.join(staging, "Info.plist"), copied)
             for localization in sources.localizations {
                 try copyTree(localization, to: Path.join(staging, Path.basename(localization)))
             }
@@ -255,17 +277,37 @@ public struct ExtensionBuilder: Sendable {
         return expanded
     }
 
-    /// An XML property list with `CFBundleIdentifier` first in its top dictionary when it had none.
+    /// An XML property list with `CFBundleIdentifier` first in its top dictionary (the first after the `<plist>`
+    /// tag; an empty `<dict/>` opened), for one that has none.
     static func addingBundleIdentifier(_ identifier: String, to text: String) -> String {
-        guard !text.contains("<key>CFBundleIdentifier</key>"), let dict = text.firstRange(of: "<dict>") else {
-            return text
-        }
-        let escaped = identifier.replacing("&", with: "&amp;").replacing("<", with: "&lt;")
+        let key = "\n\t<key>CFBundleIdentifier</key>\n\t<string>\(identifier)</string>"
+        let start = text.firstRange(of: "<plist")?.upperBound ?? text.startIndex
+        let rest = text[start...]
+        let open = rest.firstRange(of: "<dict>")
+        let empty = rest.firstRange(of: "<dict/>")
         var added = text
-        added.insert(
-            contentsOf: "\n\t<key>CFBundleIdentifier</key>\n\t<string>\(escaped)</string>", at: dict.upperBound)
+        if let empty, open.map({ empty.lowerBound < $0.lowerBound }) ?? true {
+            added.replaceSubrange(empty, with: "<dict>" + key + "\n</dict>")
+        } else if let open {
+            added.insert(contentsOf: key, at: open.upperBound)
+        }
         return added
     }
+
+    /// The Info.plist of a target that has none (`--principal-class` named the class).
+    static let minimalInfoPlist = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+        <plist version="1.0">
+        <dict>
+        \t<key>CFBundleExecutable</key>
+        \t<string>$(EXECUTABLE_NAME)</string>
+        \t<key>CFBundlePackageType</key>
+        \t<string>$(PRODUCT_BUNDLE_PACKAGE_TYPE)</string>
+        </dict>
+        </plist>
+
+        """
 
     private func copyTree(_ source: String, to destination: String) throws(SystemError) {
         if FileSystem.isDirectory(source) {

@@ -9,6 +9,8 @@ public struct InfoPlist: Sendable, Equatable {
     /// The principal class as written (`$(PRODUCT_MODULE_NAME).NotificationService`).
     public var principalClass: String?
     public var executableName: String?
+    /// As written (`$(PRODUCT_BUNDLE_IDENTIFIER)`), nil when the file has none (Xcode's templates).
+    public var bundleIdentifier: String?
 
     private struct Document: Decodable {
         struct Extension: Decodable {
@@ -21,6 +23,8 @@ public struct InfoPlist: Sendable, Equatable {
         var NSExtension: Extension?
         // swift-format-ignore: AlwaysUseLowerCamelCase
         var CFBundleExecutable: String?
+        // swift-format-ignore: AlwaysUseLowerCamelCase
+        var CFBundleIdentifier: String?
     }
 
     /// Reads an XML or binary property list.
@@ -31,6 +35,7 @@ public struct InfoPlist: Sendable, Equatable {
         extensionPoint = document.NSExtension?.NSExtensionPointIdentifier
         principalClass = document.NSExtension?.NSExtensionPrincipalClass
         executableName = document.CFBundleExecutable
+        bundleIdentifier = document.CFBundleIdentifier
     }
 
     /// The principal class's name in Swift: Xcode's `$(PRODUCT_MODULE_NAME).` (or any module) prefix removed.

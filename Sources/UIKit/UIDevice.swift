@@ -2,6 +2,7 @@ public import Foundation
 import NSECrypto
 import NSEDevice
 import NSEExtensionKit
+import Synchronization
 
 /// What kind of device: an iPhone here.
 public enum UIUserInterfaceIdiom: Int, Sendable {
@@ -31,7 +32,7 @@ public enum UIDeviceOrientation: Int, Sendable {
 }
 
 /// The device the extension runs on, as an app sees it: an iPhone running the device's iOS release
-/// (`nse device set --ios`), its vendor identifier stable for the device and the team. What an extension cannot
+/// (`nse device set --ios-version`), its vendor identifier stable for the device and the team. What an extension cannot
 /// read on iOS either it reads as iOS gives it: the name is the generic "iPhone" (iOS 16 without the entitlement),
 /// the orientation unknown (nothing generates its notifications), the battery unknown (-1).
 ///
@@ -49,9 +50,14 @@ open class UIDevice: NSObject, @unchecked Sendable {
 
     open class var current: UIDevice { shared }
 
-    private let lock = NSLock()
-    private var batteryMonitoring = false
-    private var orientationNotifications = 0
+    public static let orientationDidChangeNotification = Notification.Name("UIDeviceOrientationDidChangeNotification")
+    public static let batteryStateDidChangeNotification = Notification.Name("UIDeviceBatteryStateDidChangeNotification")
+    public static let batteryLevelDidChangeNotification = Notification.Name("UIDeviceBatteryLevelDidChangeNotification")
+    public static let proximityStateDidChangeNotification = Notification.Name(
+        "UIDeviceProximityStateDidChangeNotification")
+
+    /// Battery monitoring on, and how many began orientation notifications.
+    private let switches = Mutex((battery: false, orientation: 0))
 
     open var name: String { "iPhone" }
     open var model: String { "iPhone" }
@@ -78,17 +84,18 @@ open class UIDevice: NSObject, @unchecked Sendable {
     }
 
     open var isBatteryMonitoringEnabled: Bool {
-        get { lock.withLock { batteryMonitoring } }
-        set { lock.withLock { batteryMonitoring = newValue } }
+        get { switches.withLock { $0.battery } }
+        set { switches.withLock { $0.battery = newValue } }
     }
     /// -1: unknown (nse's device has no battery to read).
     open var batteryLevel: Float { -1 }
     open var batteryState: BatteryState { .unknown }
 
-    open var isGeneratingDeviceOrientationNotifications: Bool { lock.withLock { orientationNotifications > 0 } }
-    open func beginGeneratingDeviceOrientationNotifications() { lock.withLock { orientationNotifications += 1 } }
+    open var isGeneratingDeviceOrientationNotifications: Bool { switches.withLock { $0.orientation > 0 } }
+    /// Counted, as iOS counts them; none is ever posted (the orientation stays unknown).
+    open func beginGeneratingDeviceOrientationNotifications() { switches.withLock { $0.orientation += 1 } }
     open func endGeneratingDeviceOrientationNotifications() {
-        lock.withLock { orientationNotifications = max(0, orientationNotifications - 1) }
+        switches.withLock { $0.orientation = max(0, $0.orientation - 1) }
     }
 
     open var isProximityMonitoringEnabled: Bool {

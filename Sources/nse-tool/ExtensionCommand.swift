@@ -60,15 +60,8 @@ struct ExtensionCommand: AsyncParsableCommand {
                 throw ValidationError("--configuration must be debug or release")
             }
             guard ["5", "6"].contains(swiftVersion) else { throw ValidationError("--swift-version must be 5 or 6") }
-            // Apple's rule for a bundle identifier: letters, digits, hyphens and periods.
-            if let bundleIdentifier,
-                bundleIdentifier.isEmpty
-                    || !bundleIdentifier.unicodeScalars.allSatisfy({
-                        ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) || $0 == "-"
-                            || $0 == "."
-                    })
-            {
-                throw ValidationError("--bundle-identifier may have only letters, digits, hyphens and periods")
+            if let bundleIdentifier, let problem = ExtensionBuilder.bundleIdentifierProblem(bundleIdentifier) {
+                throw ValidationError("--bundle-identifier: \(problem)")
             }
             if let principalClass,
                 principalClass.isEmpty || !principalClass.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" })

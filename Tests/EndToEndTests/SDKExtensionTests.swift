@@ -593,6 +593,12 @@ import Testing
             try JSON.parse(broken.stdout)["notification_center"]?["categories"]?["error"]?.stringValue?.contains(
                 "no list of categories")
                 == true, "\(broken.stdout)")
+        // Nor replaced: the extension read no categories for want of reading them, and would lose them all.
+        let after = try runOne(
+            executable,
+            #"{"aps":{"alert":{"title":"Sale","body":"x"},"mutable-content":1},"buttons":[{"id":"no","title":"No"}]}"#)
+        #expect(after["extension"]?["stderr"]?.stringValue?.contains("no list of categories") == true, "\(after)")
+        #expect(try String(contentsOfFile: device + "/notification-categories.json", encoding: .utf8) == "[]")
     }
 
     /// Grouped notifications' summary (iOS 12): `summary-arg` and `summary-arg-count` in the alert, read into the

@@ -12,6 +12,7 @@ public struct UNNotificationCategoryOptions: OptionSet, Sendable, Hashable {
     public static let hiddenPreviewsShowTitle = UNNotificationCategoryOptions(rawValue: 1 << 2)
     /// With previews hidden, still show the subtitle.
     public static let hiddenPreviewsShowSubtitle = UNNotificationCategoryOptions(rawValue: 1 << 3)
+    @available(*, deprecated, message: "Announcement option is ignored")
     public static let allowAnnouncement = UNNotificationCategoryOptions(rawValue: 1 << 4)
 }
 

@@ -114,8 +114,13 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     /// Replaces the app's categories with these (the system keeps one set per app; an empty set removes them).
     open func setNotificationCategories(_ categories: Set<UNNotificationCategory>) {
         guard let device = ExtensionHost.shared.device else { return }
-        let ordered = categories.sorted { $0.identifier < $1.identifier }
-        do { try device.notificationCategories.replace(with: ordered.map(CategoryEncoding.json)) } catch {
+        // By identifier, then by content: two categories with one identifier keep the same one whatever the set's
+        // order (the last of the ordered list wins).
+        let encoded = categories.map(CategoryEncoding.json).sorted { lhs, rhs in
+            let (left, right) = (lhs["identifier"]?.stringValue ?? "", rhs["identifier"]?.stringValue ?? "")
+            return left != right ? left < right : JSON.object(lhs).serialized() < JSON.object(rhs).serialized()
+        }
+        do { try device.notificationCategories.replace(with: encoded) } catch {
             FileHandle.standardError.write(Data("UNUserNotificationCenter: \(error.description)\n".utf8))
         }
     }

@@ -43,7 +43,7 @@ enum RequestDecoding {
         // Grouped notifications (iOS 12): in the alert dictionary.
         let alert = payload["aps"]?["alert"]
         storage.summaryArgument = alert?["summary-arg"]?.stringValue ?? ""
-        if let count = alert?["summary-arg-count"]?.intValue, count > 0 { storage.summaryArgumentCount = Int(count) }
+        if let count = alert?["summary-arg-count"]?.intValue, count >= 0 { storage.summaryArgumentCount = Int(count) }
         return storage
     }
 }
