@@ -37,6 +37,16 @@ import Testing
         return executable
     }
 
+    /// An extension from one `NotificationService.swift` written here (in `root/name`), built; its executable.
+    func built(source: String, in name: String) throws -> String {
+        let folder = root + "/" + name
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try TestSupport.write(source, to: folder + "/NotificationService.swift")
+        let run = try Self.build([folder, "--principal-class", "NotificationService"])
+        try #require(run.status == 0, "\(name): \(run.stderr)")
+        return try #require(run.stdout.split(separator: "\n").last.map(String.init))
+    }
+
     func grantEntitlements() throws {
         let set = try TestSupport.nse([
             "device", "set", device, "--entitlements", Self.fixture("App.entitlements"),
@@ -144,24 +154,22 @@ import Testing
 
         // A target that downloads with `Data(contentsOf:)` alone, naming no type of FoundationNetworking: Foundation
         // finds it by name at run time, so the build must link it all the same (it failed with Cocoa error 262).
-        let alone = root + "/contents-of"
-        try FileManager.default.createDirectory(atPath: alone, withIntermediateDirectories: true)
-        try TestSupport.write(
-            """
-            import UserNotifications
-            class NotificationService: UNNotificationServiceExtension {
-                override func didReceive(_ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void) {
-                    let content = request.content.mutableCopy() as! UNMutableNotificationContent
-                    let url = URL(string: request.content.userInfo["media-url"] as! String)!
-                    do { content.body = "contentsOf \\(try Data(contentsOf: url).count)" } catch { content.body = "\\(error)" }
-                    contentHandler(content)
+        let alone = try self.built(
+            source:
+                """
+                import UserNotifications
+                class NotificationService: UNNotificationServiceExtension {
+                    override func didReceive(_ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void) {
+                        let content = request.content.mutableCopy() as! UNMutableNotificationContent
+                        let url = URL(string: request.content.userInfo["media-url"] as! String)!
+                        do { content.body = "contentsOf \\(try Data(contentsOf: url).count)" } catch { content.body = "\\(error)" }
+                        contentHandler(content)
+                    }
                 }
-            }
-            """, to: alone + "/NotificationService.swift")
-        let aloneBuilt = try Self.build([alone, "--principal-class", "NotificationService"])
-        try #require(aloneBuilt.status == 0, "\(aloneBuilt.stderr)")
+                """,
+            in: "contents-of")
         let aloneResult = try runOne(
-            try #require(aloneBuilt.stdout.split(separator: "\n").last.map(String.init)),
+            alone,
             #"{"aps":{"alert":{"title":"Alice","body":"Photo"},"mutable-content":1},"media-url":"http://127.0.0.1:\#(listening)/ten.txt"}"#
         )
         #expect(aloneResult["display"]?["body"]?.stringValue == "contentsOf 10", "\(aloneResult)")
@@ -604,25 +612,23 @@ import Testing
     /// Grouped notifications' summary (iOS 12): `summary-arg` and `summary-arg-count` in the alert, read into the
     /// request's content and written back from the content handed over.
     @Test func theSummaryArgumentGoesBothWays() throws {
-        let folder = root + "/summary"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        try TestSupport.write(
-            """
-            import UserNotifications
-            class NotificationService: UNNotificationServiceExtension {
-                override func didReceive(_ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void) {
-                    let content = request.content.mutableCopy() as! UNMutableNotificationContent
-                    content.body = "\\(request.content.summaryArgument) \\(request.content.summaryArgumentCount)"
-                    content.summaryArgument = "Bob"
-                    content.summaryArgumentCount = 3
-                    contentHandler(content)
+        let executable = try built(
+            source:
+                """
+                import UserNotifications
+                class NotificationService: UNNotificationServiceExtension {
+                    override func didReceive(_ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void) {
+                        let content = request.content.mutableCopy() as! UNMutableNotificationContent
+                        content.body = "\\(request.content.summaryArgument) \\(request.content.summaryArgumentCount)"
+                        content.summaryArgument = "Bob"
+                        content.summaryArgumentCount = 3
+                        contentHandler(content)
+                    }
                 }
-            }
-            """, to: folder + "/NotificationService.swift")
-        let built = try Self.build([folder, "--principal-class", "NotificationService"])
-        try #require(built.status == 0, "\(built.stderr)")
+                """,
+            in: "summary")
         let result = try runOne(
-            try #require(built.stdout.split(separator: "\n").last.map(String.init)),
+            executable,
             #"{"aps":{"alert":{"title":"Group","body":"x","summary-arg":"Alice","summary-arg-count":2},"mutable-content":1}}"#
         )
         #expect(result["display"]?["body"] == "Alice 2", "\(result)")
@@ -634,26 +640,23 @@ import Testing
     /// `UIDevice.current` as extensions read it for a user agent or an analytics id: an iPhone on the device's iOS
     /// release, a vendor identifier that stays the device's, generic name, unknown battery.
     @Test func uiDeviceIsTheDevicesIPhone() throws {
-        let folder = root + "/uidevice"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        try TestSupport.write(
-            """
-            import UIKit
-            import UserNotifications
-            class NotificationService: UNNotificationServiceExtension {
-                override func didReceive(_ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void) {
-                    let content = request.content.mutableCopy() as! UNMutableNotificationContent
-                    let device = UIDevice.current
-                    content.title = "\\(device.systemName) \\(device.systemVersion) \\(device.model) \\(device.name)"
-                    content.subtitle = device.identifierForVendor?.uuidString ?? "none"
-                    content.body = "\\(device.userInterfaceIdiom == .phone) \\(device.batteryLevel) \\(device.orientation.isValidInterfaceOrientation)"
-                    contentHandler(content)
+        let executable = try built(
+            source:
+                """
+                import UIKit
+                import UserNotifications
+                class NotificationService: UNNotificationServiceExtension {
+                    override func didReceive(_ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void) {
+                        let content = request.content.mutableCopy() as! UNMutableNotificationContent
+                        let device = UIDevice.current
+                        content.title = "\\(device.systemName) \\(device.systemVersion) \\(device.model) \\(device.name)"
+                        content.subtitle = device.identifierForVendor?.uuidString ?? "none"
+                        content.body = "\\(device.userInterfaceIdiom == .phone) \\(device.batteryLevel) \\(device.orientation.isValidInterfaceOrientation)"
+                        contentHandler(content)
+                    }
                 }
-            }
-            """, to: folder + "/NotificationService.swift")
-        let built = try Self.build([folder, "--principal-class", "NotificationService"])
-        try #require(built.status == 0, "\(built.stderr)")
-        let executable = try #require(built.stdout.split(separator: "\n").last.map(String.init))
+                """,
+            in: "uidevice")
         let set = try TestSupport.nse(["device", "set", device, "--ios-version", "17.4"])
         try #require(set.status == 0, "\(set.stderr)")
         let first = try runOne(executable, Self.alert)
@@ -690,22 +693,19 @@ import Testing
     /// `UNNotificationRequest.identifier` is the push's `apns-collapse-id` when `nse serve` got one, as on iOS; else
     /// the request id the result names.
     @Test func theRequestsIdentifierIsTheCollapseIDWhenThePushHadOne() throws {
-        let folder = root + "/identifier"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        try TestSupport.write(
-            """
-            import UserNotifications
-            class NotificationService: UNNotificationServiceExtension {
-                override func didReceive(_ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void) {
-                    let content = request.content.mutableCopy() as! UNMutableNotificationContent
-                    content.subtitle = request.identifier
-                    contentHandler(content)
+        let executable = try built(
+            source:
+                """
+                import UserNotifications
+                class NotificationService: UNNotificationServiceExtension {
+                    override func didReceive(_ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void) {
+                        let content = request.content.mutableCopy() as! UNMutableNotificationContent
+                        content.subtitle = request.identifier
+                        contentHandler(content)
+                    }
                 }
-            }
-            """, to: folder + "/NotificationService.swift")
-        let built = try Self.build([folder, "--principal-class", "NotificationService"])
-        try #require(built.status == 0, "\(built.stderr)")
-        let executable = try #require(built.stdout.split(separator: "\n").last.map(String.init))
+                """,
+            in: "identifier")
 
         let fromRun = try runOne(executable, Self.alert)
         #expect(fromRun["display"]?["subtitle"] == fromRun["request_id"], "\(fromRun)")
