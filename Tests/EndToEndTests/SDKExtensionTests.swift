@@ -574,6 +574,9 @@ import Testing
     /// (a later push's extension reads it back, `nse device show` lists it); `requestAuthorization` grants.
     @Test func anExtensionAddsTheCategoryOfItsButtons() throws {
         let executable = try Self.built("categories")
+        // A device whose app set none has none: no error (reading the file that is not there was one).
+        let fresh = try TestSupport.nse(["device", "show", device])
+        #expect(try JSON.parse(fresh.stdout)["notification_center"]?["categories"] == [], "\(fresh.stdout)")
         let first = try runOne(
             executable,
             #"{"aps":{"alert":{"title":"Sale","body":"x"},"mutable-content":1},"buttons":[{"id":"open","title":"Open","opens":"app"},{"id":"reply","title":"Reply","reply":"Message"}]}"#
@@ -581,6 +584,7 @@ import Testing
         #expect(first["display"]?["body"] == "buttons-open-reply", "\(first)")
         #expect(first["display"]?["subtitle"] == "Open, Reply (reply)", "\(first)")
         #expect(first["notification"]?["aps"]?["category"] == "buttons-open-reply", "\(first)")
+        #expect(first["extension"]?["stderr"]?.stringValue?.contains("UNUserNotificationCenter") != true, "\(first)")
         let second = try runOne(
             executable,
             #"{"aps":{"alert":{"title":"Sale","body":"x"},"mutable-content":1},"buttons":[{"id":"yes","title":"Yes"}]}"#

@@ -3,8 +3,8 @@ import NSESystem
 
 /// The app's notification categories, as the system keeps them: the set `setNotificationCategories(_:)` last gave,
 /// which replaces the one before whole (Apple). `DIR/notification-categories.json`, `{"categories": [...]}`, each
-/// with `identifier`, `actions`, `intent_identifiers`, `options`… (docs/device.md), written atomically; the SDK reads and
-/// writes the categories, nse itself only lists their identifiers (`nse device show`).
+/// with `identifier`, `actions`, `intent_identifiers`, `options`… (docs/device.md), written atomically; the SDK
+/// reads and writes the categories, nse itself only lists their identifiers (`nse device show`).
 public struct NotificationCategoryList: Sendable {
     public static let fileName = "notification-categories.json"
     /// Far more than any app registers (a category is a few hundred bytes); a file past it is corrupt.
@@ -20,14 +20,12 @@ public struct NotificationCategoryList: Sendable {
 
     /// The categories, in the order they were given; none when the app has set none.
     public func categories() throws(DeviceError) -> [JSONObject] {
+        guard FileSystem.exists(path) else { return [] }
         let bytes: [UInt8]?
         do { bytes = try FileSystem.readFile(path, limit: Self.readLimit) } catch {
             throw DeviceError(.unreadable, error.description)
         }
-        guard let bytes else {
-            if FileSystem.exists(path) { throw DeviceError(.corrupt, "\(path) is larger than \(Self.readLimit) bytes") }
-            return []
-        }
+        guard let bytes else { throw DeviceError(.corrupt, "\(path) is larger than \(Self.readLimit) bytes") }
         guard case .array(let items)? = (try? JSON.parse(bytes))?["categories"] else {
             throw DeviceError(.corrupt, "\(path) has no list of categories")
         }
