@@ -32,8 +32,8 @@ public enum UIDeviceOrientation: Int, Sendable {
 }
 
 /// The device the extension runs on, as an app sees it: an iPhone running the device's iOS release
-/// (`nse device set --ios-version`), its vendor identifier stable for the device and the team. What an extension cannot
-/// read on iOS either it reads as iOS gives it: the name is the generic "iPhone" (iOS 16 without the entitlement),
+/// (`nse device set --ios-version`), its vendor identifier stable for the device and the team. What an extension
+/// cannot read on iOS either it reads as iOS gives it: the name is the generic "iPhone" (iOS 16 without the entitlement),
 /// the orientation unknown (nothing generates its notifications), the battery unknown (-1).
 ///
 /// Apple's class is main-actor isolated; this one may be read from any thread, as Swift 5 mode code reads Apple's.
@@ -73,14 +73,9 @@ open class UIDevice: NSObject, @unchecked Sendable {
     /// from the device's token and the team.
     open var identifierForVendor: UUID? {
         guard let config = ExtensionHost.shared.device?.config else { return nil }
-        var bytes = Array(Digest.sha256(Array("nse-vendor\0\(config.remoteToken)\0\(config.teamID)".utf8)).prefix(16))
-        bytes[6] = (bytes[6] & 0x0F) | 0x40  // version 4 layout, as iOS's are
-        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        // Version 4 layout, as iOS's are.
         return UUID(
-            uuid: (
-                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9],
-                bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
-            ))
+            uuidString: Hex.uuid(Digest.sha256(Array("nse-vendor\0\(config.remoteToken)\0\(config.teamID)".utf8))))
     }
 
     open var isBatteryMonitoringEnabled: Bool {

@@ -46,7 +46,7 @@ public struct NotificationCategoryList: Sendable {
         }
         // Under a lock: two threads of one process would share the atomic write's temporary file.
         try DeviceFileLock.withLock(lockPath) { () throws(DeviceError) in
-            if FileSystem.exists(path) { _ = try self.categories() }
+            _ = try self.categories()
             do throws(SystemError) { try FileSystem.writeAtomically(path, bytes, mode: 0o600) } catch {
                 throw DeviceError(.io, error.description)
             }

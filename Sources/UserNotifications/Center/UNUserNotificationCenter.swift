@@ -121,7 +121,7 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
             return left != right ? left < right : JSON.object(lhs).serialized() < JSON.object(rhs).serialized()
         }
         do { try device.notificationCategories.replace(with: encoded) } catch {
-            FileHandle.standardError.write(Data("UNUserNotificationCenter: \(error.description)\n".utf8))
+            Self.log(error.description)
         }
     }
 
@@ -142,21 +142,30 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     open func requestAuthorization(
         options: UNAuthorizationOptions = [], completionHandler: @escaping @Sendable (Bool, (any Error)?) -> Void
     ) {
-        let granted = UNNotificationSettings(ExtensionHost.shared.device?.config).authorizationStatus == .authorized
+        let granted = Self.authorized()
         DispatchQueue.global().async { completionHandler(granted, nil) }
     }
 
     open func requestAuthorization(options: UNAuthorizationOptions = []) async throws -> Bool {
-        UNNotificationSettings(ExtensionHost.shared.device?.config).authorizationStatus == .authorized
+        Self.authorized()
     }
 
     /// Whether the device shows Notification Content extensions: iPhones do.
     open var supportsContentExtensions: Bool { true }
 
+    private static func authorized() -> Bool {
+        UNNotificationSettings(ExtensionHost.shared.device?.config).authorizationStatus == .authorized
+    }
+
+    /// A line on the extension's stderr (the result keeps it): what the system would log, never content.
+    private static func log(_ message: String) {
+        FileHandle.standardError.write(Data("UNUserNotificationCenter: \(message)\n".utf8))
+    }
+
     private static func categories() -> Set<UNNotificationCategory> {
         guard let device = ExtensionHost.shared.device else { return [] }
         do { return Set(try device.notificationCategories.categories().compactMap(CategoryEncoding.category)) } catch {
-            FileHandle.standardError.write(Data("UNUserNotificationCenter: \(error.description)\n".utf8))
+            Self.log(error.description)
             return []
         }
     }
@@ -171,8 +180,7 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         }
         let content = request.content
         if !content.attachments.isEmpty {
-            FileHandle.standardError.write(
-                Data("UNUserNotificationCenter: a local notification's attachments are not shown (docs/sdk.md)\n".utf8))
+            Self.log("a local notification's attachments are not shown (docs/sdk.md)")
         }
         // Without the communication's sender and avatars: the lock screen shows a local notification's own text.
         let delivered = ContentEncoding.delivered(content, scratch: nil)
@@ -197,7 +205,7 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         guard let device = ExtensionHost.shared.device else { return [] }
         let state: NotificationCenterLog.State
         do { state = try device.notificationCenter.state() } catch {
-            FileHandle.standardError.write(Data("UNUserNotificationCenter: \(error.description)\n".utf8))
+            Self.log(error.description)
             return []
         }
         return state.delivered.reversed().map { entry in
@@ -209,7 +217,7 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     private static func pending() -> [UNNotificationRequest] {
         guard let device = ExtensionHost.shared.device else { return [] }
         do { return try device.notificationCenter.state().pending.map { request($0.notification) } } catch {
-            FileHandle.standardError.write(Data("UNUserNotificationCenter: \(error.description)\n".utf8))
+            Self.log(error.description)
             return []
         }
     }
@@ -230,7 +238,7 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     private static func change(_ body: (NotificationCenterLog) throws(DeviceError) -> Void) {
         guard let device = ExtensionHost.shared.device else { return }
         do { try body(device.notificationCenter) } catch {
-            FileHandle.standardError.write(Data("UNUserNotificationCenter: \(error.description)\n".utf8))
+            Self.log(error.description)
         }
     }
 }
