@@ -2,6 +2,7 @@
 //
 // Files:
 //   FileSystem, Path        files (atomic writes, stamps the caches check, permissions) and path arithmetic
+//   DirectoryWatch          which of many folders had one named file changed, as inotify tells (no stat of each)
 //   SystemClock             monotonic ns, Unix ms, RFC 3339: times without Foundation
 //   Environment, Processes  the environment, stdout/stderr; whether a pid still runs (a claim's owner alive?)
 //   Threads                 blocking work on a thread of its own, off the cooperative pool
