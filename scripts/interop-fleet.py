@@ -2,12 +2,12 @@
 """Fleet test: examples/fleet/run.sh as written (a throw-away PostgreSQL cluster, three `nse serve` nodes on it,
 Debian's HAProxy in front), with 10,000 devices split between the nodes.
 
-One push to each device goes through the balancer (HTTP/1.1 keep-alive, 24 clients, an extension run per push),
-and a third of the way in node-2 is killed with SIGKILL: its devices, the pushes it answered 200 and had not run,
-and the results it had not copied are taken over by a live node, and pushes for its devices wait for that. A push
-answered otherwise (HAProxy's 502/503 for a stream node-2 took down with it, a 500 for a forward it never answered,
-a 503 after the takeover window, a 429 from a node whose queue is full: all of the second round goes to one node) is
-sent again with its apns-id, as a provider retries. Then:
+One push to each device goes through the balancer (HTTP/1.1 keep-alive, 24 clients, an extension process forked
+per push), and a third of the way in node-2 is killed with SIGKILL: its devices, the pushes it answered 200 and had
+not run, and the results it had not copied are taken over by a live node, and pushes for its devices wait for that.
+A push answered otherwise (HAProxy's 502/503 for a stream node-2 took down with it, a 500 for a forward it never
+answered, a 503 after the takeover window, a 429 from a node whose queue is full: all of the second round goes to one
+node) is sent again with its apns-id, as a provider retries. Then:
 - node-2 is started again, as run.sh started it, while a second push to each of 1,200 of its devices goes through
   the balancer: the node that took its devices over gives them back (docs/serve.md, "Coming back"), what it had
   answered 200 and not run is run by node-2;
@@ -41,6 +41,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 RUN = os.path.join(HERE, "..", "examples", "fleet", "run.sh")
 CLIENTS = 24
 SECOND_ROUND = 1200
+# Each push's extension process forked by its node's fork server (docs/protocol.md, "Launching by fork"): what is
+# tested is the fleet, and a debug build's exec spent a third of the machine on dynamic linking. A fork server's node
+# killed with SIGKILL takes its fork server with it (the socket's end), which this run also shows.
+SERVE_ARGS = ["--extension-launch", "fork"]
 
 
 STARTED = time.monotonic()
@@ -88,7 +92,7 @@ def main():
         return 77
     work = tempfile.mkdtemp(prefix="nse-interop-fleet.")
     env = dict(os.environ, NSE=os.path.join(BIN, "nse"), FLEET_DEVICES=str(options.devices), FLEET_PORT="0",
-               FLEET_LEASE="4")
+               FLEET_LEASE="4", FLEET_SERVE_ARGS=" ".join(SERVE_ARGS))
     fleet_process = subprocess.Popen(["bash", RUN, work], env=env, stdout=subprocess.PIPE, text=True)
     failures = []
     try:
@@ -138,7 +142,7 @@ def restart(node, fleet, work):
     log = open(os.path.join(work, f"{node['name']}.again.log"), "w")
     process = subprocess.Popen(
         [os.path.join(BIN, "nse"), "serve", "--listen", node["url"].split("//", 1)[1], "--devices", node["devices"],
-         "--database", fleet["database"], "--node-name", node["name"], "--node-lease", "4"],
+         "--database", fleet["database"], "--node-name", node["name"], "--node-lease", "4", *SERVE_ARGS],
         stdout=subprocess.PIPE, stderr=log, text=True)
     RESTARTED["process"], RESTARTED["log"] = process, log.name
     line = process.stdout.readline()
