@@ -127,6 +127,18 @@ public struct NotificationHost: Sendable {
             do { try device.notificationCenter.deliver(delivered) } catch {
                 result.warnings.append("Notification Center not updated: \(error.description)")
             }
+            let thread = notification["aps"]?["thread-id"]?.stringValue ?? ""
+            let presentation = CategoryPresentation.make(
+                notification: notification, display: display, previewHidden: result.previewHidden, device: device,
+                strings: strings
+            ) { [device] in
+                let shown = (try? device.notificationCenter.state().delivered) ?? []
+                return max(
+                    1, shown.filter { ($0.notification["aps"]?["thread-id"]?.stringValue ?? "") == thread }.count)
+            }
+            result.actions = presentation.actions
+            result.hiddenPreview = presentation.hiddenPreview
+            result.warnings += presentation.warnings
         }
         if let report = result.extensionReport {
             timings.record(.extension, milliseconds: report.wallMilliseconds)

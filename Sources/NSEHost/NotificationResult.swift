@@ -1,3 +1,4 @@
+import NSEDevice
 public import NSEJSON
 public import NSEPayload
 import NSEProtocol
@@ -120,6 +121,11 @@ public struct NotificationResult: Sendable, JSONEncodable {
     /// The lock screen shows only the app and "Notification" for it: Show Previews is `never`, or `when-unlocked` with
     /// the phone locked (`preview_hidden`, absent when shown).
     public var previewHidden = false
+    /// What the lock screen shows in place of the content when ``previewHidden``: "Notification", or the category's
+    /// placeholder, with its title and subtitle when the category keeps them (`hidden_preview`).
+    public var hiddenPreview: JSONObject?
+    /// The buttons of the notification's category, as its expanded view shows them (`actions`, absent when none).
+    public var actions: [JSON] = []
     /// The local notifications the extension added (`local_notifications`, absent when none): shown at once or
     /// scheduled, beside whatever the push itself shows.
     public var localNotifications: [LocalNotification] = []
@@ -162,6 +168,8 @@ public struct NotificationResult: Sendable, JSONEncodable {
         if !attachments.isEmpty { object["attachments"] = .array(attachments) }
         if let communication { object["communication"] = communication }
         if previewHidden { object["preview_hidden"] = true }
+        if let hiddenPreview { object["hidden_preview"] = .object(hiddenPreview) }
+        if !actions.isEmpty { object["actions"] = .array(actions) }
         if !localNotifications.isEmpty { object["local_notifications"] = .array(localNotifications.map(\.json)) }
         if let liveActivity { object["live_activity"] = liveActivity }
         if let voip { object["voip"] = voip.json }
@@ -243,7 +251,16 @@ public struct NotificationResult: Sendable, JSONEncodable {
                 lines.append("attached: \(safe(attachment["identifier"]?.stringValue ?? "")) (\(safe(type))\(size))")
             }
             if let badge = notification?["aps"]?["badge"]?.intValue { lines.append("badge:    \(badge)") }
-            if previewHidden { lines.append("preview:  hidden (the lock screen shows \"Notification\")") }
+            if previewHidden {
+                let shown = hiddenPreview?["body"]?.stringValue ?? NotificationPreviews.placeholder
+                lines.append("preview:  hidden (the lock screen shows \"\(safe(shown))\")")
+            }
+            for action in actions {
+                let options = (action["options"]?.arrayValue ?? []).compactMap(\.stringValue)
+                let parts = options + (action["text_input"] != nil ? ["text input"] : [])
+                let flags = parts.isEmpty ? "" : " (\(parts.joined(separator: ", ")))"
+                lines.append("action:   \(safe(action["title"]?.stringValue ?? ""))\(flags)")
+            }
         } else {
             lines.append("display:  (nothing shown)")
         }

@@ -73,6 +73,57 @@ import Testing
                 && bad.stderr.contains("--show-previews sometimes: expected always, when-unlocked or never"))
     }
 
+    /// The app's registered category (`aps.category`) gives the notification its buttons (`actions`, in order, with
+    /// their options by name); with the content hidden by Show Previews, the category's placeholder (its `%u` the
+    /// thread's count) and, as its options ask, the title. A category the app never registered: a warning.
+    @Test func theRegisteredCategoryGivesActionsAndTheHiddenPreviewsPlaceholder() throws {
+        // As UNUserNotificationCenter.setNotificationCategories writes it (docs/device.md).
+        try TestSupport.write(
+            #"""
+            {"categories":[{"identifier":"MESSAGE","intent_identifiers":[],"options":4,
+            "hidden_previews_body_placeholder":"%u new messages","actions":[
+            {"identifier":"reply","title":"Reply","options":0,"text_input":{"button_title":"Send","placeholder":"Message"}},
+            {"identifier":"read","title":"Mark as Read","options":1},
+            {"identifier":"delete","title":"Delete","options":2}]}]}
+            """#, to: device + "/notification-categories.json")
+        let payload = #"{"aps":{"alert":{"title":"Alice","body":"Lunch at 1?"},"category":"MESSAGE","thread-id":"t1"}}"#
+        func run(_ payload: String = payload, format: [String] = []) throws -> TestSupport.Output {
+            let run = try TestSupport.nse(["run", "--device", device] + format, stdin: payload)
+            #expect(run.status == 0, "\(run.stderr)")
+            return run
+        }
+        let unlocked = try JSON.parse(try run().stdout)
+        let actions = try #require(unlocked["actions"]?.arrayValue)
+        try #require(actions.count == 3)
+        #expect(
+            unlocked["actions"]?.arrayValue?.compactMap { $0["identifier"]?.stringValue } == [
+                "reply", "read", "delete",
+            ])
+        #expect(actions[0]["text_input"]?["button_title"] == "Send")
+        #expect(actions[1]["options"] == ["authentication-required"])
+        #expect(actions[2]["options"] == ["destructive"])
+        #expect(unlocked["hidden_preview"] == nil && unlocked["warnings"] == [], "\(unlocked)")
+        let set = try TestSupport.nse(["device", "set", device, "--lock-state", "locked"])
+        #expect(set.status == 0, "\(set.stderr)")
+        let locked = try JSON.parse(try run().stdout)
+        #expect(locked["hidden_preview"] == ["title": "Alice", "body": "2 new messages"], "\(locked)")
+        let text = try run(format: ["--format", "text"]).stdout
+        #expect(text.contains(#"preview:  hidden (the lock screen shows "3 new messages")"#), "\(text)")
+        #expect(text.contains("action:   Delete (destructive)"), "\(text)")
+        #expect(text.contains("action:   Reply (text input)"), "\(text)")
+        // Without a category, or with one the app never registered: "Notification", no actions.
+        let plain = try JSON.parse(try run(#"{"aps":{"alert":{"title":"Alice","body":"Hi"}}}"#).stdout)
+        #expect(plain["hidden_preview"] == ["body": "Notification"] && plain["actions"] == nil, "\(plain)")
+        let unknown = try JSON.parse(
+            try run(#"{"aps":{"alert":{"title":"Alice","body":"Hi"},"category":"NOPE"}}"#).stdout)
+        #expect(unknown["actions"] == nil && unknown["hidden_preview"] == ["body": "Notification"])
+        #expect(
+            unknown["warnings"]?.arrayValue?.contains {
+                $0.stringValue?.hasPrefix("aps.category names no category") == true
+            }
+                == true, "\(unknown)")
+    }
+
     /// Several payloads are pushes to the same device in order: one compact JSON result per line; a rejected one
     /// is printed like the others and makes the status 65; a missing file stops the sequence with 66.
     @Test func aSequenceOfPayloads() throws {

@@ -193,6 +193,30 @@ import Testing
         }
     }
 
+    /// The category's buttons under the card (a destructive one marked, a text input's with its button), and the
+    /// category's hidden-previews placeholder and title in place of "Notification"; all escaped.
+    @Test func aCategorysActionsAndHiddenPreviewArePartOfTheCard() {
+        let result: JSON = [
+            "outcome": "rewritten", "apns_id": "p1", "request_id": "r1", "recorded_at": 1_000, "preview_hidden": true,
+            "display": ["title": "Alice", "subtitle": "", "body": "Lunch?"],
+            "hidden_preview": ["title": "Alice", "body": "2 new <messages>"],
+            "actions": [
+                ["identifier": "reply", "title": "Reply", "options": [], "text_input": ["button_title": "Send"]],
+                ["identifier": "delete", "title": "Delete", "options": ["destructive"]],
+            ],
+        ]
+        let card = LockScreenPage.card(result, appName: "org.example.app")
+        #expect(card.contains(#"<div class="title">Alice</div>"#) && card.contains("2 new &lt;messages&gt;"), "\(card)")
+        #expect(!card.contains(#"<div class="body">Lunch?</div>"#))
+        #expect(!card.contains(#"<div class="body">Notification</div>"#))
+        #expect(
+            card.contains(#"<div class="actions"><button type="button" class="action" disabled>Reply … Send</button>"#))
+        #expect(card.contains(#"<button type="button" class="action destructive" disabled>Delete</button>"#), "\(card)")
+        var plain = result.objectValue ?? [:]
+        plain["actions"] = nil
+        #expect(!LockScreenPage.card(.object(plain), appName: "org.example.app").contains("actions"))
+    }
+
     private func makeDevice() throws -> Device {
         try Device.create(at: NSTemporaryDirectory() + "nse-page-\(UUID().uuidString)")
     }

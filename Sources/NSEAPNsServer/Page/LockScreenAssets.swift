@@ -45,6 +45,10 @@ enum LockScreenAssets {
           padding: 0 7px; font-size: 12px; }
         .mark { margin-top: 4px; font-size: 12px; color: #c77700; } .mark.standing, .mark.hidden-preview { color: var(--faint); }
         .card.removed, .card.replaced { opacity: .55; }
+        .actions { display: flex; flex-wrap: wrap; gap: 6px; margin-top: 8px; border-top: 1px solid #8883;
+          padding-top: 6px; }
+        .action { font: inherit; font-size: 13px; color: var(--accent); background: #8881; border: 0;
+          border-radius: 10px; padding: 3px 10px; } .action.destructive { color: #ff3b30; }
         .app-badge { background: #ff3b30; color: #fff; border-radius: 10px; padding: 0 7px; font-weight: 600; }
         .app-badge[hidden] { display: none; }
         .silent { font-size: 12px; color: var(--faint); font-style: italic; }
@@ -317,7 +321,9 @@ enum LockScreenAssets {
               text.appendChild(app);
               var lines = [];
               if (hidden) {
-                lines.push(["body", "Notification"]);
+                var shown = result.hidden_preview || {};
+                lines.push(["title", str(shown.title)], ["subtitle", str(shown.subtitle)],
+                  ["body", str(shown.body) || "Notification"]);
               } else if (who) {
                 lines.push(["title", who.sender || str(display.title)]);
                 if (who.group) { lines.push(["subtitle group", who.group]); }
@@ -342,6 +348,21 @@ enum LockScreenAssets {
               var thumb = hidden ? null : thumbnail(result.attachments, token);
               if (thumb) { banner.appendChild(thumb); }
               li.appendChild(banner);
+              var actions = Array.isArray(result.actions) ? result.actions : [];
+              if (actions.length > 0) {
+                var row = el("div", "actions");
+                actions.forEach(function (action) {
+                  var options = Array.isArray(action.options) ? action.options.map(String) : [];
+                  var title = str(action.title);
+                  var input = action.text_input || {};
+                  if (str(input.button_title)) { title += " … " + str(input.button_title); }
+                  var button = el("button", ["action"].concat(options).join(" "), title);
+                  button.type = "button";
+                  button.disabled = true;
+                  row.appendChild(button);
+                });
+                li.appendChild(row);
+              }
             } else {
               var lines = { suppressed: "silenced by the extension", expired: "expired: APNs dropped it",
                 replaced: "replaced by a newer push while offline" };

@@ -191,7 +191,11 @@ enum LockScreenPage {
                 "<div class=\"text\"><div class=\"app\"><span>\(escape(appName))</span><time>\(escape(time))</time></div>"
             var lines: [(String, String)] = []
             if hidden {
-                lines.append(("body", NotificationPreviews.placeholder))
+                // "Notification", or the category's placeholder with its title and subtitle when it keeps them.
+                let shown = result["hidden_preview"]
+                lines.append(("title", shown?["title"]?.stringValue ?? ""))
+                lines.append(("subtitle", shown?["subtitle"]?.stringValue ?? ""))
+                lines.append(("body", shown?["body"]?.stringValue ?? NotificationPreviews.placeholder))
             } else if let conversation {
                 // iOS draws a communication notification with the sender's name in place of the content's title,
                 // and a group's name under it (docs/serve.md, "The lock-screen page").
@@ -226,6 +230,7 @@ enum LockScreenPage {
             html += "</div>"
             if !hidden { html += thumbnail(result["attachments"], token: token) }
             html += "</div>"
+            html += actions(result["actions"])
         } else {
             let line: String
             switch outcome {
@@ -245,6 +250,24 @@ enum LockScreenPage {
         html += details(result, token: token)
         html += "</li>"
         return html
+    }
+
+    /// The category's buttons, as the expanded notification shows them under its content (the page draws them
+    /// always; they do nothing): a destructive one in red, a text input's with its button's title.
+    static func actions(_ actions: JSON?) -> String {
+        let list = actions?.arrayValue ?? []
+        guard !list.isEmpty else { return "" }
+        var html = "<div class=\"actions\">"
+        for action in list {
+            let options = (action["options"]?.arrayValue ?? []).compactMap(\.stringValue)
+            let classes = (["action"] + options).joined(separator: " ")
+            var title = action["title"]?.stringValue ?? ""
+            if let button = action["text_input"]?["button_title"]?.stringValue, !button.isEmpty {
+                title += " … " + button
+            }
+            html += "<button type=\"button\" class=\"\(escape(classes))\" disabled>\(escape(title))</button>"
+        }
+        return html + "</div>"
     }
 
     /// What a communication notification shows of its sender and conversation (the result's `communication`).

@@ -1,0 +1,87 @@
+import NSEDevice
+import NSEJSON
+import NSEPayload
+import NSESystem
+
+/// What the app's registered category (`aps.category`, or the `categoryIdentifier` the extension set) adds to a
+/// shown notification, as Apple documents `UNNotificationCategory`: its action buttons ("after the notification's
+/// content but before the Dismiss button"; a banner shows only the first two), and, when Show Previews hides the
+/// content, the category's `hiddenPreviewsBodyPlaceholder` (its `%u` the number of the app's notifications in the
+/// thread) in place of "Notification", with the title and subtitle kept when its options say so. A category the app
+/// never registered shows no actions, silently on iOS; nse says so in a warning.
+struct CategoryPresentation: Equatable {
+    /// The actions as the expanded notification draws them, in order (`actions` in the result document).
+    var actions: [JSON] = []
+    /// What the lock screen shows in place of the content, when previews are hidden (`hidden_preview`).
+    var hiddenPreview: JSONObject?
+    var warnings: [String] = []
+
+    /// Apple's `UNNotificationCategoryOptions` raw values.
+    static let showsTitle: Int64 = 1 << 2
+    static let showsSubtitle: Int64 = 1 << 3
+    /// Apple's `UNNotificationActionOptions` raw values, and the names the result document gives them.
+    static let actionOptions: [(Int64, String)] = [
+        (1 << 0, "authentication-required"), (1 << 1, "destructive"), (1 << 2, "foreground"),
+    ]
+
+    /// - Parameters:
+    ///   - threadCount: the app's notifications in this one's thread, itself included (asked only for a placeholder
+    ///     with `%u`).
+    static func make(
+        notification: JSONObject, display: Display, previewHidden: Bool, device: Device, strings: StringsTable,
+        threadCount: () -> Int
+    ) -> CategoryPresentation {
+        var presentation = CategoryPresentation()
+        let identifier = notification["aps"]?["category"]?.stringValue ?? ""
+        var category: JSONObject?
+        if !identifier.isEmpty {
+            do {
+                category = try device.notificationCategories.categories().last {
+                    $0["identifier"]?.stringValue == identifier
+                }
+                if category == nil {
+                    presentation.warnings.append(
+                        "aps.category names no category the app registered (setNotificationCategories): shown without "
+                            + "actions")
+                }
+            } catch {
+                presentation.warnings.append("the app's notification categories not read: \(error.description)")
+            }
+        }
+        if let category {
+            presentation.actions = (category["actions"]?.arrayValue ?? []).compactMap { $0.objectValue.map(action) }
+        }
+        if previewHidden {
+            let options = category?["options"]?.intValue ?? 0
+            var shown: JSONObject = [:]
+            if options & showsTitle != 0, !display.title.isEmpty { shown["title"] = .string(display.title) }
+            if options & showsSubtitle != 0, !display.subtitle.isEmpty { shown["subtitle"] = .string(display.subtitle) }
+            shown["body"] = .string(
+                placeholder(category?["hidden_previews_body_placeholder"]?.stringValue, strings, threadCount))
+            presentation.hiddenPreview = shown
+        }
+        return presentation
+    }
+
+    /// An action as the result document gives it: identifier, title, its options by name, a text input's button and
+    /// placeholder, its icon.
+    static func action(_ stored: JSONObject) -> JSON {
+        var action: JSONObject = [
+            "identifier": stored["identifier"] ?? "", "title": stored["title"] ?? "",
+        ]
+        let raw = stored["options"]?.intValue ?? 0
+        action["options"] = .array(actionOptions.filter { raw & $0.0 != 0 }.map { .string($0.1) })
+        if let input = stored["text_input"] { action["text_input"] = input }
+        if let icon = stored["icon"] { action["icon"] = icon }
+        return .object(action)
+    }
+
+    /// The body shown in place of the content: the category's placeholder (a key of the app's strings, or the text
+    /// itself), `%u` the thread's count; "Notification" when it has none.
+    static func placeholder(_ text: String?, _ strings: StringsTable, _ threadCount: () -> Int) -> String {
+        guard let text, !text.isEmpty else { return NotificationPreviews.placeholder }
+        let format = strings.format(for: text)
+        guard format.contains("%u") else { return format.replacing("%%", with: "%") }
+        return format.replacing("%u", with: String(threadCount())).replacing("%%", with: "%")
+    }
+}
