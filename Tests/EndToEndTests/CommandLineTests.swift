@@ -111,7 +111,8 @@ import Testing
         #expect(text.contains(#"preview:  hidden (the lock screen shows "3 new messages")"#), "\(text)")
         #expect(text.contains("action:   Delete (destructive)"), "\(text)")
         #expect(text.contains("action:   Reply (text input)"), "\(text)")
-        // Without a category, or with one the app never registered: "Notification", no actions.
+        // Without a category, or with one the app did not register (a warning: it registered others): "Notification",
+        // no actions.
         let plain = try JSON.parse(try run(#"{"aps":{"alert":{"title":"Alice","body":"Hi"}}}"#).stdout)
         #expect(plain["hidden_preview"] == ["body": "Notification"] && plain["actions"] == nil, "\(plain)")
         let unknown = try JSON.parse(
@@ -122,6 +123,12 @@ import Testing
                 $0.stringValue?.hasPrefix("aps.category names no category") == true
             }
                 == true, "\(unknown)")
+        // A device whose app registered none (its launch never simulated): nothing to compare with, no warning.
+        let fresh = root + "/no-categories"
+        #expect(try TestSupport.nse(["device", "init", fresh]).status == 0)
+        let none = try TestSupport.nse(["run", "--device", fresh], stdin: payload)
+        let noneResult = try JSON.parse(none.stdout)
+        #expect(noneResult["warnings"] == [] && noneResult["actions"] == nil, "\(noneResult)")
     }
 
     /// Several payloads are pushes to the same device in order: one compact JSON result per line; a rejected one

@@ -8,7 +8,7 @@ import NSESystem
 /// content but before the Dismiss button"; a banner shows only the first two), and, when Show Previews hides the
 /// content, the category's `hiddenPreviewsBodyPlaceholder` (its `%u` the number of the app's notifications in the
 /// thread) in place of "Notification", with the title and subtitle kept when its options say so. A category the app
-/// never registered shows no actions, silently on iOS; nse says so in a warning.
+/// did not register shows no actions, silently on iOS; nse warns when the app registered others.
 struct CategoryPresentation: Equatable {
     /// The actions as the expanded notification draws them, in order (`actions` in the result document).
     var actions: [JSON] = []
@@ -36,10 +36,11 @@ struct CategoryPresentation: Equatable {
         var category: JSONObject?
         if !identifier.isEmpty {
             do {
-                category = try device.notificationCategories.categories().last {
-                    $0["identifier"]?.stringValue == identifier
-                }
-                if category == nil {
+                let registered = try device.notificationCategories.categories()
+                category = registered.last { $0["identifier"]?.stringValue == identifier }
+                // An app that registered none: most likely a device whose app's launch nse never ran (nothing to
+                // compare with), not a misspelt identifier.
+                if category == nil, !registered.isEmpty {
                     presentation.warnings.append(
                         "aps.category names no category the app registered (setNotificationCategories): shown without "
                             + "actions")
