@@ -292,6 +292,11 @@ def main():
     bob = os.path.join(work, "bob-phone")
     run([NSE, "device", "init", alice, "--bundle-id", "org.example.app", "--filtering"])
     run([NSE, "device", "init", bob, "--bundle-id", "org.example.other"])
+    # Bob's app registered a category with two buttons, as setNotificationCategories writes it (docs/device.md).
+    with open(os.path.join(bob, "notification-categories.json"), "w") as file:
+        json.dump({"categories": [{"identifier": "BUILD", "intent_identifiers": [], "options": 0, "actions": [
+            {"identifier": "retry", "title": "Retry", "options": 4},
+            {"identifier": "delete", "title": "Delete", "options": 2}]}]}, file)
     tokens = {}
     for name, directory in (("alice", alice), ("bob", bob)):
         with open(os.path.join(directory, "device.json")) as file:
@@ -329,8 +334,8 @@ def main():
         post(push_url, {"aps": {"alert": {"loc-key": "IC_MSG", "loc-args": ["Dave"]}, "mutable-content": 1},
                         "enc": seal(offer)}, topic)
         bob_remote, _, bob_topic = tokens["bob"]
-        post(f"{url}/3/device/{bob_remote}", {"aps": {"alert": {"title": "Build", "body": "nightly passed"}}},
-             bob_topic)
+        post(f"{url}/3/device/{bob_remote}",
+             {"aps": {"alert": {"title": "Build", "body": "nightly passed"}, "category": "BUILD"}}, bob_topic)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             with urllib.request.urlopen(f"{url}/v1/devices/{remote}/notifications", timeout=10) as answer:
@@ -370,6 +375,10 @@ def main():
             kinds = [e.text for e in mine.find_elements(By.CSS_SELECTOR, ".call .call-kind")]
             check(callers == ["Dave"] and kinds == ["Video call"], f"the incoming-call screen ({callers}, {kinds})")
             check("nightly passed" in other.text, "bob's own alert in bob's phone")
+            buttons = other.find_elements(By.CSS_SELECTOR, ".actions .action")
+            check([b.text for b in buttons] == ["Retry", "Delete"]
+                  and "destructive" in (buttons[1].get_attribute("class") or ""),
+                  f"its category's buttons under it, the destructive one marked ({[b.text for b in buttons]})")
             badge = mine.find_elements(By.CSS_SELECTOR, ".stacked .outcome-rewritten .badge")
             check(len(badge) == 1 and badge[0].text == "2", "the badge")
             summary = mine.find_element(By.CSS_SELECTOR, ".stack-top .outcome-rewritten details summary")
@@ -398,6 +407,16 @@ def main():
             first = mine.find_element(By.CSS_SELECTOR, ".notifications > *")
             check(tops == ["Running late, 1:15"] and folded == "2 more" and first.get_attribute("data-thread") == "carol",
                   f"the live push on top of carol's stack, which moved up ({tops}, {folded!r})")
+            # A live card with its category's buttons, drawn by the script.
+            post(f"{url}/3/device/{bob_remote}",
+                 {"aps": {"alert": {"title": "Build", "body": "nightly failed"}, "category": "BUILD"}}, bob_topic)
+            try:
+                WebDriverWait(browser, 5.0, poll_frequency=0.05).until(lambda b: "nightly failed" in other.text)
+                live = other.find_elements(By.CSS_SELECTOR, ".notifications > *")[0]
+                titles = [b.text for b in live.find_elements(By.CSS_SELECTOR, ".actions .action")]
+                check(titles == ["Retry", "Delete"], f"the live card's category buttons ({titles})")
+            except Exception as error:
+                check(False, f"bob's live push with its buttons appeared within 5 s ({error})")
         os.makedirs(os.path.dirname(SCREENSHOT), exist_ok=True)
         browser.save_screenshot(SCREENSHOT)
         print(f"browser-lockscreen: screenshot {SCREENSHOT}")

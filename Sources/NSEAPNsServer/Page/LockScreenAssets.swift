@@ -350,7 +350,7 @@ enum LockScreenAssets {
               li.appendChild(banner);
               var actions = Array.isArray(result.actions) ? result.actions : [];
               if (actions.length > 0) {
-                var row = el("div", "actions");
+                var buttonRow = el("div", "actions");
                 actions.forEach(function (action) {
                   var options = Array.isArray(action.options) ? action.options.map(String) : [];
                   var title = str(action.title);
@@ -359,9 +359,9 @@ enum LockScreenAssets {
                   var button = el("button", ["action"].concat(options).join(" "), title);
                   button.type = "button";
                   button.disabled = true;
-                  row.appendChild(button);
+                  buttonRow.appendChild(button);
                 });
-                li.appendChild(row);
+                li.appendChild(buttonRow);
               }
             } else {
               var lines = { suppressed: "silenced by the extension", expired: "expired: APNs dropped it",
