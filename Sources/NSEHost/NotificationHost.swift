@@ -131,11 +131,7 @@ public struct NotificationHost: Sendable {
             let presentation = CategoryPresentation.make(
                 notification: notification, display: display, previewHidden: result.previewHidden, device: device,
                 strings: strings
-            ) { [device] in
-                let shown = (try? device.notificationCenter.state().delivered) ?? []
-                return max(
-                    1, shown.filter { ($0.notification["aps"]?["thread-id"]?.stringValue ?? "") == thread }.count)
-            }
+            ) { [device] in CategoryPresentation.threadCount(thread, in: device) }
             result.actions = presentation.actions
             result.hiddenPreview = presentation.hiddenPreview
             result.warnings += presentation.warnings

@@ -584,6 +584,15 @@ import Testing
         #expect(first["display"]?["body"] == "buttons-open-reply", "\(first)")
         #expect(first["display"]?["subtitle"] == "Open, Reply (reply)", "\(first)")
         #expect(first["notification"]?["aps"]?["category"] == "buttons-open-reply", "\(first)")
+        // The category it registered during the push gives the notification its buttons.
+        #expect(
+            first["actions"] == [
+                ["identifier": "open", "title": "Open", "options": ["foreground"]],
+                [
+                    "identifier": "reply", "title": "Reply", "options": [],
+                    "text_input": ["button_title": "Send", "placeholder": "Message"],
+                ],
+            ], "\(first)")
         #expect(first["extension"]?["stderr"]?.stringValue?.contains("UNUserNotificationCenter") != true, "\(first)")
         let second = try runOne(
             executable,

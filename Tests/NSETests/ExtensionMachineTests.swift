@@ -397,6 +397,31 @@ import Testing
                 )) == answer(.notificationsNotAllowed))
     }
 
+    /// A local notification shown at once gets its registered category's buttons and, with previews hidden, the
+    /// category's placeholder (`%u`: the thread's count), as a push's own notification does.
+    @Test func aLocalNotificationShowsItsCategorysButtonsAndPlaceholder() throws {
+        var device = try Device.create(at: try TestSupport.temporaryDirectory("nse-local") + "/bob")
+        try device.notificationCategories.replace(with: [
+            [
+                "identifier": "MSG", "options": 4, "hidden_previews_body_placeholder": "%u new",
+                "actions": [["identifier": "like", "title": "Like", "options": 0]],
+            ]
+        ])
+        device.config.lockState = .locked
+        try device.save()
+        let poster = LocalNotificationPoster(device: device, strings: StringsTable())
+        let content: JSONObject = [
+            "aps": ["alert": ["title": "Alice", "body": "Hi"], "category": "MSG", "thread-id": "a"]
+        ]
+        _ = poster.add(NotificationAddition(identifier: "m1", content: content))
+        let second = try poster.add(NotificationAddition(identifier: "m2", content: content)).get()
+        #expect(second.actions == [["identifier": "like", "title": "Like", "options": []]])
+        #expect(second.hiddenPreview == ["title": "Alice", "body": "2 new"])
+        #expect(try LocalNotification(json: second.json) == second, "the result's form reads back")
+        let plain = try poster.add(NotificationAddition(identifier: "m3", content: ["aps": ["alert": "x"]])).get()
+        #expect(plain.actions.isEmpty && plain.hiddenPreview == ["body": "Notification"])
+    }
+
     /// A warm process still hears answers after its content (its stdin stays open); past 256 additions for one push
     /// (answers it may not read yet must fit in its stdin pipe) the process is killed for breaking the protocol.
     @Test func aWarmProcessAddsAfterItsContentAndAFloodIsKilled() throws {

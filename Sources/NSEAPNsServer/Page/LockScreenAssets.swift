@@ -252,6 +252,7 @@ enum LockScreenAssets {
             return { outcome: "local", identifier: str(local.identifier), display: local.display,
               notification: { aps: aps }, recorded_at: result.recorded_at,
               apns_id: str(result.apns_id) + "#" + index, preview_hidden: local.preview_hidden === true,
+              hidden_preview: local.hidden_preview, actions: local.actions,
               reason: "local: added by the extension with UNUserNotificationCenter.add" };
           }
           // Marks the phone's cards Notification Center no longer shows (removed, or replaced by a newer one with

@@ -125,7 +125,8 @@ enum LockScreenPage {
             "outcome": "local", "identifier": .string(identifier), "display": local["display"] ?? .null,
             "notification": ["aps": .object(aps)], "recorded_at": result["recorded_at"] ?? .null,
             "apns_id": .string((result["apns_id"]?.stringValue ?? "") + "#\(index)"),
-            "preview_hidden": local["preview_hidden"] ?? false,
+            "preview_hidden": local["preview_hidden"] ?? false, "hidden_preview": local["hidden_preview"] ?? .null,
+            "actions": local["actions"] ?? .null,
             "reason": "local: added by the extension with UNUserNotificationCenter.add",
         ]
     }

@@ -64,6 +64,13 @@ struct CategoryPresentation: Equatable {
         return presentation
     }
 
+    /// The app's notifications in Notification Center with this `thread-id` (none: those without one), at least the
+    /// one just shown.
+    static func threadCount(_ thread: String, in device: Device) -> Int {
+        let shown = (try? device.notificationCenter.state().delivered) ?? []
+        return max(1, shown.filter { ($0.notification["aps"]?["thread-id"]?.stringValue ?? "") == thread }.count)
+    }
+
     /// An action as the result document gives it: identifier, title, its options by name, a text input's button and
     /// placeholder, its icon.
     static func action(_ stored: JSONObject) -> JSON {

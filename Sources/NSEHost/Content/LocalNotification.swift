@@ -14,6 +14,10 @@ public struct LocalNotification: Sendable, Equatable, JSONConvertible {
     public var trigger: NotificationAddition.Trigger?
     /// Shown at once with its content hidden by Show Previews: the lock screen shows the app and "Notification".
     public var previewHidden = false
+    /// Shown at once with its content hidden: what the lock screen shows instead (`hidden_preview`, as a push's).
+    public var hiddenPreview: JSONObject?
+    /// Shown at once: its category's buttons (`actions`, as a push's).
+    public var actions: [JSON] = []
 
     public init(
         identifier: String, title: String, subtitle: String, body: String, threadIdentifier: String,
@@ -30,8 +34,8 @@ public struct LocalNotification: Sendable, Equatable, JSONConvertible {
     public static var jsonKind: String { "an object" }
 
     /// `{"identifier", "shown", "display": {"title", "subtitle", "body"}, "thread_id", "trigger"}`, and
-    /// `"preview_hidden": true` when Show Previews hid it; the trigger without the calendar's components (what the
-    /// app asked for is the app's).
+    /// `"preview_hidden": true` when Show Previews hid it, with `hidden_preview`; `actions`; the trigger without the
+    /// calendar's components (what the app asked for is the app's).
     public var json: JSON {
         var trigger = self.trigger?.json.objectValue
         trigger?["date_components"] = nil
@@ -41,6 +45,8 @@ public struct LocalNotification: Sendable, Equatable, JSONConvertible {
             "thread_id": .string(threadIdentifier), "trigger": trigger.map(JSON.object) ?? .null,
         ]
         if previewHidden { object["preview_hidden"] = true }
+        if let hiddenPreview { object["hidden_preview"] = .object(hiddenPreview) }
+        if !actions.isEmpty { object["actions"] = .array(actions) }
         return .object(object)
     }
 
@@ -53,5 +59,7 @@ public struct LocalNotification: Sendable, Equatable, JSONConvertible {
         threadIdentifier = try object.field("thread_id") ?? ""
         trigger = try object.field("trigger")
         previewHidden = try object.field("preview_hidden") ?? false
+        hiddenPreview = object["hidden_preview"]?.objectValue
+        actions = object["actions"]?.arrayValue ?? []
     }
 }

@@ -31,6 +31,15 @@ struct LocalNotificationPoster: Sendable {
         do throws(DeviceError) {
             guard let trigger = addition.trigger else {
                 try device.notificationCenter.deliver(shown)
+                // Its category's buttons and hidden-previews text, as a push's (no warning: the push's result is
+                // about the push).
+                let thread = content.aps.threadID ?? ""
+                let presentation = CategoryPresentation.make(
+                    notification: addition.content, display: display, previewHidden: notification.previewHidden,
+                    device: device, strings: strings
+                ) { CategoryPresentation.threadCount(thread, in: device) }
+                notification.actions = presentation.actions
+                notification.hiddenPreview = presentation.hiddenPreview
                 return .success(notification)
             }
             // The framework makes no trigger without a date to fire at, and none that repeats more often than a
