@@ -79,7 +79,12 @@ open class UNNotificationContent: NSObject, NSCopying, NSMutableCopying {
         guard let context = source.communicationContext else { throw UNError(.contentProvidingInvalid) }
         var updated = storage
         updated.communication = context
-        return UNNotificationContent(storage: updated)
+        // Of the receiver's class: shipping extensions (IceCubes among them) force-cast what a mutable content's
+        // update returns to UNMutableNotificationContent, which iOS must therefore give.
+        guard self is UNMutableNotificationContent else { return UNNotificationContent(storage: updated) }
+        let mutable = UNMutableNotificationContent()
+        mutable.storage = updated
+        return mutable
     }
 }
 
