@@ -41,7 +41,7 @@ enum VoIPReport {
         _ payload: [AnyHashable: Any], framework: VoIPFramework,
         completion: @escaping @Sendable (VoIPReportFailure?) -> Void
     ) {
-        guard case .object(let object)? = PropertyListJSON.json(payload) else {
+        guard case .object(let object)? = PropertyListJSON.json(payload, datesAndData: .text) else {
             // Apple: every key and value must be a property-list type; this one cannot travel.
             queue.async { completion(VoIPReportFailure(.unknown, framework: framework)) }
             return

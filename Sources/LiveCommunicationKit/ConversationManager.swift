@@ -23,7 +23,9 @@ public final class ConversationManager: Sendable {
     /// Reports a new incoming conversation after the extension decrypted a VoIP request; throws when the system
     /// disallows it.
     public final class func reportNewIncomingVoIPPushPayload(_ payload: [AnyHashable: Any]) async throws {
-        guard case .object(let object)? = PropertyListJSON.json(payload) else { throw Error(code: .unknown) }
+        guard case .object(let object)? = PropertyListJSON.json(payload, datesAndData: .text) else {
+            throw Error(code: .unknown)
+        }
         let failure = await withCheckedContinuation { continuation in
             ExtensionHost.shared.reportVoIP(object, framework: .liveCommunicationKit) {
                 continuation.resume(returning: $0)

@@ -138,6 +138,12 @@ public struct NotificationHost: Sendable {
         }
         if let report = result.extensionReport {
             timings.record(.extension, milliseconds: report.wallMilliseconds)
+            // Kept on iOS (property-list values); the keys, never the values.
+            if let keys = report.info?["user_info_not_json"]?.arrayValue?.compactMap(\.stringValue), !keys.isEmpty {
+                result.warnings.append(
+                    "userInfo keys left out, their values having no JSON form (Data, Date, an object): "
+                        + keys.joined(separator: ", "))
+            }
         }
         result.timings = timings.closed()
         log(result)

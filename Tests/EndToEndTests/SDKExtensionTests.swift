@@ -38,11 +38,11 @@ import Testing
     }
 
     /// An extension from one `NotificationService.swift` written here (in `root/name`), built; its executable.
-    func built(source: String, in name: String) throws -> String {
+    func built(source: String, in name: String, options: [String] = []) throws -> String {
         let folder = root + "/" + name
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try TestSupport.write(source, to: folder + "/NotificationService.swift")
-        let run = try Self.build([folder, "--principal-class", "NotificationService"])
+        let run = try Self.build([folder, "--principal-class", "NotificationService"] + options)
         try #require(run.status == 0, "\(name): \(run.stderr)")
         return try #require(run.stdout.split(separator: "\n").last.map(String.init))
     }
@@ -749,5 +749,107 @@ import Testing
         // Newest first: the push without a collapse id, then the one with.
         #expect(list[1]["display"]?["subtitle"]?.stringValue == "lunch-thread-7", "\(list[1])")
         #expect(list[0]["display"]?["subtitle"] == list[0]["request_id"], "\(list[0])")
+    }
+
+    /// What real extensions do with Swift concurrency, built in Swift 6 mode: a `@MainActor` principal class (as
+    /// ntfy's), a `@MainActor override func didReceive` (as IceCubes's) — both compile against Apple's Objective-C
+    /// class, and did not against nse's Swift one — and an unannotated one that waits for a `Task` of its own, which
+    /// must not be stuck behind its own `didReceive`. The unannotated one also reads the push's numbers with the casts
+    /// iOS's `JSONSerialization` objects answer (`as? Double` of an integer, `as? Bool` of `1`, `as? [Double]`), and
+    /// hands back a `Date` in `userInfo`, which nse names.
+    @Test func mainActorExtensionsAndTheirTasksRunAsOnIOS() throws {
+        let executable = try built(
+            source:
+                """
+                import Foundation
+                import UserNotifications
+
+                final class Answer: @unchecked Sendable { var text = "" }
+
+                class NotificationService: UNNotificationServiceExtension {
+                    var delegate: UNNotificationServiceExtension?
+
+                    override func didReceive(_ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void) {
+                        switch request.content.userInfo["style"] as? String {
+                        case "main-actor-class": delegate = MainActorService()
+                        case "main-actor-method": delegate = MainActorMethodService()
+                        default: break
+                        }
+                        if let delegate {
+                            delegate.didReceive(request, withContentHandler: contentHandler)
+                            return
+                        }
+                        let info = request.content.userInfo
+                        let sent = info["ts"] as? Double
+                        let muted = info["muted"] as? Bool
+                        let ids = info["ids"] as? [Double]
+                        let answer = Answer()
+                        let done = DispatchSemaphore(value: 0)
+                        Task {
+                            answer.text = await NotificationService.describe(sent: sent, muted: muted, ids: ids)
+                            done.signal()
+                        }
+                        done.wait()
+                        let content = request.content.mutableCopy() as! UNMutableNotificationContent
+                        content.body = answer.text
+                        content.userInfo["receivedAt"] = Date()
+                        contentHandler(content)
+                    }
+
+                    override func serviceExtensionTimeWillExpire() { delegate?.serviceExtensionTimeWillExpire() }
+
+                    nonisolated static func describe(sent: Double?, muted: Bool?, ids: [Double]?) async -> String {
+                        let time = sent.map { String(Int($0)) } ?? "no time"
+                        return "\\(time), \\(muted == true ? "muted" : "not muted"), \\(ids?.count ?? -1) ids"
+                    }
+                }
+
+                @MainActor
+                final class MainActorService: UNNotificationServiceExtension {
+                    var contentHandler: ((UNNotificationContent) -> Void)?
+                    var bestAttemptContent: UNMutableNotificationContent?
+
+                    override func didReceive(_ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void) {
+                        self.contentHandler = contentHandler
+                        bestAttemptContent = request.content.mutableCopy() as? UNMutableNotificationContent
+                        Task {
+                            try? await Task.sleep(nanoseconds: 1_000_000)
+                            bestAttemptContent?.body = "main-actor class"
+                            if let bestAttemptContent { self.contentHandler?(bestAttemptContent) }
+                        }
+                    }
+
+                    override func serviceExtensionTimeWillExpire() {
+                        if let contentHandler, let bestAttemptContent { contentHandler(bestAttemptContent) }
+                    }
+                }
+
+                class MainActorMethodService: UNNotificationServiceExtension {
+                    @MainActor override func didReceive(_ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void) {
+                        let content = request.content.mutableCopy() as! UNMutableNotificationContent
+                        content.body = "main-actor method"
+                        contentHandler(content)
+                    }
+                }
+                """,
+            in: "main-actor", options: ["--swift-version", "6"])
+        let numbers = try payload(
+            "numbers",
+            #"{"aps":{"alert":{"title":"Alice","body":"Sealed"},"mutable-content":1},"ts":1700000000,"muted":1,"ids":[1,2]}"#
+        )
+        let classStyle = try payload(
+            "class", #"{"aps":{"alert":{"body":"Sealed"},"mutable-content":1},"style":"main-actor-class"}"#)
+        let methodStyle = try payload(
+            "method", #"{"aps":{"alert":{"body":"Sealed"},"mutable-content":1},"style":"main-actor-method"}"#)
+        let results = try run(executable, [numbers, classStyle, methodStyle])
+        try #require(results.count == 3)
+        #expect(results.allSatisfy { $0["outcome"] == .string("rewritten") }, "\(results)")
+        #expect(results[0]["display"]?["body"] == "1700000000, muted, 2 ids", "\(results[0])")
+        // A Date in the userInfo handed back has no JSON form: named, in the info and a warning, never its value.
+        #expect(results[0]["extension"]?["info"]?["user_info_not_json"]?.arrayValue == ["receivedAt"])
+        let warnings = results[0]["warnings"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        #expect(warnings.contains { $0.hasPrefix("userInfo keys left out") && $0.hasSuffix(": receivedAt") })
+        #expect(results[1]["display"]?["body"] == "main-actor class", "\(results[1])")
+        #expect(results[2]["display"]?["body"] == "main-actor method", "\(results[2])")
     }
 }

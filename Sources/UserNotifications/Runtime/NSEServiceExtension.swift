@@ -60,13 +60,13 @@ final class Runner: @unchecked Sendable {
                 let requestID = request.requestID
                 // The request's own scratch folder: the host takes what it keeps from it and removes it.
                 let scratch = Path.join(request.container, "tmp", "extension", requestID)
-                instance.didReceive(unRequest.value) { [self] content in
+                instance.receive(unRequest.value) { [self] content in
                     deliver(content, requestID: requestID, scratch: scratch)
                 }
             }
         case .timeWillExpire:
             guard let instance = active.withLock({ $0?.instance }) else { return }
-            expiry.async { instance.value.serviceExtensionTimeWillExpire() }
+            expiry.async { instance.value.timeWillExpire() }
         case .contentAccepted:
             finishRequest()
             ExtensionHost.shared.send(.ready)
