@@ -112,6 +112,9 @@ let package = Package(
         // because it runs between fork()s. One Swift file on each side: NSEProtocol's ForkServer (the extension's),
         // NSEHost's ForkServerLink (the host's).
         .target(name: "CForkServer"),
+        // Not a library: the C functions of Apple's `os` module (os_unfair_lock, os_proc_available_memory), which
+        // extensions call by Apple's names; NSEOSLog re-exports it.
+        .target(name: "CAppleOS"),
 
         // MARK: - Foundations
         .target(name: "NSESystem"),
@@ -297,7 +300,7 @@ let package = Package(
             dependencies: ["NSECoreFoundation", "NSECrypto", "NSEDevice", "NSEExtensionKit", "NSESystem"]),
         .target(name: "UIKit", dependencies: ["NSECrypto", "NSEDevice", "NSEExtensionKit"]),
         // Apple's os: Logger, os_log, OSLog. Not named `os` (SDK/README.md says why).
-        .target(name: "NSEOSLog", dependencies: ["NSECrypto", "NSESystem"]),
+        .target(name: "NSEOSLog", dependencies: ["CAppleOS", "NSECrypto", "NSESystem"]),
 
         // `nse extension build`: a user's extension sources, checked and compiled against the SDK, cached.
         .target(

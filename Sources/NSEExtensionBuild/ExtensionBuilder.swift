@@ -109,7 +109,7 @@ public struct ExtensionBuilder: Sendable {
     private func cacheKey(sources: ExtensionSources, principal: String, sdk: SDKLocation) throws(ExtensionBuildError)
         -> String
     {
-        var material: [UInt8] = Array("nse-extension-build 8\n".utf8)
+        var material: [UInt8] = Array("nse-extension-build 9\n".utf8)
         func add(_ text: String) { material += Array(text.utf8) + [0] }
         func addFile(_ path: String) throws(ExtensionBuildError) {
             let bytes: [UInt8]?
@@ -133,7 +133,7 @@ public struct ExtensionBuilder: Sendable {
                 try addFile(Path.join(folder, name))
             }
         }
-        for path in [sdk.library] + sdk.moduleMaps {
+        for path in [sdk.library] + sdk.moduleFiles {
             add("\(path) \(FileSystem.stamp(path).map { "\($0)" } ?? "")")
         }
         add(Environment.get("SWIFTC") ?? "swiftc")

@@ -10,6 +10,16 @@ public struct SDKLocation: Sendable, Equatable {
     /// The package's `SDK/` folder: the overlays (`os`, `OSLog`) and the Clang module they sit on.
     public var overlaySources: String
 
+    /// The module maps and the headers beside them: what a compiled module or extension depends on (the `os` shim's
+    /// headers declare C functions, inline).
+    var moduleFiles: [String] {
+        moduleMaps.flatMap { map in
+            let folder = Path.dirname(map)
+            let headers = ((try? FileSystem.contents(ofDirectory: folder)) ?? []).filter { $0.hasSuffix(".h") }
+            return [map] + headers.sorted().map { Path.join(folder, $0) }
+        }
+    }
+
     /// The static library every extension links (the SDK's modules and what they use, one copy of each).
     public var library: String { Path.join(libraryDirectory, "libNSESDK.a") }
 

@@ -70,7 +70,7 @@ struct SDKOverlays {
 
     /// The overlays' sources, the maps they see, the module they re-export and the compiler.
     private func cacheKey() throws(ExtensionBuildError) -> String {
-        var material: [UInt8] = Array("nse-sdk-overlays 4\n".utf8)
+        var material: [UInt8] = Array("nse-sdk-overlays 5\n".utf8)
         for module in ["os", "OSLog", "Security"] {
             let path = Path.join(sdk.overlaySources, module, module + ".swift")
             guard let bytes = try? FileSystem.readFile(path, limit: 1 << 20) else {
@@ -79,7 +79,7 @@ struct SDKOverlays {
             material += Digest.sha256(bytes)
         }
         let stamped =
-            sdk.moduleMaps + [
+            sdk.moduleFiles + [
                 sdk.library, Path.join(sdk.modulesDirectory, "NSEOSLog.swiftmodule"),
                 Path.join(sdk.modulesDirectory, "NSESecurity.swiftmodule"),
             ]

@@ -33,7 +33,12 @@
 //   - `os_log`'s format strings: `%{public}`, `%{private}`, `%{sensitive}` and `mask.hash` decide; without them `%@`
 //     and `%s` are private and the numeric conversions (`%d`, `%u`, `%x`, `%f`, `%c`, `%p`…) are shown, as on Apple.
 //
+// Beside logging, the rest of `os` that extensions call: `os_unfair_lock` and `os_proc_available_memory()` (C, as
+// Apple's: CAppleOS, re-exported here) and `OSAllocatedUnfairLock` (Lock/).
+//
 // Not here, and so a compile error rather than a silent no-op (docs/sdk.md): signposts (`os_signpost`,
-// `OSSignposter`, `OSSignpostID`, `OSLog.Category`, `signpostsEnabled`), activities and `os_workgroup`,
-// `OSAllocatedUnfairLock`, the extended integer formats (`OSLogInt32ExtendedFormat`, `OSLogIntExtendedFormat`) and the
+// `OSSignposter`, `OSSignpostID`, `OSLog.Category`, `signpostsEnabled`), activities and `os_workgroup`, the
+// extended integer formats (`OSLogInt32ExtendedFormat`, `OSLogIntExtendedFormat`) and the
 // pointer interpolations (`OSLogPointerFormat`), whose rendering is Apple's private decoders'.
+
+@_exported public import CAppleOS

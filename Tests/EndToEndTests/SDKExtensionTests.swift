@@ -852,4 +852,75 @@ import Testing
         #expect(results[1]["display"]?["body"] == "main-actor class", "\(results[1])")
         #expect(results[2]["display"]?["body"] == "main-actor method", "\(results[2])")
     }
+
+    /// `os`'s C functions as extensions call them: a counter behind `os_unfair_lock` (Mastodon-style), an
+    /// `OSAllocatedUnfairLock`, `os_proc_available_memory()` (Element X logs it) answering the device's limit minus
+    /// the footprint; an unlock by a thread that does not hold the lock stops the process with Apple's message.
+    @Test func osLocksAndAvailableMemoryWorkAsOnIOS() throws {
+        let executable = try built(
+            source:
+                """
+                import Foundation
+                import UserNotifications
+                import os
+
+                final class Counter: @unchecked Sendable {
+                    private var lock = os_unfair_lock()
+                    private var value = 0
+                    func add() {
+                        os_unfair_lock_lock(&lock)
+                        value += 1
+                        os_unfair_lock_unlock(&lock)
+                    }
+                    var count: Int {
+                        os_unfair_lock_lock(&lock)
+                        defer { os_unfair_lock_unlock(&lock) }
+                        return value
+                    }
+                }
+
+                class NotificationService: UNNotificationServiceExtension {
+                    override func didReceive(_ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void) {
+                        let counter = Counter()
+                        let total = OSAllocatedUnfairLock(initialState: 0)
+                        DispatchQueue.concurrentPerform(iterations: 4) { _ in
+                            for _ in 0..<10_000 {
+                                counter.add()
+                                total.withLock { $0 += 1 }
+                            }
+                        }
+                        let plain = OSAllocatedUnfairLock()
+                        plain.lock()
+                        let again = plain.lockIfAvailable()
+                        plain.precondition(.owner)
+                        plain.unlock()
+                        plain.precondition(.notOwner)
+                        let megabytes = os_proc_available_memory() >> 20
+                        let content = request.content.mutableCopy() as! UNMutableNotificationContent
+                        content.body = "\\(counter.count) \\(total.withLock { $0 }) \\(again) \\(megabytes)"
+                        if request.content.userInfo["misuse"] != nil { plain.unlock() }
+                        contentHandler(content)
+                    }
+                }
+                """,
+            in: "os-lock")
+        let result = try runOne(executable, Self.alert)
+        let words = result["display"]?["body"]?.stringValue?.split(separator: " ").map(String.init) ?? []
+        try #require(words.count == 4, "\(result)")
+        #expect(words[0] == "40000" && words[1] == "40000" && words[2] == "false", "\(result)")
+        // iOS 18's 24 MB less the extension's footprint (about 1 MB in a debug build).
+        let available = try #require(Int(words[3]))
+        #expect(available > 12 && available < 24, "\(result)")
+        let larger = try runOne(executable, Self.alert, options: ["--memory-limit", "64"])
+        let largerWords = larger["display"]?["body"]?.stringValue?.split(separator: " ") ?? []
+        #expect(largerWords.last.flatMap { Int($0) }.map { $0 > 50 && $0 < 64 } == true, "\(larger)")
+        // Unlocked twice: stopped, the original shown.
+        let misuse = try runOne(
+            executable, #"{"aps":{"alert":{"body":"Sealed"},"mutable-content":1},"misuse":1}"#)
+        #expect(misuse["outcome"] == "original", "\(misuse)")
+        #expect(
+            misuse["extension"]?["stderr"]?.stringValue?.contains(
+                "BUG IN CLIENT OF LIBPLATFORM: Unlock of an os_unfair_lock not owned by current thread") == true,
+            "\(misuse)")
+    }
 }

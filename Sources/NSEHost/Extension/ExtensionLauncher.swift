@@ -61,7 +61,11 @@ struct ExtensionLauncher {
         var kept: ChildProcess?
         // Its preferences (`UserDefaults`, an App Group's suite) in the device's container, shared by its
         // processes as iOS shares an App Group's: Foundation on Linux reads where they go when it starts.
-        let environment = ["XDG_CONFIG_HOME": Path.join(request.container, "Library", "Preferences")]
+        // And the memory limit it runs under, which `os_proc_available_memory()` answers from.
+        let environment = [
+            "XDG_CONFIG_HOME": Path.join(request.container, "Library", "Preferences"),
+            "NSE_MEMORY_LIMIT_KB": String(limits.memoryLimitKilobytes),
+        ]
         let report = ProcessDriver.run(
             command, environment: environment, forkServers: forkServers, session: &process, kept: &kept)
         if let kept, let pool, let hello = process.session.record.hello {
