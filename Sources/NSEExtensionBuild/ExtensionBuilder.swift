@@ -94,14 +94,22 @@ public struct ExtensionBuilder: Sendable {
         let sdk = try SDKLocation.find()
         let key = try cacheKey(sources: sources, principal: principal, sdk: sdk)
         let folder = Path.join(cacheDirectory, "extensions", key)
-        let executable = Path.join(folder, "NotificationServiceExtension")
+        let layout = BundleLayout(extensionIdentifier: effectiveIdentifier(info))
+        let executable = Path.join(folder, layout.extensionBundle, "NotificationServiceExtension")
         if FileSystem.isExecutable(executable) {
             return Product(executable: executable, cached: true, principalClass: principal, entitlements: granted)
         }
         try await compile(
             sources: sources, principal: principal, hasBundleIdentifier: info?.bundleIdentifier != nil, sdk: sdk,
-            into: folder, executable: executable)
+            into: folder, layout: layout)
         return Product(executable: executable, cached: false, principalClass: principal, entitlements: granted)
+    }
+
+    /// The extension's bundle identifier as the build writes it: the Info.plist's when it names one, else
+    /// `--bundle-identifier`, else ``defaultBundleIdentifier``.
+    private func effectiveIdentifier(_ info: InfoPlist?) -> String {
+        if let written = info?.bundleIdentifier, !written.contains("$") { return written }
+        return bundleIdentifier ?? Self.defaultBundleIdentifier
     }
 
     /// The hash of the sources, the Info.plist, the entitlements, the strings, the options, the SDK's library and
@@ -109,7 +117,7 @@ public struct ExtensionBuilder: Sendable {
     private func cacheKey(sources: ExtensionSources, principal: String, sdk: SDKLocation) throws(ExtensionBuildError)
         -> String
     {
-        var material: [UInt8] = Array("nse-extension-build 9\n".utf8)
+        var material: [UInt8] = Array("nse-extension-build 10\n".utf8)
         func add(_ text: String) { material += Array(text.utf8) + [0] }
         func addFile(_ path: String) throws(ExtensionBuildError) {
             let bytes: [UInt8]?
@@ -142,7 +150,7 @@ public struct ExtensionBuilder: Sendable {
 
     private func compile(
         sources: ExtensionSources, principal: String, hasBundleIdentifier: Bool, sdk: SDKLocation, into folder: String,
-        executable: String
+        layout: BundleLayout
     ) async throws(ExtensionBuildError) {
         let compiler = Environment.get("SWIFTC") ?? "swiftc"
         let overlays = try await SDKOverlays(sdk: sdk, cacheDirectory: cacheDirectory, compiler: compiler).folder()
@@ -150,6 +158,8 @@ public struct ExtensionBuilder: Sendable {
         do {
             try? FileSystem.removeTree(staging)
             try FileSystem.createDirectory(staging)
+            let bundle = Path.join(staging, layout.extensionBundle)
+            try FileSystem.createDirectory(bundle)
             // Where iOS starts an extension (NSExtensionMain, the principal class by name), nse's one line; a
             // target that has its own main.swift (a SwiftPM one, docs/sdk.md) starts itself.
             let main = Path.join(staging, "NSEExtensionEntry.swift")
@@ -201,7 +211,7 @@ public struct ExtensionBuilder: Sendable {
             // BoringSSL (CryptoKit's swift-crypto) is partly C++: SwiftPM links the C++ runtime for such targets by
             // itself; this command must say so.
             arguments.append("-lstdc++")
-            arguments += ["-o", Path.join(staging, "NotificationServiceExtension")]
+            arguments += ["-o", Path.join(bundle, "NotificationServiceExtension")]
             // Its messages as it prints them, less the toolchain's own (`CompilerMessages`); in colour on a
             // terminal, as swiftc does when it writes to one itself.
             if isatty(2) != 0 { arguments.append("-color-diagnostics") }
@@ -240,10 +250,12 @@ public struct ExtensionBuilder: Sendable {
                 if !hasBundleIdentifier { text = Self.addingBundleIdentifier(identifier, to: text) }
                 copied = Array(text.utf8)
             }
-            try FileSystem.writeAtomically(Path.join(staging, "Info.plist"), copied)
+            try FileSystem.writeAtomically(Path.join(bundle, "Info.plist"), copied)
             for localization in sources.localizations {
-                try copyTree(localization, to: Path.join(staging, Path.basename(localization)))
+                try copyTree(localization, to: Path.join(bundle, Path.basename(localization)))
             }
+            try FileSystem.writeAtomically(
+                Path.join(staging, layout.appBundle, "Info.plist"), layout.appInfoPlist)
             try? FileSystem.removeTree(folder)
             try FileSystem.createDirectory(Path.dirname(folder))
             guard rename(staging, folder) == 0 else { throw SystemError.current("rename", path: folder) }

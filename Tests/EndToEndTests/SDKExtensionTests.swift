@@ -923,4 +923,49 @@ import Testing
                 "BUG IN CLIENT OF LIBPLATFORM: Unlock of an os_unfair_lock not owned by current thread") == true,
             "\(misuse)")
     }
+
+    /// The build installs the extension as iOS does, an `.appex` bundle in its app's `PlugIns` (GoogleUtilities
+    /// tells an extension by the suffix; code reads the app's Info.plist two folders up), and the host gives it a data
+    /// container of its own in the device: home, documents, caches and temporary folder.
+    @Test func anExtensionIsAnAppexWithAContainerOfItsOwn() throws {
+        let executable = try built(
+            source:
+                """
+                import Foundation
+                import UserNotifications
+
+                class NotificationService: UNNotificationServiceExtension {
+                    override func didReceive(_ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void) {
+                        var app = Bundle.main
+                        if app.bundleURL.pathExtension == "appex" {
+                            let url = app.bundleURL.deletingLastPathComponent().deletingLastPathComponent()
+                            if let other = Bundle(url: url) { app = other }
+                        }
+                        let caches = FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask).first!
+                        let documents = FileManager.default.urls(for: .documentDirectory, in: .userDomainMask).first!
+                        let cached = FileManager.default.createFile(
+                            atPath: caches.appendingPathComponent("avatar.png").path, contents: Data([1]))
+                        let content = request.content.mutableCopy() as! UNMutableNotificationContent
+                        content.title = app.bundleIdentifier ?? "no app"
+                        content.subtitle = Bundle.main.bundlePath.hasSuffix(".appex") ? "appex" : "not an appex"
+                        content.body = [NSHomeDirectory(), documents.path, caches.path, NSTemporaryDirectory(), "\\(cached)"]
+                            .joined(separator: "|")
+                        contentHandler(content)
+                    }
+                }
+                """,
+            in: "appex", options: ["--bundle-identifier", "org.example.chat.Service"])
+        #expect(
+            executable.hasSuffix("/chat.app/PlugIns/NotificationServiceExtension.appex/NotificationServiceExtension"))
+        for launch in ["exec", "fork"] {
+            let result = try runOne(executable, Self.alert, options: ["--extension-launch", launch])
+            #expect(result["display"]?["title"] == "org.example.chat", "\(result)")
+            #expect(result["display"]?["subtitle"] == "appex", "\(result)")
+            let home = device + "/Extension"
+            let folders = result["display"]?["body"]?.stringValue?.split(separator: "|").map(String.init) ?? []
+            #expect(
+                folders == [home, home + "/Documents", home + "/Library/Caches", home + "/tmp/", "true"], "\(result)")
+        }
+        #expect(FileManager.default.fileExists(atPath: device + "/Extension/Library/Caches/avatar.png"))
+    }
 }

@@ -62,10 +62,13 @@ struct ExtensionLauncher {
         // Its preferences (`UserDefaults`, an App Group's suite) in the device's container, shared by its
         // processes as iOS shares an App Group's: Foundation on Linux reads where they go when it starts.
         // And the memory limit it runs under, which `os_proc_available_memory()` answers from.
-        let environment = [
+        var environment = [
             "XDG_CONFIG_HOME": Path.join(request.container, "Library", "Preferences"),
             "NSE_MEMORY_LIMIT_KB": String(limits.memoryLimitKilobytes),
         ]
+        if let bundle = ExtensionForkServers.executable(of: command).map(Path.dirname), bundle.hasSuffix(".appex") {
+            environment.merge(ExtensionSandbox(container: request.container).environment()) { $1 }
+        }
         let report = ProcessDriver.run(
             command, environment: environment, forkServers: forkServers, session: &process, kept: &kept)
         if let kept, let pool, let hello = process.session.record.hello {
