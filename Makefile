@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 SWIFT ?= swift
 # Debian packages the build and the tests need.
-APT_PACKAGES := libsodium-dev libjansson-dev libcurl4-openssl-dev libsqlite3-dev zlib1g-dev pkg-config python3 python3-venv curl openssl jq nghttp2-server nghttp2-client sip-tester linphone-cli time haproxy postgresql \
+APT_PACKAGES := libsodium-dev libjansson-dev libcurl4-openssl-dev libsqlite3-dev libssl-dev zlib1g-dev pkg-config python3 python3-venv curl openssl jq nghttp2-server nghttp2-client sip-tester linphone-cli time haproxy postgresql \
   kamailio kamailio-utils-modules kamailio-extra-modules kamailio-sqlite-modules kamailio-tls-modules \
   chromium chromium-driver fonts-dejavu-core
 RELEASE_FLAGS := -c release --static-swift-stdlib

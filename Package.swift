@@ -63,7 +63,7 @@ let package = Package(
             name: "NSESDK", type: .static,
             targets: [
                 "UserNotifications", "UserNotificationsUI", "Intents", "CallKit", "LiveCommunicationKit", "CryptoKit",
-                "UniformTypeIdentifiers", "MobileCoreServices", "UIKit", "NSESecurity", "NSEOSLog",
+                "UniformTypeIdentifiers", "MobileCoreServices", "UIKit", "NSESecurity", "NSEOSLog", "CCommonCrypto",
             ]),
         // The fuzz entry points, for the libFuzzer package in Fuzz/ (docs/fuzzing.md).
         .library(name: "NSEFuzzTargets", targets: ["NSEFuzzTargets"]),
@@ -115,6 +115,9 @@ let package = Package(
         // Not a library: the C functions of Apple's `os` module (os_unfair_lock, os_proc_available_memory), which
         // extensions call by Apple's names; NSEOSLog re-exports it.
         .target(name: "CAppleOS"),
+        // Not a library: Apple's CommonCrypto (CC_SHA256, CCHmac, CCCrypt…) on libcrypto, for extensions'
+        // `import CommonCrypto` (SDK/CommonCrypto); in the SDK's library, used by no module of nse's.
+        .target(name: "CCommonCrypto", linkerSettings: [.linkedLibrary("crypto")]),
 
         // MARK: - Foundations
         .target(name: "NSESystem"),

@@ -28,7 +28,7 @@ END = "<!-- module-graph: end -->"
 
 # Bottom to top: a module may depend on its own layer and the layers below it, never above.
 LAYERS = [
-    ("c", "C libraries", ["CSodium", "CJansson", "CCurl", "CSQLite", "CConcurrencyHook", "CProcessHandle", "CForkServer", "CAppleOS"]),
+    ("c", "C libraries", ["CSodium", "CJansson", "CCurl", "CSQLite", "CConcurrencyHook", "CProcessHandle", "CForkServer", "CAppleOS", "CCommonCrypto"]),
     ("foundations", "Foundations", [
         "NSESystem", "NSEJSON", "NSECrypto", "NSEHTTP", "NSEDatabase", "NSEChat", "NSECertificates", "NSESIP",
     ]),

@@ -968,4 +968,111 @@ import Testing
         }
         #expect(FileManager.default.fileExists(atPath: device + "/Extension/Library/Caches/avatar.png"))
     }
+
+    /// The C modules real extensions import: `CommonCrypto` as Rocket.Chat's decrypts a message (`CCCrypt`, AES-128
+    /// CBC, PKCS#7; the ciphertext made here by the `openssl` tool) and as others hash (`CC_SHA256`, the streaming
+    /// form, `CCHmac` with a key longer than a block, PBKDF2, random bytes), with CommonCrypto's statuses for a key
+    /// of the wrong size, a short buffer and unaligned input; and `SQLite3` as Mattermost's reads its database.
+    @Test func commonCryptoAndSQLite3WorkAsOnIOS() throws {
+        let executable = try built(
+            source:
+                """
+                import CommonCrypto
+                import Foundation
+                import SQLite3
+                import UserNotifications
+
+                func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+
+                class NotificationService: UNNotificationServiceExtension {
+                    override func didReceive(_ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void) {
+                        var parts: [String] = []
+                        let key: [UInt8] = Array(0..<16)
+                        let iv: [UInt8] = Array((0..<16).reversed())
+                        let sealed = Data(base64Encoded: request.content.userInfo["ct"] as? String ?? "") ?? Data()
+                        var opened = [UInt8](repeating: 0, count: sealed.count + kCCBlockSizeAES128)
+                        var moved = 0
+                        let status = sealed.withUnsafeBytes { input in
+                            CCCrypt(CCOperation(kCCDecrypt), CCAlgorithm(kCCAlgorithmAES), CCOptions(kCCOptionPKCS7Padding),
+                                    key, kCCKeySizeAES128, iv, input.baseAddress, sealed.count, &opened, opened.count, &moved)
+                        }
+                        parts.append(status == kCCSuccess ? String(decoding: opened[..<moved], as: UTF8.self) : "status \\(status)")
+                        var digest = [UInt8](repeating: 0, count: Int(CC_SHA256_DIGEST_LENGTH))
+                        _ = CC_SHA256(Array("abc".utf8), 3, &digest)
+                        parts.append(hex(digest))
+                        var context = CC_SHA256_CTX()
+                        CC_SHA256_Init(&context)
+                        CC_SHA256_Update(&context, Array("a".utf8), 1)
+                        CC_SHA256_Update(&context, Array("bc".utf8), 2)
+                        CC_SHA256_Final(&digest, &context)
+                        parts.append(hex(digest))
+                        var mac = [UInt8](repeating: 0, count: Int(CC_SHA256_DIGEST_LENGTH))
+                        let message = Array("The quick brown fox jumps over the lazy dog".utf8)
+                        CCHmac(CCHmacAlgorithm(kCCHmacAlgSHA256), Array("key".utf8), 3, message, message.count, &mac)
+                        parts.append(hex(mac))
+                        var long = [UInt8](repeating: 0, count: Int(CC_SHA512_DIGEST_LENGTH))
+                        var hmac = CCHmacContext()
+                        let longKey = [UInt8](repeating: UInt8(ascii: "k"), count: 200)
+                        CCHmacInit(&hmac, CCHmacAlgorithm(kCCHmacAlgSHA512), longKey, longKey.count)
+                        CCHmacUpdate(&hmac, Array("x".utf8), 1)
+                        CCHmacFinal(&hmac, &long)
+                        parts.append(String(hex(long).prefix(16)))
+                        var derived = [UInt8](repeating: 0, count: 32)
+                        let derivation = CCKeyDerivationPBKDF(CCPBKDFAlgorithm(kCCPBKDF2), "password", 8, Array("salt".utf8), 4,
+                                                              CCPseudoRandomAlgorithm(kCCPRFHmacAlgSHA256), 1, &derived, 32)
+                        parts.append(derivation == kCCSuccess ? hex(derived) : "pbkdf2 \\(derivation)")
+                        var out = [UInt8](repeating: 0, count: 8)
+                        let badKey = CCCrypt(CCOperation(kCCEncrypt), CCAlgorithm(kCCAlgorithmAES), 0, key, 15, nil,
+                                             key, 16, &out, out.count, &moved)
+                        let short = CCCrypt(CCOperation(kCCEncrypt), CCAlgorithm(kCCAlgorithmAES), CCOptions(kCCOptionPKCS7Padding),
+                                            key, 16, nil, key, 3, &out, out.count, &moved)
+                        let shortMoved = moved
+                        let unaligned = CCCrypt(CCOperation(kCCDecrypt), CCAlgorithm(kCCAlgorithmAES), 0, key, 16, nil,
+                                                key, 5, &out, out.count, &moved)
+                        parts.append("\\(badKey) \\(short) \\(shortMoved) \\(unaligned)")
+                        var random = [UInt8](repeating: 0, count: 16)
+                        parts.append("\\(CCRandomGenerateBytes(&random, 16)) \\(random.contains { $0 != 0 })")
+                        var db: OpaquePointer?
+                        var rows: Int32 = -1
+                        if sqlite3_open(":memory:", &db) == SQLITE_OK {
+                            sqlite3_exec(db, "CREATE TABLE m(x); INSERT INTO m VALUES(1),(2);", nil, nil, nil)
+                            var statement: OpaquePointer?
+                            if sqlite3_prepare_v2(db, "SELECT count(*) FROM m", -1, &statement, nil) == SQLITE_OK,
+                                sqlite3_step(statement) == SQLITE_ROW {
+                                rows = sqlite3_column_int(statement, 0)
+                            }
+                            sqlite3_finalize(statement)
+                            sqlite3_close(db)
+                        }
+                        parts.append("rows \\(rows)")
+                        let content = request.content.mutableCopy() as! UNMutableNotificationContent
+                        content.body = parts.joined(separator: "|")
+                        contentHandler(content)
+                    }
+                }
+                """,
+            in: "common-crypto")
+        let sealed = try TestSupport.run(
+            "/bin/sh",
+            [
+                "-c",
+                "printf 'Lunch at 1?' | openssl enc -aes-128-cbc -K 000102030405060708090a0b0c0d0e0f -iv 0f0e0d0c0b0a09080706050403020100 -base64",
+            ], timeout: 10)
+        try #require(sealed.status == 0, "\(sealed.stderr)")
+        let ciphertext = sealed.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let result = try runOne(
+            executable, #"{"aps":{"alert":{"body":"Encrypted"},"mutable-content":1},"ct":"\#(ciphertext)"}"#)
+        let parts = result["display"]?["body"]?.stringValue?.split(separator: "|").map(String.init) ?? []
+        try #require(parts.count == 9, "\(result)")
+        #expect(parts[0] == "Lunch at 1?")
+        // FIPS 180-2's "abc", RFC 2104's usual example, RFC 6070's PBKDF2 (with SHA-256), and Python's HMAC-SHA512.
+        #expect(parts[1] == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(parts[2] == parts[1])
+        #expect(parts[3] == "f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8")
+        #expect(parts[4] == "3bea04514dec7eac")
+        #expect(parts[5] == "120fb6cffcf8b32c43e7225256c4f837a86548c92ccc35480805987cb70be17b")
+        #expect(parts[6] == "-4310 -4301 16 -4303", "key size, buffer too small (16 needed), alignment")
+        #expect(parts[7] == "0 true")
+        #expect(parts[8] == "rows 2")
+    }
 }
