@@ -3,7 +3,8 @@
 // A developer's `NotificationService.swift` imports this module unchanged: `UNNotificationServiceExtension` and its
 // request and content, attachments, sounds, `UNError`; and what an extension touches beside them (the App Group
 // container, `localizedUserNotificationString`, Notification Center and the app's categories: `Center/`,
-// `Categories/`). The types are thin: they translate Apple's calls into nse's
+// `Categories/`), and `String(localized:)`, Foundation's on iOS, which Foundation on Linux lacks (`Localization/`).
+// The types are thin: they translate Apple's calls into nse's
 // host/extension protocol (docs/protocol.md) and keep no iOS rule of their own — the host judges, as iOS does.
 //
 // Foundation comes with it, as on iOS. FoundationNetworking (`URLSession` on Linux) does not: it loads libcurl and
