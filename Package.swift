@@ -44,6 +44,7 @@ let package = Package(
         // The SDK (docs/sdk.md): Apple's extension APIs under Apple's module names, for a user's own extension target.
         .library(name: "UserNotifications", targets: ["UserNotifications"]),
         .library(name: "Intents", targets: ["Intents"]),
+        .library(name: "WidgetKit", targets: ["WidgetKit"]),
         .library(name: "UserNotificationsUI", targets: ["UserNotificationsUI"]),
         .library(name: "CallKit", targets: ["CallKit"]),
         .library(name: "LiveCommunicationKit", targets: ["LiveCommunicationKit"]),
@@ -62,7 +63,8 @@ let package = Package(
         .library(
             name: "NSESDK", type: .static,
             targets: [
-                "UserNotifications", "UserNotificationsUI", "Intents", "CallKit", "LiveCommunicationKit", "CryptoKit",
+                "UserNotifications", "UserNotificationsUI", "Intents", "WidgetKit", "CallKit", "LiveCommunicationKit",
+                "CryptoKit",
                 "UniformTypeIdentifiers", "MobileCoreServices", "UIKit", "NSESecurity", "NSEOSLog", "CCommonCrypto",
             ]),
         // The fuzz entry points, for the libFuzzer package in Fuzz/ (docs/fuzzing.md).
@@ -289,6 +291,7 @@ let package = Package(
             name: "UserNotifications",
             dependencies: ["NSEDevice", "NSEExtensionKit", "NSEJSON", "NSEPayload", "NSEProtocol", "NSESystem"]),
         .target(name: "Intents", dependencies: ["UserNotifications"]),
+        .target(name: "WidgetKit", dependencies: ["Intents", "NSEExtensionKit"]),
         .target(name: "UserNotificationsUI", dependencies: ["UserNotifications"]),
         .target(name: "CallKit", dependencies: ["NSEExtensionKit", "NSEJSON", "NSEPayload"]),
         .target(name: "LiveCommunicationKit", dependencies: ["NSEExtensionKit", "NSEJSON", "NSEPayload"]),

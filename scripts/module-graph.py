@@ -35,7 +35,7 @@ LAYERS = [
     ("domain", "Domain", ["NSEPayload", "NSEProtocol", "NSEDevice", "NSEAppRegistration", "NSEAPNs", "NSEMedia"]),
     ("hostext", "Host and extension", ["NSEHost", "NSEExtension", "NSECall"]),
     ("sdk", "The SDK: Apple's extension APIs on Linux", [
-        "NSEExtensionKit", "UserNotifications", "UserNotificationsUI", "Intents", "CallKit", "LiveCommunicationKit",
+        "NSEExtensionKit", "UserNotifications", "UserNotificationsUI", "Intents", "WidgetKit", "CallKit", "LiveCommunicationKit",
         "CryptoKit", "NSECoreFoundation", "UniformTypeIdentifiers", "MobileCoreServices", "UIKit", "NSESecurity", "NSEOSLog",
     ]),
     ("servers", "Servers, the main app, replay and the extension builder", [

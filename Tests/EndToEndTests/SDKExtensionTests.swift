@@ -1075,4 +1075,40 @@ import Testing
         #expect(parts[7] == "0 true")
         #expect(parts[8] == "rows 2")
     }
+
+    /// `WidgetCenter` as extensions use it to refresh a widget with what the push brought: the reloads asked for
+    /// are in the result (a kind once, `*` for all), a later push's result has none of them, and the installed
+    /// widgets are none.
+    @Test func widgetReloadsAreRecordedPerPush() throws {
+        let executable = try built(
+            source:
+                """
+                import UserNotifications
+                import WidgetKit
+
+                class NotificationService: UNNotificationServiceExtension {
+                    override func didReceive(_ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void) {
+                        if request.content.userInfo["reload"] != nil {
+                            WidgetCenter.shared.reloadTimelines(ofKind: "Unread")
+                            WidgetCenter.shared.reloadTimelines(ofKind: "Unread")
+                            WidgetCenter.shared.reloadAllTimelines()
+                        }
+                        WidgetCenter.shared.getCurrentConfigurations { result in
+                            let content = request.content.mutableCopy() as! UNMutableNotificationContent
+                            content.body = "\\((try? result.get())?.count ?? -1) widgets"
+                            contentHandler(content)
+                        }
+                    }
+                }
+                """,
+            in: "widgets")
+        let reload = try payload("reload", #"{"aps":{"alert":{"body":"x"},"mutable-content":1},"reload":1}"#)
+        let plain = try payload("plain", Self.alert)
+        let results = try run(executable, [reload, plain], options: ["--extension-process", "warm"])
+        try #require(results.count == 2)
+        #expect(results[0]["display"]?["body"] == "0 widgets", "\(results[0])")
+        #expect(results[0]["extension"]?["info"]?["widget_reloads"]?.arrayValue == ["Unread", "*"], "\(results[0])")
+        #expect(results[1]["extension"]?["info"]?["widget_reloads"] == nil, "\(results[1])")
+        #expect(results[1]["extension"]?["process"] == "warm", "one process served both: \(results[1])")
+    }
 }

@@ -39,11 +39,12 @@ enum ContentEncoding {
             if let converted = PropertyListJSON.json(value) { document[name] = converted } else { dropped.append(name) }
         }
         document["aps"] = .object(aps)
-        var info: JSONObject?
+        var notes = RequestNotes.take()
         if !dropped.isEmpty {
             // Keys named, never their values.
-            info = ["user_info_not_json": .array(dropped.sorted().map(JSON.string))]
+            notes["user_info_not_json"] = .array(dropped.sorted().map(JSON.string))
         }
+        let info = notes.isEmpty ? nil : notes
         let attachments = content.attachments.map { attachment in
             DeliveredAttachment(
                 identifier: attachment.identifier, path: attachment.url.path, type: attachment.type,

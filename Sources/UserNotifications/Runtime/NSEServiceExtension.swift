@@ -51,6 +51,8 @@ final class Runner: @unchecked Sendable {
         case .request(let request):
             let device = ExtensionHost.shared.device
             AppGroupDefaults.reload(groups: device?.config.appGroups ?? [])
+            // A warm process's notes of the last request do not carry over.
+            _ = RequestNotes.take()
             // Apple's classes are not Sendable; each crosses to its queue once, and is used there.
             let unRequest = Unchecked(RequestDecoding.request(request, device: device))
             active.withLock { $0 = Active(requestID: request.requestID) }
