@@ -10,8 +10,9 @@
 /// queued when the change is made, so ``changes()`` reports every change made before it was called.
 ///
 /// Not thread-safe: its owner serializes the calls (and reads what changed before another drains the queue).
-/// A directory it cannot watch (no inotify, the watch budget spent, not there) is for the owner to look at itself;
-/// so is every directory after ``Changes/overflowed``.
+/// A directory it cannot watch (no inotify, the watch budget spent, not there, on a network file system whose other
+/// machines' writes the local kernel never sees, already watched under another path) is for the owner to look at
+/// itself; so is every directory after ``Changes/overflowed``, when ``revalidate()`` says which watches survived.
 public final class DirectoryWatch {
     /// What changed since the last call.
     public struct Changes: Sendable, Equatable {
@@ -34,6 +35,19 @@ public final class DirectoryWatch {
     private let capacity: Int
     private var directoryByWatch: [Int32: String] = [:]
     private var watchByDirectory: [String: Int32] = [:]
+    /// The kernel refused a watch for want of budget (ENOSPC: the user's watches, shared with the user's other
+    /// processes, are spent): no other is asked for until one of ours is given back.
+    private var budgetSpent = false
+    private static let mask =
+        UInt32(IN_MOVED_TO) | UInt32(IN_MOVED_FROM) | UInt32(IN_CLOSE_WRITE) | UInt32(IN_CREATE) | UInt32(IN_DELETE)
+        | UInt32(IN_DELETE_SELF) | UInt32(IN_MOVE_SELF) | UInt32(IN_ONLYDIR)
+    /// File systems whose files other machines write (statfs's f_type): the local kernel reports none of those
+    /// writes, so a watch there would say "unchanged" for ever. NFS, SMB (three), Ceph, FUSE, 9P, AFS, GFS2, OCFS2,
+    /// Lustre.
+    private static let networkFileSystems: Set<Int> = [
+        0x6969, 0x517B, 0xFF53_4D42, 0xFE53_4D42, 0x00C3_6400, 0x6573_5546, 0x0102_1997, 0x5346_414F, 0x0116_1970,
+        0x7461_636F, 0x0BD0_0BD0,
+    ]
 
     /// - Parameter fileName: the file followed in each watched directory.
     public init(fileName: String) {
@@ -55,14 +69,17 @@ public final class DirectoryWatch {
     @discardableResult
     public func watch(_ directory: String) -> Bool {
         if watchByDirectory[directory] != nil { return true }
-        guard descriptor >= 0, watchByDirectory.count < capacity else { return false }
-        let mask =
-            UInt32(IN_MOVED_TO) | UInt32(IN_MOVED_FROM) | UInt32(IN_CLOSE_WRITE) | UInt32(IN_CREATE)
-            | UInt32(IN_DELETE) | UInt32(IN_DELETE_SELF) | UInt32(IN_MOVE_SELF) | UInt32(IN_ONLYDIR)
-        let watch = inotify_add_watch(descriptor, directory, mask)
-        guard watch >= 0 else { return false }
-        // Two paths to one folder share a watch: the later path is the one reported.
-        if let other = directoryByWatch[watch] { watchByDirectory[other] = nil }
+        guard descriptor >= 0, watchByDirectory.count < capacity, !budgetSpent, !Self.isNetworked(directory) else {
+            return false
+        }
+        let watch = inotify_add_watch(descriptor, directory, Self.mask)
+        guard watch >= 0 else {
+            if errno == ENOSPC { budgetSpent = true }
+            return false
+        }
+        // Another path to a folder watched already (the kernel gives its watch again): that path keeps it, and this
+        // one is the owner's to look at.
+        guard directoryByWatch[watch] == nil else { return false }
         directoryByWatch[watch] = directory
         watchByDirectory[directory] = watch
         return true
@@ -73,6 +90,46 @@ public final class DirectoryWatch {
         guard let watch = watchByDirectory.removeValue(forKey: directory) else { return }
         directoryByWatch[watch] = nil
         inotify_rm_watch(descriptor, watch)
+        budgetSpent = false
+    }
+
+    /// After an overflow, whose dropped events may have told of folders removed or replaced: asks the kernel for
+    /// each watched folder's watch again (the same folder gives the same watch back) and answers the folders no
+    /// longer watched, gone or replaced by another of the same path (that one watched from now on, if it can be).
+    public func revalidate() -> Set<String> {
+        var lost: Set<String> = []
+        for (directory, old) in watchByDirectory {
+            let current = inotify_add_watch(descriptor, directory, Self.mask)
+            guard current != old else { continue }
+            directoryByWatch[old] = nil
+            watchByDirectory[directory] = nil
+            lost.insert(directory)
+            if current >= 0 {
+                if directoryByWatch[current] == nil {
+                    directoryByWatch[current] = directory
+                    watchByDirectory[directory] = current
+                    lost.remove(directory)
+                }
+            } else if errno == ENOSPC {
+                budgetSpent = true
+            }
+        }
+        return lost
+    }
+
+    /// statfs(2) by its symbol: Swift's Glibc module leaves out <sys/vfs.h>. `f_type` is the structure's first
+    /// field, a `long`, on every 64-bit Linux; the buffer is larger than the structure anywhere.
+    private typealias StatFS = @convention(c) (UnsafePointer<CChar>, UnsafeMutableRawPointer) -> Int32
+    private static let statFS: StatFS? = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "statfs")
+        .map { unsafeBitCast($0, to: StatFS.self) }
+
+    private static func isNetworked(_ directory: String) -> Bool {
+        guard let statFS else { return false }
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: 512, alignment: 8)
+        defer { buffer.deallocate() }
+        guard statFS(directory, buffer) == 0 else { return false }
+        let type = buffer.load(as: Int.self) & 0xFFFF_FFFF
+        return networkFileSystems.contains(type)
     }
 
     /// Every change queued since the last call (none waiting: an empty answer at once).

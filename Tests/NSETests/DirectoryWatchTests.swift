@@ -78,4 +78,37 @@ import Testing
             #expect(watch.changes() == DirectoryWatch.Changes(directories: [a], overflowed: false))
         }
     }
+
+    /// A folder replaced while its events were dropped (a queue overflow): ``revalidate()`` finds the new folder's
+    /// watch, so a change there is reported again; a folder gone is answered as no longer watched.
+    @Test func revalidationFindsAFolderReplacedWhileEventsWereDropped() throws {
+        try withFolders { a, b in
+            let watch = DirectoryWatch(fileName: "live-activities.json")
+            #expect(watch.watch(a) && watch.watch(b))
+            // Replaced and removed with no call to changes() between: as if the queue had dropped what it said.
+            try FileManager.default.removeItem(atPath: a)
+            try FileSystem.createDirectory(a, mode: 0o700)
+            try FileManager.default.removeItem(atPath: b)
+            #expect(watch.revalidate() == [b])
+            #expect(watch.isWatching(a) && !watch.isWatching(b))
+            _ = watch.changes()
+            try FileSystem.writeAtomically(a + "/live-activities.json", "{}\n")
+            #expect(watch.changes().directories == [a])
+        }
+    }
+
+    /// A second path to a watched folder (a symbolic link) is not watched: the kernel would give it the first
+    /// path's watch, and the first path's changes would be reported under the second.
+    @Test func aSecondPathToAWatchedFolderIsTheOwnersToLookAt() throws {
+        try withFolders { a, _ in
+            let link = a + "-link"
+            try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: a)
+            defer { try? FileManager.default.removeItem(atPath: link) }
+            let watch = DirectoryWatch(fileName: "live-activities.json")
+            #expect(watch.watch(a))
+            #expect(!watch.watch(link))
+            try FileSystem.writeAtomically(a + "/live-activities.json", "{}\n")
+            #expect(watch.changes().directories == [a])
+        }
+    }
 }

@@ -12,9 +12,9 @@ import UserNotifications
             image: nil, contactIdentifier: nil, customIdentifier: nil),
         attachments: nil)
 
-    /// `updating(from:)` answers in the receiver's class: a mutable content's update is mutable (extensions
-    /// force-cast it; that crashed), an immutable one's is not; the text comes along either way.
-    @Test func anUpdateIsOfTheReceiversClass() throws {
+    /// `updating(from:)` answers a mutable content, a mutable receiver's and an immutable one's alike (extensions
+    /// force-cast either; that crashed); the text comes along, the receiver stays as it was.
+    @Test func anUpdateIsMutable() throws {
         let mutable = UNMutableNotificationContent()
         mutable.title = "Alice"
         mutable.body = "Lunch?"
@@ -24,7 +24,8 @@ import UserNotifications
         #expect(cast.title == "Alice" && cast.body == "Lunch at 1?" && mutable.body == "Lunch?")
         let frozen = try #require(mutable.copy() as? UNNotificationContent)
         #expect(!(frozen is UNMutableNotificationContent))
-        let frozenUpdate = try frozen.updating(from: intent)
-        #expect(!(frozenUpdate is UNMutableNotificationContent) && frozenUpdate.title == "Alice")
+        let frozenUpdate = try #require(try frozen.updating(from: intent) as? UNMutableNotificationContent)
+        frozenUpdate.title = "Bob"
+        #expect(frozenUpdate.body == "Lunch?" && frozen.title == "Alice")
     }
 }

@@ -30,24 +30,33 @@ public final class LiveActivityIndex: Sendable {
         var unwatched: Set<String> = []
     }
 
-    private let served: Mutex<[String]>
+    /// The served folders, in order (for ``subscribers(of:)``) and as a set (for ``refresh(_:)``'s check).
+    private struct Served {
+        var list: [String]
+        var set: Set<String>
+    }
+
+    private let served: Mutex<Served>
     private let state = Mutex(State())
     private let follower: Mutex<Follower>
 
     /// - Parameter directories: the served devices' folders.
     public init(directories: [String]) {
-        self.served = Mutex(directories)
+        self.served = Mutex(Served(list: directories, set: Set(directories)))
         self.follower = Mutex(Follower(watch: DirectoryWatch(fileName: LiveActivityStore.fileName)))
         follow(directories)
     }
 
     /// The served devices' folders.
-    private var directories: [String] { served.withLock { $0 } }
+    private var directories: [String] { served.withLock { $0.list } }
 
     /// Serves these devices too (folders taken over from a fleet's stopped node).
     func add(directories: [String]) {
         guard !directories.isEmpty else { return }
-        served.withLock { $0 += directories }
+        served.withLock { served in
+            served.list += directories.filter { !served.set.contains($0) }
+            served.set.formUnion(directories)
+        }
         follow(directories)
     }
 
@@ -55,7 +64,10 @@ public final class LiveActivityIndex: Sendable {
     func remove(directories: Set<String>) {
         guard !directories.isEmpty else { return }
         follower.withLock { follower in
-            served.withLock { $0.removeAll { directories.contains($0) } }
+            served.withLock { served in
+                served.list.removeAll { directories.contains($0) }
+                served.set.subtract(directories)
+            }
             for directory in directories {
                 follower.watch.unwatch(directory)
                 follower.unwatched.remove(directory)
@@ -106,11 +118,18 @@ public final class LiveActivityIndex: Sendable {
     private func refreshChanged() {
         follower.withLock { follower in
             let changes = follower.watch.changes()
-            guard !changes.overflowed else { return refresh(directories) }
             var look = changes.directories
             // A folder whose watch ended (removed, moved) is watched again once it is there again.
             for directory in changes.directories where !follower.watch.isWatching(directory) {
                 follower.unwatched.insert(directory)
+            }
+            if changes.overflowed {
+                // The dropped events may have told of folders removed or replaced: which watches still hold.
+                follower.unwatched.formUnion(follower.watch.revalidate())
+                for directory in follower.unwatched where follower.watch.watch(directory) {
+                    follower.unwatched.remove(directory)
+                }
+                return refresh(directories)
             }
             for directory in follower.unwatched {
                 look.insert(directory)
@@ -123,6 +142,8 @@ public final class LiveActivityIndex: Sendable {
     /// Re-reads the state files of these devices whose stamp changed since they were last read; only with
     /// ``follower`` held (two reads of one file never land out of order).
     private func refresh(_ only: [String]) {
+        // A folder given back meanwhile (a lookup read its token's folder before ``remove(directories:)``) stays out.
+        let only = served.withLock { served in only.filter { served.set.contains($0) } }
         guard !only.isEmpty else { return }
         let known = state.withLock { state in only.map { state.entries[$0].map(\.stamp) } }
         var changed: [(String, Entry)] = []

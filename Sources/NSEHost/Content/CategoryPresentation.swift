@@ -85,11 +85,30 @@ struct CategoryPresentation: Equatable {
     }
 
     /// The body shown in place of the content: the category's placeholder (a key of the app's strings, or the text
-    /// itself), `%u` the thread's count; "Notification" when it has none.
+    /// itself), `%u` and `%1$u` the thread's count and `%%` a percent sign, read left to right; "Notification" when it
+    /// has none, or its text is empty.
     static func placeholder(_ text: String?, _ strings: StringsTable, _ threadCount: () -> Int) -> String {
         guard let text, !text.isEmpty else { return NotificationPreviews.placeholder }
         let format = strings.format(for: text)
-        guard format.contains("%u") else { return format.replacing("%%", with: "%") }
-        return format.replacing("%u", with: String(threadCount())).replacing("%%", with: "%")
+        var shown = ""
+        var count: String?
+        var rest = Substring(format)
+        while let percent = rest.firstIndex(of: "%") {
+            shown += rest[..<percent]
+            let after = rest[rest.index(after: percent)...]
+            if after.first == "%" {
+                shown += "%"
+                rest = after.dropFirst()
+            } else if after.first == "u" || after.hasPrefix("1$u") {
+                count = count ?? String(threadCount())
+                shown += count ?? ""
+                rest = after.dropFirst(after.first == "u" ? 1 : 3)
+            } else {
+                shown += "%"
+                rest = after
+            }
+        }
+        shown += rest
+        return shown.isEmpty ? NotificationPreviews.placeholder : shown
     }
 }

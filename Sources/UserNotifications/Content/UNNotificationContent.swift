@@ -79,9 +79,9 @@ open class UNNotificationContent: NSObject, NSCopying, NSMutableCopying {
         guard let context = source.communicationContext else { throw UNError(.contentProvidingInvalid) }
         var updated = storage
         updated.communication = context
-        // Of the receiver's class: shipping extensions (IceCubes among them) force-cast what a mutable content's
-        // update returns to UNMutableNotificationContent, which iOS must therefore give.
-        guard self is UNMutableNotificationContent else { return UNNotificationContent(storage: updated) }
+        // A mutable content whatever the receiver: shipping extensions force-cast the update to
+        // UNMutableNotificationContent, a mutable one's (IceCubes) and the request's own immutable content's alike,
+        // so iOS gives one; being a subclass, it breaks no code that expects the immutable class.
         let mutable = UNMutableNotificationContent()
         mutable.storage = updated
         return mutable
