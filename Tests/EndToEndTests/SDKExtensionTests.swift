@@ -751,12 +751,14 @@ import Testing
         #expect(list[0]["display"]?["subtitle"] == list[0]["request_id"], "\(list[0])")
     }
 
-    /// What real extensions do with Swift concurrency, built in Swift 6 mode: a `@MainActor` principal class (as
-    /// ntfy's), a `@MainActor override func didReceive` (as IceCubes's) — both compile against Apple's Objective-C
-    /// class, and did not against nse's Swift one — and an unannotated one that waits for a `Task` of its own, which
-    /// must not be stuck behind its own `didReceive`. The unannotated one also reads the push's numbers with the casts
-    /// iOS's `JSONSerialization` objects answer (`as? Double` of an integer, `as? Bool` of `1`, `as? [Double]`), and
-    /// hands back a `Date` in `userInfo`, which nse names.
+    /// What real extensions do with Swift concurrency and the main thread, built in Swift 6 mode: a `@MainActor`
+    /// principal class (as ntfy's) that asserts it is on the main queue, a `@MainActor override func didReceive` (as
+    /// IceCubes's) — both compile against Apple's Objective-C class, and did not against nse's Swift one — and an
+    /// unannotated one that delivers from a `Timer` it schedules (a fallback timer), with shared code's "on the main
+    /// thread, else `DispatchQueue.main.sync`" helper: on iOS didReceive runs on the main thread, whose run loop
+    /// fires the timer. The unannotated one also reads the push's numbers with the casts iOS's `JSONSerialization`
+    /// objects answer (`as? Double` of an integer, `as? Bool` of `1`, `as? [Double]`), and hands back a `Date` in
+    /// `userInfo`, which nse names.
     @Test func mainActorExtensionsAndTheirTasksRunAsOnIOS() throws {
         let executable = try built(
             source:
@@ -764,7 +766,16 @@ import Testing
                 import Foundation
                 import UserNotifications
 
-                final class Answer: @unchecked Sendable { var text = "" }
+                final class Pending: @unchecked Sendable {
+                    let content: UNMutableNotificationContent
+                    let handler: (UNNotificationContent) -> Void
+                    init(_ content: UNMutableNotificationContent, _ handler: @escaping (UNNotificationContent) -> Void) {
+                        self.content = content
+                        self.handler = handler
+                    }
+                }
+
+                func onMain<T>(_ work: () -> T) -> T { Thread.isMainThread ? work() : DispatchQueue.main.sync(execute: work) }
 
                 class NotificationService: UNNotificationServiceExtension {
                     var delegate: UNNotificationServiceExtension?
@@ -783,22 +794,19 @@ import Testing
                         let sent = info["ts"] as? Double
                         let muted = info["muted"] as? Bool
                         let ids = info["ids"] as? [Double]
-                        let answer = Answer()
-                        let done = DispatchSemaphore(value: 0)
-                        Task {
-                            answer.text = await NotificationService.describe(sent: sent, muted: muted, ids: ids)
-                            done.signal()
-                        }
-                        done.wait()
                         let content = request.content.mutableCopy() as! UNMutableNotificationContent
-                        content.body = answer.text
                         content.userInfo["receivedAt"] = Date()
-                        contentHandler(content)
+                        let pending = Pending(content, contentHandler)
+                        let place = onMain { Thread.isMainThread } ? "on the main thread" : "elsewhere"
+                        Timer.scheduledTimer(withTimeInterval: 0.05, repeats: false) { _ in
+                            pending.content.body = NotificationService.describe(sent: sent, muted: muted, ids: ids) + ", " + place
+                            pending.handler(pending.content)
+                        }
                     }
 
                     override func serviceExtensionTimeWillExpire() { delegate?.serviceExtensionTimeWillExpire() }
 
-                    nonisolated static func describe(sent: Double?, muted: Bool?, ids: [Double]?) async -> String {
+                    nonisolated static func describe(sent: Double?, muted: Bool?, ids: [Double]?) -> String {
                         let time = sent.map { String(Int($0)) } ?? "no time"
                         return "\\(time), \\(muted == true ? "muted" : "not muted"), \\(ids?.count ?? -1) ids"
                     }
@@ -810,7 +818,8 @@ import Testing
                     var bestAttemptContent: UNMutableNotificationContent?
 
                     override func didReceive(_ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void) {
-                        self.contentHandler = contentHandler
+                        dispatchPrecondition(condition: .onQueue(.main))
+                        MainActor.assumeIsolated { self.contentHandler = contentHandler }
                         bestAttemptContent = request.content.mutableCopy() as? UNMutableNotificationContent
                         Task {
                             try? await Task.sleep(nanoseconds: 1_000_000)
@@ -844,7 +853,7 @@ import Testing
         let results = try run(executable, [numbers, classStyle, methodStyle])
         try #require(results.count == 3)
         #expect(results.allSatisfy { $0["outcome"] == .string("rewritten") }, "\(results)")
-        #expect(results[0]["display"]?["body"] == "1700000000, muted, 2 ids", "\(results[0])")
+        #expect(results[0]["display"]?["body"] == "1700000000, muted, 2 ids, on the main thread", "\(results[0])")
         // A Date in the userInfo handed back has no JSON form: named, in the info and a warning, never its value.
         #expect(results[0]["extension"]?["info"]?["user_info_not_json"]?.arrayValue == ["receivedAt"])
         let warnings = results[0]["warnings"]?.arrayValue?.compactMap(\.stringValue) ?? []

@@ -3,15 +3,16 @@ public import Foundation
 /// The principal class of a Notification Service Extension: subclass it and override its two methods, as on iOS.
 ///
 /// For each push, nse makes a new instance in the extension's process (iOS does the same, keeping the process for
-/// later pushes) and calls ``didReceive(_:withContentHandler:)`` on a queue of its own; when the budget runs out it
-/// calls ``serviceExtensionTimeWillExpire()`` on another, so an instance that blocks in the first still hears the
-/// second. The content handler may be called from any thread; the first call counts.
+/// later pushes) and calls ``didReceive(_:withContentHandler:)`` on the main thread, as iOS does; when the budget
+/// runs out it calls ``serviceExtensionTimeWillExpire()`` on another thread (Apple: "on a separate thread"), so an
+/// instance that blocks the main thread still hears it. The content handler may be called from any thread; the
+/// first call counts.
 ///
 /// The two methods are `@preconcurrency @MainActor` where Apple's are Objective-C with no actor: Swift lets an
 /// override of such an Objective-C method be `@MainActor` (`@MainActor override func didReceive…`, a `@MainActor`
-/// principal class, a target whose default isolation is the main actor), but an override of a Swift `nonisolated`
-/// one may not, and nse's class is Swift. The annotation is what makes those overrides compile unchanged; nse still
-/// calls both methods on their own queues, as above, never waiting for the main thread.
+/// principal class), but an override of a Swift `nonisolated` one may not, and nse's class is Swift. The annotation
+/// is what makes those overrides compile unchanged. Its cost: an override with no annotation is main-actor isolated
+/// too, so a `Task` it starts runs on the main actor, where on iOS it would run on the global pool (docs/sdk.md).
 open class UNNotificationServiceExtension: NSObject {
     public override init() {
         super.init()
@@ -29,8 +30,7 @@ open class UNNotificationServiceExtension: NSObject {
     @preconcurrency @MainActor
     open func serviceExtensionTimeWillExpire() {}
 
-    /// `didReceive` from the runtime's queue. Its `@MainActor` is for overrides to compile (above); nse does not run
-    /// it on the main thread, so that a `Task` the override starts and then waits for is not stuck behind it.
+    /// `didReceive`, from the runtime's main-queue job (the main actor's thread, but not known to the compiler there).
     nonisolated func receive(_ request: UNNotificationRequest, handler: @escaping (UNNotificationContent) -> Void) {
         nonisolated(unsafe) let instance = self
         nonisolated(unsafe) let handler = handler
@@ -38,7 +38,8 @@ open class UNNotificationServiceExtension: NSObject {
         unsafeBitCast(call, to: (() -> Void).self)()
     }
 
-    /// `serviceExtensionTimeWillExpire` from the runtime's expiry queue, as `receive` is called.
+    /// `serviceExtensionTimeWillExpire` from the runtime's expiry queue, not the main thread, as iOS calls it: its
+    /// `@MainActor` is for overrides to compile.
     nonisolated func timeWillExpire() {
         nonisolated(unsafe) let instance = self
         let call: @MainActor () -> Void = { instance.serviceExtensionTimeWillExpire() }

@@ -12,10 +12,11 @@ import Synchronization
 ///     NSEServiceExtension.main { NotificationService() }
 ///
 /// It serves pushes one after another, as iOS keeps an extension's process: for each, a new instance of the
-/// principal class, ``UNNotificationServiceExtension/didReceive(_:withContentHandler:)`` on a queue of its own,
-/// ``UNNotificationServiceExtension/serviceExtensionTimeWillExpire()`` on another when the host says time is running
-/// out, the first content handed to the handler sent to the host. The main thread runs the main dispatch queue.
-/// nse's own name, not Apple's.
+/// principal class and ``UNNotificationServiceExtension/didReceive(_:withContentHandler:)`` on the main thread, whose
+/// run loop runs (the main queue, the main actor, timers scheduled there), as on iOS;
+/// ``UNNotificationServiceExtension/serviceExtensionTimeWillExpire()`` on another thread when the host says time is
+/// running out (Apple: "on a separate thread"), so an instance that blocks the main thread still hears it; the first
+/// content handed to the handler sent to the host. nse's own name, not Apple's.
 public enum NSEServiceExtension {
     public static func main(_ makePrincipal: @escaping () -> UNNotificationServiceExtension) -> Never {
         // Under `--extension-launch fork`, this process forks the push processes, each of which goes on from here.
@@ -24,7 +25,12 @@ public enum NSEServiceExtension {
         ForkServer.serveIfAsked(environmentAtStart: true, warmUp: {})
         let runner = Runner(makePrincipal: makePrincipal)
         ExtensionHost.shared.start { event in runner.handle(event) }
-        dispatchMain()
+        // The main thread's run loop, not dispatchMain(), which on Linux ends the main thread and serves the main
+        // queue from a worker: `Thread.isMainThread` was false there, `DispatchQueue.main.sync` from it trapped, and
+        // a `Timer` scheduled in didReceive never fired. A timer that never fires keeps the loop from finding itself
+        // without sources and returning.
+        RunLoop.main.add(Timer(timeInterval: 1e9, repeats: true) { _ in }, forMode: .default)
+        while true { RunLoop.main.run() }
     }
 }
 
@@ -38,7 +44,6 @@ final class Runner: @unchecked Sendable {
     }
 
     private let makePrincipal: () -> UNNotificationServiceExtension
-    private let requests = DispatchQueue(label: "nse.extension.request")
     private let expiry = DispatchQueue(label: "nse.extension.expiry")
     private let active = Mutex<Active?>(nil)
 
@@ -56,7 +61,7 @@ final class Runner: @unchecked Sendable {
             // Apple's classes are not Sendable; each crosses to its queue once, and is used there.
             let unRequest = Unchecked(RequestDecoding.request(request, device: device))
             active.withLock { $0 = Active(requestID: request.requestID) }
-            requests.async { [self] in
+            DispatchQueue.main.async { [self] in
                 let instance = makePrincipal()
                 active.withLock { $0?.instance = Unchecked(instance) }
                 let requestID = request.requestID
