@@ -37,7 +37,7 @@
 // Apple's: CAppleOS, re-exported here) and `OSAllocatedUnfairLock` (Lock/).
 //
 // Not here, and so a compile error rather than a silent no-op (docs/sdk.md): signposts (`os_signpost`,
-// `OSSignposter`, `OSSignpostID`, `OSLog.Category`, `signpostsEnabled`), activities and `os_workgroup`, the
+// `OSSignposter`, `OSSignpostID`, `signpostsEnabled`), activities and `os_workgroup`, the
 // extended integer formats (`OSLogInt32ExtendedFormat`, `OSLogIntExtendedFormat`) and the
 // pointer interpolations (`OSLogPointerFormat`), whose rendering is Apple's private decoders'.
 

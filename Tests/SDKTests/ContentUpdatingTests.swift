@@ -29,3 +29,16 @@ import UserNotifications
         #expect(frozenUpdate.body == "Lunch?" && frozen.title == "Alice")
     }
 }
+
+/// `CGRect.dictionaryRepresentation`, the value Apple documents for the thumbnail clipping option, and back.
+@Suite struct ClippingRectTests {
+    @Test func aRectangleGoesToItsDictionaryAndBack() throws {
+        let clip = CGRect(x: 0, y: 0.25, width: 1, height: 0.5)
+        let dictionary = clip.dictionaryRepresentation
+        #expect((dictionary["Y"] as? NSNumber)?.doubleValue == 0.25)
+        #expect(CGRect(dictionaryRepresentation: dictionary) == clip)
+        #expect(CGRect(dictionaryRepresentation: ["X": 1] as NSDictionary) == nil)
+        let options: [AnyHashable: Any] = [UNNotificationAttachmentOptionsThumbnailClippingRectKey: dictionary]
+        #expect(options.count == 1)
+    }
+}

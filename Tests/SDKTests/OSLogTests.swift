@@ -36,6 +36,21 @@ import Testing
         #expect(defaultLines.filter { $0.hasSuffix(marker) } == ["-/- fault: on the default handle \(marker)"])
     }
 
+    /// A handle of Apple's reserved categories: `pointsOfInterest` writes under `PointsOfInterest`, the dynamic-tracing
+    /// ones (Instruments only) write nothing.
+    @Test func reservedCategoriesAsInstrumentsLeavesThem() throws {
+        let marker = UUID().uuidString
+        let lines = try captured {
+            os_log(
+                "%{public}@ shown", log: OSLog(subsystem: Self.subsystem, category: .pointsOfInterest), type: .fault,
+                marker)
+            os_log(
+                "%{public}@ hidden", log: OSLog(subsystem: Self.subsystem, category: .dynamicTracing), type: .fault,
+                marker)
+        }
+        #expect(lines.filter { $0.contains(marker) } == ["\(Self.subsystem)/PointsOfInterest fault: \(marker) shown"])
+    }
+
     /// Each method writes the level Apple stores for it (those at or above `NSE_OSLOG_LEVEL`).
     @Test func eachMethodWritesApplesStoredLevel() throws {
         let lines = try logged("levels") { logger in
