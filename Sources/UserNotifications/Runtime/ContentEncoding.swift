@@ -35,7 +35,12 @@ enum ContentEncoding {
         var document = JSONObject()
         var dropped: [String] = []
         for (key, value) in content.userInfo {
-            guard let name = key.base as? String, name != "aps" else { continue }
+            // A key that is not a string (`userInfo[42]`) has no JSON form either: named by its description.
+            guard let name = key.base as? String else {
+                dropped.append(String(describing: key.base))
+                continue
+            }
+            guard name != "aps" else { continue }
             if let converted = PropertyListJSON.json(value) { document[name] = converted } else { dropped.append(name) }
         }
         document["aps"] = .object(aps)
