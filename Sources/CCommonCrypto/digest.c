@@ -14,43 +14,19 @@ _Static_assert(sizeof(CC_SHA1_CTX) >= sizeof(SHA_CTX), "CC_SHA1_CTX holds SHA_CT
 _Static_assert(sizeof(CC_SHA256_CTX) >= sizeof(SHA256_CTX), "CC_SHA256_CTX holds SHA256_CTX");
 _Static_assert(sizeof(CC_SHA512_CTX) >= sizeof(SHA512_CTX), "CC_SHA512_CTX holds SHA512_CTX");
 
-int CC_MD5_Init(CC_MD5_CTX *c) { return MD5_Init((MD5_CTX *)c); }
-int CC_MD5_Update(CC_MD5_CTX *c, const void *data, CC_LONG len) { return MD5_Update((MD5_CTX *)c, data, len); }
-int CC_MD5_Final(unsigned char *md, CC_MD5_CTX *c) { return MD5_Final(md, (MD5_CTX *)c); }
-unsigned char *CC_MD5(const void *data, CC_LONG len, unsigned char *md) { return MD5(data, len, md); }
+// Each of Apple's four functions of a digest, on libcrypto's of the same digest (its context kept in Apple's).
+#define NSE_CC_DIGEST(CC, CC_CTX, OSSL, OSSL_CTX)                                                                 \
+    int CC##_Init(CC_CTX *c) { return OSSL##_Init((OSSL_CTX *)c); }                                                \
+    int CC##_Update(CC_CTX *c, const void *data, CC_LONG len) { return OSSL##_Update((OSSL_CTX *)c, data, len); }  \
+    int CC##_Final(unsigned char *md, CC_CTX *c) { return OSSL##_Final(md, (OSSL_CTX *)c); }                       \
+    unsigned char *CC(const void *data, CC_LONG len, unsigned char *md) { return OSSL(data, len, md); }
 
-int CC_SHA1_Init(CC_SHA1_CTX *c) { return SHA1_Init((SHA_CTX *)c); }
-int CC_SHA1_Update(CC_SHA1_CTX *c, const void *data, CC_LONG len) { return SHA1_Update((SHA_CTX *)c, data, len); }
-int CC_SHA1_Final(unsigned char *md, CC_SHA1_CTX *c) { return SHA1_Final(md, (SHA_CTX *)c); }
-unsigned char *CC_SHA1(const void *data, CC_LONG len, unsigned char *md) { return SHA1(data, len, md); }
-
-int CC_SHA224_Init(CC_SHA256_CTX *c) { return SHA224_Init((SHA256_CTX *)c); }
-int CC_SHA224_Update(CC_SHA256_CTX *c, const void *data, CC_LONG len) {
-    return SHA224_Update((SHA256_CTX *)c, data, len);
-}
-int CC_SHA224_Final(unsigned char *md, CC_SHA256_CTX *c) { return SHA224_Final(md, (SHA256_CTX *)c); }
-unsigned char *CC_SHA224(const void *data, CC_LONG len, unsigned char *md) { return SHA224(data, len, md); }
-
-int CC_SHA256_Init(CC_SHA256_CTX *c) { return SHA256_Init((SHA256_CTX *)c); }
-int CC_SHA256_Update(CC_SHA256_CTX *c, const void *data, CC_LONG len) {
-    return SHA256_Update((SHA256_CTX *)c, data, len);
-}
-int CC_SHA256_Final(unsigned char *md, CC_SHA256_CTX *c) { return SHA256_Final(md, (SHA256_CTX *)c); }
-unsigned char *CC_SHA256(const void *data, CC_LONG len, unsigned char *md) { return SHA256(data, len, md); }
-
-int CC_SHA384_Init(CC_SHA512_CTX *c) { return SHA384_Init((SHA512_CTX *)c); }
-int CC_SHA384_Update(CC_SHA512_CTX *c, const void *data, CC_LONG len) {
-    return SHA384_Update((SHA512_CTX *)c, data, len);
-}
-int CC_SHA384_Final(unsigned char *md, CC_SHA512_CTX *c) { return SHA384_Final(md, (SHA512_CTX *)c); }
-unsigned char *CC_SHA384(const void *data, CC_LONG len, unsigned char *md) { return SHA384(data, len, md); }
-
-int CC_SHA512_Init(CC_SHA512_CTX *c) { return SHA512_Init((SHA512_CTX *)c); }
-int CC_SHA512_Update(CC_SHA512_CTX *c, const void *data, CC_LONG len) {
-    return SHA512_Update((SHA512_CTX *)c, data, len);
-}
-int CC_SHA512_Final(unsigned char *md, CC_SHA512_CTX *c) { return SHA512_Final(md, (SHA512_CTX *)c); }
-unsigned char *CC_SHA512(const void *data, CC_LONG len, unsigned char *md) { return SHA512(data, len, md); }
+NSE_CC_DIGEST(CC_MD5, CC_MD5_CTX, MD5, MD5_CTX)
+NSE_CC_DIGEST(CC_SHA1, CC_SHA1_CTX, SHA1, SHA_CTX)
+NSE_CC_DIGEST(CC_SHA224, CC_SHA256_CTX, SHA224, SHA256_CTX)
+NSE_CC_DIGEST(CC_SHA256, CC_SHA256_CTX, SHA256, SHA256_CTX)
+NSE_CC_DIGEST(CC_SHA384, CC_SHA512_CTX, SHA384, SHA512_CTX)
+NSE_CC_DIGEST(CC_SHA512, CC_SHA512_CTX, SHA512, SHA512_CTX)
 
 // MARK: - HMAC (RFC 2104), its state in the caller's CCHmacContext
 
