@@ -1121,4 +1121,33 @@ import Testing
         #expect(results[1]["extension"]?["info"]?["widget_reloads"] == nil, "\(results[1])")
         #expect(results[1]["extension"]?["process"] == "warm", "one process served both: \(results[1])")
     }
+
+    /// The one thing an unannotated override does differently here (docs/sdk.md): it is main-actor isolated, so a
+    /// `Task` it starts and then blocks the main thread waiting for waits behind it. The push expires as on iOS for
+    /// any blocked extension, the original is shown, and the extension's stderr says what nse can tell.
+    @Test func aDidReceiveThatWaitsForItsOwnTaskIsNamedAtExpiry() throws {
+        let executable = try built(
+            source:
+                """
+                import Foundation
+                import UserNotifications
+
+                class NotificationService: UNNotificationServiceExtension {
+                    override func didReceive(_ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void) {
+                        let done = DispatchSemaphore(value: 0)
+                        Task { done.signal() }
+                        done.wait()
+                        contentHandler(request.content)
+                    }
+                }
+                """,
+            in: "waits-for-its-task")
+        let result = try runOne(executable, Self.alert, options: ["--budget", "1", "--grace", "0.5"])
+        #expect(result["outcome"] == "original", "\(result)")
+        #expect(result["reason"]?.stringValue?.hasPrefix("budget-expired") == true, "\(result)")
+        #expect(
+            result["extension"]?["stderr"]?.stringValue?.contains(
+                "nse: didReceive has not returned by the expiry notice: it blocks the main thread") == true,
+            "\(result)")
+    }
 }

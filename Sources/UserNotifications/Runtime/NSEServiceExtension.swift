@@ -41,6 +41,8 @@ final class Runner: @unchecked Sendable {
         var requestID: String
         var instance: Unchecked<UNNotificationServiceExtension>?
         var delivered = false
+        /// didReceive has returned (the main thread is free again).
+        var returned = false
     }
 
     private let makePrincipal: () -> UNNotificationServiceExtension
@@ -70,9 +72,22 @@ final class Runner: @unchecked Sendable {
                 instance.receive(unRequest.value) { [self] content in
                     deliver(content, requestID: requestID, scratch: scratch)
                 }
+                active.withLock { if $0?.requestID == requestID { $0?.returned = true } }
             }
         case .timeWillExpire:
-            guard let instance = active.withLock({ $0?.instance }) else { return }
+            guard
+                let (instance, returned) = active.withLock({ active in
+                    active?.instance.map { ($0, active?.returned ?? false) }
+                })
+            else { return }
+            if !returned {
+                // The likeliest cause nse can name: a Task the override started runs on the main actor here, behind
+                // the didReceive that waits for it (docs/sdk.md). One line on stderr, into the result.
+                FileHandle.standardError.write(
+                    Data(
+                        "nse: didReceive has not returned by the expiry notice: it blocks the main thread (a Task it started and waits for runs on the main actor, behind it: docs/sdk.md)\n"
+                            .utf8))
+            }
             expiry.async { instance.value.timeWillExpire() }
         case .contentAccepted:
             finishRequest()
