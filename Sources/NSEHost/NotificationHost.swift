@@ -141,7 +141,7 @@ public struct NotificationHost: Sendable {
             // Kept on iOS (property-list values); the keys, never the values.
             if let keys = report.info?["user_info_not_json"]?.arrayValue?.compactMap(\.stringValue), !keys.isEmpty {
                 result.warnings.append(
-                    "userInfo keys left out, their values having no JSON form (Data, Date, an object): "
+                    "userInfo keys left out, having no JSON form (a Data, Date or object value, a key not a string): "
                         + keys.joined(separator: ", "))
             }
         }

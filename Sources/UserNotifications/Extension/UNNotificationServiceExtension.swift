@@ -34,15 +34,18 @@ open class UNNotificationServiceExtension: NSObject {
     nonisolated func receive(_ request: UNNotificationRequest, handler: @escaping (UNNotificationContent) -> Void) {
         nonisolated(unsafe) let instance = self
         nonisolated(unsafe) let handler = handler
-        let call: @MainActor () -> Void = { instance.didReceive(request, withContentHandler: handler) }
-        unsafeBitCast(call, to: (() -> Void).self)()
+        Self.callUnchecked { instance.didReceive(request, withContentHandler: handler) }
     }
 
     /// `serviceExtensionTimeWillExpire` from the runtime's expiry queue, not the main thread, as iOS calls it: its
     /// `@MainActor` is for overrides to compile.
     nonisolated func timeWillExpire() {
         nonisolated(unsafe) let instance = self
-        let call: @MainActor () -> Void = { instance.serviceExtensionTimeWillExpire() }
-        unsafeBitCast(call, to: (() -> Void).self)()
+        Self.callUnchecked { instance.serviceExtensionTimeWillExpire() }
+    }
+
+    /// Calls a main-actor closure where the runtime says (a main-actor closure has a plain closure's layout).
+    private nonisolated static func callUnchecked(_ call: @MainActor () -> Void) {
+        withoutActuallyEscaping(call) { unsafeBitCast($0, to: (() -> Void).self)() }
     }
 }
