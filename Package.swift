@@ -146,7 +146,8 @@ let package = Package(
         // SQLite behind one file, `SQLite.swift`.
         .target(name: "NSEDatabase", dependencies: ["CSQLite", "NSESystem"]),
         .target(
-            name: "NSESIP", dependencies: ["NSEChat", "NSECrypto", "NSESystem", nioCore, nioPosix, nioSSL, logging]),
+            name: "NSESIP",
+            dependencies: ["CConcurrencyHook", "NSEChat", "NSECrypto", "NSESystem", nioCore, nioPosix, nioSSL, logging]),
         .target(
             name: "NSESIPServer",
             dependencies: [
@@ -170,7 +171,7 @@ let package = Package(
         .target(
             name: "NSEExtension",
             dependencies: [
-                "CConcurrencyHook", "NSEAppRegistration", "NSEChat", "NSECrypto", "NSEDevice", "NSEJSON", "NSEMedia",
+                "NSEAppRegistration", "NSEChat", "NSECrypto", "NSEDevice", "NSEJSON", "NSEMedia",
                 "NSEPayload", "NSEProtocol",
                 "NSESIP", "NSESystem", logging, nioCore,
             ]
@@ -346,7 +347,7 @@ let package = Package(
         // In release builds it is a fully static executable: no dynamic loader, no relocations, about half the
         // start-up time and RSS of a dynamically linked one, and its hot functions grouped (docs/performance.md).
         .executableTarget(
-            name: "nse-extension", dependencies: ["NSEExtension", "NSEProtocol", logging],
+            name: "nse-extension", dependencies: ["NSEExtension", "NSEProtocol", "NSESIP", logging],
             exclude: ["hot-functions.order"],
             linkerSettings: perNotificationLinking("nse-extension")
         ),

@@ -19,7 +19,5 @@
 //                       `extension.info`), SIPExchange (the SIP exchange a recording host asked for, redacted)
 //   HostLink/           HostConnection (the host as the content step uses it), HostListener (a thread that reads the
 //                       host, so a fetch hears time-will-expire the moment it comes)
-//   Core/               EventLoopGlobalExecutor (every task on the process's one event-loop thread, where its
-//                       sockets are: 2.4–2.8 ms CPU per warm SIP push against 3.0–3.9 ms on the pool),
-//                       CoreStopSignal (SIGUSR1: the main app takes the shared core), InAppMessage (a MESSAGE as the
+//   Core/               CoreStopSignal (SIGUSR1: the main app takes the shared core), InAppMessage (a MESSAGE as the
 //                       app in the foreground shows it)

@@ -1,6 +1,6 @@
 // NSESIP: a small SIP user agent on SwiftNIO (RFC 3261 non-INVITE subset, RFC 2617/7616/8760 digest,
-// RFC 3581 rport, RFC 8599 push parameters). Imports only Glibc, NIOCore, NIOPosix, NIOSSL, Logging and NSECrypto
-// (SHA-256 from libsodium, hex).
+// RFC 3581 rport, RFC 8599 push parameters). Imports only Glibc, NIOCore, NIOPosix, NIOSSL, Logging, NSECrypto
+// (SHA-256 from libsodium, hex) and the Swift runtime's global-executor hook.
 //
 // Folders:
 //   Errors/       SIPError (one error type, one-line descriptions, never message bodies)
@@ -12,6 +12,8 @@
 //   Transaction/  SIPTransactionLayer (client timers E/F, server retransmission absorption), SIPServerTransactionTable
 //   UserAgent/    SIPUserAgent (register, sendMessage, incoming MESSAGE stream, close; SUBSCRIBE/REFER and the
 //                 NOTIFYs of its subscriptions in `+Requests`)
+//   Runtime/      EventLoopGlobalExecutor (every task of a process on its one event-loop thread: the extension's and
+//                 `nse sip-server`'s)
 //   Conference/   chat rooms: SIPResourceList (RFC 4826/5366), SIPConferenceInfo (RFC 4575) over a strict, bounded
 //                 SIPXMLElement reader; SIPRoomClient (create, subject, add/remove, state, as liblinphone does)
 //

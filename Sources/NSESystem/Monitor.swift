@@ -52,5 +52,18 @@ public final class Wakeup: @unchecked Sendable {
         while sem_wait(semaphore) != 0 && errno == EINTR {}
     }
 
+    /// ``wait()`` for at most `seconds`; false when it timed out.
+    public func wait(seconds: Double) -> Bool {
+        var deadline = timespec()
+        clock_gettime(CLOCK_REALTIME, &deadline)
+        let nanoseconds = Int(deadline.tv_nsec) + Int(seconds * 1e9)
+        deadline.tv_sec += nanoseconds / 1_000_000_000
+        deadline.tv_nsec = nanoseconds % 1_000_000_000
+        while true {
+            if sem_timedwait(semaphore, &deadline) == 0 { return true }
+            if errno != EINTR { return false }
+        }
+    }
+
     public func signal() { sem_post(semaphore) }
 }

@@ -1,6 +1,7 @@
 import Logging
 import NSEExtension
 import NSEProtocol
+import NSESIP
 
 #if canImport(Glibc)
     import Glibc

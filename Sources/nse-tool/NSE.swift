@@ -2,6 +2,7 @@ import ArgumentParser
 import Logging
 import NSECommandLine
 import NSEHost
+import NSESIP
 import NSESystem
 
 #if canImport(Glibc)
@@ -35,6 +36,9 @@ struct NSE: AsyncParsableCommand {
         }
         do {
             var command = try parseAsRoot()
+            // `nse sip-server`: every task on the server's one event-loop thread, where its sockets are (a request is
+            // a chain of short steps between the loop and the server's actor), set before any task starts.
+            if command is SIPServerCommand { EventLoopGlobalExecutor.install() }
             // `nse run` is the hot path: call it without the existential cast below, which makes the runtime scan
             // every protocol conformance in the binary (several milliseconds with NIO linked).
             if let run = command as? RunCommand {

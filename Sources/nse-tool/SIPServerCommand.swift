@@ -246,9 +246,10 @@ struct SIPServerCommand: AsyncParsableCommand {
         }
         // This server's own registry (docs/sip.md, "Metrics"), served by --metrics-listen.
         let registry = MetricsRegistry()
+        // The event loop every task of the process runs on (`EventLoopGlobalExecutor`, installed by `NSE.main`).
         let server = SIPServer(
-            configuration: configuration, metrics: SIPServerMetrics(factory: registry.factory),
-            logger: Logger(label: "nse.sip-server"))
+            configuration: configuration, eventLoopGroup: SIPUserAgent.processEventLoopGroup,
+            metrics: SIPServerMetrics(factory: registry.factory), logger: Logger(label: "nse.sip-server"))
         let addresses: [SIPServerBoundAddress]
         do { addresses = try await server.start() } catch {
             await server.shutdown()
@@ -291,6 +292,7 @@ struct SIPServerCommand: AsyncParsableCommand {
         }
         // The line names every listener bound, the metrics one too: it waits for it (or for the group's failure).
         var printer: Task<Void, Never>?
+        var eventLines: LineWriter?
         var boundMetrics: String?
         for await url in metricsURLs {
             boundMetrics = url
@@ -299,14 +301,18 @@ struct SIPServerCommand: AsyncParsableCommand {
         if metricsListen == nil || boundMetrics != nil {
             if let boundMetrics { listening["metrics"] = .string(boundMetrics) }
             StandardStreams.writeOut(JSON.object(listening).serialized() + "\n")
-            // Not a service of the group: a printer blocked on a full stdout must not hold the exit up.
-            printer = Task {
-                guard events else { return }
-                for await event in server.events { StandardStreams.writeOut(event.json.serialized() + "\n") }
+            // Not a service of the group: a reader that stops reading stdout must not hold the exit up. The lines are
+            // written by a thread of their own, as the server's tasks share its sockets' thread.
+            if events, let lines = LineWriter(fd: 1) {
+                eventLines = lines
+                printer = Task {
+                    for await event in server.events { lines.write(event.json.serialized() + "\n") }
+                }
             }
         }
         let failure = await group.value
         printer?.cancel()
+        eventLines?.finish(waitingUpTo: 1)
         if let error = failure {
             await server.shutdown()
             let option = error is MetricsListenerError ? "--metrics-listen: " : ""

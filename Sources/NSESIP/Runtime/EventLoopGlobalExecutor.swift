@@ -1,9 +1,8 @@
 import CConcurrencyHook
 import NIOCore
-import NSESIP
 
-/// Runs the extension process's Swift concurrency on its one event-loop thread (``SIPUserAgent/processEventLoopGroup``)
-/// instead of the cooperative pool.
+/// Runs a process's Swift concurrency on its one event-loop thread (``SIPUserAgent/processEventLoopGroup``) instead
+/// of the cooperative pool: the extension's, and `nse sip-server`'s.
 ///
 /// A fetch is a chain of short steps that alternate between the event loop (a socket read, a write) and async code
 /// (the fetch's state machine, the user agent's and transaction layer's actors): on the pool, every step is a hand-off
@@ -16,9 +15,13 @@ import NSESIP
 /// executable such as the release `nse-extension`; the header declares it instead). Jobs resumed by a sleep still run
 /// on the runtime's own threads; the extension's timers are event-loop callbacks (``SIPArmedTimer``).
 ///
+/// The SIP server's requests are the same kind of chain (a read on the loop, the server actor, a write back), and
+/// every push a server handles is several of them (the REGISTER, the held MESSAGE forwarded and answered, the IMDN).
+///
 /// Only for a process whose async code never blocks its thread: the extension's main thread waits for the fetch's
 /// network part (`BlockingWait`), which hears the host through the listener's thread; the content, a call report's
-/// wait for the host included, is made back on the main thread, never on the loop.
+/// wait for the host included, is made back on the main thread, never on the loop. The SIP server's blocking work
+/// (an outgoing push, its event lines to stdout) runs on threads of its own.
 public enum EventLoopGlobalExecutor {
     /// Where every global-executor job runs once installed: the process's one event loop, started by the first job
     /// (a process that runs no task, such as one opening a sealed payload, starts no thread).
