@@ -43,32 +43,32 @@ public final class SecretKey: Sendable, CustomStringConvertible {
             throw CryptoError(
                 code: .invalidKey, description: "a secret key is \(Sodium.secretKeyBytes) bytes, not \(bytes.count)")
         }
-        self.bytes = bytes
+        // Storage of its own, zeroed in place when the key goes away (the caller's array is left alone).
+        self.bytes = Sodium.ownedCopy(bytes)
     }
 
-    deinit {
-        var copy = bytes
-        Sodium.wipe(&copy)
-    }
+    deinit { Sodium.wipeInPlace(bytes) }
 
     /// ``publicKey()`` once derived: a push's opening asks for it up to three times (the key's id, the sealed box's
     /// recipient), each a scalar multiplication, 5 % of a fresh extension process's CPU.
     private let derived = Mutex<PublicKey?>(nil)
 
-    /// The last key derived in this process, for the next `SecretKey` read from the same file: a warm extension
-    /// reads the device's key again for each push (it may have been rotated), and the same key costs no scalar
-    /// multiplication again (1.6 % of a warm SIP push's extension CPU).
-    private static let lastDerived = Mutex<(secret: [UInt8], public: PublicKey)?>(nil)
+    /// The last key derived in this process, by its secret key's BLAKE2b digest (the secret itself is not kept), for
+    /// the next `SecretKey` read from the same file: a warm extension reads the device's key again for each push (it
+    /// may have been rotated), and the same key costs no scalar multiplication again (1.6 % of a warm SIP push's
+    /// extension CPU; the digest costs about a hundredth of one).
+    private static let lastDerived = Mutex<(digest: [UInt8], public: PublicKey)?>(nil)
 
     /// The public key that belongs to this secret key.
     public func publicKey() throws(CryptoError) -> PublicKey {
         if let known = derived.withLock({ $0 }) { return known }
+        let digest = try Sodium.genericHash(bytes, length: 32)
         let key: PublicKey
-        if let last = Self.lastDerived.withLock({ $0 }), last.secret == bytes {
+        if let last = Self.lastDerived.withLock({ $0 }), last.digest == digest {
             key = last.public
         } else {
             key = try PublicKey(bytes: Sodium.publicKey(forSecretKey: bytes))
-            Self.lastDerived.withLock { $0 = (bytes, key) }
+            Self.lastDerived.withLock { $0 = (digest, key) }
         }
         derived.withLock { $0 = key }
         return key
@@ -93,6 +93,8 @@ public struct KeyPair: Sendable {
     /// A fresh random key pair.
     public static func generate() throws(CryptoError) -> KeyPair {
         let (publicBytes, secretBytes) = try Sodium.keyPair()
+        // The key keeps a copy of its own; libsodium's goes.
+        defer { Sodium.wipeInPlace(secretBytes) }
         return KeyPair(publicKey: try PublicKey(bytes: publicBytes), secretKey: try SecretKey(bytes: secretBytes))
     }
 }

@@ -40,18 +40,19 @@ public final class SigningSecretKey: Sendable, CustomStringConvertible {
                 code: .invalidKey,
                 description: "a signing secret key is \(Sodium.signSecretKeyBytes) bytes, not \(bytes.count)")
         }
-        self.bytes = bytes
+        // Storage of its own, zeroed in place when the key goes away (the caller's array is left alone).
+        self.bytes = Sodium.ownedCopy(bytes)
     }
 
     /// A new identity.
     public static func generate() throws(CryptoError) -> SigningSecretKey {
-        try SigningSecretKey(bytes: Sodium.signingKeyPair().secretKey)
+        let secret = try Sodium.signingKeyPair().secretKey
+        // The key keeps a copy of its own; libsodium's goes.
+        defer { Sodium.wipeInPlace(secret) }
+        return try SigningSecretKey(bytes: secret)
     }
 
-    deinit {
-        var copy = bytes
-        Sodium.wipe(&copy)
-    }
+    deinit { Sodium.wipeInPlace(bytes) }
 
     public func publicKey() throws(CryptoError) -> SigningPublicKey {
         try SigningPublicKey(bytes: Sodium.signingPublicKey(forSecretKey: bytes))

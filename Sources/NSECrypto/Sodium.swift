@@ -213,4 +213,16 @@ enum Sodium {
     static func wipe(_ bytes: inout [UInt8]) {
         bytes.withUnsafeMutableBytes { sodium_memzero($0.baseAddress, $0.count) }
     }
+
+    /// Zeroes the storage `bytes` refers to, where it is: ``wipe(_:)`` of a second reference to shared storage would
+    /// zero a copy (copy on write) and leave the secret in the storage being freed. Only for storage its owner is
+    /// giving up (a key's `deinit`), made by ``ownedCopy(_:)`` so that nobody else's array shares it.
+    static func wipeInPlace(_ bytes: [UInt8]) {
+        bytes.withUnsafeBufferPointer { sodium_memzero(UnsafeMutableRawPointer(mutating: $0.baseAddress), $0.count) }
+    }
+
+    /// A copy of `bytes` in storage of its own (an array's plain copy shares the caller's).
+    static func ownedCopy(_ bytes: [UInt8]) -> [UInt8] {
+        bytes.withUnsafeBufferPointer { Array($0) }
+    }
 }
