@@ -79,8 +79,11 @@ enum ProcessDriver {
             if !finished { apply(session.observe(observation)) }
         }
         // The last sample, monotonic: the loop samples again once a millisecond has passed (a line, a pipe closing
-        // wakes it sooner), and before each batch of lines whatever the time (the line may be the content).
-        var sampledAt: UInt64 = 0
+        // wakes it sooner), and before each batch of lines whatever the time (the line may be the content). The
+        // first is a millisecond in, not at once: a process just started has not run yet (its exec is not even
+        // confirmed), and a warm one has not run since its last push's samples (each read of `status` costs the host
+        // about 20 µs; a warm SIP push took four).
+        var sampledAt = start
         func sampleMemory() {
             sampledAt = SystemClock.monotonicNanoseconds()
             if session.samplesMemory, let sample = child.memory() { observe(.memory(sample)) }
