@@ -52,11 +52,13 @@ public final class Wakeup: @unchecked Sendable {
         while sem_wait(semaphore) != 0 && errno == EINTR {}
     }
 
-    /// ``wait()`` for at most `seconds`; false when it timed out.
+    /// ``wait()`` for at most `seconds` (0 to a day); false when it timed out. The deadline is on the wall clock
+    /// (`sem_timedwait`; glibc's `sem_clockwait` is not visible to Swift): a clock set back meanwhile lengthens it.
     public func wait(seconds: Double) -> Bool {
+        let bounded = seconds.isFinite ? min(max(seconds, 0), 86_400) : 86_400
         var deadline = timespec()
         clock_gettime(CLOCK_REALTIME, &deadline)
-        let nanoseconds = Int(deadline.tv_nsec) + Int(seconds * 1e9)
+        let nanoseconds = Int(deadline.tv_nsec) + Int(bounded * 1e9)
         deadline.tv_sec += nanoseconds / 1_000_000_000
         deadline.tv_nsec = nanoseconds % 1_000_000_000
         while true {

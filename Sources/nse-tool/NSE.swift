@@ -38,7 +38,7 @@ struct NSE: AsyncParsableCommand {
             var command = try parseAsRoot()
             // `nse sip-server`: every task on the server's one event-loop thread, where its sockets are (a request is
             // a chain of short steps between the loop and the server's actor), set before any task starts.
-            if command is SIPServerCommand { EventLoopGlobalExecutor.install() }
+            if let server = command as? SIPServerCommand, server.runsOnOneThread { EventLoopGlobalExecutor.install() }
             // `nse run` is the hot path: call it without the existential cast below, which makes the runtime scan
             // every protocol conformance in the binary (several milliseconds with NIO linked).
             if let run = command as? RunCommand {

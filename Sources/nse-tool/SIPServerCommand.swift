@@ -223,6 +223,12 @@ struct SIPServerCommand: AsyncParsableCommand {
         return configuration
     }
 
+    /// Whether the server runs every task on its one event-loop thread, where its sockets are
+    /// (`EventLoopGlobalExecutor`, installed by `NSE.main`): only when nothing it does waits for the disk. With `--db`
+    /// it syncs each binding and held message, with `--record` each case file, from its actor: on the loop's thread
+    /// each sync would hold up every socket, so those keep the cooperative pool.
+    var runsOnOneThread: Bool { db == nil && record == nil }
+
     func run() async throws {
         var configuration: SIPServerConfiguration
         do { configuration = try makeConfiguration() } catch { throw Failure(.usage, "\(error)").exit() }
@@ -246,7 +252,7 @@ struct SIPServerCommand: AsyncParsableCommand {
         }
         // This server's own registry (docs/sip.md, "Metrics"), served by --metrics-listen.
         let registry = MetricsRegistry()
-        // The event loop every task of the process runs on (`EventLoopGlobalExecutor`, installed by `NSE.main`).
+        // The process's event loop, which every task runs on too without a database (`runsOnOneThread`).
         let server = SIPServer(
             configuration: configuration, eventLoopGroup: SIPUserAgent.processEventLoopGroup,
             metrics: SIPServerMetrics(factory: registry.factory), logger: Logger(label: "nse.sip-server"))
@@ -302,19 +308,30 @@ struct SIPServerCommand: AsyncParsableCommand {
             if let boundMetrics { listening["metrics"] = .string(boundMetrics) }
             StandardStreams.writeOut(JSON.object(listening).serialized() + "\n")
             // Not a service of the group: a reader that stops reading stdout must not hold the exit up. The lines are
-            // written by a thread of their own, as the server's tasks share its sockets' thread.
-            if events, let lines = LineWriter(fd: 1) {
+            // written by a thread of their own, as the server's tasks may share its sockets' thread (a process that
+            // cannot make one writes them itself).
+            if events {
+                let lines = LineWriter(fd: 1)
                 eventLines = lines
                 printer = Task {
-                    for await event in server.events { lines.write(event.json.serialized() + "\n") }
+                    for await event in server.events {
+                        let line = event.json.serialized() + "\n"
+                        if let lines { lines.write(line) } else { StandardStreams.writeOut(line) }
+                    }
                 }
             }
         }
         let failure = await group.value
-        printer?.cancel()
-        eventLines?.finish(waitingUpTo: 1)
+        if failure != nil { await server.shutdown() }
+        if let eventLines {
+            // The events end with the server: the printer hands on the last ones, and the writing thread has a second
+            // at most to write them.
+            await printer?.value
+            _ = await Threads.run { eventLines.finish(waitingUpTo: 1) }
+        } else {
+            printer?.cancel()
+        }
         if let error = failure {
-            await server.shutdown()
             let option = error is MetricsListenerError ? "--metrics-listen: " : ""
             throw Failure(.ioError, "sip-server: \(option)\(error)").exit()
         }

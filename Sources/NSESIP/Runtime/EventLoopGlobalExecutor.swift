@@ -21,7 +21,8 @@ import NIOCore
 /// Only for a process whose async code never blocks its thread: the extension's main thread waits for the fetch's
 /// network part (`BlockingWait`), which hears the host through the listener's thread; the content, a call report's
 /// wait for the host included, is made back on the main thread, never on the loop. The SIP server's blocking work
-/// (an outgoing push, its event lines to stdout) runs on threads of its own.
+/// (an outgoing push, its event lines to stdout) runs on threads of its own, and a server that syncs files to disk
+/// (`--db`, `--record`) does not install it.
 public enum EventLoopGlobalExecutor {
     /// Where every global-executor job runs once installed: the process's one event loop, started by the first job
     /// (a process that runs no task, such as one opening a sealed payload, starts no thread).
