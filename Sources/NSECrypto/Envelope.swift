@@ -135,12 +135,7 @@ public struct Envelope: Sendable, Equatable {
                 "the sealed box is \(sealed.count) bytes, shorter than its \(Sodium.sealOverhead)-byte overhead")
         }
         let opened: [UInt8]?
-        // The key outlives the call: its bytes are zeroed in place when it goes.
-        do {
-            opened = try withExtendedLifetime(secretKey) { () throws(CryptoError) in
-                try Sodium.open(sealed, publicKey: publicKey.bytes, secretKey: secretKey.bytes)
-            }
-        } catch {
+        do { opened = try Sodium.open(sealed, publicKey: publicKey.bytes, secretKey: secretKey.bytes) } catch {
             throw EnvelopeError(.authenticationFailed, error.description)
         }
         guard let opened else {

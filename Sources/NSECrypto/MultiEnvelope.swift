@@ -189,12 +189,7 @@ public struct MultiEnvelope: Sendable, Equatable {
             throw EnvelopeError(.wrongKey, "the key given is not the key \(EnvelopeError.printable(keyID, 16))")
         }
         let opened: [UInt8]?
-        // The key outlives the call: its bytes are zeroed in place when it goes.
-        do {
-            opened = try withExtendedLifetime(secretKey) { () throws(CryptoError) in
-                try Sodium.open(entry.sealedKey, publicKey: publicKey.bytes, secretKey: secretKey.bytes)
-            }
-        } catch {
+        do { opened = try Sodium.open(entry.sealedKey, publicKey: publicKey.bytes, secretKey: secretKey.bytes) } catch {
             throw EnvelopeError(.authenticationFailed, error.description)
         }
         guard var key = opened, key.count == Self.contentKeyBytes else {

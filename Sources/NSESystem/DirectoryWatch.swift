@@ -103,15 +103,13 @@ public final class DirectoryWatch {
             guard current != old else { continue }
             directoryByWatch[old] = nil
             watchByDirectory[directory] = nil
-            lost.insert(directory)
-            if current >= 0 {
-                if directoryByWatch[current] == nil {
-                    directoryByWatch[current] = directory
-                    watchByDirectory[directory] = current
-                    lost.remove(directory)
-                }
-            } else if errno == ENOSPC {
-                budgetSpent = true
+            if current >= 0, directoryByWatch[current] == nil {
+                // Replaced by another folder of the same path: that one is watched from now on.
+                directoryByWatch[current] = directory
+                watchByDirectory[directory] = current
+            } else {
+                if current < 0, errno == ENOSPC { budgetSpent = true }
+                lost.insert(directory)
             }
         }
         return lost

@@ -100,8 +100,9 @@ struct CategoryPresentation: Equatable {
                 shown += "%"
                 rest = after.dropFirst()
             } else if after.first == "u" || after.hasPrefix("1$u") {
-                count = count ?? String(threadCount())
-                shown += count ?? ""
+                let value = count ?? String(threadCount())
+                count = value
+                shown += value
                 rest = after.dropFirst(after.first == "u" ? 1 : 3)
             } else {
                 shown += "%"
