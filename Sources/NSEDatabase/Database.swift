@@ -167,7 +167,7 @@ public final class Database: Sendable {
         connection.withLock { connection in
             do throws(DatabaseError) {
                 try Self.set(durability, on: connection)
-                try connection.executeScript("BEGIN IMMEDIATE")
+                try connection.control("BEGIN IMMEDIATE")
             } catch {
                 for write in batch { write.fail(error) }
                 return
@@ -181,11 +181,11 @@ public final class Database: Sendable {
             } else {
                 for (index, write) in batch.enumerated() {
                     do throws(DatabaseError) {
-                        try connection.executeScript("SAVEPOINT nse_batched")
+                        try connection.control("SAVEPOINT nse_batched")
                         if !write.run(Transaction(connection: connection)) {
-                            try connection.executeScript("ROLLBACK TO nse_batched")
+                            try connection.control("ROLLBACK TO nse_batched")
                         }
-                        try connection.executeScript("RELEASE nse_batched")
+                        try connection.control("RELEASE nse_batched")
                     } catch {
                         // SQLite may have rolled the whole transaction back (a full disk, an I/O error): what ran
                         // before is gone too, and nothing after can go in it.
@@ -199,7 +199,7 @@ public final class Database: Sendable {
                 }
             }
             do throws(DatabaseError) {
-                try connection.executeScript("COMMIT")
+                try connection.control("COMMIT")
             } catch {
                 if connection.inTransaction { try? connection.executeScript("ROLLBACK") }
                 for write in batch { write.fail(error) }
@@ -225,10 +225,10 @@ public final class Database: Sendable {
     ) throws(DatabaseError) -> T {
         try connection.withLock { connection throws(DatabaseError) -> T in
             if let durability { try Self.set(durability, on: connection) }
-            try connection.executeScript(begin)
+            try connection.control(begin)
             do throws(DatabaseError) {
                 let value = try body(Transaction(connection: connection))
-                try connection.executeScript("COMMIT")
+                try connection.control("COMMIT")
                 return value
             } catch {
                 if connection.inTransaction { try? connection.executeScript("ROLLBACK") }

@@ -65,6 +65,13 @@ final class SQLiteConnection {
         if status != SQLITE_OK { throw failure(status, "execute") }
     }
 
+    /// Runs a statement that takes no parameters and returns no rows (BEGIN, COMMIT, SAVEPOINT) from the statement
+    /// cache: `sqlite3_exec` would parse it again each time, and a warm extension's push opens about seven
+    /// transactions.
+    func control(_ sql: String) throws(DatabaseError) {
+        _ = try run(sql, [])
+    }
+
     /// Runs one statement with `bindings` and returns its rows (none for a write).
     func run(_ sql: String, _ bindings: [SQLValue]) throws(DatabaseError) -> [SQLRow] {
         let statement = try prepared(sql)

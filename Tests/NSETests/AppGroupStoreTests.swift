@@ -43,6 +43,23 @@ import Testing
         #expect(try store.held(now: 1002).isEmpty)
     }
 
+    /// Every fetch purges first; one with nothing to purge only reads, so it does not wait for (nor hold up) another
+    /// process of the container writing at the same time. It took the write lock before: 10 s, then `busy`.
+    @Test func aPurgeWithNothingDueDoesNotWaitForAnotherWriter() throws {
+        let directory = try TestSupport.temporaryDirectory()
+        let store = try AppGroupStore(containerDirectory: directory).messages
+        try store.keep(message("fresh@host", at: 1_000), now: 1_000)
+        try store.markShown(callID: "shown@host", now: 1_000)
+        let other = try AppGroupStore(containerDirectory: directory)
+        var purged: Result<Int, DeviceError>?
+        try other.database.write(.crashSafe) { tx throws(DatabaseError) in
+            try tx.execute("INSERT INTO strikes (reason, at) VALUES ('test', 1)")
+            purged = Result { () throws(DeviceError) in try store.purge(now: 2_000) }
+        }
+        #expect(try purged?.get() == 0)
+        #expect(try store.held(now: 2_000).map(\.callID) == ["fresh@host"])
+    }
+
     @Test func aMessageNoPushNamedInTimeIsKeptForTheAppThenForgottenAfterADay() throws {
         let store = try store().messages
         try store.keep(message("old@host", at: 0), now: 0)

@@ -313,12 +313,33 @@ public struct MessageStore: Sendable {
         }
     }
 
+    /// Whether ``purge(now:)`` has anything to do: a claim whose process is gone, a held message past its lifetime,
+    /// a shown or unnotified one past the day it is remembered.
+    private func purgeDue(_ tx: borrowing Database.Transaction, now: Int64) throws(DatabaseError) -> Bool {
+        let claims = try tx.execute("SELECT claimed_at, claimed_by FROM messages WHERE state = 'claimed'")
+        for row in claims
+        where claimGone(claimedAt: row.integer(0) ?? 0, by: Int32(truncatingIfNeeded: row.integer(1) ?? 0), now: now) {
+            return true
+        }
+        let forgotten = now - shownMemoryMilliseconds
+        return try !tx.execute(
+            """
+            SELECT 1 WHERE EXISTS (SELECT 1 FROM messages WHERE state = 'held' AND received_at < ?)
+                OR EXISTS (SELECT 1 FROM messages WHERE state = 'unnotified' AND received_at < ?)
+                OR EXISTS (SELECT 1 FROM messages WHERE state = 'shown' AND shown_at < ?)
+            """, [.integer(now - lifetimeMilliseconds), .integer(forgotten), .integer(forgotten)]
+        ).isEmpty
+    }
+
     /// Gives back the claims of processes that died before showing their message, turns expired held messages into
     /// unnotified ones, and forgets shown and unnotified ones after a day; returns how many rows went. Crash-safe,
     /// not synced.
     @discardableResult
     public func purge(now: Int64 = SystemClock.unixMilliseconds()) throws(DeviceError) -> Int {
         do {
+            // Most fetches find nothing to purge: a read says so without taking the write lock that every other
+            // process of the container would wait for.
+            guard try database.read({ tx throws(DatabaseError) in try purgeDue(tx, now: now) }) else { return 0 }
             return try database.write(.crashSafe) { tx throws(DatabaseError) -> Int in
                 let claims = try tx.execute(
                     "SELECT call_id, claimed_at, claimed_by FROM messages WHERE state = 'claimed'")

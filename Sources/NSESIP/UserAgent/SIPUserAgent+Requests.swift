@@ -32,9 +32,7 @@ extension SIPUserAgent {
         }
         if let contentType = outgoing.contentType { base.headers.add("Content-Type", contentType) }
         if method == "SUBSCRIBE" { notifies.expect(callID: callID) }
-        var log = logger
-        log[metadataKey: "sip.call_id"] = "\(callID)"
-        log[metadataKey: "sip.method"] = "\(method)"
+        let log = logger.adding(["sip.call_id": "\(callID)", "sip.method": "\(method)"])
         let outcome = try await runWithAuth(
             layer: layer, base: base, cseq: 1, endpoint: endpoint,
             username: outgoing.username ?? outgoing.from.user ?? "", password: outgoing.password, logger: log)

@@ -136,9 +136,7 @@ public actor SIPUserAgent {
         if let ua = configuration.userAgent { base.headers.add("User-Agent", ua) }
         for field in registration.extraHeaders { base.headers.add(field.name, field.value) }
 
-        var log = logger
-        log[metadataKey: "sip.call_id"] = "\(dialog.callID)"
-        log[metadataKey: "sip.endpoint"] = "\(endpoint)"
+        let log = logger.adding(["sip.call_id": "\(dialog.callID)", "sip.endpoint": "\(endpoint)"])
         log.debug("sip register start")
         let username = registration.username ?? registration.aor.user ?? ""
         // Reserve CSeq numbers so a refresh after a failed attempt still uses a higher CSeq.
@@ -196,9 +194,7 @@ public actor SIPUserAgent {
             base.headers.add(field.name, field.value)
         }
         base.headers.add("Content-Type", message.contentType)
-        var log = logger
-        log[metadataKey: "sip.call_id"] = "\(callID)"
-        log[metadataKey: "sip.endpoint"] = "\(endpoint)"
+        let log = logger.adding(["sip.call_id": "\(callID)", "sip.endpoint": "\(endpoint)"])
         log.debug("sip message send start", metadata: ["sip.body_size": "\(message.body.count)"])
         // A reused Call-ID continues its CSeq sequence (numbers reserved up front, see register).
         if messageCSeqs.count > 256 { messageCSeqs = [:] }
@@ -328,9 +324,7 @@ public actor SIPUserAgent {
     private func handleIncoming(_ incoming: SIPIncomingRequest, layer: SIPTransactionLayer) async {
         let request = incoming.request
         let method = request.method.uppercased()
-        var log = logger
-        log[metadataKey: "sip.call_id"] = "\(request.headers.callID ?? "")"
-        log[metadataKey: "sip.method"] = "\(method)"
+        let log = logger.adding(["sip.call_id": "\(request.headers.callID ?? "")", "sip.method": "\(method)"])
         let status: Int?
         switch method {
         case "MESSAGE":

@@ -31,10 +31,7 @@ extension SIPServer {
             return
         }
         let aor = SIPServer.aorKey(request.uri)
-        var log = logger
-        log[metadataKey: "sip.call_id"] = "\(callID)"
-        log[metadataKey: "sip.method"] = "INVITE"
-        log[metadataKey: "sip.aor"] = "\(aor)"
+        let log = logger.adding(["sip.call_id": "\(callID)", "sip.method": "INVITE", "sip.aor": "\(aor)"])
         let active = registrar.activeBindings(aor: aor)
         let pushable = active.filter { $0.push != nil }
         let live = active.filter { $0.push == nil && $0.isLive }

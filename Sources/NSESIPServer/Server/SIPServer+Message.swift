@@ -14,10 +14,11 @@ extension SIPServer {
 
     func handleMessage(_ request: SIPRequest, flow: ServerFlow, transactionKey: String) {
         let aor = SIPServer.aorKey(request.uri)
-        var log = logger
-        log[metadataKey: "sip.call_id"] = "\(request.headers.callID ?? "")"
-        log[metadataKey: "sip.method"] = "MESSAGE"
-        log[metadataKey: "sip.aor"] = "\(aor)"
+        let log = logger.adding([
+            "sip.call_id": "\(request.headers.callID ?? "")",
+            "sip.method": "MESSAGE",
+            "sip.aor": "\(aor)",
+        ])
         let active = registrar.activeBindings(aor: aor)
         guard !active.isEmpty else {
             let known = registrar.isKnown(aor: aor, user: request.uri.user)

@@ -16,10 +16,11 @@ extension SIPServer {
             return
         }
         let aor = SIPServer.aorKey(to.uri)
-        var log = logger
-        log[metadataKey: "sip.call_id"] = "\(request.headers.callID ?? "")"
-        log[metadataKey: "sip.method"] = "REGISTER"
-        log[metadataKey: "sip.aor"] = "\(aor)"
+        let log = logger.adding([
+            "sip.call_id": "\(request.headers.callID ?? "")",
+            "sip.method": "REGISTER",
+            "sip.aor": "\(aor)",
+        ])
         if let denial = registrar.authorize(request, aorURI: to.uri) {
             log.debug("sip server register not authorized", metadata: ["sip.status": "\(denial.status)"])
             respond(

@@ -37,12 +37,10 @@ extension SIPServer {
                 if request.headers.firstInvalidField == nil { handleAck(request, flow: flow) }
                 return
             }
-            var log = logger
+            var metadata: Logger.Metadata = ["sip.method": "\(request.method)"]
             // A Call-ID with control characters is refused below; it is never logged.
-            if request.headers.firstInvalidField == nil {
-                log[metadataKey: "sip.call_id"] = "\(request.headers.callID ?? "")"
-            }
-            log[metadataKey: "sip.method"] = "\(request.method)"
+            if request.headers.firstInvalidField == nil { metadata["sip.call_id"] = "\(request.headers.callID ?? "")" }
+            let log = logger.adding(metadata)
             let key: String
             switch serverTransactions.receive(request) {
             case .retransmission(let stored):
