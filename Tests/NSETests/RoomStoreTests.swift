@@ -18,6 +18,10 @@ import Testing
         let found = try #require(try rooms.room("<SIP:chatroom-ab12@example.org;gr=x>"))
         #expect(found.subject == "Lunch" && found.participants == ["sip:alice@example.org"])
         #expect(found.joinedAt == 1000)
+        // Surrounding spaces and tabs go; a name-addr's display name does not matter; an address of spaces is none.
+        #expect(RoomStore.key(" \t\"Lunch\" <sip:chatroom-ab12@EXAMPLE.org> \t") == "sip:chatroom-ab12@example.org")
+        #expect(RoomStore.key(" \t ") == "")
+        #expect(RoomStore.key("x") == "x")
         // The user part is case-sensitive: another room.
         #expect(try rooms.room("sip:ChatRoom-ab12@example.org") == nil)
         // Its state again later: the subject and participants change, when it was joined does not.
