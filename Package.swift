@@ -133,7 +133,7 @@ let package = Package(
                 "NSECrypto", "NSEPayload", "NSESystem", nioCore, nioPosix, nioSSL,
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]),
-        .target(name: "NSEChat"),
+        .target(name: "NSEChat", dependencies: ["NSESystem"]),
         // Self-signed certificates for loopback TLS (replay's TLS cases, the tests): swift-certificates, no openssl.
         .target(
             name: "NSECertificates",

@@ -1,3 +1,5 @@
+import NSESystem
+
 /// A Common Presence and Instant Messaging message (RFC 3862, `message/cpim`), as Linphone wraps chat messages:
 /// CPIM headers (with the IMDN namespace of RFC 5438), a blank line, MIME headers of the content, a blank line,
 /// the content.
@@ -23,12 +25,12 @@ public struct CPIMMessage: Sendable, Equatable {
 
     /// The first CPIM header with this name (case-insensitive).
     public func header(_ name: String) -> String? {
-        headers.first { $0.name.lowercased() == name.lowercased() }?.value
+        headers.first { ASCII.equalsIgnoringCase($0.name, name) }?.value
     }
 
     /// The first content header with this name (case-insensitive).
     public func contentHeader(_ name: String) -> String? {
-        contentHeaders.first { $0.name.lowercased() == name.lowercased() }?.value
+        contentHeaders.first { ASCII.equalsIgnoringCase($0.name, name) }?.value
     }
 
     /// The inner content type, lowercased, without parameters.
@@ -52,7 +54,8 @@ public struct CPIMMessage: Sendable, Equatable {
     /// A header in the IMDN namespace (`urn:ietf:params:imdn`) under whatever prefix `NS` declares.
     public func imdnHeader(_ name: String) -> String? {
         var prefix = "imdn"
-        for header in headers where header.name.lowercased() == "ns" && header.value.contains("urn:ietf:params:imdn") {
+        for header in headers
+        where ASCII.equalsIgnoringCase(header.name, "ns") && header.value.contains("urn:ietf:params:imdn") {
             prefix = header.value.split(separator: "<").first.map { $0.trimmingCharacters() } ?? prefix
         }
         return header("\(prefix).\(name)")
@@ -71,12 +74,20 @@ public struct CPIMMessage: Sendable, Equatable {
 
     /// The wire form.
     public var bytes: [UInt8] {
-        var text = ""
-        for header in headers { text += "\(header.name): \(header.value)\r\n" }
-        text += "\r\n"
-        for header in contentHeaders { text += "\(header.name): \(header.value)\r\n" }
-        text += "\r\n"
-        return Array(text.utf8) + body
+        let lines = (headers + contentHeaders).reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(lines + 4 + body.count)
+        for block in [headers, contentHeaders] {
+            for header in block {
+                bytes.append(contentsOf: header.name.utf8)
+                bytes.append(contentsOf: [0x3A, 0x20])
+                bytes.append(contentsOf: header.value.utf8)
+                bytes.append(contentsOf: [0x0D, 0x0A])
+            }
+            bytes.append(contentsOf: [0x0D, 0x0A])
+        }
+        bytes.append(contentsOf: body)
+        return bytes
     }
 
     /// Reads `Name: value` lines up to a blank line; returns them and the index after the blank line.
@@ -91,12 +102,20 @@ public struct CPIMMessage: Sendable, Equatable {
             index = min(end + 1, bytes.count)
             if line.isEmpty { return (headers, index) }
             guard let colon = line.firstIndex(of: 0x3A) else { return nil }
-            let name = String(decoding: line[line.startIndex..<colon], as: UTF8.self).trimmingCharacters()
-            let value = String(decoding: line[(colon + 1)...], as: UTF8.self).trimmingCharacters()
+            let name = String(decoding: trimmed(line[line.startIndex..<colon]), as: UTF8.self)
+            let value = String(decoding: trimmed(line[(colon + 1)...]), as: UTF8.self)
             guard !name.isEmpty, !name.contains(" ") else { return nil }
             headers.append((name: name, value: value))
         }
         return (headers, index)
+    }
+
+    /// Without leading and trailing SP, HT, CR and LF, as bytes: a header's name and value are made once, trimmed.
+    private static func trimmed(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D || $0 == 0x0A }
+        guard let first = bytes.firstIndex(where: { !isSpace($0) }) else { return [] }
+        let last = bytes.lastIndex(where: { !isSpace($0) }) ?? first
+        return bytes[first...last]
     }
 }
 

@@ -1,3 +1,4 @@
+import NIOCore
 import Testing
 
 @testable import NSESIP
@@ -168,8 +169,19 @@ import Testing
         #expect(text.contains("Call-ID: cid\r\n"))
         #expect(text.contains("Content-Length: 6\r\n\r\n"))
         #expect(!text.contains("999"))
+        // Names are canonical whatever case they came in, compact or known; an unknown one is kept as written.
+        #expect(SIPHeaders.canonicalName("CALL-id") == "Call-ID" && SIPHeaders.canonicalName("Call-ID") == "Call-ID")
+        #expect(SIPHeaders.canonicalName("I") == "Call-ID" && SIPHeaders.canonicalName("X-Custom") == "X-Custom")
         let back = try SIPParser.parse(text)
         #expect(back == .request(req.withoutContentLength()))
+        // The whole wire form, byte for byte, and the same written into a buffer.
+        let expected =
+            "MESSAGE sip:bob@example.org SIP/2.0\r\nVia: SIP/2.0/UDP 127.0.0.1:5060;branch=z9hG4bKabc\r\n"
+            + "Call-ID: cid\r\nContent-Length: 6\r\n\r\nhéllo"
+        #expect(req.serialized() == Array(expected.utf8))
+        var buffer = ByteBuffer(bytes: [0x2A])
+        SIPMessage.request(req).write(into: &buffer)
+        #expect(buffer.readableBytesView.elementsEqual([0x2A] + Array(expected.utf8)))
     }
 
     @Test func datagramToleratesJunkAndMissingLength() throws {

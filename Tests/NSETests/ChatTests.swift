@@ -24,6 +24,12 @@ import Testing
         #expect(message.contentType == "text/plain")
         #expect(message.body == Array("Lunch at 1?".utf8))
         #expect(CPIMMessage(bytes: message.bytes) == message)
+        #expect(message.bytes == Array(linphoneStyle.utf8))
+        // Names and values lose the spaces and tabs around them; a name is found in any case.
+        let padded = try #require(
+            CPIMMessage(bytes: Array(" From :\t<sip:a@b> \r\n\r\nCONTENT-TYPE: text/plain\r\n\r\nx".utf8)))
+        #expect(padded.headers.map(\.name) == ["From"] && padded.header("FROM") == "<sip:a@b>")
+        #expect(padded.contentType == "text/plain" && padded.body == [0x78])
     }
 
     @Test func namespacePrefixIsHonoured() throws {

@@ -17,6 +17,14 @@ import Testing
         #expect(ASCII.lowercased("\u{212A}ÉÀ-Ä") == "\u{212A}ÉÀ-Ä")
         #expect(ASCII.lowercased(UInt8(ascii: "Z")) == UInt8(ascii: "z"))
         #expect(ASCII.lowercased(UInt8(ascii: "[")) == UInt8(ascii: "["))
+        // Already lower case, short and long; a mixed one with non-ASCII letters after the change; empty.
+        #expect(
+            ASCII.lowercased("via") == "via"
+                && ASCII.lowercased("x-already-lower-case-and-long") == "x-already-lower-case-and-long")
+        #expect(ASCII.lowercased("Émile-ZOLA-\u{212A}") == "Émile-zola-\u{212A}" && ASCII.lowercased("") == "")
+        #expect(
+            ASCII.equalsIgnoringCase("Content-Length", "content-LENGTH") && !ASCII.equalsIgnoringCase("\u{212A}", "k"))
+        #expect(!ASCII.equalsIgnoringCase("Via", "Vias") && ASCII.equalsIgnoringCase("", ""[...]))
     }
 
     @Test func wallClockSecondsAndNanosecondsAgree() {

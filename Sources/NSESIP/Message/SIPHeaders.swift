@@ -121,6 +121,11 @@ public struct SIPHeaders: Sendable, Hashable, Sequence {
         if utf8.count == 1, let b = utf8.first {
             if let full = compactForms[ASCII.lowercased(b)] { return full }
         }
+        // Already canonical (what nse writes, what most peers send): no lower-cased copy to look it up with.
+        if canonicalNames.contains(name) { return name }
         return knownNames[ASCII.lowercased(name)] ?? name
     }
+
+    /// The canonical spellings of ``knownNames``.
+    static let canonicalNames = Set(knownNames.values)
 }

@@ -33,20 +33,49 @@ public enum SIPMessage: Sendable, Hashable {
 
     /// Serializes to wire bytes; Content-Length is always rewritten to the body size.
     public func serialized() -> [UInt8] {
-        var text = startLine + "\r\n"
-        for field in headers where !SIPSyntax.equalsIgnoringCase(field.name, "Content-Length") {
-            text += field.name + ": " + field.value + "\r\n"
-        }
-        let body = self.body
-        text += "Content-Length: \(body.count)\r\n\r\n"
-        var bytes = Array(text.utf8)
-        bytes.append(contentsOf: body)
+        let (start, body) = (startLine, self.body)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(wireSize(start: start, body: body))
+        append(start: start, body: body) { bytes.append(contentsOf: $0) }
         return bytes
     }
 
     /// Writes the wire form into a buffer.
     public func write(into buffer: inout ByteBuffer) {
-        buffer.writeBytes(serialized())
+        let (start, body) = (startLine, self.body)
+        buffer.reserveCapacity(minimumWritableBytes: wireSize(start: start, body: body))
+        append(start: start, body: body) { buffer.writeBytes($0) }
+    }
+
+    /// The wire form's size, at least (the Content-Length line's digits aside).
+    private func wireSize(start: String, body: [UInt8]) -> Int {
+        var size = start.utf8.count + 24 + body.count
+        for field in headers { size += field.name.utf8.count + field.value.utf8.count + 4 }
+        return size
+    }
+
+    /// Hands the wire form to `write` piece by piece: building it as a `String` made a temporary for every
+    /// concatenation, most of the allocations a warm extension's push made.
+    private func append(start: String, body: [UInt8], to write: (UnsafeRawBufferPointer) -> Void) {
+        func text(_ string: String) {
+            var string = string
+            string.withUTF8 { write(UnsafeRawBufferPointer($0)) }
+        }
+        let separator: StaticString = ": "
+        let lineEnd: StaticString = "\r\n"
+        func bytes(_ literal: StaticString) {
+            write(UnsafeRawBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+        }
+        text(start)
+        bytes(lineEnd)
+        for field in headers where !SIPSyntax.equalsIgnoringCase(field.name, "Content-Length") {
+            text(field.name)
+            bytes(separator)
+            text(field.value)
+            bytes(lineEnd)
+        }
+        text("Content-Length: \(body.count)\r\n\r\n")
+        body.withUnsafeBytes(write)
     }
 }
 

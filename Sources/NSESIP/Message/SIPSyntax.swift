@@ -149,18 +149,7 @@ enum SIPSyntax {
     }
 
     static func equalsIgnoringCase(_ a: some StringProtocol, _ b: some StringProtocol) -> Bool {
-        let (left, right) = (a.utf8, b.utf8)
-        guard left.count == right.count else { return false }
-        // Indices, not `zip`: a zip of two UTF-8 views is a generic type whose metadata a fresh process builds at
-        // run time on first use (~50 µs of an extension's SIP fetch).
-        var i = left.startIndex
-        var j = right.startIndex
-        while i != left.endIndex {
-            if ASCII.lowercased(left[i]) != ASCII.lowercased(right[j]) { return false }
-            left.formIndex(after: &i)
-            right.formIndex(after: &j)
-        }
-        return true
+        ASCII.equalsIgnoringCase(a, b)
     }
 
     /// Parses `host[:port]` where host may be `[IPv6]`; returns host without brackets.

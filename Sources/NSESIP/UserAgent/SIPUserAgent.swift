@@ -169,12 +169,11 @@ public actor SIPUserAgent {
         if granted == nil { granted = response.headers.expires }
         log.debug(
             "sip register done", metadata: ["sip.status": "\(response.statusCode)", "sip.requests": "\(outcome.count)"])
+        let via = response.headers.topVia
         return SIPRegistrationResult(
             statusCode: response.statusCode, reasonPhrase: response.reasonPhrase, expires: granted,
             requestCount: outcome.count, elapsed: outcome.elapsed, callID: dialog.callID,
-            contact: contact, response: response,
-            observedHost: response.headers.topVia?.received,
-            observedPort: response.headers.topVia?.rport)
+            contact: contact, response: response, observedHost: via?.received, observedPort: via?.rport)
     }
 
     /// Sends an out-of-dialog MESSAGE, answering digest challenges; returns the final status and Call-ID.
