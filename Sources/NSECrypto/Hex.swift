@@ -5,13 +5,21 @@ public enum Hex {
 
     /// Lowercase hex, two digits per byte.
     public static func encode(_ bytes: some Sequence<UInt8>) -> String {
-        var output: [UInt8] = []
-        output.reserveCapacity(bytes.underestimatedCount * 2)
-        for byte in bytes {
-            output.append(digits[Int(byte >> 4)])
-            output.append(digits[Int(byte & 0x0F)])
+        encode(Array(bytes))
+    }
+
+    /// Lowercase hex, two digits per byte.
+    public static func encode(_ bytes: some Collection<UInt8>) -> String {
+        // Written into the string itself: no array between (up to 7 bytes make a small string, no allocation).
+        String(unsafeUninitializedCapacity: bytes.count * 2) { output in
+            var index = 0
+            for byte in bytes {
+                output[index] = digits[Int(byte >> 4)]
+                output[index + 1] = digits[Int(byte & 0x0F)]
+                index += 2
+            }
+            return index
         }
-        return String(decoding: output, as: UTF8.self)
     }
 
     /// The value of one hex digit, either case; nil for any other byte.
@@ -29,12 +37,18 @@ public enum Hex {
     public static func random(bytes count: Int) -> String {
         // Eight bytes a draw: each draw is a getrandom call (a draw per byte made a SIP tag 16 system calls).
         var generator = SystemRandomNumberGenerator()
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(count + 7)
-        while bytes.count < count {
-            withUnsafeBytes(of: generator.next() as UInt64) { bytes += $0 }
+        return String(unsafeUninitializedCapacity: count * 2) { output in
+            var index = 0
+            var draw: UInt64 = 0
+            for byte in 0..<count {
+                if byte % 8 == 0 { draw = generator.next() }
+                output[index] = digits[Int((draw >> 4) & 0x0F)]
+                output[index + 1] = digits[Int(draw & 0x0F)]
+                draw >>= 8
+                index += 2
+            }
+            return index
         }
-        return encode(bytes.prefix(count))
     }
 
     /// The RFC 4122 version-4 UUID made of the first 16 `bytes` (version and variant bits set), uppercase as iOS

@@ -77,6 +77,16 @@ import Testing
         #expect(msg.headers["Subject"] == "a folded subject line continued")
     }
 
+    /// Lines end at LF with or without CR; a byte that is not UTF-8 becomes U+FFFD in its own header only.
+    @Test func linesAndBadUTF8StayInTheirHeader() throws {
+        let bytes =
+            Array("MESSAGE sip:a@b SIP/2.0\r\nSubject: caf".utf8) + [0xC3] + Array("\nX-Bad: ".utf8) + [0xFF]
+            + Array("\r\nCall-ID: x\r\nContent-Length: 0\r\n\r\n".utf8)
+        let message = try SIPParser.parseDatagram(bytes)
+        #expect(message.headers["Subject"] == "caf\u{FFFD}" && message.headers["X-Bad"] == "\u{FFFD}")
+        #expect(message.headers.callID == "x" && message.headers.count == 4)
+    }
+
     @Test func splitsRepeatedAndCommaJoinedVia() throws {
         let msg = try SIPParser.parse(Self.register)
         let vias = msg.headers.vias

@@ -6,6 +6,7 @@ import Testing
         #expect(Hex.encode([0x00, 0xFF, 0x10, 0xA5]) == "00ff10a5")
         #expect(Hex.encode([UInt8]()) == "")
         #expect(Hex.encode("abc".utf8) == "616263")
+        #expect(Hex.encode(AnySequence<UInt8>([0x00, 0x55, 0xAA, 0xFF])) == "0055aaff")
     }
 
     @Test func readsOneDigitInEitherCaseAndNothingElse() {
@@ -21,6 +22,12 @@ import Testing
         #expect(one.utf8.count == 20 && two.utf8.count == 20)
         #expect(one != two)
         #expect(Hex.random(bytes: 0) == "")
+        // Every digit lowercase hex, the two of a byte drawn apart (about 1 pair in 16 is a double, not all of them),
+        // past the first eight-byte draw.
+        let long = Array(Hex.random(bytes: 64).utf8)
+        #expect(long.count == 128 && long.allSatisfy { Hex.value(ofDigit: $0) != nil && !(0x41...0x46).contains($0) })
+        #expect(stride(from: 0, to: 128, by: 2).filter { long[$0] == long[$0 + 1] }.count < 32)
+        #expect(Set(long[16...]).count > 8)
     }
 
     @Test func uuidSetsVersionAndVariantAndGroups() {

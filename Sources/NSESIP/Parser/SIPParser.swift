@@ -89,18 +89,26 @@ public enum SIPParser {
         guard bytes.count <= limits.maxHeaderSectionSize else {
             throw .tooLarge("header section exceeds the \(limits.maxHeaderSectionSize)-byte limit")
         }
-        // Split on LF at the byte level ("\r\n" is a single Character in Swift strings).
+        // One string for the whole section, its lines slices of it (a string per line was an allocation per header
+        // line), split on LF at the byte level ("\r\n" is a single Character in Swift strings). Repairing bad UTF-8
+        // keeps every CR and LF where it was, so the lines are those of the bytes.
+        let text = String(decoding: bytes, as: UTF8.self)
+        let utf8 = text.utf8
         var lines: [Substring] = []
-        var lineStart = bytes.startIndex
-        var index = bytes.startIndex
-        while index <= bytes.endIndex {
-            if index == bytes.endIndex || bytes[index] == 0x0A {
+        var lineStart = utf8.startIndex
+        var index = utf8.startIndex
+        while true {
+            let atEnd = index == utf8.endIndex
+            if atEnd || utf8[index] == 0x0A {
                 var lineEnd = index
-                if lineEnd > lineStart, bytes[lineEnd - 1] == 0x0D { lineEnd -= 1 }
-                lines.append(Substring(String(decoding: bytes[lineStart..<lineEnd], as: UTF8.self)))
-                lineStart = index + 1
+                if lineEnd > lineStart, utf8[utf8.index(before: lineEnd)] == 0x0D {
+                    lineEnd = utf8.index(before: lineEnd)
+                }
+                lines.append(text[lineStart..<lineEnd])
+                if atEnd { break }
+                lineStart = utf8.index(after: index)
             }
-            index += 1
+            index = utf8.index(after: index)
         }
         while let last = lines.last, last.isEmpty { lines.removeLast() }
         guard let first = lines.first else { throw .malformed("missing start line") }
