@@ -78,7 +78,18 @@ enum SIPSyntax {
     /// Parses `;a=b;c;d="x"` (leading `;` optional) into ordered parameters.
     static func parseParameters(_ s: Substring) throws(SIPError) -> [SIPParameter] {
         var result: [SIPParameter] = []
-        for raw in splitTopLevel(s, separator: 0x3B) {
+        // Part by part, without an array of the parts first (every Via, URI and address parses its parameters).
+        var rest = s
+        var more = true
+        while more {
+            let raw: Substring
+            if let index = firstTopLevel(rest, 0x3B) {
+                raw = rest[..<index]
+                rest = rest[rest.utf8.index(after: index)...]
+            } else {
+                raw = rest
+                more = false
+            }
             let item = trim(raw)
             if item.isEmpty { continue }
             if let eq = item.utf8.firstIndex(of: 0x3D) {

@@ -220,9 +220,10 @@ struct Forwarder {
         }
     }
 
-    /// A response from a device: the outcome of the transaction it ends, or nil (provisional, or matching none).
-    mutating func answer(_ response: SIPResponse) -> Outcome? {
-        guard let branch = response.headers.topVia?.branch, transactions[branch] != nil else {
+    /// A response from a device (`branch`: its top Via's): the outcome of the transaction it ends, or nil (provisional, or
+    /// matching none).
+    mutating func answer(_ response: SIPResponse, branch: String?) -> Outcome? {
+        guard let branch, transactions[branch] != nil else {
             // The Call-ID only when it is clean: a response is not refused like a request, but never quoted raw.
             let callID = response.headers.firstInvalidField == nil ? response.headers.callID ?? "" : "(invalid)"
             logger.debug(

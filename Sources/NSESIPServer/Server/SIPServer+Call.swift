@@ -308,8 +308,8 @@ extension SIPServer {
 
     /// Takes a response that belongs to the call path (a device leg's INVITE or CANCEL, a relayed request);
     /// false when it is someone else's (the MESSAGE forwarder's).
-    func handleCallResponse(_ response: SIPResponse) -> Bool {
-        guard let branch = response.headers.topVia?.branch else { return false }
+    func handleCallResponse(_ response: SIPResponse, branch: String?) -> Bool {
+        guard let branch else { return false }
         if let relay = calls.relay(branch: branch) {
             relayResponse(response, branch: branch, relay: relay)
             return true

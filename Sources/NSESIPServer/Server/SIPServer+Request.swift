@@ -27,9 +27,11 @@ extension SIPServer {
     private func dispatch(_ message: SIPMessage, flow: ServerFlow) {
         switch message {
         case .response(let response):
-            if handleRoomResponse(response) { return }
-            if handleCallResponse(response) { return }
-            if let outcome = forwarder.answer(response) { record(outcome) }
+            // The top Via's branch names the client transaction; parsed once for the three that may own it.
+            let branch = response.headers.topVia?.branch
+            if handleRoomResponse(response, branch: branch) { return }
+            if handleCallResponse(response, branch: branch) { return }
+            if let outcome = forwarder.answer(response, branch: branch) { record(outcome) }
         case .request(let request):
             if request.method.uppercased() == "ACK" {
                 // Not a transaction of its own: it ends the server's answer to an INVITE, or goes on in a dialog.

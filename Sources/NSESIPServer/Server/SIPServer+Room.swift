@@ -233,8 +233,8 @@ extension SIPServer {
     // MARK: - answers
 
     /// Takes a response to a room's INVITE or NOTIFY; false when it is someone else's.
-    func handleRoomResponse(_ response: SIPResponse) -> Bool {
-        guard let branch = response.headers.topVia?.branch, rooms.owns(branch: branch) else { return false }
+    func handleRoomResponse(_ response: SIPResponse, branch: String?) -> Bool {
+        guard let branch, rooms.owns(branch: branch) else { return false }
         if let key = rooms.notifyAnswered(branch: branch) {
             // A subscriber that no longer knows the dialog, or cannot be reached, is dropped (RFC 6665 §4.2.2).
             if response.statusCode >= 300 { rooms[subscription: key] = nil }
