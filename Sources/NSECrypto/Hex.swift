@@ -2,6 +2,7 @@
 /// one reader of a hex digit (`%XX` escapes).
 public enum Hex {
     private static let digits = Array("0123456789abcdef".utf8)
+    private static let upperDigits = Array("0123456789ABCDEF".utf8)
 
     /// Lowercase hex, two digits per byte.
     public static func encode(_ bytes: some Sequence<UInt8>) -> String {
@@ -56,11 +57,27 @@ public enum Hex {
     /// - Precondition: `bytes` holds at least 16 bytes.
     public static func uuid(_ bytes: some Collection<UInt8>) -> String {
         precondition(bytes.count >= 16, "a UUID is made of 16 bytes")
-        var raw = Array(bytes.prefix(16))
-        raw[6] = (raw[6] & 0x0F) | 0x40
-        raw[8] = (raw[8] & 0x3F) | 0x80
-        let hex = Array(encode(raw).uppercased().utf8)
-        let groups = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(decoding: hex[$0], as: UTF8.self) }
-        return groups.joined(separator: "-")
+        // Written into the string itself (an APNs id for every push): by hex, upper-casing and joining groups it
+        // was 21 allocations.
+        return String(unsafeUninitializedCapacity: 36) { output in
+            var index = 0
+            for (position, byte) in bytes.prefix(16).enumerated() {
+                let value =
+                    switch position {
+                    case 6: (byte & 0x0F) | 0x40
+                    case 8: (byte & 0x3F) | 0x80
+                    default: byte
+                    }
+                if position == 4 || position == 6 || position == 8 || position == 10 {
+                    output[index] = UInt8(ascii: "-")
+                    index += 1
+                }
+                output[index] = upperDigits[Int(value >> 4)]
+                output[index + 1] = upperDigits[Int(value & 0x0F)]
+                index += 2
+            }
+            return index
+        }
     }
+
 }

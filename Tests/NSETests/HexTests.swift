@@ -32,6 +32,8 @@ import Testing
 
     @Test func uuidSetsVersionAndVariantAndGroups() {
         #expect(Hex.uuid(Array(0...15)) == "00010203-0405-4607-8809-0A0B0C0D0E0F")
+        // Every bit set: the version nibble is 4 and the variant 10xx whatever the bytes; bytes past 16 are ignored.
+        #expect(Hex.uuid([UInt8](repeating: 0xFF, count: 20)) == "FFFFFFFF-FFFF-4FFF-BFFF-FFFFFFFFFFFF")
         // The call UUID the built-in app derives from a Call-ID: the first 16 bytes of its SHA-256.
         #expect(Hex.uuid(Digest.sha256("abc".utf8)) == "BA7816BF-8F01-4FEA-8141-40DE5DAE2223")
     }
