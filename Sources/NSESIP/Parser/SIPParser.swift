@@ -90,25 +90,23 @@ public enum SIPParser {
             throw .tooLarge("header section exceeds the \(limits.maxHeaderSectionSize)-byte limit")
         }
         // One string for the whole section, its lines slices of it (a string per line was an allocation per header
-        // line), split on LF at the byte level ("\r\n" is a single Character in Swift strings). Repairing bad UTF-8
-        // keeps every CR and LF where it was, so the lines are those of the bytes.
-        let text = String(decoding: bytes, as: UTF8.self)
-        let utf8 = text.utf8
-        var lines: [Substring] = []
-        var lineStart = utf8.startIndex
-        var index = utf8.startIndex
-        while true {
-            let atEnd = index == utf8.endIndex
-            if atEnd || utf8[index] == 0x0A {
-                var lineEnd = index
-                if lineEnd > lineStart, utf8[utf8.index(before: lineEnd)] == 0x0D {
-                    lineEnd = utf8.index(before: lineEnd)
-                }
-                lines.append(text[lineStart..<lineEnd])
-                if atEnd { break }
-                lineStart = utf8.index(after: index)
+        // line), split on LF at the byte level ("\r\n" is a single Character in Swift strings) in the string's own
+        // contiguous UTF-8. Repairing bad UTF-8 keeps every CR and LF where it was, so the lines are those of the bytes.
+        var text = String(decoding: bytes, as: UTF8.self)
+        let bounds = text.withUTF8 { utf8 in
+            var bounds: [(start: Int, end: Int)] = []
+            var lineStart = 0
+            for offset in 0...utf8.count where offset == utf8.count || utf8[offset] == 0x0A {
+                var lineEnd = offset
+                if lineEnd > lineStart, utf8[lineEnd - 1] == 0x0D { lineEnd -= 1 }
+                bounds.append((lineStart, lineEnd))
+                lineStart = offset + 1
             }
-            index = utf8.index(after: index)
+            return bounds
+        }
+        let view = text.utf8
+        var lines = bounds.map { bound in
+            text[view.index(view.startIndex, offsetBy: bound.start)..<view.index(view.startIndex, offsetBy: bound.end)]
         }
         while let last = lines.last, last.isEmpty { lines.removeLast() }
         guard let first = lines.first else { throw .malformed("missing start line") }
