@@ -136,6 +136,12 @@ import Testing
         #expect(u.headers.value(of: "priority") == "urgent")
         #expect(u.description == "sips:alice:pw@[fe80::1]:5061;transport=tls;lr?subject=hi&priority=urgent")
         #expect(try SIPURI(parsing: u.description) == u)
+        // A name-addr writes its display name quoted, the URI in brackets, then its own parameters.
+        let address = SIPNameAddress(
+            displayName: "Bob \"B\"", uri: SIPURI(user: "bob", host: "example.org", port: 5070),
+            parameters: [SIPParameter("tag", "x1"), SIPParameter("lr")])
+        #expect(address.description == #""Bob \"B\"" <sip:bob@example.org:5070>;tag=x1;lr"#)
+        #expect(SIPURI(host: "::1").description == "sip:[::1]" && [SIPParameter]().wireForm.isEmpty)
         #expect(throws: SIPError.self) { try SIPURI(parsing: "http://x") }
         #expect(throws: SIPError.self) { try SIPURI(parsing: "sip:bob@host:99999") }
         #expect(throws: SIPError.self) { try SIPURI(parsing: "sip:bob@[::1") }

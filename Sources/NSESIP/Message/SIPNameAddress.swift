@@ -74,10 +74,16 @@ public struct SIPNameAddress: Sendable, Hashable, CustomStringConvertible {
 
     /// The wire form, always using `<...>`.
     public var description: String {
-        var s = ""
-        if let displayName, !displayName.isEmpty { s += SIPSyntax.quote(displayName) + " " }
-        s += "<" + uri.description + ">"
-        s += parameters.wireForm
-        return s
+        var text = ""
+        text.reserveCapacity(uri.wireSize + parameters.wireSize + 3 + (displayName?.utf8.count ?? 0) * 2)
+        if let displayName, !displayName.isEmpty {
+            text.append(SIPSyntax.quote(displayName))
+            text.append(" ")
+        }
+        text.append("<")
+        uri.appendWireForm(to: &text)
+        text.append(">")
+        parameters.appendWireForm(to: &text)
+        return text
     }
 }

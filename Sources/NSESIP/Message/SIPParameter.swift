@@ -46,7 +46,25 @@ extension Array where Element == SIPParameter {
     /// Renders the list as `;a=b;c`.
     var wireForm: String {
         var s = ""
-        for p in self { s += ";" + p.description }
+        s.reserveCapacity(wireSize)
+        appendWireForm(to: &s)
         return s
+    }
+
+    /// The wire form's length in bytes.
+    var wireSize: Int {
+        reduce(0) { $0 + 2 + $1.name.utf8.count + ($1.value?.utf8.count ?? 0) }
+    }
+
+    /// Appends the wire form to `text`, piece by piece (a temporary string per parameter before).
+    func appendWireForm(to text: inout String) {
+        for parameter in self {
+            text.append(";")
+            text.append(parameter.name)
+            if let value = parameter.value {
+                text.append("=")
+                text.append(value)
+            }
+        }
     }
 }

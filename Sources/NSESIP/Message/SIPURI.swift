@@ -101,18 +101,52 @@ public struct SIPURI: Sendable, Hashable, CustomStringConvertible {
 
     /// The wire form of the URI.
     public var description: String {
-        var s = scheme.rawValue + ":"
+        var text = ""
+        text.reserveCapacity(wireSize)
+        appendWireForm(to: &text)
+        return text
+    }
+
+    /// The wire form's length in bytes, at most.
+    var wireSize: Int {
+        var size = 8 + (user?.utf8.count ?? 0) + (password?.utf8.count ?? 0) + host.utf8.count + 8
+        size += parameters.wireSize + headers.wireSize
+        return size
+    }
+
+    /// Appends the wire form to `text`, piece by piece: a URI is written into every request line, From, To and
+    /// Contact, and a string per piece made it one allocation in twenty of the SIP server's.
+    func appendWireForm(to text: inout String) {
+        text.append(scheme.rawValue)
+        text.append(":")
         if let user {
-            s += user
-            if let password { s += ":" + password }
-            s += "@"
+            text.append(user)
+            if let password {
+                text.append(":")
+                text.append(password)
+            }
+            text.append("@")
         }
-        s += hostPort
-        s += parameters.wireForm
-        if !headers.isEmpty {
-            s += "?" + headers.map { $0.description }.joined(separator: "&")
+        if host.utf8.contains(0x3A) {
+            text.append("[")
+            text.append(host)
+            text.append("]")
+        } else {
+            text.append(host)
         }
-        return s
+        if let port {
+            text.append(":")
+            text.append(String(port))
+        }
+        parameters.appendWireForm(to: &text)
+        for (index, header) in headers.enumerated() {
+            text.append(index == 0 ? "?" : "&")
+            text.append(header.name)
+            if let value = header.value {
+                text.append("=")
+                text.append(value)
+            }
+        }
     }
 
     /// The address-of-record form: scheme, user and host only.
