@@ -43,8 +43,9 @@ import Testing
         #expect(try store.held(now: 1002).isEmpty)
     }
 
-    /// Every fetch purges first; one with nothing to purge only reads, so it does not wait for (nor hold up) another
-    /// process of the container writing at the same time. It took the write lock before: 10 s, then `busy`.
+    /// Every fetch purges first, then looks for its Call-ID; with nothing to purge and nothing kept under it, both only
+    /// read, so they do not wait for (nor hold up) another process of the container writing at the same time. They
+    /// took the write lock before: 10 s each, then `busy`.
     @Test func aPurgeWithNothingDueDoesNotWaitForAnotherWriter() throws {
         let directory = try TestSupport.temporaryDirectory()
         let store = try AppGroupStore(containerDirectory: directory).messages
@@ -52,11 +53,15 @@ import Testing
         try store.markShown(callID: "shown@host", now: 1_000)
         let other = try AppGroupStore(containerDirectory: directory)
         var purged: Result<Int, DeviceError>?
+        var claimed: Result<MessageStore.Claim, DeviceError>?
         try other.database.write(.crashSafe) { tx throws(DatabaseError) in
             try tx.execute("INSERT INTO strikes (reason, at) VALUES ('test', 1)")
             purged = Result { () throws(DeviceError) in try store.purge(now: 2_000) }
+            // Nor does a claim of a Call-ID the store does not have (the fetch then waits for the network).
+            claimed = Result { () throws(DeviceError) in try store.claim(callID: "absent@host", now: 2_000) }
         }
         #expect(try purged?.get() == 0)
+        #expect(try claimed?.get() == .absent)
         #expect(try store.held(now: 2_000).map(\.callID) == ["fresh@host"])
     }
 

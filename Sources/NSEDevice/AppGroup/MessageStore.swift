@@ -127,6 +127,12 @@ public struct MessageStore: Sendable {
         callID: String, now: Int64 = SystemClock.unixMilliseconds(), claimer: Int32 = Processes.current
     ) throws(DeviceError) -> Claim {
         do {
+            // Most fetches find nothing under their Call-ID (the message comes from the network): a read says so
+            // without taking the write lock every other process of the container would wait for.
+            let kept = try database.read { tx throws(DatabaseError) in
+                try !tx.execute("SELECT 1 FROM messages WHERE call_id = ?", [.text(callID)]).isEmpty
+            }
+            guard kept else { return .absent }
             return try database.write(.crashSafe) { tx throws(DatabaseError) -> Claim in
                 let rows = try tx.execute(
                     """
