@@ -401,7 +401,7 @@ let package = Package(
         .testTarget(
             name: "NSESIPTests",
             dependencies: [
-                "NSECertificates", "NSESIP", nioCore, nioPosix, nioSSL, logging,
+                "NSECertificates", "NSESIP", "NSETestSupport", nioCore, nioPosix, nioSSL, logging,
                 .product(name: "NIOTestUtils", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

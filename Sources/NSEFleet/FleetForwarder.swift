@@ -119,7 +119,7 @@ final class FleetForwarder: Sendable {
         var host = String(address[..<colon])
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         return ClientBootstrap(group: eventLoop)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             .connectTimeout(.seconds(2))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {

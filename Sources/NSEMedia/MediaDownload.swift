@@ -78,7 +78,7 @@ public final class MediaDownload: Sendable {
             value: MediaResponseHandler(request: head, maximumBytes: maximumBytes, promise: promise, body: body))
         let connected = ClientBootstrap(group: loop)
             .connectTimeout(connectTimeout)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let operations = channel.pipeline.syncOperations

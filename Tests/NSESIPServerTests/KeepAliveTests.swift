@@ -1,6 +1,7 @@
 import Foundation
 import NSESIP
 import NSESIPServer
+import NSETestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -48,6 +49,45 @@ struct KeepAliveTests {
             }.value
             let text = String(decoding: reply, as: UTF8.self)
             #expect(text.hasPrefix("\r\nSIP/2.0 200 OK\r\n"), "got: \(text.prefix(40))")
+        }
+    }
+
+    /// An accepted connection has Nagle's algorithm off and SO_DEBUG alone (the option was given as a
+    /// `socketOption`, whose level made it SO_DEBUG).
+    @Test("An accepted TCP connection is TCP_NODELAY and not SO_DEBUG")
+    func acceptedConnectionOptions() async throws {
+        try await withSIPServer(serverConfiguration([.tcp])) { _, addresses in
+            let port = addresses[0].port
+            let options = try await Task.detached { () throws -> (debug: Int32, noDelay: Int32)? in
+                let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+                guard fd >= 0 else { throw TestError.setup("socket") }
+                defer { close(fd) }
+                var addr = sockaddr_in()
+                addr.sin_family = sa_family_t(AF_INET)
+                addr.sin_port = in_port_t(UInt16(port).bigEndian)
+                addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+                let connected = withUnsafePointer(to: &addr) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                    }
+                }
+                guard connected == 0 else { throw TestError.setup("connect") }
+                var local = sockaddr_in()
+                var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+                _ = withUnsafeMutablePointer(to: &local) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+                }
+                // The server's side of this connection, once it has accepted it (bounded).
+                for _ in 0..<200 {
+                    if let options = TestSupport.tcpSocketOptions(peerPort: Int(UInt16(bigEndian: local.sin_port))) {
+                        return options
+                    }
+                    usleep(10_000)
+                }
+                return nil
+            }.value
+            #expect(options?.debug == 0)
+            #expect(options.map { $0.noDelay != 0 } == true)
         }
     }
 }

@@ -1,6 +1,7 @@
 import Logging
 import NIOCore
 import NIOPosix
+import NSETestSupport
 import Testing
 
 @testable import NSESIP
@@ -95,6 +96,22 @@ import Testing
         #expect(statuses == [200, 202])
         var iterator = peerReceived.makeAsyncIterator()
         #expect(await iterator.next() == wire)
+    }
+
+    /// A connection turns Nagle's algorithm off (TCP_NODELAY, a `tcpOption`) and leaves SO_DEBUG alone: the option
+    /// was given as a `socketOption`, whose level is SOL_SOCKET, where its number is SO_DEBUG's.
+    @Test func theConnectionIsNoDelayAndNotDebug() async throws {
+        let options = try await Self.withPeer { inbound, _ in
+            _ = try await Self.read(inbound, count: 1)
+        } _: { endpoint, group in
+            try await SIPTransport.withConnection(to: endpoint, group: group, logger: Self.logger) { transport, _ in
+                let options = TestSupport.tcpSocketOptions(peerPort: endpoint.port)
+                try? transport.send(.request(SIPRequest(method: "OPTIONS", uri: SIPURI(host: "127.0.0.1"))))
+                return options
+            }
+        }
+        #expect(options?.debug == 0)
+        #expect(options.map { $0.noDelay != 0 } == true)
     }
 
     /// Connects to `endpoint` and reads the inbound side to its end: how many messages came, and the error it ended

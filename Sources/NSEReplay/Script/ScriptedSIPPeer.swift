@@ -102,7 +102,7 @@ actor ScriptedSIPPeer {
             let context = try tls.map(Self.context)
             let server = try await ServerBootstrap(group: group)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-                .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+                .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .bind(host: "127.0.0.1", port: 0) { channel in
                     channel.eventLoop.makeCompletedFuture {
                         let operations = channel.pipeline.syncOperations

@@ -190,7 +190,7 @@ public final class SIPTransport: Sendable {
                         / 1_000_000_000_000_000)
                 let bootstrap = ClientBootstrap(group: group)
                     .connectTimeout(.milliseconds(timeoutMs))
-                    .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                    .channelOption(.tcpOption(.tcp_nodelay), value: 1)
                 if let literal { return try await bootstrap.connect(to: literal, channelInitializer: initializer) }
                 return try await bootstrap.connect(
                     host: endpoint.host, port: endpoint.port, channelInitializer: initializer)

@@ -104,7 +104,7 @@ enum BoundListener: Sendable {
                         try channel.pipeline.syncOperations.addHandler(ListenerErrorLogger(logger: logger))
                     }
                 }
-                .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+                .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .bind(host: listener.host, port: listener.port) { channel in
                     channel.eventLoop.makeCompletedFuture {
                         let ops = channel.pipeline.syncOperations
