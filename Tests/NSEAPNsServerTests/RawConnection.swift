@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOHPACK
+import NSETestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -12,21 +13,10 @@ final class RawConnection {
     let fd: Int32
 
     init(port: Int) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw LiveTestError(description: "socket: \(errno)") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else {
-            close(fd)
+        guard let fd = TestSupport.connectLoopbackTCP(port: port) else {
             throw LiveTestError(description: "connect 127.0.0.1:\(port): \(errno)")
         }
+        self.fd = fd
     }
 
     deinit { close(fd) }

@@ -10,21 +10,10 @@ import Testing
 
 /// A blocking loopback TCP client with a receive timeout (test helper).
 private func tcpExchange(port: Int, send bytes: [UInt8], expect count: Int) throws -> [UInt8] {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { throw TestError.setup("socket") }
+    guard let fd = TestSupport.connectLoopbackTCP(port: port) else { throw TestError.setup("connect") }
     defer { close(fd) }
     var timeout = timeval(tv_sec: 20, tv_usec: 0)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-    var addr = sockaddr_in()
-    addr.sin_family = sa_family_t(AF_INET)
-    addr.sin_port = in_port_t(UInt16(port).bigEndian)
-    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let connected = withUnsafePointer(to: &addr) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-        }
-    }
-    guard connected == 0 else { throw TestError.setup("connect") }
     _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, 0) }
     var out: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 4096)
@@ -59,27 +48,12 @@ struct KeepAliveTests {
         try await withSIPServer(serverConfiguration([.tcp])) { _, addresses in
             let port = addresses[0].port
             let options = try await Task.detached { () throws -> (debug: Int32, noDelay: Int32)? in
-                let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-                guard fd >= 0 else { throw TestError.setup("socket") }
+                guard let fd = TestSupport.connectLoopbackTCP(port: port), let local = TestSupport.localPort(of: fd)
+                else { throw TestError.setup("connect") }
                 defer { close(fd) }
-                var addr = sockaddr_in()
-                addr.sin_family = sa_family_t(AF_INET)
-                addr.sin_port = in_port_t(UInt16(port).bigEndian)
-                addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-                let connected = withUnsafePointer(to: &addr) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                    }
-                }
-                guard connected == 0 else { throw TestError.setup("connect") }
-                var local = sockaddr_in()
-                var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-                _ = withUnsafeMutablePointer(to: &local) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-                }
                 // The server's side of this connection, once it has accepted it (bounded).
                 for _ in 0..<200 {
-                    if let options = TestSupport.tcpSocketOptions(peerPort: Int(UInt16(bigEndian: local.sin_port))) {
+                    if let options = TestSupport.tcpSocketOptions(peerPort: local) {
                         return options
                     }
                     usleep(10_000)
