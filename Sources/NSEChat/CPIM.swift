@@ -102,32 +102,32 @@ public struct CPIMMessage: Sendable, Equatable {
             index = min(end + 1, bytes.count)
             if line.isEmpty { return (headers, index) }
             guard let colon = line.firstIndex(of: 0x3A) else { return nil }
-            let name = String(decoding: trimmed(line[line.startIndex..<colon]), as: UTF8.self)
-            let value = String(decoding: trimmed(line[(colon + 1)...]), as: UTF8.self)
+            let name = String(decoding: line[line.startIndex..<colon].trimmingSpace(), as: UTF8.self)
+            let value = String(decoding: line[(colon + 1)...].trimmingSpace(), as: UTF8.self)
             guard !name.isEmpty, !name.contains(" ") else { return nil }
             headers.append((name: name, value: value))
         }
         return (headers, index)
     }
+}
 
-    /// Without leading and trailing SP, HT, CR and LF, as bytes: a header's name and value are made once, trimmed.
-    private static func trimmed(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+extension BidirectionalCollection where Element == UInt8 {
+    /// Without leading and trailing SP, HT, CR and LF. Byte by byte: a space followed by a combining mark is one
+    /// `Character`, unequal to " ", and would survive a character trim, so a header written back would read
+    /// differently; and a header's name and value are trimmed before their strings are made.
+    func trimmingSpace() -> SubSequence {
         let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D || $0 == 0x0A }
-        guard let first = bytes.firstIndex(where: { !isSpace($0) }) else { return [] }
-        let last = bytes.lastIndex(where: { !isSpace($0) }) ?? first
-        return bytes[first...last]
+        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else {
+            return self[endIndex...]
+        }
+        return self[first...last]
     }
 }
 
-extension StringProtocol {
-    /// Without leading and trailing SP, HT, CR and LF. Scalar by scalar: a space followed by a combining mark is one
-    /// `Character`, unequal to " ", and would survive a character trim, so a header written back would read differently.
+extension StringProtocol where UTF8View: BidirectionalCollection {
+    /// Without leading and trailing SP, HT, CR and LF (`trimmingSpace()` of its UTF-8).
     func trimmingCharacters() -> String {
-        let text = String(self)
-        let isSpace: (Unicode.Scalar) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" }
-        guard let first = text.unicodeScalars.firstIndex(where: { !isSpace($0) }),
-            let last = text.unicodeScalars.lastIndex(where: { !isSpace($0) })
-        else { return "" }
-        return String(text.unicodeScalars[first...last])
+        let trimmed = utf8.trimmingSpace()
+        return String(self[trimmed.startIndex..<trimmed.endIndex])
     }
 }

@@ -79,5 +79,4 @@ public enum Hex {
             return index
         }
     }
-
 }

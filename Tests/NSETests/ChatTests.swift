@@ -30,6 +30,11 @@ import Testing
             CPIMMessage(bytes: Array(" From :\t<sip:a@b> \r\n\r\nCONTENT-TYPE: text/plain\r\n\r\nx".utf8)))
         #expect(padded.headers.map(\.name) == ["From"] && padded.header("FROM") == "<sip:a@b>")
         #expect(padded.contentType == "text/plain" && padded.body == [0x78])
+        // A space before a combining mark goes (one Character with it, but a space by its scalar); so in a list.
+        let marked = "Subject: \u{0301}hi \r\nimdn.Disposition-Notification: \t display ,  \u{0301}x\r\n\r\n\r\n"
+        let parsed = try #require(CPIMMessage(bytes: Array(marked.utf8)))
+        #expect(parsed.header("subject") == "\u{0301}hi")
+        #expect(parsed.dispositionNotification == ["display", "\u{0301}x"])
     }
 
     @Test func namespacePrefixIsHonoured() throws {

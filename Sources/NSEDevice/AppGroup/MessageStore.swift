@@ -319,54 +319,52 @@ public struct MessageStore: Sendable {
         }
     }
 
-    /// Whether ``purge(now:)`` has anything to do: a claim whose process is gone, a held message past its lifetime,
-    /// a shown or unnotified one past the day it is remembered.
-    private func purgeDue(_ tx: borrowing Database.Transaction, now: Int64) throws(DatabaseError) -> Bool {
-        let claims = try tx.execute("SELECT claimed_at, claimed_by FROM messages WHERE state = 'claimed'")
-        for row in claims
-        where claimGone(claimedAt: row.integer(0) ?? 0, by: Int32(truncatingIfNeeded: row.integer(1) ?? 0), now: now) {
-            return true
+    /// The Call-IDs of claims whose process is gone (or that are older than any extension lives).
+    private func goneClaims(_ tx: borrowing Database.Transaction, now: Int64) throws(DatabaseError) -> [String] {
+        try tx.execute("SELECT call_id, claimed_at, claimed_by FROM messages WHERE state = 'claimed'").compactMap {
+            row in
+            let claimer = Int32(truncatingIfNeeded: row.integer(2) ?? 0)
+            return claimGone(claimedAt: row.integer(1) ?? 0, by: claimer, now: now) ? row.text(0) : nil
         }
-        let forgotten = now - shownMemoryMilliseconds
-        return try !tx.execute(
-            """
-            SELECT 1 WHERE EXISTS (SELECT 1 FROM messages WHERE state = 'held' AND received_at < ?)
-                OR EXISTS (SELECT 1 FROM messages WHERE state = 'unnotified' AND received_at < ?)
-                OR EXISTS (SELECT 1 FROM messages WHERE state = 'shown' AND shown_at < ?)
-            """, [.integer(now - lifetimeMilliseconds), .integer(forgotten), .integer(forgotten)]
-        ).isEmpty
     }
+
+    /// What else the purge takes, by the same conditions in its check and its writes: held messages past their
+    /// lifetime (bound: the oldest time kept), shown and unnotified ones past the day they are remembered (bound twice:
+    /// the oldest time remembered).
+    private static let expiredHeld = "state = 'held' AND received_at < ?"
+    private static let forgotten = "(state = 'shown' AND shown_at < ?) OR (state = 'unnotified' AND received_at < ?)"
+    private static let purgeDueSQL = """
+        SELECT 1 WHERE EXISTS (SELECT 1 FROM messages WHERE \(expiredHeld))
+            OR EXISTS (SELECT 1 FROM messages WHERE \(forgotten))
+        """
+    private static let expireHeldSQL = "UPDATE messages SET state = 'unnotified' WHERE \(expiredHeld)"
+    private static let forgetSQL = "DELETE FROM messages WHERE \(forgotten)"
 
     /// Gives back the claims of processes that died before showing their message, turns expired held messages into
     /// unnotified ones, and forgets shown and unnotified ones after a day; returns how many rows went. Crash-safe,
     /// not synced.
     @discardableResult
     public func purge(now: Int64 = SystemClock.unixMilliseconds()) throws(DeviceError) -> Int {
+        let (kept, remembered) = (now - lifetimeMilliseconds, now - shownMemoryMilliseconds)
         do {
             // Most fetches find nothing to purge: a read says so without taking the write lock that every other
             // process of the container would wait for.
-            guard try database.read({ tx throws(DatabaseError) in try purgeDue(tx, now: now) }) else { return 0 }
+            let due = try database.read { tx throws(DatabaseError) in
+                if try !goneClaims(tx, now: now).isEmpty { return true }
+                return try !tx.execute(Self.purgeDueSQL, [.integer(kept), .integer(remembered), .integer(remembered)])
+                    .isEmpty
+            }
+            guard due else { return 0 }
             return try database.write(.crashSafe) { tx throws(DatabaseError) -> Int in
-                let claims = try tx.execute(
-                    "SELECT call_id, claimed_at, claimed_by FROM messages WHERE state = 'claimed'")
-                for row in claims {
-                    let claimer = Int32(truncatingIfNeeded: row.integer(2) ?? 0)
-                    guard claimGone(claimedAt: row.integer(1) ?? 0, by: claimer, now: now) else { continue }
+                for callID in try goneClaims(tx, now: now) {
                     try tx.execute(
                         """
                         UPDATE messages SET state = 'held', claimed_at = NULL, claimed_by = NULL
                         WHERE call_id = ? AND state = 'claimed'
-                        """, [.text(row.text(0))])
+                        """, [.text(callID)])
                 }
-                try tx.execute(
-                    "UPDATE messages SET state = 'unnotified' WHERE state = 'held' AND received_at < ?",
-                    [.integer(now - lifetimeMilliseconds)])
-                try tx.execute(
-                    """
-                    DELETE FROM messages WHERE (state = 'shown' AND shown_at < ?)
-                        OR (state = 'unnotified' AND received_at < ?)
-                    """,
-                    [.integer(now - shownMemoryMilliseconds), .integer(now - shownMemoryMilliseconds)])
+                try tx.execute(Self.expireHeldSQL, [.integer(kept)])
+                try tx.execute(Self.forgetSQL, [.integer(remembered), .integer(remembered)])
                 return tx.changes
             }
         } catch {

@@ -56,10 +56,11 @@ extension Array where Element == SIPParameter {
         reduce(0) { $0 + 2 + $1.name.utf8.count + ($1.value?.utf8.count ?? 0) }
     }
 
-    /// Appends the wire form to `text`, piece by piece (a temporary string per parameter before).
-    func appendWireForm(to text: inout String) {
-        for parameter in self {
-            text.append(";")
+    /// Appends the wire form to `text`, piece by piece (a temporary string per parameter before): each parameter
+    /// after `;`, or (a URI's headers) the first after `opening` and the others after `separator`.
+    func appendWireForm(to text: inout String, opening: Character = ";", separator: Character = ";") {
+        for (index, parameter) in enumerated() {
+            text.append(index == 0 ? opening : separator)
             text.append(parameter.name)
             if let value = parameter.value {
                 text.append("=")

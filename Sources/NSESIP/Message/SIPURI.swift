@@ -89,9 +89,24 @@ public struct SIPURI: Sendable, Hashable, CustomStringConvertible {
 
     /// `host[:port]` with IPv6 brackets.
     public var hostPort: String {
-        let h = SIPSyntax.formatHost(host)
-        if let port { return "\(h):\(port)" }
-        return h
+        var text = ""
+        appendHostPort(to: &text)
+        return text
+    }
+
+    /// Appends ``hostPort`` to `text`.
+    func appendHostPort(to text: inout String) {
+        if host.utf8.contains(0x3A) {
+            text.append("[")
+            text.append(host)
+            text.append("]")
+        } else {
+            text.append(host)
+        }
+        if let port {
+            text.append(":")
+            text.append(String(port))
+        }
     }
 
     /// The value of the `transport` URI parameter, lowercased.
@@ -127,26 +142,9 @@ public struct SIPURI: Sendable, Hashable, CustomStringConvertible {
             }
             text.append("@")
         }
-        if host.utf8.contains(0x3A) {
-            text.append("[")
-            text.append(host)
-            text.append("]")
-        } else {
-            text.append(host)
-        }
-        if let port {
-            text.append(":")
-            text.append(String(port))
-        }
+        appendHostPort(to: &text)
         parameters.appendWireForm(to: &text)
-        for (index, header) in headers.enumerated() {
-            text.append(index == 0 ? "?" : "&")
-            text.append(header.name)
-            if let value = header.value {
-                text.append("=")
-                text.append(value)
-            }
-        }
+        headers.appendWireForm(to: &text, opening: "?", separator: "&")
     }
 
     /// The address-of-record form: scheme, user and host only.
