@@ -8,8 +8,11 @@ import Testing
     import Glibc
 #endif
 
-/// A blocking loopback TCP client with a receive timeout (test helper).
-private func tcpExchange(port: Int, send bytes: [UInt8], expect count: Int) throws -> [UInt8] {
+/// A blocking loopback TCP client with a receive timeout (test helper); `whileOpen` is given the socket once the
+/// reply is in, before it closes.
+private func tcpExchange(
+    port: Int, send bytes: [UInt8], expect count: Int, whileOpen: (Int32) -> Void = { _ in }
+) throws -> [UInt8] {
     guard let fd = TestSupport.connectLoopbackTCP(port: port) else { throw TestError.setup("connect") }
     defer { close(fd) }
     var timeout = timeval(tv_sec: 20, tv_usec: 0)
@@ -22,6 +25,7 @@ private func tcpExchange(port: Int, send bytes: [UInt8], expect count: Int) thro
         if n <= 0 { break }
         out.append(contentsOf: chunk[0..<n])
     }
+    whileOpen(fd)
     return out
 }
 
@@ -47,18 +51,16 @@ struct KeepAliveTests {
     func acceptedConnectionOptions() async throws {
         try await withSIPServer(serverConfiguration([.tcp])) { _, addresses in
             let port = addresses[0].port
+            let request =
+                "OPTIONS sip:example.org SIP/2.0\r\nVia: SIP/2.0/TCP 127.0.0.1:1;branch=z9hG4bKka2\r\nFrom: <sip:a@example.org>;tag=1\r\nTo: <sip:example.org>\r\nCall-ID: ka-2\r\nCSeq: 1 OPTIONS\r\nContent-Length: 0\r\n\r\n"
             let options = try await Task.detached { () throws -> (debug: Int32, noDelay: Int32)? in
-                guard let fd = TestSupport.connectLoopbackTCP(port: port), let local = TestSupport.localPort(of: fd)
-                else { throw TestError.setup("connect") }
-                defer { close(fd) }
-                // The server's side of this connection, once it has accepted it (bounded).
-                for _ in 0..<200 {
-                    if let options = TestSupport.tcpSocketOptions(peerPort: local) {
-                        return options
-                    }
-                    usleep(10_000)
+                // Read once answered: the server has accepted the connection and serves it.
+                var options: (debug: Int32, noDelay: Int32)?
+                let reply = try tcpExchange(port: port, send: Array(request.utf8), expect: 12) { fd in
+                    options = TestSupport.localPort(of: fd).flatMap { TestSupport.tcpSocketOptions(peerPort: $0) }
                 }
-                return nil
+                #expect(String(decoding: reply, as: UTF8.self).hasPrefix("SIP/2.0 200 OK"))
+                return options
             }.value
             #expect(options?.debug == 0)
             #expect(options.map { $0.noDelay != 0 } == true)
