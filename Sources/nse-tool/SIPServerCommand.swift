@@ -287,16 +287,26 @@ struct SIPServerCommand: AsyncParsableCommand {
         } else {
             metricsURL.finish()
         }
+        let (trapping, trapped) = AsyncStream.makeStream(of: Void.self)
         let group = Task { [metrics, lifecycleLogger] () -> (any Error)? in
-            defer { metricsURL.finish() }
+            defer {
+                metricsURL.finish()
+                trapped.finish()
+            }
             do {
-                try await server.runUntilSignalled(beside: metrics.map { [$0] } ?? [], logger: lifecycleLogger)
+                try await server.runUntilSignalled(
+                    beside: metrics.map { [$0] } ?? [], logger: lifecycleLogger,
+                    onTrapping: {
+                        trapped.yield()
+                        trapped.finish()
+                    })
                 return nil
             } catch {
                 return error
             }
         }
-        // The line names every listener bound, the metrics one too: it waits for it (or for the group's failure).
+        // The line names every listener bound, the metrics one too: it waits for it (or for the group's failure),
+        // and for SIGTERM to be trapped, so that a SIGTERM sent on reading it stops the server (exit 0).
         var printer: Task<Void, Never>?
         var eventLines: LineWriter?
         var boundMetrics: String?
@@ -304,7 +314,9 @@ struct SIPServerCommand: AsyncParsableCommand {
             boundMetrics = url
             break
         }
-        if metricsListen == nil || boundMetrics != nil {
+        var isTrapping = false
+        for await _ in trapping { isTrapping = true }
+        if isTrapping, metricsListen == nil || boundMetrics != nil {
             if let boundMetrics { listening["metrics"] = .string(boundMetrics) }
             StandardStreams.writeOut(JSON.object(listening).serialized() + "\n")
             // Not a service of the group: a reader that stops reading stdout must not hold the exit up. The lines are

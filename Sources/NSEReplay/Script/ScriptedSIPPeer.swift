@@ -44,6 +44,14 @@ actor ScriptedSIPPeer {
         case stopped
     }
 
+    /// A message a connection received, when and from where.
+    private struct Received: Sendable {
+        var message: SIPMessage
+        var flow: Flow
+        var address: SocketAddress
+        var at = ContinuousClock.now
+    }
+
     /// Something to do at its due time, in the order it was decided.
     private struct Pending {
         var output: SIPScriptPlayer.Output
@@ -100,26 +108,40 @@ actor ScriptedSIPPeer {
             }
         case .tcp, .tls:
             let context = try tls.map(Self.context)
+            // Each connection hands its messages, stamped as they arrive, to one stream the serving task plays in
+            // order; the connections are closed with the listener.
+            let (received, sink) = AsyncStream.makeStream(of: Received.self)
+            let connections = SIPAcceptedConnections()
             let server = try await ServerBootstrap(group: group)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                 .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
-                .bind(host: "127.0.0.1", port: 0) { channel in
+                .childChannelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         let operations = channel.pipeline.syncOperations
                         if let context { try operations.addHandler(NIOSSLServerHandler(context: context)) }
                         try operations.addHandler(ByteToMessageHandler(SIPMessageDecoder()))
-                        return try NIOAsyncChannel<SIPMessage, ByteBuffer>(wrappingChannelSynchronously: channel)
+                        try operations.addHandler(
+                            SIPAcceptedStreamHandler(
+                                connections: connections,
+                                makeFlow: { channel, remote in (Flow(channel: channel, remote: nil), remote) },
+                                deliver: { message, flow in
+                                    sink.yield(Received(message: message, flow: flow.0, address: flow.1))
+                                },
+                                failed: { _ in }))
                     }
                 }
-            channel = server.channel
+                .bind(host: "127.0.0.1", port: 0).get()
+            channel = server
             serving = Task {
-                try? await server.executeThenClose { connections in
-                    try await withThrowingDiscardingTaskGroup { group in
-                        for try await connection in connections {
-                            group.addTask { await Self.serve(connection, peer: peer) }
-                        }
+                await withTaskCancellationHandler {
+                    for await item in received {
+                        await peer.handle(item.message, from: item.flow, address: item.address, at: item.at)
                     }
+                } onCancel: {
+                    sink.finish()
                 }
+                server.close(promise: nil)
+                connections.closeAll()
             }
         }
         state = .listening(channel, serving: serving)
@@ -150,18 +172,6 @@ actor ScriptedSIPPeer {
         var summary = "sip peer: played \(performed) of the \(player.playableCount) recorded events it had to play"
         if unplayed > 0 { summary += " (\(unplayed) still to come when the case ended)" }
         return player.notes + [summary]
-    }
-
-    /// One TCP or TLS connection's messages, until either side closes it.
-    private static func serve(_ connection: NIOAsyncChannel<SIPMessage, ByteBuffer>, peer: ScriptedSIPPeer) async {
-        let flow = Flow(channel: connection.channel, remote: nil)
-        let address = connection.channel.remoteAddress
-        try? await connection.executeThenClose { inbound, _ in
-            for try await message in inbound {
-                let now = ContinuousClock.now
-                await peer.handle(message, from: flow, address: address, at: now)
-            }
-        }
     }
 
     private func handle(

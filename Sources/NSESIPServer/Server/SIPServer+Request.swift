@@ -8,10 +8,6 @@ extension SIPServer {
     func process(_ event: InboundEvent) async {
         guard !isStopped else { return }
         switch event {
-        case .opened(let flow):
-            listeners.opened(flow)
-        case .closed(let flow):
-            listeners.closed(flow)
         case .datagram(let message, let flow):
             if faults.dropsDatagram() {
                 logger.debug(

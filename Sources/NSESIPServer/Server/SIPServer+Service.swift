@@ -14,12 +14,28 @@ extension SIPServer: Service {
 
     /// Runs the server in a `ServiceGroup` that shuts down gracefully on SIGTERM or SIGINT (as `nse serve` does);
     /// returns once the server has stopped.
-    /// - Parameter services: run beside the server in the same group (its `/metrics` listener), stopped after it.
-    public func runUntilSignalled(beside services: [any Service] = [], logger: Logger) async throws {
+    /// - Parameters:
+    ///   - services: run beside the server in the same group (its `/metrics` listener), stopped after it.
+    ///   - onTrapping: called once the group traps SIGTERM and SIGINT; before, either signal kills the process
+    ///     (a caller that tells the world it is listening waits for this).
+    public func runUntilSignalled(
+        beside services: [any Service] = [], logger: Logger, onTrapping: @escaping @Sendable () -> Void = {}
+    ) async throws {
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
-                services: services.map { .init(service: $0) } + [.init(service: self)],
+                services: [.init(service: TrapNotice(notify: onTrapping))] + services.map { .init(service: $0) }
+                    + [.init(service: self)],
                 gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
+    }
+}
+
+/// Says that its group traps its signals: a `ServiceGroup` registers its signal sources before it runs any service.
+private struct TrapNotice: Service {
+    let notify: @Sendable () -> Void
+
+    func run() async throws {
+        notify()
+        try? await gracefulShutdown()
     }
 }

@@ -105,7 +105,8 @@ public actor SIPServer {
                 forwarder = Forwarder(held: held, timers: configuration.timers, logger: logger)
                 try loadRooms()
             }
-            listeners = try await Listeners.bind(configuration, group: loops.group, logger: logger)
+            listeners = try await Listeners.bind(
+                configuration, group: loops.group, sink: inboundContinuation, logger: logger)
             try restoreBindings()
         } catch {
             await discardUnservedListeners()

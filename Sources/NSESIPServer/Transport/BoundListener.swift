@@ -21,20 +21,20 @@ final class ListenerErrorLogger: ChannelInboundHandler, Sendable {
     }
 }
 
-/// One bound listener, served by `serve` inside `executeThenClose`.
+/// One bound listener: a UDP socket served by `serve` inside `executeThenClose`, or a TCP/TLS listening socket
+/// whose connections hand their messages on from their own pipelines (`SIPAcceptedStreamHandler`).
 enum BoundListener: Sendable {
-    typealias Connection = NIOAsyncChannel<SIPMessage, ByteBuffer>
     typealias Datagrams = NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>
 
     /// A UDP socket.
     case datagram(Datagrams)
-    /// A TCP or TLS listening socket and its accepted connections.
-    case stream(SIPTransportKind, NIOAsyncChannel<Connection, Never>)
+    /// A TCP or TLS listening socket and its accepted connections still open.
+    case stream(any Channel, SIPAcceptedConnections)
 
     var channel: any Channel {
         switch self {
         case .datagram(let datagrams): return datagrams.channel
-        case .stream(_, let server): return server.channel
+        case .stream(let server, _): return server
         }
     }
 
@@ -54,16 +54,17 @@ enum BoundListener: Sendable {
         return try NIOSSLContext(configuration: config)
     }
 
-    /// Binds one configured listener; a socket that cannot be bound is a `SIPServerError` naming its address.
+    /// Binds one configured listener; a socket that cannot be bound is a `SIPServerError` naming its address. A
+    /// stream listener's connections hand what they receive to `sink` from the moment they are accepted.
     static func bind(
         _ listener: SIPServerConfiguration.Listener, group: any EventLoopGroup, tls: NIOSSLContext?,
-        limits: SIPParserLimits, logger: Logger
+        limits: SIPParserLimits, sink: AsyncStream<InboundEvent>.Continuation, logger: Logger
     ) async throws -> BoundListener {
         if listener.transport == .tls, tls == nil {
             throw SIPServerError("a tls listener needs certificate and key files")
         }
         do {
-            return try await bindSocket(listener, group: group, tls: tls, limits: limits, logger: logger)
+            return try await bindSocket(listener, group: group, tls: tls, limits: limits, sink: sink, logger: logger)
         } catch {
             throw SIPServerError(NetworkFailure.describe(.listen, "\(listener)", error))
         }
@@ -74,13 +75,22 @@ enum BoundListener: Sendable {
     func discard() async {
         switch self {
         case .datagram(let datagrams): try? await datagrams.executeThenClose { _, _ in }
-        case .stream(_, let server): try? await server.executeThenClose { _ in }
+        case .stream(let server, let connections):
+            try? await server.close()
+            connections.closeAll()
         }
+    }
+
+    /// Closes the listening socket and every connection it accepted (a stream listener's connections are closed
+    /// here; a UDP listener's `serve` returns).
+    func close() {
+        channel.close(promise: nil)
+        if case .stream(_, let connections) = self { connections.closeAll() }
     }
 
     private static func bindSocket(
         _ listener: SIPServerConfiguration.Listener, group: any EventLoopGroup, tls: NIOSSLContext?,
-        limits: SIPParserLimits, logger: Logger
+        limits: SIPParserLimits, sink: AsyncStream<InboundEvent>.Continuation, logger: Logger
     ) async throws -> BoundListener {
         switch listener.transport {
         case .udp:
@@ -96,6 +106,7 @@ enum BoundListener: Sendable {
         case .tcp, .tls:
             let kind = listener.transport
             let context = kind == .tls ? tls : nil
+            let connections = SIPAcceptedConnections()
             let server = try await ServerBootstrap(group: group)
                 .serverChannelOption(.backlog, value: 256)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -105,35 +116,43 @@ enum BoundListener: Sendable {
                     }
                 }
                 .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
-                .bind(host: listener.host, port: listener.port) { channel in
+                .childChannelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         let ops = channel.pipeline.syncOperations
                         if let context { try ops.addHandler(NIOSSLServerHandler(context: context)) }
                         try ops.addHandler(ByteToMessageHandler(KeepAliveAwareDecoder(limits: limits)))
-                        return try Connection(wrappingChannelSynchronously: channel)
+                        try ops.addHandler(
+                            SIPAcceptedStreamHandler(
+                                connections: connections,
+                                makeFlow: { ServerFlow(kind: kind, channel: $0, remote: $1) },
+                                deliver: { sink.yield(.message($0, $1)) },
+                                failed: { error in
+                                    logger.debug(
+                                        "sip server stream error, closing connection",
+                                        metadata: ["sip.error": "\(error)"])
+                                }))
                     }
                 }
-            return .stream(kind, server)
+                .bind(host: listener.host, port: listener.port).get()
+            return .stream(server, connections)
         }
     }
 
-    /// Serves the listener until it closes or the task is cancelled, handing everything received to `sink`; the
-    /// listener and every connection it accepted are closed when this returns.
+    /// Serves the listener until it closes or the task is cancelled (a UDP listener hands each datagram to `sink`);
+    /// the listener and every connection it accepted are closed when this returns.
     func serve(sink: AsyncStream<InboundEvent>.Continuation, limits: SIPParserLimits, logger: Logger) async {
         do {
             switch self {
             case .datagram(let datagrams):
                 try await BoundListener.serve(datagrams, sink: sink, limits: limits, logger: logger)
-            case .stream(let kind, let server):
-                try await server.executeThenClose { connections in
-                    try await withThrowingDiscardingTaskGroup { group in
-                        for try await connection in connections {
-                            group.addTask {
-                                await BoundListener.serve(connection, kind: kind, sink: sink, logger: logger)
-                            }
-                        }
-                    }
+            case .stream(let server, let connections):
+                // Connections serve themselves: this only waits for the listener to close.
+                await withTaskCancellationHandler {
+                    try? await server.closeFuture.get()
+                } onCancel: {
+                    server.close(promise: nil)
                 }
+                connections.closeAll()
             }
         } catch is CancellationError {
             return
@@ -166,28 +185,5 @@ enum BoundListener: Sendable {
                 }
             }
         }
-    }
-
-    /// Delivers one TCP/TLS connection's messages with its flow until either side closes it; a framing or TLS
-    /// error closes it.
-    private static func serve(
-        _ connection: Connection, kind: SIPTransportKind, sink: AsyncStream<InboundEvent>.Continuation,
-        logger: Logger
-    ) async {
-        guard let remote = connection.channel.remoteAddress else {
-            try? await connection.executeThenClose { _, _ in }
-            return
-        }
-        let flow = ServerFlow(kind: kind, channel: connection.channel, remote: remote)
-        sink.yield(.opened(flow))
-        do {
-            try await connection.executeThenClose { inbound, _ in
-                for try await message in inbound { sink.yield(.message(message, flow)) }
-            }
-        } catch is CancellationError {
-        } catch {
-            logger.debug("sip server stream error, closing connection", metadata: ["sip.error": "\(error)"])
-        }
-        sink.yield(.closed(flow))
     }
 }

@@ -2,29 +2,27 @@ import Logging
 import NIOCore
 import NSESIP
 
-/// The server's sockets: the bound listeners with their addresses, and the TCP/TLS connections open to them.
+/// The server's sockets: the bound listeners with their addresses (each stream listener keeps the connections open
+/// to it).
 ///
 /// A value owned by `SIPServer`'s actor; each listener is served (`BoundListener.serve`) by a child task of the
-/// server's task tree, which feeds the actor's inbound stream.
+/// server's task tree, and what comes in feeds the actor's inbound stream.
 struct Listeners {
     /// The listeners, in configuration order (as `addresses`).
     private(set) var bound: [BoundListener] = []
     /// The address each listener is bound to (actual ports).
     private(set) var addresses: [SIPServerBoundAddress] = []
-    /// Accepted TCP/TLS connections still open, by flow key.
-    private var connections: [String: ServerFlow] = [:]
-
     /// Binds every configured listener; on a failure closes those already bound and throws.
-    static func bind(_ configuration: SIPServerConfiguration, group: any EventLoopGroup, logger: Logger) async throws
-        -> Listeners
-    {
+    static func bind(
+        _ configuration: SIPServerConfiguration, group: any EventLoopGroup,
+        sink: AsyncStream<InboundEvent>.Continuation, logger: Logger
+    ) async throws -> Listeners {
         var listeners = Listeners()
         do {
             let tls = try configuration.tls.map { try BoundListener.makeTLSContext($0) }
             for listener in configuration.listeners {
                 let bound = try await BoundListener.bind(
-                    listener, group: group, tls: tls, limits: configuration.limits,
-                    logger: logger)
+                    listener, group: group, tls: tls, limits: configuration.limits, sink: sink, logger: logger)
                 listeners.bound.append(bound)
                 let address = bound.channel.localAddress
                 listeners.addresses.append(
@@ -57,15 +55,8 @@ struct Listeners {
         return bound[index].udpFlow(to: remote)
     }
 
-    mutating func opened(_ flow: ServerFlow) { connections[flow.key] = flow }
-
-    mutating func closed(_ flow: ServerFlow) { connections[flow.key] = nil }
-
-    /// Closes every listener and connection (their serving tasks finish), and forgets the connections; the
-    /// addresses stay.
-    mutating func closeAll() {
-        for listener in bound { listener.channel.close(promise: nil) }
-        for (_, flow) in connections { flow.channel.close(promise: nil) }
-        connections = [:]
+    /// Closes every listener and connection (their serving tasks finish); the addresses stay.
+    func closeAll() {
+        for listener in bound { listener.close() }
     }
 }

@@ -59,6 +59,4 @@ final class ServerFlow: Sendable, CustomStringConvertible {
 enum InboundEvent: Sendable {
     case message(SIPMessage, ServerFlow)
     case datagram(SIPMessage?, ServerFlow)
-    case opened(ServerFlow)
-    case closed(ServerFlow)
 }
