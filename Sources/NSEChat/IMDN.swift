@@ -1,3 +1,5 @@
+import NSESystem
+
 /// Instant Message Disposition Notifications (RFC 5438): the "delivered" notice an extension sends back.
 public enum IMDN {
     /// The IMDN namespace URN.
@@ -96,24 +98,5 @@ public enum IMDN {
             }
         }
         return String(output)
-    }
-}
-
-/// Escaping text for XML content and attribute values.
-public enum XMLText {
-    /// `&`, `<`, `>` and `"` as entities.
-    public static func escape(_ text: String) -> String {
-        // Scalar by scalar: `&` followed by a combining mark is one `Character`, different from "&".
-        var output = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": output += "&amp;"
-            case "<": output += "&lt;"
-            case ">": output += "&gt;"
-            case "\"": output += "&quot;"
-            default: output.unicodeScalars.append(scalar)
-            }
-        }
-        return output
     }
 }

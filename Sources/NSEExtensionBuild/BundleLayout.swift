@@ -1,3 +1,5 @@
+import NSESystem
+
 /// Where a built extension's files go in its cache folder: an app extension bundle inside its containing app's, as
 /// iOS installs one (`app.app/PlugIns/NotificationServiceExtension.appex/`). Code that asks whether it runs in an
 /// extension looks for the `.appex` suffix of `Bundle.main.bundlePath` (GoogleUtilities' `isAppExtension`), and
@@ -46,7 +48,7 @@ struct BundleLayout: Equatable {
         """
     }
 
-    private static func escaped(_ text: String) -> String {
-        text.replacing("&", with: "&amp;").replacing("<", with: "&lt;").replacing(">", with: "&gt;")
-    }
+    /// The identifier passed Apple's rule (letters, digits, `-`, `.`), so this escapes nothing today; it keeps the
+    /// plist well-formed should the rule loosen.
+    private static func escaped(_ text: String) -> String { XMLText.escape(text) }
 }

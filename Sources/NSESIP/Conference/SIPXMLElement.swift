@@ -1,4 +1,5 @@
 import NSEChat
+import NSESystem
 
 /// One element of a small XML document (a conference-info or resource-lists body): its local name, resolved
 /// namespace, attributes, character data and children.
