@@ -110,6 +110,8 @@ let package = Package(
         .systemLibrary(name: "CConcurrencyHook"),
         // Not a library: the pidfd_open system call, for the host's wait on a child's exit.
         .systemLibrary(name: "CProcessHandle"),
+        // Not a library: glibc's malloc tuning (mallopt), for how an extension process keeps its heap.
+        .systemLibrary(name: "CMallocTuning"),
         // Not a library: the fork server's loop and the descriptors passed to it (`--extension-launch fork`), in C
         // because it runs between fork()s. One Swift file on each side: NSEProtocol's ForkServer (the extension's),
         // NSEHost's ForkServerLink (the host's).
@@ -163,7 +165,8 @@ let package = Package(
         .target(name: "NSEPayload", dependencies: ["NSEJSON", "NSESystem"]),
         // The host/extension protocol: its messages and the one line framing both sides (and the app launcher) use.
         // No Foundation, no NIO: the extension links it.
-        .target(name: "NSEProtocol", dependencies: ["CForkServer", "NSEJSON", "NSEPayload", "NSESystem"]),
+        .target(
+            name: "NSEProtocol", dependencies: ["CForkServer", "CMallocTuning", "NSEJSON", "NSEPayload", "NSESystem"]),
         .target(name: "NSEDevice", dependencies: ["NSECrypto", "NSEDatabase", "NSEJSON", "NSEPayload", "NSESystem"]),
         // How the app registers its SIP account (RFC 8599 push parameters): the extension's SIP fetch, replay and
         // `nse device register` all register as the app would.

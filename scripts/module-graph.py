@@ -28,7 +28,7 @@ END = "<!-- module-graph: end -->"
 
 # Bottom to top: a module may depend on its own layer and the layers below it, never above.
 LAYERS = [
-    ("c", "C libraries", ["CSodium", "CJansson", "CCurl", "CSQLite", "CConcurrencyHook", "CProcessHandle", "CForkServer", "CAppleOS", "CCommonCrypto"]),
+    ("c", "C libraries", ["CSodium", "CJansson", "CCurl", "CSQLite", "CConcurrencyHook", "CProcessHandle", "CMallocTuning", "CForkServer", "CAppleOS", "CCommonCrypto"]),
     ("foundations", "Foundations", [
         "NSESystem", "NSEJSON", "NSECrypto", "NSEHTTP", "NSEDatabase", "NSEChat", "NSECertificates", "NSESIP",
     ]),
@@ -54,7 +54,7 @@ PACKAGE_NAMES = {
 }
 
 # System targets that declare something of the Swift runtime rather than a library.
-HEADER_ONLY = {"CConcurrencyHook": "Swift runtime", "CProcessHandle": "Linux system call"}
+HEADER_ONLY = {"CConcurrencyHook": "Swift runtime", "CProcessHandle": "Linux system call", "CMallocTuning": "glibc malloc"}
 
 
 def load_manifest(path):

@@ -9,6 +9,8 @@ import NSESIP
     import Musl
 #endif
 
+// A warm process keeps its heap's top between pushes rather than give it back and fault it in again.
+ExtensionHeap.keepTop()
 // The process's one logger (swift-log's default handler: stderr); the library takes it, never makes its own.
 let reference = ReferenceExtension(logger: Logger(label: "nse.extension"))
 // Under `--extension-launch fork`, this process rehearses one push and forks the push processes, each of which goes

@@ -23,6 +23,8 @@ public enum NSEServiceExtension {
         // Nothing of the developer's code runs before: their globals are set up in each push's process. Foundation
         // has read the environment by now (the App Group's preferences folder is the device's): one server per device.
         ForkServer.serveIfAsked(environmentAtStart: true, warmUp: {})
+        // A warm process keeps its heap's top between pushes (the reference extension's policy too).
+        ExtensionHeap.keepTop()
         let runner = Runner(makePrincipal: makePrincipal)
         ExtensionHost.shared.start { event in runner.handle(event) }
         // The main thread's run loop, not dispatchMain(), which on Linux ends the main thread and serves the main
