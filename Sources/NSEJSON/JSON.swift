@@ -112,6 +112,9 @@ public struct JSONObject: Sendable, Sequence {
         }
     }
 
+    /// Room for `count` members without growing (an object filled key by key grew 2, 4, 8, 16).
+    public mutating func reserveCapacity(_ count: Int) { members.reserveCapacity(count) }
+
     /// The keys, in order.
     public var keys: [String] { members.map(\.key) }
     /// The number of members.

@@ -60,6 +60,7 @@ enum Jansson {
         switch nse_json_typeof(value) {
         case Int32(JSON_OBJECT.rawValue):
             var members: [(key: String, value: JSON)] = []
+            members.reserveCapacity(json_object_size(value))
             var iterator = json_object_iter(value)
             while let current = iterator {
                 let key = String(cString: json_object_iter_key(current))

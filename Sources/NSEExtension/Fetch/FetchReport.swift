@@ -27,6 +27,7 @@ struct FetchReport {
 
     func json(total: Double) -> JSONObject {
         var object: JSONObject = ["source": "sip", "from_store": .bool(fromStore)]
+        object.reserveCapacity(16)
         if alreadyShown { object["already_shown"] = true }
         if let sharedCore { object["shared_core"] = .string(sharedCore) }
         object["transport"] = JSON.string(transport)

@@ -65,16 +65,24 @@ public struct SIPHeaders: Sendable, Hashable, Sequence {
     /// All raw values of this name, one per header line.
     public func values(_ name: String) -> [String] {
         let canonical = SIPHeaders.canonicalName(name)
-        return fields.filter { SIPSyntax.equalsIgnoringCase($0.name, canonical) }.map(\.value)
+        var values: [String] = []
+        for field in fields where SIPSyntax.equalsIgnoringCase(field.name, canonical) { values.append(field.value) }
+        return values
     }
 
     /// All values of this name, comma-joined lists split outside quotes and `<...>`.
     public func splitValues(_ name: String) -> [String] {
+        let canonical = SIPHeaders.canonicalName(name)
         var out: [String] = []
-        for v in values(name) {
-            for part in SIPSyntax.splitTopLevel(Substring(v), separator: 0x2C) {
-                let t = SIPSyntax.trim(part)
-                if !t.isEmpty { out.append(String(t)) }
+        for field in fields where SIPSyntax.equalsIgnoringCase(field.name, canonical) {
+            // splitTopLevel's parts, without an array of them.
+            var rest = Substring(field.value)
+            while true {
+                let comma = SIPSyntax.firstTopLevel(rest, 0x2C)
+                let part = SIPSyntax.trim(comma.map { rest[..<$0] } ?? rest)
+                if !part.isEmpty { out.append(String(part)) }
+                guard let comma else { break }
+                rest = rest[rest.utf8.index(after: comma)...]
             }
         }
         return out

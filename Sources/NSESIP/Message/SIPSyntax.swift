@@ -26,9 +26,30 @@ enum SIPSyntax {
     static func split(
         _ s: Substring, at byte: UInt8, maxSplits: Int = .max, omittingEmptySubsequences: Bool = true
     ) -> [Substring] {
-        s.utf8.split(separator: byte, maxSplits: maxSplits, omittingEmptySubsequences: omittingEmptySubsequences).map {
-            s[$0.startIndex..<$0.endIndex]
+        // Collection.split's rules, into one array sized first (split then map made two, the first grown by
+        // doubling: every start line and Via went through three or four allocations here).
+        let utf8 = s.utf8
+        var separators = 0
+        for b in utf8 where b == byte { separators += 1 }
+        var parts: [Substring] = []
+        parts.reserveCapacity(min(separators, maxSplits) + 1)
+        var start = utf8.startIndex
+        if maxSplits > 0 {
+            var index = start
+            while index != utf8.endIndex {
+                guard utf8[index] == byte else {
+                    utf8.formIndex(after: &index)
+                    continue
+                }
+                let appended = !(omittingEmptySubsequences && start == index)
+                if appended { parts.append(s[start..<index]) }
+                utf8.formIndex(after: &index)
+                start = index
+                if appended && parts.count == maxSplits { break }
+            }
         }
+        if start != utf8.endIndex || !omittingEmptySubsequences { parts.append(s[start..<utf8.endIndex]) }
+        return parts
     }
 
     /// Splits at `separator` occurring outside quoted strings and `<...>`. At such a separator no quote or angle
@@ -77,7 +98,10 @@ enum SIPSyntax {
 
     /// Parses `;a=b;c;d="x"` (leading `;` optional) into ordered parameters.
     static func parseParameters(_ s: Substring) throws(SIPError) -> [SIPParameter] {
+        guard !s.isEmpty else { return [] }
         var result: [SIPParameter] = []
+        // Room for a Via's or a Contact's usual few at once, rather than growing 1, 2, 4.
+        result.reserveCapacity(4)
         // Part by part, without an array of the parts first (every Via, URI and address parses its parameters).
         var rest = s
         var more = true
