@@ -93,6 +93,8 @@ public struct CPIMMessage: Sendable, Equatable {
     /// Reads `Name: value` lines up to a blank line; returns them and the index after the blank line.
     static func headerBlock(_ bytes: [UInt8], from start: Int) -> ([(name: String, value: String)], Int)? {
         var headers: [(name: String, value: String)] = []
+        // A message's usual few (From, To, DateTime, NS, the imdn ones) without growing 1, 2, 4, 8.
+        headers.reserveCapacity(8)
         var index = start
         while index < bytes.count {
             var end = index

@@ -26,6 +26,9 @@ public struct SIPHeaders: Sendable, Hashable, Sequence {
     /// Iterates over the fields in wire order.
     public func makeIterator() -> IndexingIterator<[Field]> { fields.makeIterator() }
 
+    /// Room for `count` fields without growing (the parser knows its line count).
+    mutating func reserveCapacity(_ count: Int) { fields.reserveCapacity(count) }
+
     /// Appends a field (the name is canonicalized, compact forms expanded).
     public mutating func add(_ name: String, _ value: String) {
         fields.append(Field(name: SIPHeaders.canonicalName(name), value: value))

@@ -94,7 +94,11 @@ public enum SIPParser {
         // contiguous UTF-8. Repairing bad UTF-8 keeps every CR and LF where it was, so the lines are those of the bytes.
         var text = String(decoding: bytes, as: UTF8.self)
         let bounds = text.withUTF8 { utf8 in
+            // Sized first: grown line by line, the array was five allocations for a dozen headers.
+            var lineCount = 1
+            for byte in utf8 where byte == 0x0A { lineCount += 1 }
             var bounds: [(start: Int, end: Int)] = []
+            bounds.reserveCapacity(lineCount)
             var lineStart = 0
             for offset in 0...utf8.count where offset == utf8.count || utf8[offset] == 0x0A {
                 var lineEnd = offset
@@ -112,6 +116,7 @@ public enum SIPParser {
         guard let first = lines.first else { throw .malformed("missing start line") }
         let startLine = try parseStartLine(first)
         var headers = SIPHeaders()
+        headers.reserveCapacity(lines.count - 1)
         var pendingName: String? = nil
         var pendingValue = ""
         var count = 0
