@@ -20,7 +20,8 @@ extension JSON {
     /// The document as text (RFC 8259; non-ASCII written as UTF-8, control characters escaped).
     public func serialized(_ options: JSONWriteOptions = .compact) -> String {
         var output: [UInt8] = []
-        output.reserveCapacity(256)
+        // A push's result or content line is one to two kilobytes: grown from 256 it was copied three times.
+        output.reserveCapacity(1024)
         write(to: &output, options: options, level: 0)
         return String(decoding: output, as: UTF8.self)
     }
@@ -91,18 +92,26 @@ extension JSON {
         output.append(0x22)
         for byte in value.utf8 {
             switch byte {
-            case 0x22: output.append(contentsOf: [0x5C, 0x22])
-            case 0x5C: output.append(contentsOf: [0x5C, 0x5C])
-            case 0x0A: output.append(contentsOf: [0x5C, 0x6E])
-            case 0x0D: output.append(contentsOf: [0x5C, 0x72])
-            case 0x09: output.append(contentsOf: [0x5C, 0x74])
+            // Byte by byte: an array literal per escape was an allocation each.
+            case 0x22: escape(0x22, to: &output)
+            case 0x5C: escape(0x5C, to: &output)
+            case 0x0A: escape(0x6E, to: &output)
+            case 0x0D: escape(0x72, to: &output)
+            case 0x09: escape(0x74, to: &output)
             case 0x00..<0x20, 0x7F:
-                output.append(contentsOf: [
-                    0x5C, 0x75, 0x30, 0x30, hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xF)],
-                ])
+                escape(0x75, to: &output)
+                output.append(0x30)
+                output.append(0x30)
+                output.append(hexDigits[Int(byte >> 4)])
+                output.append(hexDigits[Int(byte & 0xF)])
             default: output.append(byte)
             }
         }
         output.append(0x22)
+    }
+
+    private static func escape(_ letter: UInt8, to output: inout [UInt8]) {
+        output.append(0x5C)
+        output.append(letter)
     }
 }

@@ -27,6 +27,25 @@ import Testing
         #expect(!ASCII.equalsIgnoringCase("Via", "Vias") && ASCII.equalsIgnoringCase("", ""[...]))
     }
 
+    /// One, two and more components join alike (the first two without the variadic array); a slash is never
+    /// doubled; an absolute component starts again; a slash before a combining mark is still a slash, as the
+    /// kernel reads it (a `Character` comparison took "/\u{301}x" for a relative name).
+    @Test func pathJoinByComponentCount() {
+        #expect(Path.join("/a", "b") == "/a/b")
+        #expect(Path.join("/a/", "b") == "/a/b")
+        #expect(Path.join("", "b") == "b")
+        #expect(Path.join("/a", "") == "/a")
+        #expect(Path.join("/a", "b", "c") == "/a/b/c")
+        #expect(Path.join("/a", "b/", "c") == "/a/b/c")
+        #expect(Path.join("/a", "b", "c", "d") == "/a/b/c/d")
+        #expect(Path.join("/a", "/b", "c") == "/b/c")
+        #expect(Path.join("/a", "b", "/c") == "/c")
+        #expect(Path.join("/a", "b", "c", "/d", "e") == "/d/e")
+        #expect(Path.join("/a", "/\u{301}x") == "/\u{301}x")
+        #expect(Path.join("/a/\u{301}", "x") == "/a/\u{301}/x")
+        #expect(Path.join(String(repeating: "p", count: 40), "notifications", "results.db").utf8.count == 40 + 14 + 11)
+    }
+
     @Test func wallClockSecondsAndNanosecondsAgree() {
         let seconds = SystemClock.unixSeconds()
         let nanoseconds = SystemClock.unixNanoseconds()
