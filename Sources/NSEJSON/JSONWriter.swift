@@ -92,7 +92,7 @@ extension JSON {
         output.append(0x22)
         for byte in value.utf8 {
             switch byte {
-            // Byte by byte: an array literal per escape was an allocation each.
+            // Byte by byte, without a temporary array per escape.
             case 0x22: escape(0x22, to: &output)
             case 0x5C: escape(0x5C, to: &output)
             case 0x0A: escape(0x6E, to: &output)

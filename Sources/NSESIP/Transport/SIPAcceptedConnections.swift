@@ -50,11 +50,4 @@ public final class SIPAcceptedConnections: Sendable {
         }
         for channel in open { channel.close(promise: nil) }
     }
-
-    /// How many are open (0 once closed).
-    public var count: Int {
-        state.withLock { state in
-            if case .open(let channels) = state { channels.count } else { 0 }
-        }
-    }
 }

@@ -167,7 +167,7 @@ public actor SIPServer {
         log.append(event)
     }
 
-    /// Runs the task tree: a child serving each listener (and its connections), the inbound loop and the expiry
+    /// Runs the task tree: a child serving each listener (a stream listener's connections serve themselves), the inbound loop and the expiry
     /// sweeper, beside the spawned jobs. Returns once `shutdown()` has finished and cancelled the tree.
     private nonisolated func run(serving listeners: [BoundListener]) async {
         let (inbound, interval) = (self.inbound, configuration.expirySweepInterval)

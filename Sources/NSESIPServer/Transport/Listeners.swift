@@ -12,6 +12,7 @@ struct Listeners {
     private(set) var bound: [BoundListener] = []
     /// The address each listener is bound to (actual ports).
     private(set) var addresses: [SIPServerBoundAddress] = []
+
     /// Binds every configured listener; on a failure closes those already bound and throws.
     static func bind(
         _ configuration: SIPServerConfiguration, group: any EventLoopGroup,
