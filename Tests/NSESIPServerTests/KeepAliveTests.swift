@@ -31,12 +31,16 @@ private func tcpExchange(
 
 @Suite("TCP keep-alive", .timeLimit(.minutes(1)))
 struct KeepAliveTests {
+    /// An OPTIONS request over TCP, its branch and Call-ID numbered `n`.
+    static func options(_ n: Int) -> String {
+        "OPTIONS sip:example.org SIP/2.0\r\nVia: SIP/2.0/TCP 127.0.0.1:1;branch=z9hG4bKka\(n)\r\nFrom: <sip:a@example.org>;tag=1\r\nTo: <sip:example.org>\r\nCall-ID: ka-\(n)\r\nCSeq: 1 OPTIONS\r\nContent-Length: 0\r\n\r\n"
+    }
+
     @Test("A CRLFCRLF ping between messages gets a CRLF pong; the next request is still parsed")
     func pingPong() async throws {
         try await withSIPServer(serverConfiguration([.tcp])) { server, addresses in
             let port = addresses[0].port
-            let options =
-                "OPTIONS sip:example.org SIP/2.0\r\nVia: SIP/2.0/TCP 127.0.0.1:1;branch=z9hG4bKka1\r\nFrom: <sip:a@example.org>;tag=1\r\nTo: <sip:example.org>\r\nCall-ID: ka-1\r\nCSeq: 1 OPTIONS\r\nContent-Length: 0\r\n\r\n"
+            let options = Self.options(1)
             let reply = try await Task.detached {
                 try tcpExchange(port: port, send: Array("\r\n\r\n".utf8) + Array(options.utf8), expect: 40)
             }.value
@@ -51,8 +55,7 @@ struct KeepAliveTests {
     func acceptedConnectionOptions() async throws {
         try await withSIPServer(serverConfiguration([.tcp])) { _, addresses in
             let port = addresses[0].port
-            let request =
-                "OPTIONS sip:example.org SIP/2.0\r\nVia: SIP/2.0/TCP 127.0.0.1:1;branch=z9hG4bKka2\r\nFrom: <sip:a@example.org>;tag=1\r\nTo: <sip:example.org>\r\nCall-ID: ka-2\r\nCSeq: 1 OPTIONS\r\nContent-Length: 0\r\n\r\n"
+            let request = Self.options(2)
             let options = try await Task.detached { () throws -> (debug: Int32, noDelay: Int32)? in
                 // Read once answered: the server has accepted the connection and serves it.
                 var options: (debug: Int32, noDelay: Int32)?

@@ -78,14 +78,9 @@ public struct SIPHeaders: Sendable, Hashable, Sequence {
         let canonical = SIPHeaders.canonicalName(name)
         var out: [String] = []
         for field in fields where SIPSyntax.equalsIgnoringCase(field.name, canonical) {
-            // splitTopLevel's parts, without an array of them.
-            var rest = Substring(field.value)
-            while true {
-                let comma = SIPSyntax.firstTopLevel(rest, 0x2C)
-                let part = SIPSyntax.trim(comma.map { rest[..<$0] } ?? rest)
-                if !part.isEmpty { out.append(String(part)) }
-                guard let comma else { break }
-                rest = rest[rest.utf8.index(after: comma)...]
+            SIPSyntax.forEachTopLevel(Substring(field.value), separator: 0x2C) { part in
+                let trimmed = SIPSyntax.trim(part)
+                if !trimmed.isEmpty { out.append(String(trimmed)) }
             }
         }
         return out

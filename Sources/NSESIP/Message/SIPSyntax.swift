@@ -56,13 +56,18 @@ enum SIPSyntax {
     /// bracket is open, so each part is scanned afresh by ``firstTopLevel(_:_:)``.
     static func splitTopLevel(_ s: Substring, separator: UInt8) -> [Substring] {
         var parts: [Substring] = []
+        forEachTopLevel(s, separator: separator) { parts.append($0) }
+        return parts
+    }
+
+    /// ``splitTopLevel(_:separator:)``'s parts, each handed to `body` in order, without an array of them.
+    static func forEachTopLevel(_ s: Substring, separator: UInt8, _ body: (Substring) -> Void) {
         var rest = s
         while let index = firstTopLevel(rest, separator) {
-            parts.append(rest[..<index])
+            body(rest[..<index])
             rest = rest[rest.utf8.index(after: index)...]
         }
-        parts.append(rest)
-        return parts
+        body(rest)
     }
 
     /// Finds the first `byte` outside quoted strings and `<...>`.

@@ -96,13 +96,7 @@ public struct SIPURI: Sendable, Hashable, CustomStringConvertible {
 
     /// Appends ``hostPort`` to `text`.
     func appendHostPort(to text: inout String) {
-        if host.utf8.contains(0x3A) {
-            text.append("[")
-            text.append(host)
-            text.append("]")
-        } else {
-            text.append(host)
-        }
+        text.append(SIPSyntax.formatHost(host))
         if let port {
             text.append(":")
             text.append(String(port))
