@@ -95,12 +95,12 @@ enum ProcessDriver {
         var stdoutOpen = true
         var stderrOpen = true
         var toldShutdown = false
-        // Wake-ups start at 5 ms and back off to 20 ms, so that memory is sampled early in a short run and seldom
-        // in a long one; without sampling, the deadline alone wakes the loop. A spike between two samples is caught
-        // by the next one (the resident peak counts, `MemorySample`): the interval decides how soon a process over
-        // the limit is killed, not whether. It started at 2 ms until 2026-11-29: a warm SIP push (~10 ms under
-        // load) woke the host three times more, each a context switch and a read of `status`.
-        var pollInterval: Int32 = 5
+        // While memory is sampled the loop wakes every 20 ms; without sampling, the deadline alone wakes it. A spike
+        // between two samples is caught by the next one (the resident peak counts, `MemorySample`), and every line is
+        // preceded by one: the interval decides how soon a process over the limit is killed, not whether. It started
+        // at 2 ms, then 5 (doubling to 20) until 2026-11-29: a warm SIP push (~10 ms under load) was sampled 4.6
+        // times, two or three of them wake-ups that judged nothing its lines' samples would not.
+        let pollInterval: Int32 = 20
         var exitWait: UInt32 = 50
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
         while !finished {
@@ -119,7 +119,7 @@ enum ProcessDriver {
                     // Its process descriptor turns readable when it has exited; the deadline (or a memory sample)
                     // ends the wait before that.
                     var exit = [pollfd(fd: child.exitFD, events: Int16(POLLIN), revents: 0)]
-                    _ = poll(&exit, 1, waitTimeout(session, pollInterval: &pollInterval))
+                    _ = poll(&exit, 1, waitTimeout(session, pollInterval: pollInterval))
                 } else {
                     usleep(exitWait)
                     exitWait = min(exitWait * 2, 2000)
@@ -131,7 +131,7 @@ enum ProcessDriver {
             if stderrOpen { descriptors.append(pollfd(fd: child.stderrFD, events: Int16(POLLIN), revents: 0)) }
             let shutdown = session.endsOnShutdown && !toldShutdown ? HostShutdown.descriptor : -1
             if shutdown >= 0 { descriptors.append(pollfd(fd: shutdown, events: Int16(POLLIN), revents: 0)) }
-            let ready = poll(&descriptors, nfds_t(descriptors.count), waitTimeout(session, pollInterval: &pollInterval))
+            let ready = poll(&descriptors, nfds_t(descriptors.count), waitTimeout(session, pollInterval: pollInterval))
             if ready < 0 && errno != EINTR { break }
             if ready <= 0 { continue }
             for descriptor in descriptors where descriptor.revents != 0 && !finished {
@@ -174,8 +174,8 @@ enum ProcessDriver {
     }
 
     /// How long one wait may last, in milliseconds: until the session's deadline (at most a second), and, while the
-    /// session samples memory, until the next sample (`pollInterval`, doubled up to 20 ms each time).
-    private static func waitTimeout(_ session: some ProcessMachine, pollInterval: inout Int32) -> Int32 {
+    /// session samples memory, until the next sample (`pollInterval`).
+    private static func waitTimeout(_ session: some ProcessMachine, pollInterval: Int32) -> Int32 {
         let now = SystemClock.monotonicNanoseconds()
         var timeout: Int32 = 1000
         if let deadline = session.deadline {
@@ -183,7 +183,6 @@ enum ProcessDriver {
         }
         if session.samplesMemory {
             timeout = min(timeout, pollInterval)
-            pollInterval = min(pollInterval * 2, 20)
         }
         return timeout
     }

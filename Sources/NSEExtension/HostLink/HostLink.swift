@@ -1,0 +1,175 @@
+import NSEPayload
+import NSESystem
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// The host as the thread serving requests reads it, including while that thread waits for work done elsewhere (the
+/// SIP fetch's network part on the event loop, an attachment's download): ``run(_:)`` and ``runOnThread(_:)`` wait
+/// in one `poll` on the host's pipe and a wake-up descriptor, so the expiry notice is heard the moment it comes with
+/// no thread of its own reading the pipe. Until 2026-11-29 a listener thread read it: every request, and every
+/// `content-accepted`, went from that thread to the main one (a futex wake and two context switches each), two
+/// hand-offs of a warm push's nine.
+///
+/// While an expiry handler is set, `timeWillExpire` goes to it; every other message (and an expiry notice with no
+/// handler) is queued for ``next(timeoutMilliseconds:)``. Read by one thread (the one serving requests); the
+/// handler is set and cleared from any.
+final class HostLink: HostConnection, @unchecked Sendable {
+    private let channel: ExtensionChannel
+    private struct State {
+        var queue: [HostMessage] = []
+        var expiryHandler: (@Sendable () -> Void)?
+    }
+    private let state = Mutex(State())
+    /// What ended reading while waiting (a line too long, not a message): thrown by the next read.
+    private var failure: ProtocolError?
+    /// A pipe written when waited-for work is done (its read end polled); made by the first wait, so a process on
+    /// the enc path makes none. A pipe rather than an eventfd: Glibc's module does not declare `eventfd`.
+    private var wake: (read: Int32, write: Int32) = (-1, -1)
+
+    init(channel: ExtensionChannel) {
+        self.channel = channel
+    }
+
+    deinit {
+        if wake.read >= 0 {
+            close(wake.read)
+            close(wake.write)
+        }
+    }
+
+    /// Calls `handler` on the host's expiry notice, at once if one already came and nobody read it.
+    func onExpiry(_ handler: @escaping @Sendable () -> Void) {
+        let pending = state.withLock { state in
+            guard let index = state.queue.firstIndex(of: .timeWillExpire) else {
+                state.expiryHandler = handler
+                return false
+            }
+            state.queue.remove(at: index)
+            return true
+        }
+        if pending { handler() }
+    }
+
+    /// Stops handing expiry notices to the handler: they are queued again.
+    func stopExpiryHandler() {
+        state.withLock { $0.expiryHandler = nil }
+    }
+
+    @discardableResult
+    func send(_ message: ExtensionMessage) -> Bool { channel.send(message) }
+
+    func next(timeoutMilliseconds: Int32) throws(ProtocolError) -> HostMessage? {
+        let until = timeoutMilliseconds < 0 ? nil : SystemClock.monotonicNanoseconds() + UInt64(timeoutMilliseconds) * 1_000_000
+        while true {
+            if let queued = state.withLock({ $0.queue.isEmpty ? nil : $0.queue.removeFirst() }) { return queued }
+            if let failure { throw failure }
+            var remaining: Int32 = -1
+            if let until {
+                let now = SystemClock.monotonicNanoseconds()
+                remaining = now >= until ? 0 : Int32(clamping: (until - now + 999_999) / 1_000_000)
+            }
+            guard let message = try channel.next(timeoutMilliseconds: remaining) else { return nil }
+            if !deliverToHandler(message) { return message }
+        }
+    }
+
+    var isClosed: Bool {
+        state.withLock { $0.queue.isEmpty } && (failure != nil || channel.isClosed)
+    }
+
+    /// Runs `operation` on the global executor (the process's event loop), blocking this thread until it is done and
+    /// reading the host meanwhile.
+    func run<T: Sendable>(_ operation: @escaping @Sendable () async -> T) -> T {
+        let result = SignalledResult<T>(wake: wakeDescriptor())
+        Task.detached { result.set(await operation()) }
+        return wait(for: result)
+    }
+
+    /// Runs blocking `work` on a thread of its own (at once on this one if none can be made), reading the host
+    /// meanwhile.
+    func runOnThread<T: Sendable>(_ work: @escaping @Sendable () -> T) -> T {
+        let result = SignalledResult<T>(wake: wakeDescriptor())
+        if !Threads.detach({ result.set(work()) }) { return work() }
+        return wait(for: result)
+    }
+
+    /// Hands an expiry notice to the handler if one is set; `false` for any other message, or with no handler.
+    private func deliverToHandler(_ message: HostMessage) -> Bool {
+        guard message == .timeWillExpire else { return false }
+        let handler = state.withLock { state in
+            defer { state.expiryHandler = nil }
+            return state.expiryHandler
+        }
+        guard let handler else { return false }
+        handler()
+        return true
+    }
+
+    /// The write end of the wake-up pipe (-1 when none could be made).
+    private func wakeDescriptor() -> Int32 {
+        if wake.read < 0 {
+            var ends: [Int32] = [-1, -1]
+            guard pipe(&ends) == 0 else { return -1 }
+            for end in ends {
+                _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+                _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+            }
+            wake = (ends[0], ends[1])
+        }
+        return wake.write
+    }
+
+    /// Blocks until `result` is set, taking every message the host sends meanwhile.
+    private func wait<T>(for result: SignalledResult<T>) -> T {
+        let lines = channel.lines
+        while true {
+            if let value = result.value { return value }
+            // Lines already read first: poll would not wake for them.
+            while failure == nil {
+                let message: HostMessage?
+                do { message = try channel.bufferedMessage() } catch {
+                    failure = error
+                    break
+                }
+                guard let message else { break }
+                if !deliverToHandler(message) { state.withLock { $0.queue.append(message) } }
+            }
+            let reading = failure == nil && !lines.inputClosed
+            // Without a wake-up pipe (none could be made) the value is looked at every 10 ms.
+            var descriptors = [
+                pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: reading ? lines.input : -1, events: Int16(POLLIN), revents: 0),
+            ]
+            let ready = poll(&descriptors, 2, wake.read < 0 ? 10 : -1)
+            if ready <= 0 { continue }
+            if descriptors[0].revents != 0 {
+                var drained = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+                _ = withUnsafeMutableBytes(of: &drained) { read(wake.read, $0.baseAddress, $0.count) }
+            }
+            if descriptors[1].revents != 0 { _ = lines.fill() }
+        }
+    }
+}
+
+/// A value handed from a task or thread to the thread waiting in ``HostLink``'s `poll`, which its descriptor wakes.
+private final class SignalledResult<T: Sendable>: @unchecked Sendable {
+    private let stored = Mutex<T?>(nil)
+    private let wake: Int32
+
+    init(wake: Int32) {
+        self.wake = wake
+    }
+
+    var value: T? { stored.withLock { $0 } }
+
+    func set(_ newValue: T) {
+        stored.withLock { $0 = newValue }
+        var byte: UInt8 = 1
+        if wake >= 0 { _ = write(wake, &byte, 1) }
+    }
+}
