@@ -9,7 +9,7 @@ import NSESystem
 ///
 /// It waits for the host's answer on the thread that serves the request, never on the event loop (a SIP fetch makes
 /// its content once the loop's part is done): one wait until the deadline, woken by the host's next message (stdin's
-/// `poll`, or the `HostListener`'s condition).
+/// `poll`, through `HostLink` once a request is served).
 struct CallEscalation: Sendable {
     var device: Device
     var rewriter: Rewriter

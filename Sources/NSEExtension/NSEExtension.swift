@@ -10,14 +10,14 @@
 //   Rewriter            the content shown: a rewrite, a missed call, or the fallback naming why
 //   CallEscalation      a call offer to `reportNewIncomingVoIPPushPayload` (report-voip), the alert silenced
 //   ExtensionChannel    the protocol over stdin/stdout (re-exports NSEProtocol)
-//   BlockingWait        the main thread waits for async work
+//   BlockingWait        a thread waits for async work (without a host: the main app's fetch)
 //   Fetch/              SIPFetch (`fetch(callID:request:logger:)`: register, take the held MESSAGE with the push's
 //                       Call-ID, keep the others in the App Group store; the network on the event loop, the content
 //                       on the calling thread), SIPFetch+Content (a FetchOutcome turned into content, in one place),
 //                       FetchMachine (its decisions, no I/O), FetchDriver (the one loop over one merged stream of
 //                       inputs), FetchOutcome (how any fetch ended), ReceivedContent, FetchReport (its diagnostics in
 //                       `extension.info`), SIPExchange (the SIP exchange a recording host asked for, redacted)
-//   HostLink/           HostConnection (the host as the content step uses it), HostListener (a thread that reads the
-//                       host, so a fetch hears time-will-expire the moment it comes)
+//   HostLink/           HostConnection (the host as the content step uses it), HostLink (the host read by the thread
+//                       serving requests, also while it waits for a fetch: time-will-expire heard the moment it comes)
 //   Core/               CoreStopSignal (SIGUSR1: the main app takes the shared core), InAppMessage (a MESSAGE as the
 //                       app in the foreground shows it)

@@ -27,12 +27,11 @@ public struct ReferenceExtension: Sendable {
     public func main(input: Int32 = 0, output: Int32 = 1) -> Int32 {
         let channel = ExtensionChannel(input: input, output: output)
         channel.send(.hello(ExtensionHello(servesMany: true)))
-        // Once a fetch needed it, one thread reads the host for the rest of the process (the fetch hears the expiry
-        // notice from it); until then the main thread reads the pipe itself, and the common paths start no thread.
-        var listener: HostListener?
+        // The host is read on this thread only, also while it waits for a fetch (`HostLink`): the common paths start
+        // no thread, and a fetch hears the expiry notice the moment it comes.
+        let host = HostLink(channel: channel)
         var served = 0
         while true {
-            let host: any HostConnection = listener ?? channel
             let message: HostMessage?
             do { message = try host.next(timeoutMilliseconds: -1) } catch {
                 StandardStreams.writeError("nse-extension: \(error.description)\n")
@@ -50,31 +49,25 @@ public struct ReferenceExtension: Sendable {
             case .deliver(let content):
                 if host.send(.content(content)) { _ = host.waitForAcceptance() }
             case .attach(let attachments, let content, let device):
-                let reader = listener ?? HostListener(channel: channel)
-                listener = reader
                 let delivered = AttachmentStep(device: device, request: request, logger: logger).attach(
-                    attachments, to: content, host: reader)
-                if reader.send(.content(delivered)) { _ = reader.waitForAcceptance() }
+                    attachments, to: content, host: host)
+                if host.send(.content(delivered)) { _ = host.waitForAcceptance() }
             case .joinRoom(let room, let device, let rewriter):
-                let reader = listener ?? HostListener(channel: channel)
-                listener = reader
-                let content = RoomFetch(device: device, rewriter: rewriter, host: reader).fetch(
+                let content = RoomFetch(device: device, rewriter: rewriter, host: host).fetch(
                     room: room, request: request, logger: logger)
-                if reader.send(.content(content)) { _ = reader.waitForAcceptance() }
+                if host.send(.content(content)) { _ = host.waitForAcceptance() }
             case .fetch(let callID, let device, let rewriter):
-                let reader = listener ?? HostListener(channel: channel)
-                listener = reader
-                var fetched = SIPFetch(device: device, rewriter: rewriter, host: reader).fetch(
+                var fetched = SIPFetch(device: device, rewriter: rewriter, host: host).fetch(
                     callID: callID, request: request, logger: logger)
                 if !fetched.attachments.isEmpty {
                     fetched.content = AttachmentStep(device: device, request: request, logger: logger).attach(
-                        fetched.attachments, to: fetched.content, host: reader)
+                        fetched.attachments, to: fetched.content, host: host)
                 }
                 // The message is shown once the host says it keeps the content (`content-accepted`: a recording host
                 // has it on disk). A process killed before that, or a host gone before it could keep it (its server
                 // crashed: it runs the push again when it restarts), leaves the message claimed in the App Group
                 // store, where it is held again once this process is gone.
-                if reader.send(.content(fetched.content)), reader.waitForAcceptance() { fetched.markShown() }
+                if host.send(.content(fetched.content)), host.waitForAcceptance() { fetched.markShown() }
             }
             // This instance is gone; the host sends the next request or closes stdin.
             host.send(.ready)

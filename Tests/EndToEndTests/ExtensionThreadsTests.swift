@@ -4,9 +4,9 @@ import NSETestSupport
 import Testing
 
 /// The built extension runs its SIP fetch on its one event-loop thread (`EventLoopGlobalExecutor`): after a fetch,
-/// the process has its main thread, the thread reading its host, the event loop's and libdispatch's one thread for
-/// the SIGUSR1 source (`CoreStopSignal`, on its overcommit queue), and no thread of the Swift cooperative pool
-/// (libdispatch's workers of `com.apple.root.default-qos`).
+/// the process has its main thread (which reads the host, also while the fetch runs: `HostLink`), the event loop's
+/// and libdispatch's one thread for the SIGUSR1 source (`CoreStopSignal`, on its overcommit queue), and no thread of
+/// the Swift cooperative pool (libdispatch's workers of `com.apple.root.default-qos`) nor one reading the host.
 @Suite(.serialized, .timeLimit(.minutes(2))) struct ExtensionThreadsTests {
     @Test func aFetchStartsNoThreadOfTheCooperativePool() throws {
         let root = try TestSupport.temporaryDirectory("nse-threads")
@@ -44,7 +44,37 @@ import Testing
         }
         #expect(names.contains { $0.hasPrefix("NIO-ELT") }, "\(names)")
         #expect(!names.contains { $0.hasSuffix("default-qos") }, "threads: \(names)")
-        #expect(names.count <= 4, "threads: \(names)")
+        #expect(names.count <= 3, "threads: \(names)")
+    }
+
+    /// The host's expiry notice reaches a fetch still waiting for its message, read by the main thread while it
+    /// waits for the event loop: the fetch ends on it, not at its own deadline (25/30 of the budget).
+    @Test func theExpiryNoticeEndsAFetchStillWaitingForItsMessage() throws {
+        let root = try TestSupport.temporaryDirectory("nse-threads-expiry")
+        let server = try SIPServerProcess(["--listen", "tcp:127.0.0.1:0", "--no-push"])
+        let proxy = try #require(server.uris["tcp"])
+        let bob = root + "/bob"
+        #expect(
+            try TestSupport.nse([
+                "device", "init", bob, "--sip-account", "sip:bob@example.org", "--sip-proxy", proxy,
+            ]).status == 0)
+        #expect(try TestSupport.nse(["device", "register", bob]).status == 0)
+
+        let running = try ExtensionUnderTest()
+        defer { running.end() }
+        // A Call-ID the server holds nothing for: the fetch registers and waits.
+        running.request(
+            container: bob,
+            payload:
+                #"{"aps":{"alert":{"loc-key":"IM_MSG","loc-args":["Alice"]},"mutable-content":1},"call-id":"none@x"}"#
+        )
+        #expect(try running.lines(1).first?["type"] == "hello")
+        Thread.sleep(forTimeInterval: 0.5)
+        running.send(#"{"type":"time-will-expire"}"#)
+        let content = try running.lines(2).last
+        #expect(content?["type"] == "content", "\(String(describing: content))")
+        #expect(
+            content?["reason"]?.stringValue?.hasPrefix("time-will-expire") == true, "\(String(describing: content))")
     }
 
     /// A call offer in a fetched MESSAGE is reported to the host, and the extension waits for the answer on its main

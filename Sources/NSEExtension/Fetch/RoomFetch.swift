@@ -20,7 +20,7 @@ struct RoomFetch: Sendable {
     let device: Device
     let rewriter: Rewriter
     /// The host, for its expiry notice.
-    let host: HostListener?
+    let host: HostLink?
     /// Stop waiting this long before the budget ends, as the message fetch (liblinphone: 25 s of 30).
     var fetchFraction: Double = 25.0 / 30.0
 
@@ -40,7 +40,8 @@ struct RoomFetch: Sendable {
         logger[metadataKey: "nse.part"] = "room"
         let start = SystemClock.monotonicNanoseconds()
         let deadline = Duration.milliseconds(Int64(Double(request.budgetMilliseconds) * fetchFraction))
-        let joined = BlockingWait.run { [self, logger] in await join(room, within: deadline, logger: logger) }
+        let operation = { @Sendable [self, logger] in await join(room, within: deadline, logger: logger) }
+        let joined = host.map { $0.run(operation) } ?? BlockingWait.run(operation)
         let milliseconds = SystemClock.millisecondsSince(start)
         var content: DeliveredContent
         switch joined {

@@ -16,13 +16,13 @@ public struct SIPFetch: Sendable {
     public var device: Device
     public var rewriter: Rewriter
     /// The host, for its expiry notice and a VoIP report (nil in the main app, which has none).
-    let host: HostListener?
+    let host: HostLink?
     /// Stop waiting this long before the budget ends (liblinphone: 25 s of 30).
     public var fetchFraction: Double = 25.0 / 30.0
     /// The timing rules: re-REGISTER interval, the flush's quiet window, the IMDN's patience.
     var rules = FetchMachine.Rules()
 
-    init(device: Device, rewriter: Rewriter, host: HostListener?) {
+    init(device: Device, rewriter: Rewriter, host: HostLink?) {
         self.device = device
         self.rewriter = rewriter
         self.host = host
@@ -43,7 +43,7 @@ public struct SIPFetch: Sendable {
         var logger = logger
         logger[metadataKey: "nse.part"] = "sip"
         guard !Self.loopRunning.exchange(true, ordering: .relaxed) else {
-            let end = BlockingWait.run { [logger] in
+            let end = waiting { [logger] in
                 await fetchOnLoop(callID: callID, request: request, logger: logger)
             }
             return makeFetched(end, callID: callID, request: request)
@@ -55,8 +55,15 @@ public struct SIPFetch: Sendable {
             Connection.abandon(opening)
             return fetched
         case .network(let network):
-            return makeFetched(BlockingWait.run { await network.awaitMessage() }, callID: callID, request: request)
+            return makeFetched(waiting { await network.awaitMessage() }, callID: callID, request: request)
         }
+    }
+
+    /// Runs `operation` on the event loop, this thread waiting for it while it reads the host (without a host, the
+    /// main app's fetch, it just waits).
+    private func waiting<T: Sendable>(_ operation: @escaping @Sendable () async -> T) -> T {
+        guard let host else { return BlockingWait.run(operation) }
+        return host.run(operation)
     }
 
     /// A warm process's fetch on the running event loop: the store read, then the flush if the store did not decide.

@@ -64,7 +64,8 @@ final class HostLink: HostConnection, @unchecked Sendable {
     func send(_ message: ExtensionMessage) -> Bool { channel.send(message) }
 
     func next(timeoutMilliseconds: Int32) throws(ProtocolError) -> HostMessage? {
-        let until = timeoutMilliseconds < 0 ? nil : SystemClock.monotonicNanoseconds() + UInt64(timeoutMilliseconds) * 1_000_000
+        let until =
+            timeoutMilliseconds < 0 ? nil : SystemClock.monotonicNanoseconds() + UInt64(timeoutMilliseconds) * 1_000_000
         while true {
             if let queued = state.withLock({ $0.queue.isEmpty ? nil : $0.queue.removeFirst() }) { return queued }
             if let failure { throw failure }

@@ -17,8 +17,9 @@ struct AttachmentStep {
     var request: ServiceRequest
     var logger: Logger
 
-    /// `content` with the attachments that were fetched; blocks the calling thread until every fetch ended.
-    func attach(_ attachments: [Plaintext.Attachment], to content: DeliveredContent, host: HostListener)
+    /// `content` with the attachments that were fetched; blocks the calling thread until every fetch ended, reading
+    /// the host meanwhile (the fetches are waited for on a thread of their own).
+    func attach(_ attachments: [Plaintext.Attachment], to content: DeliveredContent, host: HostLink)
         -> DeliveredContent
     {
         let folder = Path.join(request.container, "tmp", "extension", request.requestID)
@@ -28,11 +29,15 @@ struct AttachmentStep {
                 attachment, index: index, into: folder, group: SIPUserAgent.processEventLoopGroup, caFile: caFile)
         }
         host.onExpiry { for fetch in fetches { fetch.cancel() } }
+        let outcomes = host.runOnThread {
+            fetches.enumerated().map { index, fetch in fetch.wait(expectedSHA256: attachments[index].sha256) }
+        }
+        host.stopExpiryHandler()
         var delivered = content
         var results: [JSON] = []
         var firstFailure: (index: Int, failure: AttachmentFailure)?
-        for (index, fetch) in fetches.enumerated() {
-            switch fetch.wait(expectedSHA256: attachments[index].sha256) {
+        for (index, outcome) in outcomes.enumerated() {
+            switch outcome {
             case .success(let file):
                 delivered.attachments.append(
                     DeliveredAttachment(identifier: "attachment-\(index)", path: file.path, type: file.type))
@@ -45,7 +50,6 @@ struct AttachmentStep {
                 if firstFailure == nil { firstFailure = (index, failure) }
             }
         }
-        host.stopExpiryHandler()
         var info = delivered.info ?? [:]
         info["attachments"] = .array(results)
         delivered.info = info

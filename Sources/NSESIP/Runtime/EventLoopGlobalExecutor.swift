@@ -19,7 +19,7 @@ import NIOCore
 /// every push a server handles is several of them (the REGISTER, the held MESSAGE forwarded and answered, the IMDN).
 ///
 /// Only for a process whose async code never blocks its thread: the extension's main thread waits for the fetch's
-/// network part (`BlockingWait`), which hears the host through the listener's thread; the content, a call report's
+/// network part (`HostLink.run`), reading the host meanwhile; the content, a call report's
 /// wait for the host included, is made back on the main thread, never on the loop. The SIP server's blocking work
 /// (an outgoing push, its event lines to stdout) runs on threads of its own, and a server that syncs files to disk
 /// (`--db`, `--record`) does not install it.
