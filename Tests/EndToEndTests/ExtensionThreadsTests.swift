@@ -9,15 +9,8 @@ import Testing
 /// the Swift cooperative pool (libdispatch's workers of `com.apple.root.default-qos`) nor one reading the host.
 @Suite(.serialized, .timeLimit(.minutes(2))) struct ExtensionThreadsTests {
     @Test func aFetchStartsNoThreadOfTheCooperativePool() throws {
-        let root = try TestSupport.temporaryDirectory("nse-threads")
-        let server = try SIPServerProcess(["--listen", "tcp:127.0.0.1:0", "--no-push"])
-        let proxy = try #require(server.uris["tcp"])
-        let bob = root + "/bob"
-        #expect(
-            try TestSupport.nse([
-                "device", "init", bob, "--sip-account", "sip:bob@example.org", "--sip-proxy", proxy,
-            ]).status == 0)
-        #expect(try TestSupport.nse(["device", "register", bob]).status == 0)
+        let (server, proxy, bob) = try registeredBob("nse-threads")
+        defer { server.stop() }
         let sent = try TestSupport.nse([
             "send", "--proxy", proxy, "--from", "sip:alice@example.org", "--to", "sip:bob@example.org", "--text",
             "on my way", "--seal-to", bob, "--timeout", "10",
@@ -50,15 +43,8 @@ import Testing
     /// The host's expiry notice reaches a fetch still waiting for its message, read by the main thread while it
     /// waits for the event loop: the fetch ends on it, not at its own deadline (25/30 of the budget).
     @Test func theExpiryNoticeEndsAFetchStillWaitingForItsMessage() throws {
-        let root = try TestSupport.temporaryDirectory("nse-threads-expiry")
-        let server = try SIPServerProcess(["--listen", "tcp:127.0.0.1:0", "--no-push"])
-        let proxy = try #require(server.uris["tcp"])
-        let bob = root + "/bob"
-        #expect(
-            try TestSupport.nse([
-                "device", "init", bob, "--sip-account", "sip:bob@example.org", "--sip-proxy", proxy,
-            ]).status == 0)
-        #expect(try TestSupport.nse(["device", "register", bob]).status == 0)
+        let (server, _, bob) = try registeredBob("nse-threads-expiry")
+        defer { server.stop() }
 
         let running = try ExtensionUnderTest()
         defer { running.end() }
@@ -80,15 +66,8 @@ import Testing
     /// A call offer in a fetched MESSAGE is reported to the host, and the extension waits for the answer on its main
     /// thread: its event loop meanwhile sits in `epoll_wait`, free, not in a lock's wait.
     @Test func aCallReportWaitsOffTheEventLoop() throws {
-        let root = try TestSupport.temporaryDirectory("nse-threads-call")
-        let server = try SIPServerProcess(["--listen", "tcp:127.0.0.1:0", "--no-push"])
-        let proxy = try #require(server.uris["tcp"])
-        let bob = root + "/bob"
-        #expect(
-            try TestSupport.nse([
-                "device", "init", bob, "--sip-account", "sip:bob@example.org", "--sip-proxy", proxy,
-            ]).status == 0)
-        #expect(try TestSupport.nse(["device", "register", bob]).status == 0)
+        let (server, proxy, bob) = try registeredBob("nse-threads-call")
+        defer { server.stop() }
         let offer =
             #"{"type":"call","call_uuid":"6F1C6D3A-3F0B-4C59-9E55-0B7D4E0E8A11","from":"sip:alice@example.org","#
             + #""display_name":"Alice","video":false}"#
@@ -126,5 +105,19 @@ import Testing
         running.send(#"{"type":"report-voip-result","ok":true,"error":null}"#)
         let content = try running.lines(3).last
         #expect(content?["reason"]?.stringValue?.hasPrefix("voip-escalated") == true, "\(String(describing: content))")
+    }
+
+    /// A SIP server over TCP and the device `bob` registered with it.
+    private func registeredBob(_ label: String) throws -> (server: SIPServerProcess, proxy: String, bob: String) {
+        let root = try TestSupport.temporaryDirectory(label)
+        let server = try SIPServerProcess(["--listen", "tcp:127.0.0.1:0", "--no-push"])
+        let proxy = try #require(server.uris["tcp"])
+        let bob = root + "/bob"
+        #expect(
+            try TestSupport.nse([
+                "device", "init", bob, "--sip-account", "sip:bob@example.org", "--sip-proxy", proxy,
+            ]).status == 0)
+        #expect(try TestSupport.nse(["device", "register", bob]).status == 0)
+        return (server, proxy, bob)
     }
 }

@@ -179,6 +179,17 @@ import Testing
         let result = host(device, extension: script).deliver(push(), pushType: .alert, source: .stdin)
         #expect(result.outcome == .original)
         #expect(result.reason.hasPrefix("extension-crashed") && result.reason.contains(how), "\(result.reason)")
+        #expect(!result.reason.contains("a trap"), "\(result.reason)")
+    }
+
+    /// A trap that says nothing (libdispatch's refusals on Linux write no message) is named as one, with what
+    /// usually raises it; a crash with a message keeps its plain reason (above).
+    @Test func aSilentTrapSaysWhatUsuallyRaisesOne() {
+        let result = host(device, extension: "trap.sh").deliver(push(), pushType: .alert, source: .stdin)
+        #expect(result.outcome == .original)
+        #expect(result.reason.hasPrefix("extension-crashed"), "\(result.reason)")
+        #expect(result.reason.contains("signal 4 (a trap with nothing on stderr"), "\(result.reason)")
+        #expect(result.reason.contains("DispatchQueue.main.sync"), "\(result.reason)")
     }
 
     @Test func memoryHogIsKilledLikeJetsam() {

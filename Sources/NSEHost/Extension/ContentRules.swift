@@ -14,6 +14,16 @@ enum ContentRules {
         var warnings: [String] = []
     }
 
+    /// What a trap that wrote nothing on stderr usually is, for the reason: the Swift runtime prints its fatal
+    /// errors and Apple's shims in nse print theirs, so a silent SIGILL or SIGTRAP leaves a user nothing to go on.
+    static func trapHint(signal: Int32, stderr: String) -> String {
+        // SIGILL and SIGTRAP are 4 and 5 on every Linux architecture nse builds for.
+        guard signal == 4 || signal == 5, stderr.allSatisfy(\.isWhitespace) else { return "" }
+        return
+            " (a trap with nothing on stderr: a check compiled without its message, such as a precondition in an"
+            + " optimized build, or libdispatch refusing a misuse, such as DispatchQueue.main.sync on the main queue)"
+    }
+
     /// The verdict on `run`. `app` is the app's launch for the call offer the host accepted from the extension (it
     /// is launched before the verdict): nothing shown because of it is an escalation, not an empty content.
     static func verdict(
@@ -52,7 +62,8 @@ enum ContentRules {
         }
         guard let delivered = record.delivered else {
             let how =
-                run.exitSignal.map { "was killed by signal \($0)" } ?? "exited with status \(run.exitCode ?? -1)"
+                run.exitSignal.map { "was killed by signal \($0)\(trapHint(signal: $0, stderr: run.stderrTail))" }
+                ?? "exited with status \(run.exitCode ?? -1)"
             return showOriginal(
                 ReasonCode.extensionCrashed.reason(
                     "the extension \(how) without calling the content handler; iOS shows the original"))
