@@ -27,19 +27,12 @@ final class HostLink: HostConnection, @unchecked Sendable {
     private let state = Mutex(State())
     /// What ended reading while waiting (a line too long, not a message): thrown by the next read.
     private var failure: ProtocolError?
-    /// A pipe written when waited-for work is done (its read end polled); made by the first wait, so a process on
-    /// the enc path makes none. A pipe rather than an eventfd: Glibc's module does not declare `eventfd`.
-    private var wake: (read: Int32, write: Int32) = (-1, -1)
+    /// Written when waited-for work is done, its read end polled; made by the first wait, so a process on the enc
+    /// path makes none.
+    private var wake: WakePipe?
 
     init(channel: ExtensionChannel) {
         self.channel = channel
-    }
-
-    deinit {
-        if wake.read >= 0 {
-            close(wake.read)
-            close(wake.write)
-        }
     }
 
     /// Calls `handler` on the host's expiry notice, at once if one already came and nobody read it.
@@ -75,7 +68,7 @@ final class HostLink: HostConnection, @unchecked Sendable {
                 remaining = now >= until ? 0 : Int32(clamping: (until - now + 999_999) / 1_000_000)
             }
             guard let message = try channel.next(timeoutMilliseconds: remaining) else { return nil }
-            if !deliverToHandler(message) { return message }
+            if let handler = takeHandler(for: message) { handler() } else { return message }
         }
     }
 
@@ -86,43 +79,46 @@ final class HostLink: HostConnection, @unchecked Sendable {
     /// Runs `operation` on the global executor (the process's event loop), blocking this thread until it is done and
     /// reading the host meanwhile.
     func run<T: Sendable>(_ operation: @escaping @Sendable () async -> T) -> T {
-        let result = SignalledResult<T>(wake: wakeDescriptor())
+        let result = SignalledResult<T>(wake: wakePipe())
         Task.detached { result.set(await operation()) }
         return wait(for: result)
     }
 
-    /// Runs blocking `work` on a thread of its own (at once on this one if none can be made), reading the host
-    /// meanwhile.
+    /// Runs blocking `work` on a thread of its own, reading the host meanwhile. When no thread can be made it runs
+    /// on this one, and the host is read only once it is done: an expiry notice then comes late, never lost.
     func runOnThread<T: Sendable>(_ work: @escaping @Sendable () -> T) -> T {
-        let result = SignalledResult<T>(wake: wakeDescriptor())
+        let result = SignalledResult<T>(wake: wakePipe())
         if !Threads.detach({ result.set(work()) }) { return work() }
         return wait(for: result)
     }
 
-    /// Hands an expiry notice to the handler if one is set; `false` for any other message, or with no handler.
-    private func deliverToHandler(_ message: HostMessage) -> Bool {
-        guard message == .timeWillExpire else { return false }
-        let handler = state.withLock { state in
+    /// The handler an expiry notice goes to, taken (a notice goes to one handler once); nil for any other message
+    /// or with no handler set.
+    private func takeHandler(for message: HostMessage) -> (@Sendable () -> Void)? {
+        guard message == .timeWillExpire else { return nil }
+        return state.withLock { state in
             defer { state.expiryHandler = nil }
             return state.expiryHandler
         }
-        guard let handler else { return false }
-        handler()
-        return true
     }
 
-    /// The write end of the wake-up pipe (-1 when none could be made).
-    private func wakeDescriptor() -> Int32 {
-        if wake.read < 0 {
-            var ends: [Int32] = [-1, -1]
-            guard pipe(&ends) == 0 else { return -1 }
-            for end in ends {
-                _ = fcntl(end, F_SETFD, FD_CLOEXEC)
-                _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+    /// Hands `message` to the expiry handler or queues it, in one step: ``onExpiry(_:)``, on the event loop, either
+    /// finds the notice queued or is in place before it is looked for, never neither.
+    private func take(_ message: HostMessage) {
+        let handler = state.withLock { state -> (@Sendable () -> Void)? in
+            if message == .timeWillExpire, let handler = state.expiryHandler {
+                state.expiryHandler = nil
+                return handler
             }
-            wake = (ends[0], ends[1])
+            state.queue.append(message)
+            return nil
         }
-        return wake.write
+        handler?()
+    }
+
+    private func wakePipe() -> WakePipe? {
+        if wake == nil { wake = WakePipe() }
+        return wake
     }
 
     /// Blocks until `result` is set, taking every message the host sends meanwhile.
@@ -138,31 +134,30 @@ final class HostLink: HostConnection, @unchecked Sendable {
                     break
                 }
                 guard let message else { break }
-                if !deliverToHandler(message) { state.withLock { $0.queue.append(message) } }
+                take(message)
             }
             let reading = failure == nil && !lines.inputClosed
             // Without a wake-up pipe (none could be made) the value is looked at every 10 ms.
+            let wakeRead = wake?.readEnd ?? -1
             var descriptors = [
-                pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: reading ? lines.input : -1, events: Int16(POLLIN), revents: 0),
             ]
-            let ready = poll(&descriptors, 2, wake.read < 0 ? 10 : -1)
+            let ready = poll(&descriptors, 2, wakeRead < 0 ? 10 : -1)
             if ready <= 0 { continue }
-            if descriptors[0].revents != 0 {
-                var drained = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
-                _ = withUnsafeMutableBytes(of: &drained) { read(wake.read, $0.baseAddress, $0.count) }
-            }
+            if descriptors[0].revents != 0 { wake?.drain() }
             if descriptors[1].revents != 0 { _ = lines.fill() }
         }
     }
 }
 
-/// A value handed from a task or thread to the thread waiting in ``HostLink``'s `poll`, which its descriptor wakes.
-private final class SignalledResult<T: Sendable>: @unchecked Sendable {
+/// A value handed from a task or thread to the thread waiting in ``HostLink``'s `poll`, which its pipe wakes.
+private final class SignalledResult<T: Sendable>: Sendable {
     private let stored = Mutex<T?>(nil)
-    private let wake: Int32
+    /// Held, so that the pipe outlives a `set` that comes after the waiting thread has moved on.
+    private let wake: WakePipe?
 
-    init(wake: Int32) {
+    init(wake: WakePipe?) {
         self.wake = wake
     }
 
@@ -170,7 +165,41 @@ private final class SignalledResult<T: Sendable>: @unchecked Sendable {
 
     func set(_ newValue: T) {
         stored.withLock { $0 = newValue }
+        wake?.signal()
+    }
+}
+
+/// A non-blocking pipe whose read end a `poll` waits on: one byte written wakes it. A pipe rather than an eventfd,
+/// which Glibc's module does not declare (nor `pipe2`: close-on-exec is set after; nothing in an extension forks
+/// while it runs).
+private final class WakePipe: Sendable {
+    let readEnd: Int32
+    let writeEnd: Int32
+
+    /// nil when the process is out of descriptors.
+    init?() {
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else { return nil }
+        for end in ends {
+            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+        }
+        (readEnd, writeEnd) = (ends[0], ends[1])
+    }
+
+    deinit {
+        close(readEnd)
+        close(writeEnd)
+    }
+
+    func signal() {
         var byte: UInt8 = 1
-        if wake >= 0 { _ = write(wake, &byte, 1) }
+        _ = write(writeEnd, &byte, 1)
+    }
+
+    /// Reads what was written (a full pipe is already readable: the bytes beyond are of no use).
+    func drain() {
+        var bytes = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+        _ = withUnsafeMutableBytes(of: &bytes) { read(readEnd, $0.baseAddress, $0.count) }
     }
 }

@@ -2,6 +2,12 @@ import NSEJSON
 import NSEPayload
 import NSEProtocol
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
 /// Apple's rules for what is shown once the extension has run.
 enum ContentRules {
     /// What the user ends up with, and why: the host builds the result from it once.
@@ -17,8 +23,7 @@ enum ContentRules {
     /// What a trap that wrote nothing on stderr usually is, for the reason: the Swift runtime prints its fatal
     /// errors and Apple's shims in nse print theirs, so a silent SIGILL or SIGTRAP leaves a user nothing to go on.
     static func trapHint(signal: Int32, stderr: String) -> String {
-        // SIGILL and SIGTRAP are 4 and 5 on every Linux architecture nse builds for.
-        guard signal == 4 || signal == 5, stderr.allSatisfy(\.isWhitespace) else { return "" }
+        guard signal == SIGILL || signal == SIGTRAP, stderr.allSatisfy(\.isWhitespace) else { return "" }
         return
             " (a trap with nothing on stderr: a check compiled without its message, such as a precondition in an"
             + " optimized build, or libdispatch refusing a misuse, such as DispatchQueue.main.sync on the main queue)"

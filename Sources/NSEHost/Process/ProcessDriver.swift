@@ -78,11 +78,10 @@ enum ProcessDriver {
         func observe(_ observation: ProcessObservation) {
             if !finished { apply(session.observe(observation)) }
         }
-        // The last sample, monotonic: the loop samples again once a millisecond has passed (a line, a pipe closing
-        // wakes it sooner), and before each batch of lines whatever the time (the line may be the content). The
-        // first is a millisecond in, not at once: a process just started has not run yet (its exec is not even
-        // confirmed), and a warm one has not run since its last push's samples (each read of `status` costs the host
-        // about 20 µs; a warm SIP push took four).
+        // The last sample, monotonic: the loop samples at each wake-up once a millisecond has passed since it, and
+        // before each batch of lines whatever the time (the line may be the content). None at once: a process just
+        // started has not run yet (its exec is not even confirmed), and a warm one has not run since its last push's
+        // samples (each read of `status` costs the host about 20 µs).
         var sampledAt = start
         func sampleMemory() {
             sampledAt = SystemClock.monotonicNanoseconds()
@@ -96,8 +95,8 @@ enum ProcessDriver {
         var stderrOpen = true
         var toldShutdown = false
         // While memory is sampled the loop wakes every 20 ms; without sampling, the deadline alone wakes it. A spike
-        // between two samples is caught by the next one (the resident peak counts, `MemorySample`), and every line is
-        // preceded by one: the interval decides how soon a process over the limit is killed, not whether. It started
+        // between two samples is caught by the next one (the resident peak counts, `MemorySample`), and every batch of
+        // lines is preceded by one: the interval decides how soon a process over the limit is killed, not whether. It started
         // at 2 ms, then 5 (doubling to 20) until 2026-11-29: a warm SIP push (~10 ms under load) was sampled 4.6
         // times, two or three of them wake-ups that judged nothing its lines' samples would not.
         let pollInterval: Int32 = 20
