@@ -7,6 +7,13 @@ enum BlockingWait {
         Task.detached { box.set(await operation()) }
         return box.wait()
     }
+
+    /// ``run(_:)`` reading `host` meanwhile (``HostLink/run(_:)``), or just waiting without one (the main app's
+    /// fetch has no host).
+    static func run<T: Sendable>(reading host: HostLink?, _ operation: @escaping @Sendable () async -> T) -> T {
+        guard let host else { return run(operation) }
+        return host.run(operation)
+    }
 }
 
 /// Work started on a thread of its own, its value waited for later by another thread.
@@ -23,17 +30,28 @@ final class Background<T: Sendable>: Sendable {
     func value() -> T { box.wait() }
 }
 
-/// A one-shot value handed from a task to a waiting thread (NSESystem's `Monitor`, no Foundation).
-private final class ResultBox<T: Sendable>: @unchecked Sendable {
+/// A one-shot value handed from a task or thread to a waiting thread: one blocked in ``wait()`` (NSESystem's
+/// `Monitor`, no Foundation), or one in `poll` on `wake` (``HostLink``), which looks at ``current``.
+final class ResultBox<T: Sendable>: @unchecked Sendable {
     private var value: T?
     private let monitor = Monitor()
+    /// Held, so that the pipe outlives a `set` that comes after the waiting thread has moved on.
+    private let wake: WakePipe?
+
+    init(wake: WakePipe? = nil) {
+        self.wake = wake
+    }
 
     func set(_ newValue: T) {
         monitor.locked {
             value = newValue
             monitor.broadcast()
         }
+        wake?.signal()
     }
+
+    /// The value if it is set, without waiting.
+    var current: T? { monitor.locked { value } }
 
     func wait() -> T {
         monitor.locked {

@@ -10,7 +10,7 @@
 //   Rewriter            the content shown: a rewrite, a missed call, or the fallback naming why
 //   CallEscalation      a call offer to `reportNewIncomingVoIPPushPayload` (report-voip), the alert silenced
 //   ExtensionChannel    the protocol over stdin/stdout (re-exports NSEProtocol)
-//   BlockingWait        a thread waits for async work (without a host: the main app's fetch)
+//   BlockingWait        a thread waits for async work, reading the host meanwhile when it has one; ResultBox
 //   Fetch/              SIPFetch (`fetch(callID:request:logger:)`: register, take the held MESSAGE with the push's
 //                       Call-ID, keep the others in the App Group store; the network on the event loop, the content
 //                       on the calling thread), SIPFetch+Content (a FetchOutcome turned into content, in one place),
@@ -18,6 +18,7 @@
 //                       inputs), FetchOutcome (how any fetch ended), ReceivedContent, FetchReport (its diagnostics in
 //                       `extension.info`), SIPExchange (the SIP exchange a recording host asked for, redacted)
 //   HostLink/           HostConnection (the host as the content step uses it), HostLink (the host read by the thread
-//                       serving requests, also while it waits for a fetch: time-will-expire heard the moment it comes)
+//                       serving requests, also while it waits for a fetch: time-will-expire heard the moment it comes),
+//                       WakePipe (what wakes that thread's poll when the work is done)
 //   Core/               CoreStopSignal (SIGUSR1: the main app takes the shared core), InAppMessage (a MESSAGE as the
 //                       app in the foreground shows it)

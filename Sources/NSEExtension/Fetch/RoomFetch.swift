@@ -40,8 +40,9 @@ struct RoomFetch: Sendable {
         logger[metadataKey: "nse.part"] = "room"
         let start = SystemClock.monotonicNanoseconds()
         let deadline = Duration.milliseconds(Int64(Double(request.budgetMilliseconds) * fetchFraction))
-        let operation = { @Sendable [self, logger] in await join(room, within: deadline, logger: logger) }
-        let joined = host.map { $0.run(operation) } ?? BlockingWait.run(operation)
+        let joined = BlockingWait.run(reading: host) { [self, logger] in
+            await join(room, within: deadline, logger: logger)
+        }
         let milliseconds = SystemClock.millisecondsSince(start)
         var content: DeliveredContent
         switch joined {

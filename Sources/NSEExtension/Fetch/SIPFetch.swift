@@ -43,7 +43,7 @@ public struct SIPFetch: Sendable {
         var logger = logger
         logger[metadataKey: "nse.part"] = "sip"
         guard !Self.loopRunning.exchange(true, ordering: .relaxed) else {
-            let end = waiting { [logger] in
+            let end = BlockingWait.run(reading: host) { [logger] in
                 await fetchOnLoop(callID: callID, request: request, logger: logger)
             }
             return makeFetched(end, callID: callID, request: request)
@@ -55,15 +55,9 @@ public struct SIPFetch: Sendable {
             Connection.abandon(opening)
             return fetched
         case .network(let network):
-            return makeFetched(waiting { await network.awaitMessage() }, callID: callID, request: request)
+            let end = BlockingWait.run(reading: host) { await network.awaitMessage() }
+            return makeFetched(end, callID: callID, request: request)
         }
-    }
-
-    /// Runs `operation` on the event loop, this thread waiting for it while it reads the host (without a host, the
-    /// main app's fetch, it just waits).
-    private func waiting<T: Sendable>(_ operation: @escaping @Sendable () async -> T) -> T {
-        guard let host else { return BlockingWait.run(operation) }
-        return host.run(operation)
     }
 
     /// A warm process's fetch on the running event loop: the store read, then the flush if the store did not decide.

@@ -68,7 +68,8 @@ final class HostLink: HostConnection, @unchecked Sendable {
                 remaining = now >= until ? 0 : Int32(clamping: (until - now + 999_999) / 1_000_000)
             }
             guard let message = try channel.next(timeoutMilliseconds: remaining) else { return nil }
-            if let handler = takeHandler(for: message) { handler() } else { return message }
+            // Queued unless the expiry handler takes it; the queue is read above.
+            take(message)
         }
     }
 
@@ -79,7 +80,7 @@ final class HostLink: HostConnection, @unchecked Sendable {
     /// Runs `operation` on the global executor (the process's event loop), blocking this thread until it is done and
     /// reading the host meanwhile.
     func run<T: Sendable>(_ operation: @escaping @Sendable () async -> T) -> T {
-        let result = SignalledResult<T>(wake: wakePipe())
+        let result = ResultBox<T>(wake: wakePipe())
         Task.detached { result.set(await operation()) }
         return wait(for: result)
     }
@@ -87,19 +88,9 @@ final class HostLink: HostConnection, @unchecked Sendable {
     /// Runs blocking `work` on a thread of its own, reading the host meanwhile. When no thread can be made it runs
     /// on this one, and the host is read only once it is done: an expiry notice then comes late, never lost.
     func runOnThread<T: Sendable>(_ work: @escaping @Sendable () -> T) -> T {
-        let result = SignalledResult<T>(wake: wakePipe())
+        let result = ResultBox<T>(wake: wakePipe())
         if !Threads.detach({ result.set(work()) }) { return work() }
         return wait(for: result)
-    }
-
-    /// The handler an expiry notice goes to, taken (a notice goes to one handler once); nil for any other message
-    /// or with no handler set.
-    private func takeHandler(for message: HostMessage) -> (@Sendable () -> Void)? {
-        guard message == .timeWillExpire else { return nil }
-        return state.withLock { state in
-            defer { state.expiryHandler = nil }
-            return state.expiryHandler
-        }
     }
 
     /// Hands `message` to the expiry handler or queues it, in one step: ``onExpiry(_:)``, on the event loop, either
@@ -122,10 +113,10 @@ final class HostLink: HostConnection, @unchecked Sendable {
     }
 
     /// Blocks until `result` is set, taking every message the host sends meanwhile.
-    private func wait<T>(for result: SignalledResult<T>) -> T {
+    private func wait<T>(for result: ResultBox<T>) -> T {
         let lines = channel.lines
         while true {
-            if let value = result.value { return value }
+            if let value = result.current { return value }
             // Lines already read first: poll would not wake for them.
             while failure == nil {
                 let message: HostMessage?
@@ -148,58 +139,5 @@ final class HostLink: HostConnection, @unchecked Sendable {
             if descriptors[0].revents != 0 { wake?.drain() }
             if descriptors[1].revents != 0 { _ = lines.fill() }
         }
-    }
-}
-
-/// A value handed from a task or thread to the thread waiting in ``HostLink``'s `poll`, which its pipe wakes.
-private final class SignalledResult<T: Sendable>: Sendable {
-    private let stored = Mutex<T?>(nil)
-    /// Held, so that the pipe outlives a `set` that comes after the waiting thread has moved on.
-    private let wake: WakePipe?
-
-    init(wake: WakePipe?) {
-        self.wake = wake
-    }
-
-    var value: T? { stored.withLock { $0 } }
-
-    func set(_ newValue: T) {
-        stored.withLock { $0 = newValue }
-        wake?.signal()
-    }
-}
-
-/// A non-blocking pipe whose read end a `poll` waits on: one byte written wakes it. A pipe rather than an eventfd,
-/// which Glibc's module does not declare (nor `pipe2`: close-on-exec is set after; nothing in an extension forks
-/// while it runs).
-private final class WakePipe: Sendable {
-    let readEnd: Int32
-    let writeEnd: Int32
-
-    /// nil when the process is out of descriptors.
-    init?() {
-        var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else { return nil }
-        for end in ends {
-            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
-        }
-        (readEnd, writeEnd) = (ends[0], ends[1])
-    }
-
-    deinit {
-        close(readEnd)
-        close(writeEnd)
-    }
-
-    func signal() {
-        var byte: UInt8 = 1
-        _ = write(writeEnd, &byte, 1)
-    }
-
-    /// Reads what was written (a full pipe is already readable: the bytes beyond are of no use).
-    func drain() {
-        var bytes = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
-        _ = withUnsafeMutableBytes(of: &bytes) { read(readEnd, $0.baseAddress, $0.count) }
     }
 }

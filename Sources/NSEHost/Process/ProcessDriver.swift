@@ -94,12 +94,6 @@ enum ProcessDriver {
         var stdoutOpen = true
         var stderrOpen = true
         var toldShutdown = false
-        // While memory is sampled the loop wakes every 20 ms; without sampling, the deadline alone wakes it. A spike
-        // between two samples is caught by the next one (the resident peak counts, `MemorySample`), and every batch of
-        // lines is preceded by one: the interval decides how soon a process over the limit is killed, not whether. It started
-        // at 2 ms, then 5 (doubling to 20) until 2026-11-29: a warm SIP push (~10 ms under load) was sampled 4.6
-        // times, two or three of them wake-ups that judged nothing its lines' samples would not.
-        let pollInterval: Int32 = 20
         var exitWait: UInt32 = 50
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
         while !finished {
@@ -118,7 +112,7 @@ enum ProcessDriver {
                     // Its process descriptor turns readable when it has exited; the deadline (or a memory sample)
                     // ends the wait before that.
                     var exit = [pollfd(fd: child.exitFD, events: Int16(POLLIN), revents: 0)]
-                    _ = poll(&exit, 1, waitTimeout(session, pollInterval: pollInterval))
+                    _ = poll(&exit, 1, waitTimeout(session))
                 } else {
                     usleep(exitWait)
                     exitWait = min(exitWait * 2, 2000)
@@ -130,7 +124,7 @@ enum ProcessDriver {
             if stderrOpen { descriptors.append(pollfd(fd: child.stderrFD, events: Int16(POLLIN), revents: 0)) }
             let shutdown = session.endsOnShutdown && !toldShutdown ? HostShutdown.descriptor : -1
             if shutdown >= 0 { descriptors.append(pollfd(fd: shutdown, events: Int16(POLLIN), revents: 0)) }
-            let ready = poll(&descriptors, nfds_t(descriptors.count), waitTimeout(session, pollInterval: pollInterval))
+            let ready = poll(&descriptors, nfds_t(descriptors.count), waitTimeout(session))
             if ready < 0 && errno != EINTR { break }
             if ready <= 0 { continue }
             for descriptor in descriptors where descriptor.revents != 0 && !finished {
@@ -172,16 +166,23 @@ enum ProcessDriver {
         return report
     }
 
+    /// While memory is sampled the loop wakes this often (ms); without sampling, the deadline alone wakes it. A spike
+    /// between two samples is caught by the next one (the resident peak counts, `MemorySample`), and every batch of
+    /// lines is preceded by one: the interval decides how soon a process over the limit is killed, not whether. It
+    /// started at 2 ms, then 5 doubling to 20 until 2026-11-29: a warm SIP push (~10 ms under load) was sampled 4.6
+    /// times, two or three of them wake-ups that judged nothing its lines' samples would not.
+    static let sampleInterval: Int32 = 20
+
     /// How long one wait may last, in milliseconds: until the session's deadline (at most a second), and, while the
-    /// session samples memory, until the next sample (`pollInterval`).
-    private static func waitTimeout(_ session: some ProcessMachine, pollInterval: Int32) -> Int32 {
+    /// session samples memory, until the next sample (``sampleInterval``).
+    private static func waitTimeout(_ session: some ProcessMachine) -> Int32 {
         let now = SystemClock.monotonicNanoseconds()
         var timeout: Int32 = 1000
         if let deadline = session.deadline {
             timeout = deadline > now ? Int32(min((deadline - now) / 1_000_000 + 1, 1000)) : 0
         }
         if session.samplesMemory {
-            timeout = min(timeout, pollInterval)
+            timeout = min(timeout, sampleInterval)
         }
         return timeout
     }

@@ -167,8 +167,9 @@ public actor SIPServer {
         log.append(event)
     }
 
-    /// Runs the task tree: a child serving each listener (a stream listener's connections serve themselves), the inbound loop and the expiry
-    /// sweeper, beside the spawned jobs. Returns once `shutdown()` has finished and cancelled the tree.
+    /// Runs the task tree: a child serving each listener (a stream listener's connections serve themselves), the
+    /// inbound loop and the expiry sweeper, beside the spawned jobs. Returns once `shutdown()` has finished and
+    /// cancelled the tree.
     private nonisolated func run(serving listeners: [BoundListener]) async {
         let (inbound, interval) = (self.inbound, configuration.expirySweepInterval)
         let (sink, limits, logger) = (inboundContinuation, configuration.limits, self.logger)
