@@ -496,8 +496,9 @@ import Testing
     }
 
     /// `UNUserNotificationCenter.add(_:)`: an extension that posts each fetched message as a notification of its own
-    /// and shows nothing for the push; the result lists them, Notification Center (`nse device show`) has them and
-    /// the reminder it scheduled, and a later push cancels the reminder and clears them.
+    /// and shows nothing for the push; the result lists them, Notification Center (`nse device show`) has them, the
+    /// reminder it scheduled and its weekly digest (a repeating calendar trigger, kept with its firings), and a later
+    /// push cancels both and clears them.
     @Test func anExtensionPostsAndSchedulesLocalNotifications() throws {
         try grantEntitlements()
         let executable = try Self.built("local-notifications")
@@ -507,18 +508,30 @@ import Testing
         )
         #expect(result["outcome"] == "suppressed", "\(result)")
         let locals = result["local_notifications"]?.arrayValue ?? []
-        #expect(locals.map { $0["identifier"] } == ["m1", "m2", "reminder"], "\(result)")
+        #expect(locals.map { $0["identifier"] } == ["m1", "m2", "reminder", "digest"], "\(result)")
         #expect(locals.first?["shown"] == true && locals.first?["display"]?["body"] == "Lunch?")
         #expect(locals.first?["thread_id"] == "Alice" && locals.first?["trigger"] == .null)
-        #expect(locals.last?["shown"] == false && locals.last?["trigger"]?["type"] == "time-interval")
-        let log = result["extension"]?["stderr"]?.stringValue ?? ""
-        #expect(log.contains("empty notification refused: UNError 1401"), "\(log)")
-        #expect(log.contains("pending reminder in 60 min"), "\(log)")
+        #expect(locals[2]["shown"] == false && locals[2]["trigger"]?["type"] == "time-interval")
+        // The digest as the app made it: its first firing, not the ones the host keeps.
+        let digest = try #require(locals.last?["trigger"]?.objectValue, "\(result)")
+        #expect(digest["type"] == "calendar" && digest["repeats"] == true && digest["firings"] == nil, "\(digest)")
+        let stderr = result["extension"]?["stderr"]?.stringValue ?? ""
+        #expect(stderr.contains("empty notification refused: UNError 1401"), "\(stderr)")
+        #expect(stderr.contains("pending reminder in 60 min") && !stderr.contains("digest not scheduled"), "\(stderr)")
 
         var shown = try TestSupport.nse(["device", "show", device])
         var center = try JSON.parse(shown.stdout)["notification_center"]
         #expect(center?["delivered"] == ["m2", "m1"], "\(shown.stdout)")
-        #expect(center?["pending"] == ["reminder"], "\(shown.stdout)")
+        // Soonest first: the digest's next Monday 9:00 may come before the reminder's hour.
+        let pending = Set(center?["pending"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        #expect(pending == ["reminder", "digest"], "\(shown.stdout)")
+        // Kept with its firings, weekly from the first for 400 days (the device's Notification Center log).
+        let log = try String(contentsOfFile: device + "/notification-center.jsonl", encoding: .utf8)
+        let scheduled = try log.split(separator: "\n").map { try JSON.parse(String($0)) }
+            .compactMap { $0["schedule"] }.first { $0["notification"]?["identifier"] == "digest" }
+        let firings = scheduled?["firings"]?.arrayValue?.compactMap(\.intValue) ?? []
+        #expect((57...58).contains(firings.count) && firings.first == digest["fire_at"]?.intValue, "\(firings)")
+        #expect(zip(firings, firings.dropFirst()).allSatisfy { (167...169).contains(($1 - $0) / 3_600_000) })
 
         let read = try runOne(executable, #"{"aps":{"alert":"Read elsewhere","mutable-content":1},"read":true}"#)
         #expect(read["outcome"] == "suppressed" && read["local_notifications"] == nil, "\(read)")

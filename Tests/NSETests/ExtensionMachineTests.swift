@@ -397,6 +397,39 @@ import Testing
                 )) == answer(.notificationsNotAllowed))
     }
 
+    /// A repeating calendar trigger is kept with the firings the framework worked out (the result lists the trigger as
+    /// the app made it); firings that cannot be its own are refused as a trigger with no date; without them it is kept
+    /// pending, never fired.
+    @Test func aRepeatingCalendarTriggerIsKeptWithItsFirings() throws {
+        let device = try Device.create(at: try TestSupport.temporaryDirectory("nse-local") + "/bob")
+        var session = process()
+        session.notifications = LocalNotificationPoster(device: device, strings: StringsTable())
+        _ = session.observe(ProcessObservation.launched(at: 0))
+        func add(_ identifier: String, _ trigger: String) -> [ProcessAction] {
+            let line =
+                #"{"type":"add-notification","identifier":"\#(identifier)","content":{"aps":{"alert":"Stand-up"}},"trigger":\#(trigger)}"#
+            return session.observe(ProcessObservation.line(Array(line.utf8), at: 1))
+        }
+        let ok = [ProcessAction.write(HostMessage.addNotificationResult(nil).line)]
+        let refused = [ProcessAction.write(HostMessage.addNotificationResult(.notificationInvalidNoDate).line)]
+        let first = SystemClock.unixMilliseconds() + 3_600_000
+        let week: Int64 = 7 * 86_400_000
+        let calendar = #"{"type":"calendar","repeats":true,"date_components":{"weekday":2,"hour":9}"#
+        #expect(add("weekly", calendar + #","fire_at":\#(first),"firings":[\#(first),\#(first + week)]}"#) == ok)
+        #expect(add("unsorted", calendar + #","fire_at":\#(first),"firings":[\#(first),\#(first)]}"#) == refused)
+        #expect(add("elsewhere", calendar + #","fire_at":\#(first),"firings":[\#(first + 1)]}"#) == refused)
+        #expect(add("without", calendar + #","fire_at":\#(first + 60_000)}"#) == ok)
+        let listed = session.session.record.localNotifications
+        #expect(listed.map(\.identifier) == ["weekly", "without"])
+        #expect(listed.first?.trigger?.firings == nil && listed.first?.json["trigger"]?["fire_at"] == .int(first))
+        let pending = try device.notificationCenter.state(now: first + week + 1).pending
+        #expect(pending.map(\.identifier) == ["without", "weekly"])
+        #expect(pending.last?.fired == first + week && pending.last?.nextFire == nil)
+        #expect(pending.first?.nextFire == nil && pending.first?.fires == false)
+        #expect(pending.last?.notification.local?["trigger"]?["firings"] == nil)
+        #expect(try device.notificationCenter.state(now: first + week + 1).delivered.map(\.date) == [first + week])
+    }
+
     /// A local notification shown at once gets its registered category's buttons and, with previews hidden, the
     /// category's placeholder (`%u`: the thread's count), as a push's own notification does.
     @Test func aLocalNotificationShowsItsCategorysButtonsAndPlaceholder() throws {

@@ -80,13 +80,13 @@ import Testing
         #expect(state.delivered.first?.identifier == "n44" && state.delivered.last?.identifier == "n299")
     }
 
-    private func scheduled(_ identifier: String, at fire: Int64, every: Int64? = nil, fires: Bool = true)
-        -> NotificationCenterLog.Scheduled
-    {
+    private func scheduled(
+        _ identifier: String, at fire: Int64, every: Int64? = nil, firings: [Int64]? = nil, fires: Bool = true
+    ) -> NotificationCenterLog.Scheduled {
         var notification = shown(identifier, body: "Reminder")
         notification.date = fire
         notification.local = ["trigger": ["type": "time-interval", "seconds": 60, "fire_at": .int(fire)]]
-        return NotificationCenterLog.Scheduled(notification: notification, every: every, fires: fires)
+        return NotificationCenterLog.Scheduled(notification: notification, every: every, firings: firings, fires: fires)
     }
 
     /// A local notification scheduled for later is pending until its time, then shown at its time; one with the
@@ -133,6 +133,39 @@ import Testing
         #expect(state.delivered.first?.date == Int64(7_201_000))
         #expect(state.pending.map(\.identifier) == ["daily-9am", "hourly"])
         #expect(state.pending.last?.nextFire == Int64(10_801_000))
+    }
+
+    /// A repeating calendar trigger fires at the firings the framework worked out: its latest one due is shown (once),
+    /// it stays pending with its next, and past its last it stays pending without one, as one added without them.
+    @Test func aRepeatingCalendarTriggerFiresAtItsFirings() throws {
+        let day: Int64 = 86_400_000
+        // Daily at 9:00 in some zone, with the hour DST takes off between the second and the third.
+        let firings = [1_000, 1_000 + day, 1_000 + 2 * day - 3_600_000, 1_000 + 3 * day - 3_600_000]
+        let lines: [JSON] = [
+            ["schedule": scheduled("daily", at: 1_000, firings: firings).json, "at": 500],
+            ["schedule": scheduled("never", at: 1_000, fires: false).json, "at": 500],
+        ]
+        try TestSupport.write(
+            lines.map { $0.serialized() }.joined(separator: "\n") + "\n", to: device.notificationCenter.path)
+        var state = try device.notificationCenter.state(now: 999)
+        // Both at 1,000: in the order they came.
+        #expect(state.delivered.isEmpty && state.pending.map(\.identifier) == ["daily", "never"])
+        #expect(state.pending.first?.nextFire == 1_000 && state.pending.last?.nextFire == nil)
+        // Read on the third day, after its third firing: that one is shown, at its own time.
+        state = try device.notificationCenter.state(now: firings[2] + 60_000)
+        #expect(state.delivered.map(\.identifier) == ["daily"] && state.delivered.first?.date == firings[2])
+        #expect(state.pending.map(\.identifier) == ["never", "daily"] && state.pending.last?.nextFire == firings[3])
+        let listed = state.json["pending"]?.arrayValue?.last
+        #expect(listed?["fire_at"] == .int(firings[3]) && listed?["repeats"] == true)
+        // Past its last: shown once more, then pending with nothing to fire at.
+        state = try device.notificationCenter.state(now: firings[3] + 10 * day)
+        #expect(state.delivered.map(\.date) == [firings[3]])
+        #expect(state.pending.map(\.identifier) == ["never", "daily"] && state.pending.last?.nextFire == nil)
+        #expect(state.json["pending"]?.arrayValue?.map { $0["fire_at"] } == [.null, .null])
+        // Firings out of order are not a trigger's: the line is skipped.
+        let bad = scheduled("bad", at: 1_000, firings: [1_000, 900])
+        try device.notificationCenter.schedule(bad)
+        #expect(try !device.notificationCenter.state().pending.contains { $0.identifier == "bad" })
     }
 
     /// Apple: the system keeps the soonest-firing 64 an app scheduled; the log rewritten keeps every pending one,

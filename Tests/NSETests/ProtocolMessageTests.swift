@@ -44,6 +44,12 @@ import Testing
                 identifier: "daily", content: ["aps": ["alert": "Good morning"]],
                 trigger: .init(
                     kind: .calendar, repeats: true, fireAt: 1_800_000_000_000, dateComponents: ["hour": 9]))),
+        .addNotification(
+            NotificationAddition(
+                identifier: "weekly", content: ["aps": ["alert": "Stand-up"]],
+                trigger: .init(
+                    kind: .calendar, repeats: true, fireAt: 1_800_000_000_000, dateComponents: ["weekday": 2],
+                    firings: [1_800_000_000_000, 1_800_604_800_000]))),
     ]
 
     @Test(arguments: hostMessages)
@@ -189,6 +195,10 @@ import Testing
         (
             #"{"type":"add-notification","identifier":"m1","content":{},"trigger":{"type":"location"}}"#,
             #"the extension sent an invalid message: "trigger.type" must be time-interval or calendar"#
+        ),
+        (
+            #"{"type":"add-notification","identifier":"d","content":{},"trigger":{"type":"calendar","repeats":true,"fire_at":1,"firings":[1,"2"]}}"#,
+            #"the extension sent an invalid message: "trigger.firings.1" must be an integer, not a string"#
         ),
         (
             #"{"type":"add-notification","content":{}}"#,

@@ -146,6 +146,39 @@ struct NotificationCenterTests {
         }
     }
 
+    @Test("a repeating calendar trigger is added with its firings, worked out in its calendar and time zone")
+    func repeatingCalendarFirings() throws {
+        let paris = try #require(TimeZone(identifier: "Europe/Paris"))
+        var components = DateComponents(hour: 9, minute: 30)
+        components.timeZone = paris
+        let daily = try #require(
+            TriggerEncoding.addition(UNCalendarNotificationTrigger(dateMatching: components, repeats: true)))
+        let firings = try #require(daily.firings)
+        // Every day for 400 days, at 9:30 in Paris through both changes of its clocks.
+        #expect(firings.first == daily.fireAt && (400...401).contains(firings.count), "\(firings.count)")
+        #expect(NotificationAddition.Trigger.firingsAreValid(firings, first: daily.fireAt))
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = paris
+        for time in firings {
+            let local = calendar.dateComponents(
+                [.hour, .minute], from: Date(timeIntervalSince1970: Double(time) / 1000))
+            #expect(local.hour == 9 && local.minute == 30, "\(time)")
+        }
+        let gaps = Set(zip(firings, firings.dropFirst()).map { ($1 - $0) / 3_600_000 })
+        #expect(gaps == [23, 24, 25], "\(gaps)")
+        // Each hour on the hour: capped at the most a trigger carries.
+        let hourly = try #require(
+            TriggerEncoding.addition(
+                UNCalendarNotificationTrigger(dateMatching: DateComponents(minute: 0), repeats: true)))
+        #expect(hourly.firings?.count == NotificationAddition.Trigger.maxFirings)
+        // Once: no firings, as a time interval.
+        let once = TriggerEncoding.addition(UNCalendarNotificationTrigger(dateMatching: components, repeats: false))
+        #expect(once?.firings == nil && once?.kind == .calendar)
+        #expect(
+            TriggerEncoding.addition(UNTimeIntervalNotificationTrigger(timeInterval: 60, repeats: true))?.firings == nil
+        )
+    }
+
     @Test("the app's notification settings: authorized, Show Previews and what the entitlements allow, the device's")
     func settings() async throws {
         let center = UNUserNotificationCenter.current()

@@ -54,29 +54,55 @@ extension NotificationCenterLog {
         public var notification: Delivered
         /// A repeating time-interval trigger: it fires again this many milliseconds after each firing.
         public var every: Int64?
-        /// False for a repeating calendar trigger: kept and listed, never fired (its firings need the device's
-        /// calendar and time zone, which the log does not have; docs/sdk.md).
+        /// A repeating calendar trigger: its firings from the first (its `date`), ascending, as the framework worked
+        /// them out (the log has no calendar or time zone). Once past the last it stays pending and fires no more.
+        public var firings: [Int64]?
+        /// False for a repeating calendar trigger added without its firings (an extension not built on the
+        /// framework): kept and listed, never fired (docs/sdk.md).
         public var fires: Bool
         /// A repeating trigger's last firing shown, Unix milliseconds.
         public var fired: Int64?
 
-        public init(notification: Delivered, every: Int64? = nil, fires: Bool = true) {
+        public init(notification: Delivered, every: Int64? = nil, firings: [Int64]? = nil, fires: Bool = true) {
             self.notification = notification
             self.every = every
+            self.firings = firings
             self.fires = fires
         }
 
         public var identifier: String { notification.identifier }
 
-        /// When it fires next.
-        public var nextFire: Int64 {
+        /// When it fires next; nil when it fires no more (a repeating calendar trigger without firings, or past
+        /// its last).
+        public var nextFire: Int64? {
+            guard fires else { return nil }
+            if let firings {
+                guard let fired else { return firings.first }
+                return firings.first { $0 > fired }
+            }
             guard let every, let fired else { return notification.date }
             return fired + every
         }
 
+        /// Its latest firing due by `time` and not shown yet; nil when none is.
+        func firing(by time: Int64) -> Int64? {
+            guard let next = nextFire, next <= time else { return nil }
+            if let every { return notification.date + (time - notification.date) / every * every }
+            if let firings { return firings.last { $0 <= time } }
+            return next
+        }
+
+        /// Its place among the pending, soonest first: one that never fires here by the first firing it was added
+        /// with (the framework's next date is near it), one past its firings last.
+        var order: Int64 { nextFire ?? (fires ? .max : notification.date) }
+
+        /// Whether it stays pending once it has fired.
+        var repeats: Bool { every != nil || firings != nil }
+
         var json: JSON {
             var object: JSONObject = ["notification": notification.json]
             if let every { object["every"] = .int(every) }
+            if let firings { object["firings"] = .array(firings.map(JSON.int)) }
             if !fires { object["fires"] = false }
             if let fired { object["fired"] = .int(fired) }
             return .object(object)
@@ -86,7 +112,15 @@ extension NotificationCenterLog {
             guard let notification = json["notification"].flatMap(Delivered.init(json:)) else { return nil }
             let every = json["every"]?.intValue
             guard every.map({ $0 > 0 }) ?? true else { return nil }
-            self.init(notification: notification, every: every, fires: json["fires"]?.boolValue ?? true)
+            var firings: [Int64]?
+            if let items = json["firings"]?.arrayValue {
+                let times = items.compactMap(\.intValue)
+                guard times.count == items.count, !times.isEmpty, zip(times, times.dropFirst()).allSatisfy({ $0 < $1 })
+                else { return nil }
+                firings = times
+            }
+            self.init(
+                notification: notification, every: every, firings: firings, fires: json["fires"]?.boolValue ?? true)
             fired = json["fired"]?.intValue
         }
     }
@@ -113,7 +147,7 @@ extension NotificationCenterLog {
             } else if let entry = line["schedule"].flatMap(Scheduled.init(json:)) {
                 pending.removeAll { $0.identifier == entry.identifier }
                 pending.append(entry)
-                pending.sort { $0.nextFire < $1.nextFire }
+                sortPending()
                 // Apple: the system keeps the soonest-firing 64, a repeating one counted once.
                 if pending.count > NotificationCenterLog.pendingCapacity {
                     pending.removeLast(pending.count - NotificationCenterLog.pendingCapacity)
@@ -137,14 +171,14 @@ extension NotificationCenterLog {
         /// does not repeat leaves the pending list, a repeating one shows its latest firing.
         mutating func settle(upTo time: Int64) {
             var fired: [Delivered] = []
-            for index in pending.indices.reversed() where pending[index].fires && pending[index].nextFire <= time {
+            for index in pending.indices.reversed() {
                 let entry = pending[index]
-                guard let every = entry.every else {
+                guard let latest = entry.firing(by: time) else { continue }
+                guard entry.repeats else {
                     fired.append(entry.notification)
                     pending.remove(at: index)
                     continue
                 }
-                let latest = entry.notification.date + (time - entry.notification.date) / every * every
                 var shown = entry.notification
                 shown.date = latest
                 fired.append(shown)
@@ -152,7 +186,15 @@ extension NotificationCenterLog {
             }
             guard !fired.isEmpty else { return }
             for entry in fired.sorted(by: { $0.date < $1.date }) { show(entry) }
-            pending.sort { $0.nextFire < $1.nextFire }
+            sortPending()
+        }
+
+        /// Soonest first (``Scheduled/order``), those at the same time in the order they came.
+        private mutating func sortPending() {
+            pending = pending.enumerated().sorted { left, right in
+                let (a, b) = (left.element.order, right.element.order)
+                return a != b ? a < b : left.offset < right.offset
+            }.map(\.element)
         }
 
         /// What `GET /v1/devices/{token}/notification-center` answers (docs/serve.md): the notifications shown,
@@ -177,9 +219,10 @@ extension NotificationCenterLog {
                 "pending": .array(
                     pending.map { entry in
                         var object = text(entry.notification)
-                        // A repeating calendar trigger never fires here: its next date is the framework's to say.
-                        object["fire_at"] = entry.fires ? .int(entry.nextFire) : .null
-                        object["repeats"] = .bool(entry.every != nil || !entry.fires)
+                        // Null for one that fires no more here (a repeating calendar trigger past its firings,
+                        // or added without them).
+                        object["fire_at"] = entry.nextFire.map(JSON.int) ?? .null
+                        object["repeats"] = .bool(entry.repeats || !entry.fires)
                         return .object(object)
                     }),
                 "badge": badge.map { .int(Int64($0)) } ?? .null,

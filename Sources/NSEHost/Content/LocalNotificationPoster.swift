@@ -19,9 +19,15 @@ struct LocalNotificationPoster: Sendable {
         let display = Display(alert: content.aps.alert, strings: strings)
         // iOS refuses a request with nothing to read (UNErrorCodeNotificationInvalidNoContent).
         guard display.hasText else { return .failure(.notificationInvalidNoContent) }
+        // The trigger as the app made it: a repeating calendar one's firings are the host's to keep, beside it.
+        let made = addition.trigger.map { trigger in
+            var made = trigger
+            made.firings = nil
+            return made
+        }
         var notification = LocalNotification(
             identifier: addition.identifier, title: display.title, subtitle: display.subtitle, body: display.body,
-            threadIdentifier: content.aps.threadID ?? "", trigger: addition.trigger)
+            threadIdentifier: content.aps.threadID ?? "", trigger: made)
         if addition.trigger == nil {
             notification.previewHidden = device.config.previewsHidden
         }
@@ -45,6 +51,7 @@ struct LocalNotificationPoster: Sendable {
             // The framework makes no trigger without a date to fire at, and none that repeats more often than a
             // minute; an extension that is not built on it gets the error instead.
             var every: Int64?
+            var firings: [Int64]?
             switch trigger.kind {
             case .timeInterval:
                 guard let seconds = trigger.seconds,
@@ -55,13 +62,22 @@ struct LocalNotificationPoster: Sendable {
                 if trigger.repeats { every = Int64((seconds * 1000).rounded()) }
             case .calendar:
                 guard trigger.dateComponents != nil else { return .failure(.notificationInvalidNoDate) }
+                // A repeating one fires at the firings the framework worked out; one added without them is kept
+                // pending and never fires.
+                if trigger.repeats, let times = trigger.firings {
+                    guard NotificationAddition.Trigger.firingsAreValid(times, first: trigger.fireAt) else {
+                        return .failure(.notificationInvalidNoDate)
+                    }
+                    firings = times
+                }
             }
             guard trigger.fireAt > 0 else { return .failure(.notificationInvalidNoDate) }
             shown.date = trigger.fireAt
-            shown.local = ["trigger": trigger.json]
+            shown.local = ["trigger": made?.json ?? .null]
             try device.notificationCenter.schedule(
                 NotificationCenterLog.Scheduled(
-                    notification: shown, every: every, fires: !(trigger.kind == .calendar && trigger.repeats)))
+                    notification: shown, every: every, firings: firings,
+                    fires: !(trigger.kind == .calendar && trigger.repeats && firings == nil)))
             return .success(notification)
         } catch {
             // The device's Notification Center cannot be written: refused, as a system that cannot keep it.

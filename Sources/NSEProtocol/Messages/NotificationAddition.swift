@@ -34,14 +34,37 @@ public struct NotificationAddition: Sendable, Equatable, JSONConvertible {
         public var seconds: Double?
         /// A calendar trigger's date components, as the app gave them (`{"hour": 9, "minute": 30}`).
         public var dateComponents: JSONObject?
+        /// A repeating calendar trigger's firings from the first (`fireAt`), Unix milliseconds, ascending: worked out
+        /// by the framework, which has the calendar and the time zone (the host has neither), at most
+        /// ``maxFirings`` within ``firingsHorizonMilliseconds`` of the first. Nil: it is kept pending and never fires.
+        public var firings: [Int64]?
 
-        public init(kind: Kind, repeats: Bool, fireAt: Int64, seconds: Double? = nil, dateComponents: JSONObject? = nil)
-        {
+        /// The most firings a repeating calendar trigger carries: a daily one's 400 days, an hourly one's 20 days, a
+        /// minute's 8 hours. Sized so that the 64 pending requests an app may have stay well within what
+        /// Notification Center's log keeps when it is rewritten.
+        public static let maxFirings = 500
+        /// How far past its first firing a repeating calendar trigger's firings go.
+        public static let firingsHorizonMilliseconds: Int64 = 400 * 86_400_000
+
+        public init(
+            kind: Kind, repeats: Bool, fireAt: Int64, seconds: Double? = nil, dateComponents: JSONObject? = nil,
+            firings: [Int64]? = nil
+        ) {
             self.kind = kind
             self.repeats = repeats
             self.fireAt = fireAt
             self.seconds = seconds
             self.dateComponents = dateComponents
+            self.firings = firings
+        }
+
+        /// Whether `firings` can be a repeating calendar trigger's: its first firing first, ascending, at most
+        /// ``maxFirings`` within ``firingsHorizonMilliseconds``.
+        public static func firingsAreValid(_ firings: [Int64], first: Int64) -> Bool {
+            guard firings.first == first, firings.count <= maxFirings,
+                let last = firings.last, last - first <= firingsHorizonMilliseconds
+            else { return false }
+            return zip(firings, firings.dropFirst()).allSatisfy { $0 < $1 }
         }
 
         /// Why an interval of `seconds` cannot make a time-interval trigger, in the words of iOS's exception; nil
@@ -60,6 +83,7 @@ public struct NotificationAddition: Sendable, Equatable, JSONConvertible {
             ]
             if let seconds { object["seconds"] = .double(seconds) }
             if let dateComponents { object["date_components"] = .object(dateComponents) }
+            if let firings { object["firings"] = .array(firings.map(JSON.int)) }
             return .object(object)
         }
 
@@ -70,6 +94,18 @@ public struct NotificationAddition: Sendable, Equatable, JSONConvertible {
             fireAt = try object.field("fire_at")
             seconds = try object.field("seconds")
             dateComponents = try object.field("date_components")
+            switch object["firings"] {
+            case nil, .null?:
+                firings = nil
+            case .array(let items)?:
+                var times: [Int64] = []
+                for (index, item) in items.enumerated() {
+                    do { times.append(try Int64(json: item)) } catch { throw error.inside(["firings", "\(index)"]) }
+                }
+                firings = times
+            case let other?:
+                throw JSONFieldError(expected: "an array of integers", butGot: other).inside(["firings"])
+            }
         }
     }
 

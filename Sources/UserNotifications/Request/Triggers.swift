@@ -55,13 +55,29 @@ open class UNCalendarNotificationTrigger: UNNotificationTrigger, @unchecked Send
     /// name none); nil when none does. A date that does not exist (February 30) moves to the next one that does, its
     /// time kept.
     open func nextTriggerDate() -> Date? {
+        match(after: Date())
+    }
+
+    /// The first date after `date` that matches.
+    func match(after date: Date) -> Date? {
         var calendar = dateComponents.calendar ?? Calendar.current
         if let zone = dateComponents.timeZone { calendar.timeZone = zone }
         var components = dateComponents
         components.calendar = nil
         components.timeZone = nil
         return calendar.nextDate(
-            after: Date(), matching: components, matchingPolicy: .nextTimePreservingSmallerComponents)
+            after: date, matching: components, matchingPolicy: .nextTimePreservingSmallerComponents)
+    }
+
+    /// The matches from `first` on, for the host to fire a repeating trigger at: at most `limit`, none later than
+    /// `horizon` after the first.
+    func matches(from first: Date, limit: Int, horizon: TimeInterval) -> [Date] {
+        var dates = [first]
+        let end = first.addingTimeInterval(horizon)
+        while dates.count < limit, let last = dates.last, let next = match(after: last), next > last, next <= end {
+            dates.append(next)
+        }
+        return dates
     }
 }
 
@@ -93,8 +109,20 @@ enum TriggerEncoding {
                 }
             }
             if let zone = calendar.dateComponents.timeZone { object["time_zone"] = .string(zone.identifier) }
+            // The host keeps no calendar: a repeating one's firings are worked out here.
+            let firings =
+                repeats
+                ? calendar.matches(
+                    from: fire, limit: NotificationAddition.Trigger.maxFirings,
+                    horizon: Double(NotificationAddition.Trigger.firingsHorizonMilliseconds) / 1000
+                ).map(milliseconds).reduce(into: [Int64]()) { kept, time in
+                    // Two matches within a millisecond (components naming nanoseconds) are one firing.
+                    if time > kept.last ?? .min { kept.append(time) }
+                }
+                : nil
             return NotificationAddition.Trigger(
-                kind: .calendar, repeats: repeats, fireAt: milliseconds(fire), dateComponents: object)
+                kind: .calendar, repeats: repeats, fireAt: milliseconds(fire), dateComponents: object,
+                firings: firings)
         default:
             // A push trigger (or another made by the system) is not the app's to schedule.
             return nil
