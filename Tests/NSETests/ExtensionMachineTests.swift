@@ -419,6 +419,11 @@ import Testing
         #expect(add("unsorted", calendar + #","fire_at":\#(first),"firings":[\#(first),\#(first)]}"#) == refused)
         #expect(add("elsewhere", calendar + #","fire_at":\#(first),"firings":[\#(first + 1)]}"#) == refused)
         #expect(add("without", calendar + #","fire_at":\#(first + 60_000)}"#) == ok)
+        // Numbers no framework makes are refused, not a trap in the host (Int64's ends, an interval of 10¹⁸ s).
+        #expect(add("huge", calendar + #","fire_at":-1,"firings":[-1,9223372036854775807]}"#) == refused)
+        #expect(add("wraps", calendar + #","fire_at":1,"firings":[1,-9223372036854775808]}"#) == refused)
+        let aeon = #"{"type":"time-interval","seconds":1e18,"repeats":true,"fire_at":\#(first)}"#
+        #expect(add("aeon", aeon) == refused)
         let listed = session.session.record.localNotifications
         #expect(listed.map(\.identifier) == ["weekly", "without"])
         #expect(listed.first?.trigger?.firings == nil && listed.first?.json["trigger"]?["fire_at"] == .int(first))

@@ -162,6 +162,11 @@ import Testing
         #expect(state.delivered.map(\.date) == [firings[3]])
         #expect(state.pending.map(\.identifier) == ["never", "daily"] && state.pending.last?.nextFire == nil)
         #expect(state.json["pending"]?.arrayValue?.map { $0["fire_at"] } == [.null, .null])
+        // A log written by hand may hold any numbers: one whose next firing is past Int64 fires no more.
+        var far = scheduled("far", at: 1_000, every: .max)
+        far.fired = 1_000
+        try device.notificationCenter.schedule(far)
+        #expect(try device.notificationCenter.state(now: .max).pending.contains { $0.identifier == "far" })
         // Firings out of order are not a trigger's: the line is skipped.
         let bad = scheduled("bad", at: 1_000, firings: [1_000, 900])
         try device.notificationCenter.schedule(bad)

@@ -81,19 +81,23 @@ extension NotificationCenterLog {
                 return firings.first { $0 > fired }
             }
             guard let every, let fired else { return notification.date }
-            return fired + every
+            // A log written by hand may hold any numbers: one past Int64 fires no more.
+            let (next, overflow) = fired.addingReportingOverflow(every)
+            return overflow ? nil : next
         }
 
         /// Its latest firing due by `time` and not shown yet; nil when none is.
         func firing(by time: Int64) -> Int64? {
             guard let next = nextFire, next <= time else { return nil }
-            if let every { return notification.date + (time - notification.date) / every * every }
             if let firings { return firings.last { $0 <= time } }
-            return next
+            guard let every else { return next }
+            let (span, overflow) = time.subtractingReportingOverflow(notification.date)
+            guard !overflow, span >= 0 else { return next }
+            return notification.date + span / every * every
         }
 
-        /// Its place among the pending, soonest first: one that never fires here by the first firing it was added
-        /// with (the framework's next date is near it), one past its firings last.
+        /// Its place among the pending, soonest first. One that never fires here goes by its first firing (as the
+        /// framework's next date for it was when it was added), one past its firings last.
         var order: Int64 { nextFire ?? (fires ? .max : notification.date) }
 
         /// Whether it stays pending once it has fired.

@@ -50,6 +50,7 @@ struct LocalNotificationPoster: Sendable {
             }
             // The framework makes no trigger without a date to fire at, and none that repeats more often than a
             // minute; an extension that is not built on it gets the error instead.
+            guard trigger.fireAt > 0 else { return .failure(.notificationInvalidNoDate) }
             var every: Int64?
             var firings: [Int64]?
             switch trigger.kind {
@@ -59,7 +60,13 @@ struct LocalNotificationPoster: Sendable {
                 else {
                     return .failure(.notificationInvalidNoDate)
                 }
-                if trigger.repeats { every = Int64((seconds * 1000).rounded()) }
+                if trigger.repeats {
+                    // An interval past Int64's milliseconds (2.9 × 10⁸ years) fires no more than once: refused.
+                    guard let milliseconds = Int64(exactly: (seconds * 1000).rounded()) else {
+                        return .failure(.notificationInvalidNoDate)
+                    }
+                    every = milliseconds
+                }
             case .calendar:
                 guard trigger.dateComponents != nil else { return .failure(.notificationInvalidNoDate) }
                 // A repeating one fires at the firings the framework worked out; one added without them is kept
@@ -71,7 +78,6 @@ struct LocalNotificationPoster: Sendable {
                     firings = times
                 }
             }
-            guard trigger.fireAt > 0 else { return .failure(.notificationInvalidNoDate) }
             shown.date = trigger.fireAt
             shown.local = ["trigger": made?.json ?? .null]
             try device.notificationCenter.schedule(

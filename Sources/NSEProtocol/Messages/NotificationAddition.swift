@@ -40,8 +40,8 @@ public struct NotificationAddition: Sendable, Equatable, JSONConvertible {
         public var firings: [Int64]?
 
         /// The most firings a repeating calendar trigger carries: a daily one's 400 days, an hourly one's 20 days, a
-        /// minute's 8 hours. Sized so that the 64 pending requests an app may have stay well within what
-        /// Notification Center's log keeps when it is rewritten.
+        /// minute's 8 hours. ~7 KB of JSON: the 64 pending requests an app may have fit in half of what Notification
+        /// Center's log is rewritten at, and a request's line stays far below the protocol's 64 KiB.
         public static let maxFirings = 500
         /// How far past its first firing a repeating calendar trigger's firings go.
         public static let firingsHorizonMilliseconds: Int64 = 400 * 86_400_000
@@ -62,9 +62,11 @@ public struct NotificationAddition: Sendable, Equatable, JSONConvertible {
         /// ``maxFirings`` within ``firingsHorizonMilliseconds``.
         public static func firingsAreValid(_ firings: [Int64], first: Int64) -> Bool {
             guard firings.first == first, firings.count <= maxFirings,
-                let last = firings.last, last - first <= firingsHorizonMilliseconds
+                zip(firings, firings.dropFirst()).allSatisfy({ $0 < $1 }), let last = firings.last
             else { return false }
-            return zip(firings, firings.dropFirst()).allSatisfy { $0 < $1 }
+            // Any two integers may come from an extension not built on the framework.
+            let (span, overflow) = last.subtractingReportingOverflow(first)
+            return !overflow && span <= firingsHorizonMilliseconds
         }
 
         /// Why an interval of `seconds` cannot make a time-interval trigger, in the words of iOS's exception; nil

@@ -109,20 +109,19 @@ enum TriggerEncoding {
                 }
             }
             if let zone = calendar.dateComponents.timeZone { object["time_zone"] = .string(zone.identifier) }
-            // The host keeps no calendar: a repeating one's firings are worked out here.
+            // The host keeps no calendar: a repeating one's firings are worked out here, the horizon cut again in
+            // the milliseconds the host checks it in.
+            let first = milliseconds(fire)
+            let horizon = NotificationAddition.Trigger.firingsHorizonMilliseconds
             let firings =
                 repeats
-                ? calendar.matches(
-                    from: fire, limit: NotificationAddition.Trigger.maxFirings,
-                    horizon: Double(NotificationAddition.Trigger.firingsHorizonMilliseconds) / 1000
-                ).map(milliseconds).reduce(into: [Int64]()) { kept, time in
-                    // Two matches within a millisecond (components naming nanoseconds) are one firing.
-                    if time > kept.last ?? .min { kept.append(time) }
-                }
+                ? Array(
+                    calendar.matches(
+                        from: fire, limit: NotificationAddition.Trigger.maxFirings, horizon: Double(horizon) / 1000
+                    ).map(milliseconds).prefix { $0 - first <= horizon })
                 : nil
             return NotificationAddition.Trigger(
-                kind: .calendar, repeats: repeats, fireAt: milliseconds(fire), dateComponents: object,
-                firings: firings)
+                kind: .calendar, repeats: repeats, fireAt: first, dateComponents: object, firings: firings)
         default:
             // A push trigger (or another made by the system) is not the app's to schedule.
             return nil
