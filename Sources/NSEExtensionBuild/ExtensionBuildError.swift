@@ -10,6 +10,8 @@ public struct ExtensionBuildError: Error, Sendable, CustomStringConvertible {
         case unavailable
         /// Reading or writing failed.
         case io
+        /// A setting has a value it cannot have (`NSE_CACHE_EXTENSIONS`).
+        case usage
     }
 
     public var code: Code

@@ -40,7 +40,8 @@ public struct ExtensionBuilder: Sendable {
         return identifier.isEmpty || !allowed
             ? "a bundle identifier may have only letters, digits, hyphens and periods" : nil
     }
-    /// Where the cache is: `$NSE_CACHE_DIR`, else `$XDG_CACHE_HOME/nse`, else `~/.cache/nse`.
+    /// Where the cache is: `$NSE_CACHE_DIR`, else `$XDG_CACHE_HOME/nse`, else `~/.cache/nse`; it keeps the 64 most
+    /// recently used builds (`$NSE_CACHE_EXTENSIONS`, ``ExtensionCache``).
     public var cacheDirectory = ExtensionBuilder.defaultCacheDirectory()
 
     public init(paths: [String]) {
@@ -91,17 +92,23 @@ public struct ExtensionBuilder: Sendable {
         let granted = try entitlementsFile.map { path throws(ExtensionBuildError) in
             try Entitlements(contentsOf: path)
         }
+        let cache = ExtensionCache(
+            directory: Path.join(cacheDirectory, "extensions"),
+            limit: try ExtensionCache.limit(from: Environment.get(ExtensionCache.limitVariable)))
         let sdk = try SDKLocation.find()
         let key = try cacheKey(sources: sources, principal: principal, sdk: sdk)
-        let folder = Path.join(cacheDirectory, "extensions", key)
+        let folder = Path.join(cache.directory, key)
         let layout = BundleLayout(extensionIdentifier: effectiveIdentifier(info))
         let executable = Path.join(folder, layout.extensionBundle, "NotificationServiceExtension")
         if FileSystem.isExecutable(executable) {
+            cache.used(folder)
             return Product(executable: executable, cached: true, principalClass: principal, entitlements: granted)
         }
         try await compile(
             sources: sources, principal: principal, hasBundleIdentifier: info?.bundleIdentifier != nil, sdk: sdk,
             into: folder, layout: layout)
+        cache.used(folder)
+        cache.prune()
         return Product(executable: executable, cached: false, principalClass: principal, entitlements: granted)
     }
 

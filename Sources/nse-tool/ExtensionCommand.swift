@@ -17,7 +17,7 @@ struct ExtensionCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Build an extension from its Swift files, unchanged; print the executable's path last.",
             discussion:
-                "Exit status: 0 built (or found in the cache), 65 the sources cannot make an extension (the compiler's messages are printed as it printed them), 66 a path does not exist, 69 no SDK or no swiftc, 74 I/O error."
+                "Exit status: 0 built (or found in the cache), 64 a bad option value (or NSE_CACHE_EXTENSIONS), 65 the sources cannot make an extension (the compiler's messages are printed as it printed them), 66 a path does not exist, 69 no SDK or no swiftc, 74 I/O error. The cache keeps the NSE_CACHE_EXTENSIONS (default 64) most recently used builds."
         )
 
         @Argument(
@@ -86,6 +86,7 @@ struct ExtensionCommand: AsyncParsableCommand {
                     case .missing: .noInput
                     case .unavailable: .unavailable
                     case .io: .ioError
+                    case .usage: .usage
                     }
                 throw Failure(status, "extension build: \(error.description)").exit()
             }

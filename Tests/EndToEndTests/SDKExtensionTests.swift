@@ -195,6 +195,42 @@ import Testing
 
     /// What Xcode refuses, refused with one line and 65; a path that is not there, 66; the compiler's own messages
     /// as it printed them.
+    /// The cache keeps the most recently used builds (`NSE_CACHE_EXTENSIONS`, 64 by default): each edit of a tree is a
+    /// new build of ~70 MB, and a user iterating on theirs would fill the disk. A limit that is not a number is a
+    /// usage error.
+    @Test func theCacheKeepsTheMostRecentlyUsedBuilds() throws {
+        let cache = root + "/small-cache"
+        let folder = root + "/iterated"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let source = try String(
+            contentsOfFile: Self.fixture("template") + "/NotificationService.swift", encoding: .utf8)
+        func build(_ edit: String, keeping: String) throws -> (status: Int32, executable: String, stderr: String) {
+            try TestSupport.write(source + "\n// \(edit)\n", to: folder + "/NotificationService.swift")
+            let run = try TestSupport.nse(
+                ["extension", "build", folder, "--principal-class", "NotificationService"],
+                environment: ["NSE_CACHE_DIR": cache, "NSE_CACHE_EXTENSIONS": keeping])
+            return (run.status, run.stdout.split(separator: "\n").last.map(String.init) ?? "", run.stderr)
+        }
+        let first = try build("one", keeping: "1")
+        try #require(first.status == 0, "\(first.stderr)")
+        let second = try build("two", keeping: "1")
+        try #require(second.status == 0, "\(second.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: first.executable), "\(first.executable)")
+        #expect(FileManager.default.isExecutableFile(atPath: second.executable))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: cache + "/extensions").count == 1)
+        // Found again, it stays; 0 keeps every build.
+        let again = try build("two", keeping: "1")
+        #expect(again.status == 0 && again.executable == second.executable && again.stderr.contains("cached"))
+        #expect(try build("three", keeping: "0").status == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: cache + "/extensions").count == 2)
+        let bad = try build("three", keeping: "lots")
+        #expect(bad.status == 64 && bad.executable.isEmpty, "\(bad.stderr)")
+        #expect(
+            bad.stderr
+                == "nse: extension build: NSE_CACHE_EXTENSIONS must be a number of builds to keep (0: every one), not lots\n",
+            "\(bad.stderr)")
+    }
+
     @Test func buildErrorsAreOneLineWithTheirStatus() throws {
         let folder = root + "/wrong"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
