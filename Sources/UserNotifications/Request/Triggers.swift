@@ -55,26 +55,28 @@ open class UNCalendarNotificationTrigger: UNNotificationTrigger, @unchecked Send
     /// name none); nil when none does. A date that does not exist (February 30) moves to the next one that does, its
     /// time kept.
     open func nextTriggerDate() -> Date? {
-        match(after: Date())
+        matcher()(Date())
     }
 
-    /// The first date after `date` that matches.
-    func match(after date: Date) -> Date? {
+    /// The first date after a date that matches, the calendar and components made once for all the dates asked.
+    private func matcher() -> (Date) -> Date? {
         var calendar = dateComponents.calendar ?? Calendar.current
         if let zone = dateComponents.timeZone { calendar.timeZone = zone }
         var components = dateComponents
         components.calendar = nil
         components.timeZone = nil
-        return calendar.nextDate(
-            after: date, matching: components, matchingPolicy: .nextTimePreservingSmallerComponents)
+        return { [calendar, components] date in
+            calendar.nextDate(after: date, matching: components, matchingPolicy: .nextTimePreservingSmallerComponents)
+        }
     }
 
     /// The matches from `first` on, for the host to fire a repeating trigger at: at most `limit`, none later than
     /// `horizon` after the first.
     func matches(from first: Date, limit: Int, horizon: TimeInterval) -> [Date] {
+        let match = matcher()
         var dates = [first]
         let end = first.addingTimeInterval(horizon)
-        while dates.count < limit, let last = dates.last, let next = match(after: last), next > last, next <= end {
+        while dates.count < limit, let last = dates.last, let next = match(last), next > last, next <= end {
             dates.append(next)
         }
         return dates
