@@ -235,7 +235,7 @@ def main():
             Setup("three, routed by token", routed_url, fleet_tokens, [n["pid"] for n in fleet["nodes"]],
                   [n["url"] for n in fleet["nodes"]], routed.pid),
         ]
-        # One unmeasured push to every device first: each device's results.db is made then, not in a measured run.
+        # One unmeasured push to every device first: the results databases are made then, not in a measured run.
         for setup in setups:
             measure(setup, len(setup.tokens), work)
         runs = {setup.name: [] for setup in setups}

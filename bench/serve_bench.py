@@ -172,8 +172,12 @@ class Server:
         env = dict(os.environ, NSE_LOG_LEVEL="warning")
         argv = [NSE, "serve", "--listen", "127.0.0.1:0", "--concurrency", str(concurrency), "--queue", "100000"]
         argv += list(extra)
-        for device in devices:
-            argv += ["--device", device]
+        folder = self.folder_of(devices)
+        if folder:
+            argv += ["--devices", folder]
+        else:
+            for device in devices:
+                argv += ["--device", device]
         self.stderr = open(os.path.join(work, "serve.err"), "ab")
         self.process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=self.stderr, env=env)
         ready, _, _ = select.select([self.process.stdout], [], [], 30)
@@ -184,6 +188,17 @@ class Server:
         if not line:
             raise SystemExit(f"nse serve exited with {self.process.wait()}: see {work}/serve.err")
         self.url = json.loads(line)["listening"]
+
+    @staticmethod
+    def folder_of(devices):
+        """The folder the devices fill, if they are all of one (served as users serve many devices: `--devices`,
+        one results database for all of them), else None (one `--device` each)."""
+        if len(devices) < 2:
+            return None
+        folder = os.path.dirname(devices[0].rstrip("/"))
+        members = {os.path.join(folder, name) for name in os.listdir(folder)
+                   if os.path.exists(os.path.join(folder, name, "device.json"))}
+        return folder if members == {device.rstrip("/") for device in devices} else None
 
     def cpu(self):
         return process_cpu(self.process.pid)
@@ -220,31 +235,56 @@ def h2load(argv, log_path, timeout):
 
 
 def results_db(device):
+    """A device's own database: `--device DIR`'s (and a folder's device's before nse kept one per folder)."""
     return os.path.join(device, "notifications", "results.db")
 
 
-def results_of(devices):
-    """Every recorded result (pushes that have run) in the devices' results.db, read with Python's sqlite3."""
-    results = []
+def folder_results_db(device):
+    """The database of the `--devices` folder holding `device`, where its rows are when the folder is served."""
+    return os.path.join(os.path.dirname(device.rstrip("/")), ".nse-results.db")
+
+
+def result_homes(devices):
+    """Where the devices' rows may be: {database: device names (None: every row)}. A folder's database holds its
+    devices' rows under their subfolder names; a device's own holds only its own."""
+    homes = {}
     for device in devices:
-        path = results_db(device)
+        homes[results_db(device)] = None
+        homes.setdefault(folder_results_db(device), []).append(os.path.basename(device.rstrip("/")))
+    return homes
+
+
+def select_results(db, names, columns):
+    """Rows with a result, of `names` only when given (a folder's database)."""
+    if names is None:
+        return db.execute(f"SELECT {columns} FROM results WHERE result IS NOT NULL")
+    db.execute("CREATE TEMP TABLE IF NOT EXISTS wanted (name TEXT PRIMARY KEY)")
+    db.execute("DELETE FROM wanted")
+    db.executemany("INSERT OR IGNORE INTO wanted VALUES (?)", [(name,) for name in names])
+    return db.execute(f"SELECT {columns} FROM results WHERE result IS NOT NULL AND device IN (SELECT name FROM wanted)")
+
+
+def results_of(devices):
+    """Every recorded result (pushes that have run) of the devices, read with Python's sqlite3."""
+    results = []
+    for path, names in result_homes(devices).items():
         if os.path.exists(path):
-            with contextlib.closing(sqlite3.connect(path, timeout=10)) as db:
-                results += [json.loads(text) for (text,) in db.execute("SELECT result FROM results WHERE result IS NOT NULL")]
+            with contextlib.closing(sqlite3.connect(path, timeout=10, isolation_level=None)) as db:
+                results += [json.loads(text) for (text,) in select_results(db, names, "result")]
     return results
 
 
 class LineCounter:
-    """Counts recorded results (rows with a result) in the devices' results.db files, cheaply: the bench shares the
-    machine with what it measures. A poll stats each device's database and its WAL and queries only those that
-    changed since the last count (a write to results.db changes one of them), each over a read-only connection kept
-    open (opening a database costs more than the query); every `FULL_RECOUNT_S` all are queried again, in case two
-    writes left the same size within one timestamp tick."""
+    """Counts recorded results (rows with a result) of the devices, cheaply: the bench shares the machine with what
+    it measures. A poll stats each database and its WAL and queries only those that changed since the last count (a
+    write changes one of them), each over a read-only connection kept open (opening a database costs more than the
+    query); every `FULL_RECOUNT_S` all are queried again, in case two writes left the same size within one timestamp
+    tick."""
 
     FULL_RECOUNT_S = 2.0
 
     def __init__(self, devices):
-        self.paths = [results_db(device) for device in devices]
+        self.homes = result_homes(devices)
         self.known = {}  # path -> (signature, count)
         self.connections = {}
         self.last_full = time.monotonic()
@@ -264,16 +304,27 @@ class LineCounter:
     def query(self, path):
         db = self.connections.get(path)
         if db is None:
-            db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
+            # Autocommit: the temporary table's insert would otherwise leave a transaction open, its snapshot
+            # frozen, and every later count the same.
+            db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10, isolation_level=None)
             self.connections[path] = db
-        return db.execute("SELECT COUNT(*) FROM results WHERE result IS NOT NULL").fetchone()[0]
+            names = self.homes[path]
+            if names is not None:
+                # A read-only database still takes a temporary table (in memory): the folder's devices counted.
+                db.execute("CREATE TEMP TABLE wanted (name TEXT PRIMARY KEY)")
+                db.executemany("INSERT OR IGNORE INTO wanted VALUES (?)", [(name,) for name in names])
+        names = self.homes[path]
+        if names is None:
+            return db.execute("SELECT COUNT(*) FROM results WHERE result IS NOT NULL").fetchone()[0]
+        return db.execute("SELECT COUNT(*) FROM results WHERE result IS NOT NULL "
+                          "AND device IN (SELECT name FROM wanted)").fetchone()[0]
 
     def count(self):
         full = time.monotonic() - self.last_full >= self.FULL_RECOUNT_S
         if full:
             self.last_full = time.monotonic()
         total = 0
-        for path in self.paths:
+        for path in self.homes:
             signature = self.signature(path)
             known = self.known.get(path)
             if known and known[0] == signature and not full:
@@ -300,11 +351,10 @@ class LineCounter:
 
 
 def clear_results(devices):
-    for device in devices:
+    for path in result_homes(devices):
         for suffix in ("", "-wal", "-shm"):
-            path = results_db(device) + suffix
-            if os.path.exists(path):
-                os.remove(path)
+            if os.path.exists(path + suffix):
+                os.remove(path + suffix)
 
 
 # Results a second the bench's waits assume when they sleep before counting: above every rate measured.
@@ -579,7 +629,7 @@ def fleet_run(work, concurrency):
         # Wait for the pushes to run: the server's own log of requests says nothing of that, the results do.
         deadline = time.monotonic() + len(tokens) / 5 + 300
         while time.monotonic() < deadline and fleet.process.poll() is None:
-            done = sum(1 for device in devices if os.path.exists(results_db(device)))
+            done = len(results_of(devices))
             if done >= accepted:
                 break
             time.sleep(1)

@@ -17,8 +17,8 @@
 //   Delivery/               PushAdmission (slot, row committed, then held, batched or queued), PushRunner (the host on
 //                           the queue), DeliveryQueue (`--concurrency` worker threads, `--queue` waiting: 429 beyond)
 //   EventHub, ResultCallbacks  `GET /v1/events` (server-sent events); POSTs to a device's callback URL (retried twice)
-//   Results/                ResultStore (`results.db` per device; GETs read by pages of 256), ResultRecorder (a result
-//                           completed, recorded, told), UnfinishedPushes (a previous run's, rerun), Acknowledgements
+//   Results/                ResultStore (`.nse-results.db` per folder, `results.db` per lone device; GETs by pages of
+//                           256), ResultRecorder (a result completed, recorded, told), UnfinishedPushes (a previous run's, rerun), Acknowledgements
 //                           (a 200 that never reached the client is marked), ServeLock (one server per device)
 //   Connections/            protocol sniffing (10 s preface timeout), the HTTP/2 connection manager (idle 1 h, GOAWAY
 //                           then close within 5 s, REFUSED_STREAM over the advertised 1000 streams, throttled after a

@@ -92,7 +92,8 @@ public final class PushService: Sendable {
         let registry = DeviceRegistry(devices: devices, folder: folder)
         let queue = DeliveryQueue(concurrency: concurrency, capacity: queueCapacity, metrics: metrics)
         let store = ResultStore(logger: logger, maxOpen: openDatabases)
-        let used = folder.filter { FileSystem.exists(Path.join($0.directory, "notifications", "results.db")) }
+        store.serve(folders: folder.map { Path.dirname($0.directory) })
+        let used = folder.filter { store.mayHaveRows(directory: $0.directory) }
             .compactMap { registry.device(for: $0.remoteToken) }
         // Read now, before any push of this run is accepted: only a previous run's pushes are rerun.
         unfinished = UnfinishedPushes(devices: devices + used, store: store, logger: logger)

@@ -40,15 +40,20 @@ public final class Database: Sendable {
         /// The most memory the connection's page cache may hold, in KiB; `nil` keeps SQLite's default (2,000 KiB).
         /// A long-running server with a database per device sets less: its writes append and its reads go by key.
         public var cacheKilobytes: Int?
+        /// The size the write-ahead log is cut back to after a checkpoint. A busy file shared by many writers keeps
+        /// more: a log that grows again after each checkpoint costs every synced commit meanwhile a journal commit of
+        /// the file system for its new size (about twice the CPU of one into a log already that long).
+        public var logKeptBytes: Int
 
         public init(
             create: Bool = true, busyTimeoutMilliseconds: Int32 = 10_000, fileMode: UInt32 = 0o600,
-            cacheKilobytes: Int? = nil
+            cacheKilobytes: Int? = nil, logKeptBytes: Int = 1 << 20
         ) {
             self.create = create
             self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
             self.fileMode = fileMode
             self.cacheKilobytes = cacheKilobytes
+            self.logKeptBytes = logKeptBytes
         }
     }
 
@@ -81,9 +86,10 @@ public final class Database: Sendable {
         // WAL: readers never block the writer and a crash mid-write leaves the last commit intact.
         _ = try opened.run("PRAGMA journal_mode=WAL", [])
         try opened.keepWriteAheadLog()
-        // The write-ahead log is kept between connections; after a checkpoint it is cut back to 1 MiB, so a burst of
-        // writes does not leave a large file behind for good.
-        var pragmas = "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; PRAGMA journal_size_limit=1048576;"
+        // The write-ahead log is kept between connections; after a checkpoint it is cut back (1 MiB unless told), so
+        // a burst of writes does not leave a large file behind for good.
+        var pragmas =
+            "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; PRAGMA journal_size_limit=\(max(0, options.logKeptBytes));"
         if let kilobytes = options.cacheKilobytes { pragmas += " PRAGMA cache_size=-\(max(64, kilobytes));" }
         try opened.executeScript(pragmas)
         try Self.migrate(opened, to: schema, path: path)

@@ -9,7 +9,8 @@ import NSETestSupport
 import Testing
 
 /// Many devices in one server (`nse device init-many`, `nse serve --devices`): indexed by token at start, opened on
-/// their first push, their databases opened only when used and no more than `maxOpen` at once.
+/// their first push, their folder's database opened on the first of them, and devices' own databases opened only when
+/// used and no more than `maxOpen` at once.
 @Suite struct DeviceFolderTests {
     @Test func initManyMakesAFolderThatServeServesLazily() async throws {
         let root = try TestSupport.temporaryDirectory("nse-fleet")
@@ -44,11 +45,14 @@ import Testing
         let listed = try await runOffPool("/usr/bin/curl", ["-sS", server.url + "/v1/devices"], timeout: 20)
         #expect(try JSON.parse(listed.stdout, options: JSONParseOptions(requireObject: false)).arrayValue?.count == 39)
         #expect(server.stop() == 0)
+        // One database for the folder's devices; none of their own.
+        #expect(FileManager.default.fileExists(atPath: root + "/fleet/.nse-results.db"))
         for entry in entries {
-            let used = FileManager.default.fileExists(atPath: entry.directory + "/notifications/results.db")
-            #expect(used == pushed.contains(entry.directory), "\(entry.directory)")
+            #expect(!FileManager.default.fileExists(atPath: entry.directory + "/notifications/results.db"))
         }
-        for directory in pushed { #expect(try recordedResults(directory).count == 1) }
+        for entry in entries {
+            #expect(try recordedResults(entry.directory).count == (pushed.contains(entry.directory) ? 1 : 0))
+        }
         // Forty devices cost no descriptor at start: no database was opened before its first push.
         #expect(descriptorsAtStart < 40, "\(descriptorsAtStart) descriptors at start")
     }

@@ -72,11 +72,16 @@ final class InProcessServer: @unchecked Sendable {
     }
 }
 
-/// Every result recorded in a device's `notifications/results.db`, newest first (read after the server stopped).
+/// Every result recorded of a device, newest first (read after the server stopped): in its folder's
+/// `.nse-results.db` when its folder was served (`--devices`), else in its own `notifications/results.db`.
 func recordedResults(_ directory: String) throws -> [JSON] {
     var logger = Logger(label: "nse.serve.test")
     logger.logLevel = .critical
-    return try ResultStore(logger: logger).results(for: try Device.open(at: directory), limit: 1_000_000)
+    let store = ResultStore(logger: logger)
+    let device = try Device.open(at: directory)
+    let folder = (device.directory as NSString).deletingLastPathComponent
+    if FileManager.default.fileExists(atPath: ResultStore.folderPath(folder)) { store.serve(folders: [folder]) }
+    return try store.results(for: device, limit: 1_000_000)
 }
 
 struct LiveTestError: Error, CustomStringConvertible { var description: String }

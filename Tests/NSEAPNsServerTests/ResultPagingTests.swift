@@ -181,7 +181,7 @@ import Testing
         await server.stop()
         #expect(recorded.first?["display"]?["body"] == "done")
         #expect(try store.unfinished(for: device).isEmpty)
-        let database = try Database(path: ResultStore.path(for: device), schema: ResultStore.schema)
+        let database = try Database(path: ResultStore.path(ofDevice: device.directory), schema: ResultStore.schema)
         #expect(try database.execute("SELECT count(*) FROM results WHERE delivered IS NOT NULL").first?.integer(0) == 0)
     }
 

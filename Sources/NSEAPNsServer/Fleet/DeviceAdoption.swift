@@ -101,8 +101,10 @@ extension PushService {
         } catch {
             throw DeviceAdoption.Failure(description: error.description)
         }
-        var used = opened.filter { FileSystem.exists(Path.join($0.directory, "notifications", "results.db")) }
-        for entry in entries where FileSystem.exists(Path.join(entry.directory, "notifications", "results.db")) {
+        // The folders' devices' rows are in the folders' databases, as on the node that served them.
+        store.serve(folders: entries.map { Path.dirname($0.directory) })
+        var used = opened.filter { store.mayHaveRows(directory: $0.directory) }
+        for entry in entries where store.mayHaveRows(directory: entry.directory) {
             if let device = try? Device.open(at: entry.directory) { used.append(device) }
         }
         entries += opened.map {

@@ -15,21 +15,16 @@ final class UnfinishedPushes: Sendable {
     private let pending: Mutex<[Unfinished]>
     private let logger: Logger
 
-    /// Opens each device's results database now and reads what it left unfinished. A database that cannot be
-    /// opened is tried again on the device's first push (which gets a 500 if it still cannot): said at start-up.
+    /// Opens the devices' results databases now and reads what they left unfinished. A database that cannot be
+    /// opened is tried again on its devices' first push (which gets a 500 if it still cannot): said at start-up.
     init(devices: [Device], store: ResultStore, logger: Logger) {
-        var unfinished: [Unfinished] = []
-        for device in devices {
-            do {
-                try store.prepare(device)
-                unfinished += try store.unfinished(for: device).map { Unfinished(device: device, row: $0, record: $1) }
-            } catch {
-                logger.warning(
-                    "results database not ready",
-                    metadata: ["device.folder": .string(device.directory), "store.error": .string("\(error)")])
-            }
+        let (found, failed) = store.unfinished(for: devices)
+        for (device, error) in failed {
+            logger.warning(
+                "results database not ready",
+                metadata: ["device.folder": .string(device.directory), "store.error": .string("\(error)")])
         }
-        self.pending = Mutex(unfinished)
+        self.pending = Mutex(found.map { Unfinished(device: $0.device, row: $0.row, record: $0.record) })
         self.logger = logger
     }
 
