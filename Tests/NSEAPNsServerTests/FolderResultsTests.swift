@@ -154,6 +154,37 @@ import Testing
         #expect(try again.unfinished(for: device).count == 2)
     }
 
+    /// The first pushes to a folder's devices, all at once on a server that has not opened its database yet: one of
+    /// them opens it and imports the devices' own files, the others wait for it; none fails, nothing is imported twice.
+    @Test func theFirstPushesOfAFolderAtOnceImportItsDevicesFilesOnce() throws {
+        let alone = ResultStore(logger: Self.quietLogger)
+        for device in devices {
+            let row = try accept("own", for: device, in: alone)
+            try alone.complete(row, result: ["outcome": "original", "apns_id": "own"], for: device)
+        }
+        alone.close(directories: devices.map(\.directory))
+        let store = folderStore()
+        let failures = Mutex(0)
+        let start = DispatchSemaphore(value: 0)
+        let group = DispatchGroup()
+        for device in devices {
+            group.enter()
+            Thread {
+                start.wait()
+                do { _ = try accept("first", for: device, in: store) } catch { failures.withLock { $0 += 1 } }
+                group.leave()
+            }.start()
+        }
+        for _ in devices { start.signal() }
+        #expect(group.wait(timeout: .now() + 120) == .success)
+        #expect(failures.withLock { $0 } == 0)
+        for device in devices {
+            #expect(try store.results(for: device, limit: 10).compactMap { $0["apns_id"]?.stringValue } == ["own"])
+            #expect(try store.unfinished(for: device).map(\.0.id) == [2])
+            #expect(!FileManager.default.fileExists(atPath: ownDatabase(device)))
+        }
+    }
+
     /// A folder's device served alone afterwards (`--device`) takes its rows from the folder's database into its own:
     /// its history reads on with the same numbers and a push the folder's server left unrun runs there.
     @Test func aDeviceServedAloneTakesItsRowsFromItsFolder() throws {

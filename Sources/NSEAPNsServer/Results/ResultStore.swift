@@ -98,6 +98,8 @@ public final class ResultStore: Sendable {
     /// The `--devices` folders served (as their devices' directories name them): their devices' rows are in the
     /// folder's database.
     private let folders = Mutex(Set<String>())
+    /// Held while a folder's database is opened.
+    private let folderOpening = Mutex(())
     private let logger: Logger
     /// Databases kept open at once.
     public let maxOpen: Int
@@ -395,14 +397,29 @@ public final class ResultStore: Sendable {
     /// The database of `home`, opened (and created, and older files imported) on first use. A failed open is not
     /// kept: the next push tries again.
     private func database(for home: Home) throws(DatabaseError) -> Database {
-        let path = home.path
-        let found = open.withLock { open -> Database? in
+        if let found = cached(home.path) { return found }
+        guard home.folder != nil else { return try opening(home) }
+        // One thread opens a folder's database and imports its devices' own files; the pushes of its other devices
+        // that come meanwhile wait for it rather than import the same files at the same time.
+        return try folderOpening.withLock { _ throws(DatabaseError) -> Database in
+            if let found = cached(home.path) { return found }
+            return try opening(home)
+        }
+    }
+
+    /// The open database at `path`, marked as used now.
+    private func cached(_ path: String) -> Database? {
+        open.withLock { open -> Database? in
             guard let database = open.databases[path]?.database else { return nil }
             open.clock += 1
             open.databases[path] = (database, open.clock)
             return database
         }
-        if let found { return found }
+    }
+
+    /// Opens `home`'s database and keeps it open.
+    private func opening(_ home: Home) throws(DatabaseError) -> Database {
+        let path = home.path
         do {
             try FileSystem.createDirectory(Path.dirname(path))
         } catch {
