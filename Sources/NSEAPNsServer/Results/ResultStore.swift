@@ -182,11 +182,6 @@ public final class ResultStore: Sendable {
         public let id: Int64
     }
 
-    /// Opens (creating) the device's database ahead of its first push, so that push pays no schema creation.
-    public func prepare(_ device: Device) throws(DatabaseError) {
-        _ = try database(for: home(for: device))
-    }
-
     /// Records an accepted push (before its answer), the push itself included: the row its result will fill.
     public func accept(_ record: AcceptedPushRecord, for device: Device) throws(DatabaseError) -> Row {
         let push = record.push
@@ -472,26 +467,16 @@ public final class ResultStore: Sendable {
                 let member = try Database(path: own, schema: Self.schema, options: Database.Options(cacheKilobytes: 64))
                 try importLegacy(into: member, directory: directory)
             }
-            try database.execute("ATTACH DATABASE ? AS member", [.text(own)])
-            let imported: Int
-            do {
-                imported = try database.write { transaction throws(DatabaseError) in
+            let imported = try Self.attaching(own, as: "member", to: database) { () throws(DatabaseError) in
+                try database.write { transaction throws(DatabaseError) in
                     try transaction.execute(
                         """
-                        INSERT OR IGNORE INTO main.results (device, seq, apns_id, token, outcome, received_at,
-                            recorded_at, acknowledged, result, unique_id, token_kind, push_type, priority, expiration,
-                            collapse_id, payload, delivered)
-                        SELECT ?, seq, apns_id, token, outcome, received_at, recorded_at, acknowledged, result,
-                            unique_id, token_kind, push_type, priority, expiration, collapse_id, payload, delivered
-                        FROM member.results ORDER BY seq
+                        INSERT OR IGNORE INTO main.results (device, \(Self.movedColumns))
+                        SELECT ?, \(Self.movedColumns) FROM member.results ORDER BY seq
                         """, [.text(name)])
                     return transaction.changes
                 }
-            } catch {
-                _ = try? database.execute("DETACH DATABASE member")
-                throw error
             }
-            try database.execute("DETACH DATABASE member")
             // The file and its log go together (the log may hold the last commits); the index file is rebuilt.
             for suffix in ["-wal", ""] where FileSystem.exists(own + suffix) {
                 if rename(own + suffix, own + ".imported" + suffix) != 0 {
@@ -514,18 +499,12 @@ public final class ResultStore: Sendable {
         let folderDatabase = Self.folderPath(Path.dirname(directory))
         guard FileSystem.exists(folderDatabase) else { return }
         let name = Path.basename(directory)
-        try database.execute("ATTACH DATABASE ? AS folder", [.text(folderDatabase)])
-        let moved: Int
-        do {
-            moved = try database.write { transaction throws(DatabaseError) in
+        let moved = try Self.attaching(folderDatabase, as: "folder", to: database) { () throws(DatabaseError) in
+            let moved = try database.write { transaction throws(DatabaseError) in
                 try transaction.execute(
                     """
-                    INSERT OR IGNORE INTO main.results (device, seq, apns_id, token, outcome, received_at, recorded_at,
-                        acknowledged, result, unique_id, token_kind, push_type, priority, expiration, collapse_id,
-                        payload, delivered)
-                    SELECT '', seq, apns_id, token, outcome, received_at, recorded_at, acknowledged, result, unique_id,
-                        token_kind, push_type, priority, expiration, collapse_id, payload, delivered
-                    FROM folder.results WHERE device = ? ORDER BY seq
+                    INSERT OR IGNORE INTO main.results (device, \(Self.movedColumns))
+                    SELECT '', \(Self.movedColumns) FROM folder.results WHERE device = ? ORDER BY seq
                     """, [.text(name)])
                 return try transaction.execute("SELECT count(*) FROM folder.results WHERE device = ?", [.text(name)])
                     .first?.integer(0).map(Int.init) ?? 0
@@ -535,16 +514,33 @@ public final class ResultStore: Sendable {
                     try transaction.execute("DELETE FROM folder.results WHERE device = ?", [.text(name)])
                 }
             }
-        } catch {
-            _ = try? database.execute("DETACH DATABASE folder")
-            throw error
+            return moved
         }
-        try database.execute("DETACH DATABASE folder")
         if moved > 0 {
             logger.notice(
                 "a device's rows moved from its folder's database into its own",
                 metadata: ["device.folder": .string(directory), "store.imported": .stringConvertible(moved)])
         }
+    }
+
+    /// What a row keeps when it moves from one file to another (its `device` is the receiving file's name for it).
+    private static let movedColumns = """
+        seq, apns_id, token, outcome, received_at, recorded_at, acknowledged, result, unique_id, token_kind, push_type,
+            priority, expiration, collapse_id, payload, delivered
+        """
+
+    /// Runs `body` with the database at `path` attached to `database` as `alias`, detached after however it ends.
+    private static func attaching<T>(
+        _ path: String, as alias: String, to database: Database, _ body: () throws(DatabaseError) -> T
+    ) throws(DatabaseError) -> T {
+        try database.execute("ATTACH DATABASE ? AS \(alias)", [.text(path)])
+        let value: T
+        do { value = try body() } catch {
+            _ = try? database.execute("DETACH DATABASE \(alias)")
+            throw error
+        }
+        try database.execute("DETACH DATABASE \(alias)")
+        return value
     }
 
     /// Imports `results.jsonl` (nse before SQLite) in one transaction, then renames it `results.jsonl.imported`.
